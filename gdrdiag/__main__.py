@@ -1,0 +1,5 @@
+"""``python -m gdrdiag`` runs the command-line interface."""
+
+from gdrdiag.cli import main
+
+main()

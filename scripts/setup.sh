@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One-time set-up on a fresh Debian 12 machine (run as root, or with sudo available).
+#
+# Installs:
+#   - rdma-core, libibverbs and Debian's python3-pyverbs (44.0). PyPI's pyverbs 59 needs
+#     rdma-core 59's libibverbs (symbol IBVERBS_PRIVATE_59), which Debian 12 does not ship,
+#     so the Debian build is the one that really imports here.
+#   - pciutils (lspci, for users who cross-check our register decoding).
+#   - a virtual environment in .venv built on the *system* Python 3.11 with
+#     --system-site-packages, so that the Debian pyverbs is importable inside it.
+#   - gdrdiag itself (editable) with its development extras from PyPI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+    python3 python3-venv python3-dev python3-pyverbs rdma-core ibverbs-providers \
+    libibverbs1 pciutils ca-certificates >/dev/null
+
+if [ ! -x .venv/bin/python ]; then
+    /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[dev]'
+echo "set-up done: $(.venv/bin/gdrdiag --version)"
