@@ -1,0 +1,51 @@
+"""Shared test set-up: hardware markers skip with a reason where the hardware is absent."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_absent_reason() -> str | None:
+    """None when a CUDA GPU is usable, else why not."""
+    try:
+        from gdrdiag.hw import cuda
+        cuda.init()
+        if cuda.device_count() == 0:
+            return "CUDA driver present but no GPU"
+    except Exception as exc:  # any failure means "no usable GPU here"
+        return f"no usable GPU: {exc}"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def rdma_absent_reason() -> str | None:
+    """None when pyverbs lists at least one RDMA device, else why not."""
+    try:
+        from gdrdiag.hw import verbs
+        names = verbs.list_device_names()
+    except Exception as exc:
+        return f"no RDMA devices: {exc}"
+    return None if names else "no RDMA devices"
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "gpu" in item.keywords:
+            reason = gpu_absent_reason()
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))
+        if "rdma" in item.keywords:
+            reason = rdma_absent_reason()
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return FIXTURES
