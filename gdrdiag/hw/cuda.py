@@ -1,0 +1,334 @@
+"""CUDA driver access through cuda-python (``cuda.bindings.driver``).
+
+Every driver call goes through :func:`check`, which turns cuda-python's ``(CUresult, *values)``
+tuples into values or a :class:`~gdrdiag.errors.HardwareError` naming the call, the numeric
+code, the symbolic name and the driver's explanation. No GPU or no driver is a normal state:
+:func:`init` raises :class:`~gdrdiag.errors.NotSupported` with the reason, and commands
+report WAIVED.
+
+The driver API is used directly (not the runtime) because it is what cuda-python exposes
+without a toolkit install, and because it makes contexts explicit: gdrdiag retains each
+device's *primary* context (the one the runtime, CuPy and PyTorch share), so our buffers and
+theirs live in the same address space and reference copies by another library are fair.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+from typing import Any, Iterable, Optional, Sequence
+
+from gdrdiag.errors import HardwareError, NotSupported
+from gdrdiag.model.machine import CudaDeviceFacts
+
+# The GPUDirect-related attributes inspect reports (diagnostics-kb GPU-* checks) plus the ones
+# the benches need. Names are CUdevice_attribute members without the CU_DEVICE_ATTRIBUTE_ prefix.
+REPORTED_ATTRIBUTES = (
+    "GPU_DIRECT_RDMA_SUPPORTED",
+    "GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS",
+    "GPU_DIRECT_RDMA_WRITES_ORDERING",
+    "GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED",
+    "DMA_BUF_SUPPORTED",
+    "HOST_ALLOC_DMA_BUF_SUPPORTED",
+    "UNIFIED_ADDRESSING",
+    "CAN_MAP_HOST_MEMORY",
+    "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM",
+    "PAGEABLE_MEMORY_ACCESS",
+    "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES",
+    "CONCURRENT_MANAGED_ACCESS",
+    "HOST_REGISTER_SUPPORTED",
+    "READ_ONLY_HOST_REGISTER_SUPPORTED",
+    "ASYNC_ENGINE_COUNT",
+    "PCI_DOMAIN_ID",
+    "PCI_BUS_ID",
+    "PCI_DEVICE_ID",
+    "MULTIPROCESSOR_COUNT",
+    "MAX_THREADS_PER_MULTIPROCESSOR",
+    "L2_CACHE_SIZE",
+    "CLOCK_RATE",
+    "MEMORY_CLOCK_RATE",
+    "GLOBAL_MEMORY_BUS_WIDTH",
+)
+
+_init_lock = threading.Lock()
+_init_error: Optional[NotSupported] = None
+_initialised = False
+
+
+@functools.lru_cache(maxsize=1)
+def driver() -> Any:
+    """The ``cuda.bindings.driver`` module, imported on first use (keeps ``--help`` fast)."""
+    try:
+        from cuda.bindings import driver as drv
+    except ImportError as exc:  # pragma: no cover - dependency is declared
+        raise NotSupported(f"cuda-python (cuda-bindings) is not installed: {exc}") from None
+    return drv
+
+
+def _error_text(drv: Any, err: Any) -> tuple[str, str]:
+    name = getattr(err, "name", str(err))
+    try:
+        res, desc = drv.cuGetErrorString(err)
+        explanation = desc.decode() if isinstance(desc, bytes) else str(desc)
+    except Exception:  # the driver may be unusable; keep the name
+        explanation = ""
+    return name, explanation
+
+
+def check(result: Sequence[Any] | Any, call: str) -> Any:
+    """Unwrap a cuda-python result tuple.
+
+    Returns ``None`` for calls with no outputs, the single value for one output, or a tuple.
+    Raises ``HardwareError(call, code, name, explanation)`` when the CUresult is not SUCCESS.
+    """
+    drv = driver()
+    if isinstance(result, tuple):
+        err, values = result[0], result[1:]
+    else:
+        err, values = result, ()
+    if int(err) != int(drv.CUresult.CUDA_SUCCESS):
+        name, explanation = _error_text(drv, err)
+        raise HardwareError(call, int(err), name, explanation)
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else values
+
+
+def call(name: str, *args: Any) -> Any:
+    """Call driver function ``name`` with ``args`` through :func:`check`."""
+    return check(getattr(driver(), name)(*args), name)
+
+
+def init() -> None:
+    """Initialise the driver once; raise NotSupported with the reason if there is no usable GPU."""
+    global _initialised, _init_error
+    with _init_lock:
+        if _initialised:
+            return
+        if _init_error is not None:
+            raise _init_error
+        try:
+            drv = driver()
+            err, = drv.cuInit(0)
+        except NotSupported as exc:
+            _init_error = exc
+            raise
+        except Exception as exc:
+            # cuda-pathfinder raises when libcuda.so.1 is absent (a machine with no NVIDIA driver).
+            _init_error = NotSupported(f"no NVIDIA driver: {exc}")
+            raise _init_error from None
+        if int(err) != int(drv.CUresult.CUDA_SUCCESS):
+            name, explanation = _error_text(drv, err)
+            _init_error = NotSupported(f"cuInit failed: {name} ({explanation})")
+            raise _init_error
+        _initialised = True
+
+
+def device_count() -> int:
+    """Number of CUDA devices visible to this process (after :func:`init`)."""
+    init()
+    return int(call("cuDeviceGetCount"))
+
+
+def driver_version() -> int:
+    """Driver API version as an integer, e.g. 13000 for CUDA 13.0."""
+    init()
+    return int(call("cuDriverGetVersion"))
+
+
+def get_device(ordinal: int = 0) -> Any:
+    """The CUdevice handle of ``ordinal``; NotSupported when there is no such GPU."""
+    n = device_count()
+    if n == 0:
+        raise NotSupported("the CUDA driver sees no GPU")
+    if not 0 <= ordinal < n:
+        raise NotSupported(f"GPU {ordinal} does not exist (this machine has {n})")
+    return call("cuDeviceGet", ordinal)
+
+
+def device_attribute(dev: Any, name: str) -> Optional[int]:
+    """One CUdevice_attribute by short name; None if this driver does not know it."""
+    drv = driver()
+    enum_name = f"CU_DEVICE_ATTRIBUTE_{name}"
+    attr = getattr(drv.CUdevice_attribute, enum_name, None)
+    if attr is None:
+        return None
+    err, value = drv.cuDeviceGetAttribute(attr, dev)
+    if int(err) != int(drv.CUresult.CUDA_SUCCESS):
+        return None  # an attribute newer than the driver reads as unknown, not as 0
+    return int(value)
+
+
+def device_name(dev: Any) -> str:
+    """Marketing name of the GPU."""
+    raw = call("cuDeviceGetName", 256, dev)
+    return raw.split(b"\0", 1)[0].decode(errors="replace")
+
+
+def compute_capability(dev: Any) -> tuple[int, int]:
+    """(major, minor) compute capability."""
+    major = device_attribute(dev, "COMPUTE_CAPABILITY_MAJOR")
+    minor = device_attribute(dev, "COMPUTE_CAPABILITY_MINOR")
+    return int(major or 0), int(minor or 0)
+
+
+def device_facts(ordinal: int = 0) -> CudaDeviceFacts:
+    """A plain-data snapshot of one GPU for inspect and for Reports."""
+    dev = get_device(ordinal)
+    attrs = {name: device_attribute(dev, name) for name in REPORTED_ATTRIBUTES}
+    bus_id = call("cuDeviceGetPCIBusId", 32, dev)
+    bus_id = bus_id.split(b"\0", 1)[0].decode() if isinstance(bus_id, bytes) else str(bus_id)
+    return CudaDeviceFacts(
+        ordinal=ordinal,
+        name=device_name(dev),
+        pci_bus_id=bus_id.lower(),
+        compute_capability=compute_capability(dev),
+        total_memory=int(call("cuDeviceTotalMem", dev)),
+        multiprocessor_count=int(attrs.get("MULTIPROCESSOR_COUNT") or 0),
+        attributes=attrs,
+    )
+
+
+def all_device_facts() -> list[CudaDeviceFacts]:
+    """Facts for every visible GPU (empty when the driver sees none)."""
+    return [device_facts(i) for i in range(device_count())]
+
+
+class GpuContext:
+    """Retain the primary context of one GPU and make it current for the calling thread.
+
+    Use as a context manager; the primary context is released on exit (Ctrl-C included).
+    Nesting is allowed: retain/release are reference counted by the driver.
+    """
+
+    def __init__(self, ordinal: int = 0):
+        self.ordinal = ordinal
+        self.device = get_device(ordinal)
+        self.handle: Any = None
+
+    def __enter__(self) -> "GpuContext":
+        self.handle = call("cuDevicePrimaryCtxRetain", self.device)
+        call("cuCtxSetCurrent", self.handle)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the primary context (idempotent)."""
+        if self.handle is not None:
+            handle, self.handle = self.handle, None
+            check(driver().cuDevicePrimaryCtxRelease(self.device), "cuDevicePrimaryCtxRelease")
+
+    def synchronize(self) -> None:
+        """Wait for all work in the context."""
+        call("cuCtxSynchronize")
+
+    def free_memory(self) -> tuple[int, int]:
+        """(free, total) device memory in bytes."""
+        free, total = call("cuMemGetInfo")
+        return int(free), int(total)
+
+    @property
+    def sm_count(self) -> int:
+        """Streaming multiprocessors on this GPU."""
+        return int(device_attribute(self.device, "MULTIPROCESSOR_COUNT") or 0)
+
+    @property
+    def arch(self) -> str:
+        """The ``sm_XY`` name NVRTC compiles for."""
+        major, minor = compute_capability(self.device)
+        return f"sm_{major}{minor}"
+
+
+class Stream:
+    """A non-blocking CUDA stream, destroyed on exit."""
+
+    def __init__(self) -> None:
+        drv = driver()
+        self.handle = call("cuStreamCreate", int(drv.CUstream_flags.CU_STREAM_NON_BLOCKING))
+
+    def __enter__(self) -> "Stream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def synchronize(self) -> None:
+        """Block until all work queued on the stream is done."""
+        call("cuStreamSynchronize", self.handle)
+
+    def wait(self, event: "Event") -> None:
+        """Make later work on this stream wait for ``event``."""
+        call("cuStreamWaitEvent", self.handle, event.handle, 0)
+
+    def close(self) -> None:
+        """Destroy the stream (idempotent)."""
+        if self.handle is not None:
+            handle, self.handle = self.handle, None
+            check(driver().cuStreamDestroy(handle), "cuStreamDestroy")
+
+
+class Event:
+    """A CUDA event with timing enabled (for :func:`elapsed_ms`)."""
+
+    def __init__(self) -> None:
+        drv = driver()
+        self.handle = call("cuEventCreate", int(drv.CUevent_flags.CU_EVENT_DEFAULT))
+
+    def __enter__(self) -> "Event":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def record(self, stream: Stream) -> None:
+        """Record the event on ``stream``."""
+        call("cuEventRecord", self.handle, stream.handle)
+
+    def synchronize(self) -> None:
+        """Wait until the event has completed."""
+        call("cuEventSynchronize", self.handle)
+
+    def close(self) -> None:
+        """Destroy the event (idempotent)."""
+        if self.handle is not None:
+            handle, self.handle = self.handle, None
+            check(driver().cuEventDestroy(handle), "cuEventDestroy")
+
+
+def elapsed_ms(start: Event, end: Event) -> float:
+    """Milliseconds between two recorded events (GPU clock, ~0.5 us resolution)."""
+    end.synchronize()
+    return float(call("cuEventElapsedTime", start.handle, end.handle))
+
+
+def launch(
+    function: Any,
+    grid: int | tuple[int, int, int],
+    block: int | tuple[int, int, int],
+    args: Iterable[tuple[Any, Any]],
+    stream: Stream,
+    shared_mem: int = 0,
+) -> None:
+    """Launch a kernel; ``args`` are (value, ctypes type) pairs in parameter order.
+
+    Pointers are passed as ints with ``ctypes.c_void_p`` (cuda-python's documented
+    ``kernelParams=((values...), (types...))`` form).
+    """
+    g = (grid, 1, 1) if isinstance(grid, int) else grid
+    b = (block, 1, 1) if isinstance(block, int) else block
+    pairs = list(args)
+    values = tuple(v for v, _ in pairs)
+    types = tuple(t for _, t in pairs)
+    call("cuLaunchKernel", function, g[0], g[1], g[2], b[0], b[1], b[2], shared_mem,
+         stream.handle, (values, types), 0)
+
+
+# Re-exported for kernel argument lists.
+c_void_p = ctypes.c_void_p
+c_int = ctypes.c_int
+c_uint = ctypes.c_uint
+c_longlong = ctypes.c_longlong
+c_ulonglong = ctypes.c_ulonglong
