@@ -218,7 +218,7 @@ class GpuContext:
     def close(self) -> None:
         """Release the primary context (idempotent)."""
         if self.handle is not None:
-            handle, self.handle = self.handle, None
+            self.handle = None
             check(driver().cuDevicePrimaryCtxRelease(self.device), "cuDevicePrimaryCtxRelease")
 
     def synchronize(self) -> None:

@@ -315,15 +315,31 @@ def copy_bytes(dst: int, src: int, nbytes: int, *, gpu_involved: bool) -> None:
         ctypes.memmove(dst, src, nbytes)
 
 
+# Period of the payload pattern: a prime, so a block shifted by any power-of-two amount (a
+# page, a cache line, a record) never lines up with itself.
+_PATTERN_PERIOD = 65521
+
+
 def pattern(nbytes: int, seed: int = 0x5A) -> Any:
     """A deterministic, position-dependent byte pattern (numpy uint8) for payload checks.
 
-    Each byte depends on its index and the seed, so shifted, truncated or stale data is caught.
+    Bytes depend on their index (modulo a prime period) and the seed, so shifted, truncated
+    or stale data is caught. Built by tiling one period, so 1 GiB takes well under a second.
     """
     import numpy as np
 
-    idx = np.arange(nbytes, dtype=np.uint64)
-    return ((idx * np.uint64(2654435761) >> np.uint64(7)) + np.uint64(seed)).astype(np.uint8)
+    idx = np.arange(min(nbytes, _PATTERN_PERIOD), dtype=np.uint64)
+    period = ((idx * np.uint64(2654435761) >> np.uint64(7)) + np.uint64(seed)).astype(np.uint8)
+    if nbytes <= period.size:
+        return period
+    out = np.empty(nbytes, dtype=np.uint8)
+    out[: period.size] = period
+    filled = period.size
+    while filled < nbytes:  # doubling copies keep every chunk a whole number of periods
+        step = min(filled, nbytes - filled)
+        out[filled: filled + step] = out[:step]
+        filled += step
+    return out
 
 
 def first_mismatch(actual: Any, expected: Any) -> Optional[int]:
@@ -332,5 +348,11 @@ def first_mismatch(actual: Any, expected: Any) -> Optional[int]:
 
     if actual.shape != expected.shape:
         return 0
-    diff = np.flatnonzero(actual != expected)
-    return int(diff[0]) if diff.size else None
+    if np.array_equal(actual, expected):
+        return None
+    chunk = 1 << 24  # locate the first difference without a full-size temporary
+    for start in range(0, actual.size, chunk):
+        diff = np.flatnonzero(actual[start:start + chunk] != expected[start:start + chunk])
+        if diff.size:
+            return start + int(diff[0])
+    return None

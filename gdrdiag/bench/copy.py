@@ -1,0 +1,628 @@
+"""copy-bench: host<->GPU copies through the copy engines, measured four ways.
+
+1. **Sweep** — memory kind x direction (H2D, D2H, bidirectional) x size, asynchronous
+   (cuMemcpy*Async, CUDA-event timed) and synchronous (cuMemcpy*, wall-clock timed).
+   The pinned H2D number at the largest size is checked against a reference copy made by
+   another library (CuPy on the same buffers; PyTorch on its own) in the same run.
+2. **Pinning trade-off** — copy from pageable memory, pin on demand then copy (pinning time
+   counted), copy from a preallocated pinned buffer.
+3. **Overlap** — N layers of H2D -> compute kernel -> D2H on one stream versus a two-stream
+   pipeline, with the sum of the separately timed parts for context.
+4. **Block sweep** — 10,000 blocks of one size moved host->device as one cuMemcpyAsync per
+   block, one batched call (cuMemcpyBatchAsync), one coalesced copy, and an NVRTC copy
+   kernel; the block size at which per-block copies reach half the coalesced bandwidth.
+
+Every measured destination is poisoned first and checked byte for byte afterwards; a wrong
+byte turns the result into ERROR. All statistics are computed here; renderers only format.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional
+
+from gdrdiag.bench.runner import run_case
+from gdrdiag.bench.timing import SpinGate, Timed, gated_iterations, time_host, time_stream
+from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.hw import cuda, memory, nvrtc
+from gdrdiag.hw.memory import Buffer, MemoryKind
+from gdrdiag.model.results import BenchResult, SampleStats, Status
+from gdrdiag.units import GiB, KiB, MiB
+
+DIRECTIONS = ("h2d", "d2h", "bidir")
+MODES = ("async", "sync")
+PARTS = ("sweep", "pinning", "overlap", "blocks")
+SWEEP_KINDS = (MemoryKind.PINNED, MemoryKind.PINNED_WC, MemoryKind.REGISTERED, MemoryKind.PAGEABLE,
+               MemoryKind.MANAGED)
+DEFAULT_SIZES = tuple(4 * KiB * 4**i for i in range(10))  # 4 KiB, 16 KiB, ... 1 GiB
+BLOCK_SIZES = tuple(128 * 2**i for i in range(15))  # 128 B .. 2 MiB
+POISON = 0xA5
+
+
+@dataclass(frozen=True)
+class CopyBenchOptions:
+    """What copy-bench runs; validated in :meth:`validate` before any GPU work."""
+
+    kinds: tuple[MemoryKind, ...] = SWEEP_KINDS
+    directions: tuple[str, ...] = DIRECTIONS
+    modes: tuple[str, ...] = MODES
+    sizes: tuple[int, ...] = DEFAULT_SIZES
+    parts: tuple[str, ...] = PARTS
+    iterations: int = 10
+    warmup: int = 2
+    device: int = 0
+    pin_size: int = 256 * MiB
+    overlap_layers: int = 16
+    overlap_chunk: int = 64 * MiB
+    block_count: int = 10_000
+    block_sizes: tuple[int, ...] = BLOCK_SIZES
+    block_region_max: int = 2 * GiB
+    reference: bool = True
+
+    def validate(self) -> None:
+        """Raise UserInputError for impossible combinations (checked before allocating)."""
+        for d in self.directions:
+            if d not in DIRECTIONS:
+                raise UserInputError(f"unknown direction {d!r} (choose from: {', '.join(DIRECTIONS)})")
+        for m in self.modes:
+            if m not in MODES:
+                raise UserInputError(f"unknown mode {m!r} (choose from: {', '.join(MODES)})")
+        for p in self.parts:
+            if p not in PARTS:
+                raise UserInputError(f"unknown part {p!r} (choose from: {', '.join(PARTS)})")
+        if self.iterations < 1 or self.warmup < 0:
+            raise UserInputError("iterations must be >= 1 and warm-up >= 0")
+        if self.overlap_layers < 2:
+            raise UserInputError("the overlap pipeline needs at least 2 layers")
+        if self.block_count < 1:
+            raise UserInputError("block count must be >= 1")
+        host_free = memory.host_available_bytes()
+        largest = max(self.sizes) if self.sizes else 0
+        for what, need in (("size", 2 * largest), ("--pin-size", self.pin_size),
+                           ("overlap buffers", 2 * self.overlap_layers * self.overlap_chunk)):
+            if need > host_free:
+                raise UserInputError(f"{what}: needs {need} bytes of host memory, only {host_free} available")
+
+
+@dataclass
+class _Ctx:
+    """What every case needs: the GPU, a stream pair, the gate, and the options."""
+
+    gpu: cuda.GpuContext
+    opts: CopyBenchOptions
+    streams: list[cuda.Stream] = field(default_factory=list)
+    gate: Optional[SpinGate] = None
+    sweep_buffers: "_SweepBuffers" = field(default_factory=lambda: _SweepBuffers())
+
+
+def with_metrics(result: BenchResult, **metrics: Optional[float]) -> BenchResult:
+    """A copy of ``result`` with extra derived metrics (results are frozen)."""
+    return dataclasses.replace(result, metrics={**result.metrics, **metrics})
+
+
+def _gbps(nbytes: int, seconds: tuple[float, ...]) -> tuple[float, ...]:
+    return tuple(nbytes / s / 1e9 for s in seconds)
+
+
+def _result(key: str, nbytes: int, timed: Timed, params: dict, *, verified: bool,
+            description: str, metrics: Optional[dict] = None, bytes_per_sample: Optional[int] = None,
+            mismatch: Optional[int] = None) -> BenchResult:
+    moved = bytes_per_sample if bytes_per_sample is not None else nbytes
+    samples = _gbps(moved, timed.seconds)
+    stats = SampleStats.of(samples)
+    m = {"seconds_median": SampleStats.of(timed.seconds).median}
+    m.update(metrics or {})
+    if not verified:
+        return BenchResult(key=key, status=Status.ERROR, description=description, params=params,
+                           unit="GB/s", samples=samples, stats=stats, metrics=m, method=timed.method,
+                           provider="cuda", verified=False,
+                           reason=f"payload check failed: first wrong byte at offset {mismatch}")
+    return BenchResult(key=key, status=Status.OK, description=description, params=params, unit="GB/s",
+                       samples=samples, stats=stats, metrics=m, method=timed.method, provider="cuda",
+                       verified=True)
+
+
+def _verify(dst: Buffer, expected: Any, nbytes: int) -> Optional[int]:
+    """First wrong byte of ``dst[:nbytes]`` against ``expected[:nbytes]``, or None."""
+    return memory.first_mismatch(dst.read_array(nbytes), expected[:nbytes])
+
+
+# --------------------------------------------------------------------------------------------
+# 1. sweep
+# --------------------------------------------------------------------------------------------
+
+def _gated(kind: MemoryKind) -> bool:
+    # Pageable copies synchronise with the stream before staging (CUDA Programming Guide,
+    # "Asynchronous Concurrent Execution"), so behind a gate they would wait for the gate's
+    # timeout; managed copies may fault pages in on the host. Time both ungated.
+    return kind not in (MemoryKind.PAGEABLE, MemoryKind.MANAGED)
+
+
+def sweep_cases(ctx: _Ctx) -> Iterator[tuple[str, Callable[[], Any], dict]]:
+    """Yield (key, case, result fields) for the kind x direction x mode x size sweep."""
+    opts = ctx.opts
+    largest = max(opts.sizes)
+    expected = memory.pattern(largest)
+    for kind in opts.kinds:
+        for direction in opts.directions:
+            for mode in opts.modes:
+                if direction == "bidir" and mode == "sync":
+                    continue  # bidirectional overlap needs asynchronous copies on two streams
+                for size in opts.sizes:
+                    key = f"copy_{direction}_{kind.value.replace('-', '_')}"
+                    params = {"kind": kind.value, "direction": direction, "mode": mode, "size": size,
+                              "location": kind.location}
+                    yield key, _SweepCase(ctx, kind, direction, mode, size, expected), {"params": params}
+
+
+class _SweepBuffers:
+    """Host and device buffers of one kind, sized for the largest sweep size and reused."""
+
+    def __init__(self) -> None:
+        self.kind: Optional[MemoryKind] = None
+        self.bufs: list[Buffer] = []
+
+    def get(self, ctx: _Ctx, kind: MemoryKind, largest: int) -> list[Buffer]:
+        if self.kind is not kind:
+            self.close()
+            try:
+                for k in (kind, kind, MemoryKind.DEVICE, MemoryKind.DEVICE):
+                    self.bufs.append(memory.allocate(k, largest, alignment=64 * KiB, gpu=ctx.gpu))
+            except BaseException:
+                self.close()
+                raise
+            self.kind = kind
+        return self.bufs
+
+    def close(self) -> None:
+        for b in self.bufs:
+            b.close()
+        self.bufs = []
+        self.kind = None
+
+
+class _SweepCase:
+    """One sweep point; buffers are shared between consecutive points of the same kind."""
+
+    def __init__(self, ctx: _Ctx, kind: MemoryKind, direction: str, mode: str, size: int, expected: Any):
+        self.ctx, self.kind, self.direction, self.mode, self.size = ctx, kind, direction, mode, size
+        self.expected = expected
+
+    def __call__(self) -> BenchResult:
+        ctx, kind, n = self.ctx, self.kind, self.size
+        host_a, host_b, dev_a, dev_b = ctx.sweep_buffers.get(ctx, kind, max(ctx.opts.sizes))
+        s0, s1 = ctx.streams
+        opts = ctx.opts
+        key = f"copy_{self.direction}_{kind.value.replace('-', '_')}"
+        params = {"kind": kind.value, "direction": self.direction, "mode": self.mode, "size": n,
+                  "location": kind.location}
+        desc = f"{self.direction.upper()} {self.mode} copy, {kind.value} host memory"
+        # Sources carry the pattern; destinations are poisoned.
+        if self.direction in ("h2d", "bidir"):
+            host_a.write(self.expected[:n])
+            dev_a.fill(POISON, n)
+        if self.direction in ("d2h", "bidir"):
+            dev_b.write(self.expected[:n])
+            host_b.fill(POISON, n)
+
+        def h2d(stream: cuda.Stream) -> None:
+            cuda.call("cuMemcpyAsync", dev_a.ptr, host_a.ptr, n, stream.handle)
+
+        def d2h(stream: cuda.Stream) -> None:
+            cuda.call("cuMemcpyAsync", host_b.ptr, dev_b.ptr, n, stream.handle)
+
+        if self.mode == "sync":
+            fn = (lambda: cuda.call("cuMemcpy", dev_a.ptr, host_a.ptr, n)) if self.direction == "h2d" \
+                else (lambda: cuda.call("cuMemcpy", host_b.ptr, dev_b.ptr, n))
+            timed = time_host(fn, iterations=opts.iterations, warmup=opts.warmup, what="cuMemcpy")
+            moved = n
+        elif self.direction == "bidir":
+            with cuda.Event() as fork, cuda.Event() as join:
+                def both(stream: cuda.Stream) -> None:
+                    fork.record(stream)
+                    s1.wait(fork)
+                    h2d(stream)
+                    d2h(s1)
+                    join.record(s1)
+                    stream.wait(join)
+
+                timed = time_stream(s0, both, iterations=gated_iterations(opts.iterations, 8),
+                                    warmup=opts.warmup, gate=ctx.gate if _gated(kind) else None,
+                                    what="H2D on one stream and D2H on another, fork/join events")
+            moved = 2 * n
+        else:
+            op = h2d if self.direction == "h2d" else d2h
+            timed = time_stream(s0, op, iterations=gated_iterations(opts.iterations),
+                                warmup=opts.warmup, gate=ctx.gate if _gated(kind) else None,
+                                what="cuMemcpyAsync")
+            moved = n
+        mismatch = None
+        if self.direction in ("h2d", "bidir"):
+            mismatch = _verify(dev_a, self.expected, n)
+        if mismatch is None and self.direction in ("d2h", "bidir"):
+            mismatch = _verify(host_b, self.expected, n)
+        return _result(key, n, timed, params, verified=mismatch is None, mismatch=mismatch,
+                       description=desc, bytes_per_sample=moved)
+
+
+def reference_results(ctx: _Ctx) -> list[BenchResult]:
+    """CuPy (same buffers) and PyTorch (own buffers) H2D copies at the largest sweep size."""
+    from gdrdiag.hw import reference_copy
+
+    n = max(ctx.opts.sizes)
+    with memory.allocate(MemoryKind.PINNED, n, alignment=64 * KiB, gpu=ctx.gpu) as host, \
+            memory.allocate(MemoryKind.DEVICE, n, alignment=64 * KiB, gpu=ctx.gpu) as dev:
+        expected = memory.pattern(n)
+        host.write(expected)
+
+        def ours_now() -> BenchResult:
+            # Our copy, timed again right next to the references on the same buffers.
+            dev.fill(POISON, n)
+            timed = time_stream(ctx.streams[0],
+                                lambda s: cuda.call("cuMemcpyAsync", dev.ptr, host.ptr, n, s.handle),
+                                iterations=gated_iterations(ctx.opts.iterations), warmup=ctx.opts.warmup,
+                                gate=ctx.gate, what="cuMemcpyAsync (gdrdiag)")
+            mm = _verify(dev, expected, n)
+            return _result("copy_h2d_pinned_gdrdiag", n, timed, {"size": n, "kind": "pinned"},
+                           verified=mm is None, mismatch=mm,
+                           description="gdrdiag pinned H2D, beside the references")
+
+        def cupy_case() -> BenchResult:
+            dev.fill(POISON, n)
+            ref = reference_copy.cupy_h2d(ctx.gpu.ordinal, dev.ptr, host.ptr, n,
+                                          iterations=ctx.opts.iterations, warmup=ctx.opts.warmup)
+            mm = _verify(dev, expected, n)
+            timed = Timed(ref.seconds, ref.method)
+            return _result("copy_h2d_pinned_reference", n, timed,
+                           {"size": n, "kind": "pinned", "library": ref.library, "same_buffers": True},
+                           verified=mm is None, mismatch=mm, description=f"reference H2D copy by {ref.library}")
+
+        def torch_case() -> BenchResult:
+            ref = reference_copy.torch_h2d(ctx.gpu.ordinal, n, iterations=ctx.opts.iterations,
+                                           warmup=ctx.opts.warmup)
+            timed = Timed(ref.seconds, ref.method)
+            # Torch copies its own tensors; its payload is torch's business, so it is unverified here.
+            res = _result("copy_h2d_pinned_reference", n, timed,
+                          {"size": n, "kind": "pinned", "library": ref.library, "same_buffers": False},
+                          verified=True, description=f"reference H2D copy by {ref.library}")
+            return dataclasses.replace(res, verified=None)
+
+        mine = run_case("copy_h2d_pinned_gdrdiag", ours_now)
+        refs = run_case("copy_h2d_pinned_reference", cupy_case, params={"library": "cupy"}) + \
+            run_case("copy_h2d_pinned_reference", torch_case, params={"library": "torch"})
+    ours_value = mine[0].value
+    refs = [with_metrics(r, gdrdiag_over_reference=ours_value / r.value)
+            if r.status is Status.OK and ours_value and r.value else r for r in refs]
+    return mine + refs
+
+
+# --------------------------------------------------------------------------------------------
+# 2. pinning trade-off
+# --------------------------------------------------------------------------------------------
+
+def pinning_results(ctx: _Ctx) -> list[BenchResult]:
+    """Pageable copy vs pin-on-demand (pin + copy + unpin) vs preallocated pinned, host->device."""
+    n, opts = ctx.opts.pin_size, ctx.opts
+    expected = memory.pattern(n)
+    params = {"size": n, "direction": "h2d"}
+    results = []
+    drv = cuda.driver()
+    with memory.allocate(MemoryKind.PAGEABLE, n, gpu=ctx.gpu) as pageable, \
+            memory.allocate(MemoryKind.PINNED, n, gpu=ctx.gpu) as pinned, \
+            memory.allocate(MemoryKind.DEVICE, n, gpu=ctx.gpu) as dev:
+        pageable.write(expected)
+        pinned.write(expected)
+        pin_seconds: list[float] = []
+
+        def pin_copy_unpin() -> None:
+            import time
+
+            t0 = time.perf_counter()
+            cuda.call("cuMemHostRegister", pageable.ptr, n, drv.CU_MEMHOSTREGISTER_PORTABLE)
+            pin_seconds.append(time.perf_counter() - t0)
+            try:
+                cuda.call("cuMemcpy", dev.ptr, pageable.ptr, n)
+            finally:
+                cuda.call("cuMemHostUnregister", pageable.ptr)
+
+        variants = (
+            ("copy_pinning_pageable", "copy from pageable memory (driver stages through its own pinned "
+             "buffers)", lambda: cuda.call("cuMemcpy", dev.ptr, pageable.ptr, n)),
+            ("copy_pinning_on_demand", "cuMemHostRegister, copy, cuMemHostUnregister each time (pinning "
+             "counted)", pin_copy_unpin),
+            ("copy_pinning_preallocated", "copy from a buffer pinned once in advance",
+             lambda: cuda.call("cuMemcpy", dev.ptr, pinned.ptr, n)),
+        )
+        for key, desc, fn in variants:
+            def case(key=key, desc=desc, fn=fn) -> BenchResult:
+                dev.fill(POISON, n)
+                pin_seconds.clear()
+                timed = time_host(fn, iterations=opts.iterations, warmup=opts.warmup, what="cuMemcpy")
+                mm = _verify(dev, expected, n)
+                metrics = {}
+                if pin_seconds:
+                    metrics["pin_ms_median"] = SampleStats.of(pin_seconds).median * 1e3
+                return _result(key, n, timed, params, verified=mm is None, mismatch=mm, description=desc,
+                               metrics=metrics)
+
+            results.extend(run_case(key, case, params=params))
+    ref = next((r.value for r in results if r.key == "copy_pinning_preallocated" and r.value), None)
+    return [with_metrics(r, ratio_to_preallocated=r.value / ref) if ref and r.value else r for r in results]
+
+
+# --------------------------------------------------------------------------------------------
+# 3. overlap
+# --------------------------------------------------------------------------------------------
+
+def overlap_results(ctx: _Ctx) -> list[BenchResult]:
+    """One stream vs a two-stream pipeline of N x (H2D -> compute -> D2H)."""
+    opts = ctx.opts
+    layers, chunk = opts.overlap_layers, opts.overlap_chunk
+    s0, s1 = ctx.streams
+    module = nvrtc.load("copy", ctx.gpu.arch)
+    kernel = module.function("busy_compute")
+    elements = chunk // 4
+    grid, block = ctx.gpu.sm_count * 4, 256
+    params = {"layers": layers, "chunk": chunk, "streams": 2}
+    try:
+        with memory.allocate(MemoryKind.PINNED, layers * chunk, gpu=ctx.gpu) as host_in, \
+                memory.allocate(MemoryKind.PINNED, layers * chunk, gpu=ctx.gpu) as host_out, \
+                memory.allocate(MemoryKind.DEVICE, chunk, gpu=ctx.gpu) as dev0, \
+                memory.allocate(MemoryKind.DEVICE, chunk, gpu=ctx.gpu) as dev1:
+            import numpy as np
+
+            rng = np.random.default_rng(1234)
+            host_in.write(rng.random(layers * elements, dtype=np.float32))
+            dev_sets = (dev0, dev1)
+
+            def h2d(layer: int, dev: Buffer, stream: cuda.Stream) -> None:
+                cuda.call("cuMemcpyHtoDAsync", dev.ptr, host_in.ptr + layer * chunk, chunk, stream.handle)
+
+            def compute(dev: Buffer, stream: cuda.Stream, iters: int) -> None:
+                cuda.launch(kernel, grid, block, [(dev.ptr, ctypes.c_void_p), (elements, ctypes.c_ulonglong),
+                                                  (iters, ctypes.c_int)], stream)
+
+            def d2h(layer: int, dev: Buffer, stream: cuda.Stream) -> None:
+                cuda.call("cuMemcpyDtoHAsync", host_out.ptr + layer * chunk, dev.ptr, chunk, stream.handle)
+
+            # Calibrate the compute kernel so one layer's compute takes about as long as its H2D
+            # copy: a balanced pipeline is where overlap matters and is easiest to read.
+            t_h2d = time_stream(s0, lambda s: h2d(0, dev0, s), iterations=5, warmup=1).stats.median
+            probe_iters = 64
+            t_probe = time_stream(s0, lambda s: compute(dev0, s, probe_iters), iterations=3,
+                                  warmup=1).stats.median
+            iters = max(1, min(1_000_000, int(probe_iters * t_h2d / t_probe)))
+            t_k = time_stream(s0, lambda s: compute(dev0, s, iters), iterations=5, warmup=1).stats.median
+            t_d2h = time_stream(s0, lambda s: d2h(0, dev0, s), iterations=5, warmup=1).stats.median
+            parts_sum = layers * (t_h2d + t_k + t_d2h)
+
+            def one_stream(stream: cuda.Stream) -> None:
+                for layer in range(layers):
+                    h2d(layer, dev0, stream)
+                    compute(dev0, stream, iters)
+                    d2h(layer, dev0, stream)
+
+            with cuda.Event() as fork, cuda.Event() as join:
+                def two_streams(stream: cuda.Stream) -> None:
+                    fork.record(stream)
+                    s1.wait(fork)
+                    for layer in range(layers):
+                        st, dev = (stream, dev_sets[0]) if layer % 2 == 0 else (s1, dev_sets[1])
+                        h2d(layer, dev, st)
+                        compute(dev, st, iters)
+                        d2h(layer, dev, st)
+                    join.record(s1)
+                    stream.wait(join)
+
+                n_iter = max(3, min(opts.iterations, 5))
+                host_out.fill(0)
+                t_one = time_stream(s0, one_stream, iterations=n_iter, warmup=1, what="one stream")
+                reference_out = host_out.read_array()
+                host_out.fill(0)
+                t_two = time_stream(s0, two_streams, iterations=n_iter, warmup=1,
+                                    what="two streams, layers alternate, fork/join events")
+                two_out = host_out.read_array()
+            # The pipeline must produce exactly what the serial run produced, and the kernel must
+            # have changed the data (otherwise we timed nothing).
+            mm = memory.first_mismatch(two_out, reference_out)
+            changed = not np.array_equal(reference_out[:chunk], host_in.read_array(chunk))
+            ok = mm is None and changed
+            total_bytes = 2 * layers * chunk
+            metrics_common = {"parts_sum_ms": parts_sum * 1e3, "h2d_ms": t_h2d * 1e3, "compute_ms": t_k * 1e3,
+                              "d2h_ms": t_d2h * 1e3, "compute_iters": float(iters)}
+            one = _result("copy_overlap_one_stream", total_bytes, t_one, {**params, "streams": 1},
+                          verified=changed, mismatch=0, metrics=dict(metrics_common),
+                          description="N x (H2D -> compute -> D2H) on one stream")
+            two = _result("copy_overlap_two_streams", total_bytes, t_two, params, verified=ok,
+                          mismatch=mm if mm is not None else 0,
+                          metrics={**metrics_common,
+                                   "speedup_vs_one_stream": t_one.stats.median / t_two.stats.median,
+                                   "speedup_vs_parts_sum": parts_sum / t_two.stats.median},
+                          description="the same work pipelined over two streams")
+            return [one, two]
+    finally:
+        module.close()
+
+
+# --------------------------------------------------------------------------------------------
+# 4. block sweep
+# --------------------------------------------------------------------------------------------
+
+def _batched_copy(dsts: list[int], srcs: list[int], sizes: list[int], stream: cuda.Stream) -> None:
+    """One cuMemcpyBatchAsync (CUDA 12.8+); NotSupported where the driver or bindings lack it."""
+    drv = cuda.driver()
+    fn = getattr(drv, "cuMemcpyBatchAsync", None)
+    if fn is None:
+        raise NotSupported("cuMemcpyBatchAsync is not in these cuda-python bindings (needs CUDA 12.8+)")
+    attrs = drv.CUmemcpyAttributes()
+    attrs.srcAccessOrder = drv.CUmemcpySrcAccessOrder.CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
+    try:
+        result = fn(dsts, srcs, sizes, len(sizes), [attrs], [0], 1, stream.handle)
+    except TypeError as exc:  # a bindings signature this code does not know
+        raise NotSupported(f"cuMemcpyBatchAsync: unexpected bindings signature ({exc})") from None
+    err = result[0] if isinstance(result, tuple) else result
+    if int(err) == int(drv.CUresult.CUDA_ERROR_NOT_SUPPORTED):
+        raise NotSupported("cuMemcpyBatchAsync: CUDA_ERROR_NOT_SUPPORTED on this driver")
+    cuda.check(result, "cuMemcpyBatchAsync")
+
+
+def _block_row(ctx: _Ctx, host: Buffer, dev: Buffer, kernel: Any, expected: Any, size: int,
+               count: int) -> list[BenchResult]:
+    """All four methods for one block size; ratios against the coalesced copy."""
+    opts, s0 = ctx.opts, ctx.streams[0]
+    total = count * size
+    params = {"block_size": size, "blocks": count, "kind": "pinned", "direction": "h2d"}
+    drv = cuda.driver()
+    memcpy_async, success = drv.cuMemcpyHtoDAsync, drv.CUresult.CUDA_SUCCESS
+    h, d = host.ptr, dev.ptr
+
+    def per_block(stream: cuda.Stream) -> None:
+        # The loop is the measurement: one driver call per block, as an application would make.
+        hs = stream.handle
+        for i in range(count):
+            off = i * size
+            err = memcpy_async(d + off, h + off, size, hs)[0]
+            if err != success:
+                cuda.check((err,), "cuMemcpyHtoDAsync")
+
+    dsts = [d + i * size for i in range(count)]
+    srcs = [h + i * size for i in range(count)]
+    sizes = [size] * count
+    kernel_grid = min(count, ctx.gpu.sm_count * 16)
+    kernel_args = [(d, ctypes.c_void_p), (host.device_ptr, ctypes.c_void_p), (size, ctypes.c_ulonglong),
+                   (count, ctypes.c_ulonglong)]
+    methods = (
+        ("copy_blocks_per_call", "one cuMemcpyHtoDAsync per block, issued from Python", per_block, None),
+        ("copy_blocks_batched", "one cuMemcpyBatchAsync for all blocks",
+         lambda s: _batched_copy(dsts, srcs, sizes, s), None),
+        ("copy_blocks_coalesced", "one cuMemcpyHtoDAsync of the contiguous region",
+         lambda s: cuda.call("cuMemcpyHtoDAsync", d, h, total, s.handle), ctx.gate),
+        ("copy_blocks_kernel", "NVRTC copy kernel, one CTA per block, reading mapped pinned memory",
+         lambda s: cuda.launch(kernel, kernel_grid, 256, kernel_args, s), ctx.gate),
+    )
+    row: list[BenchResult] = []
+    for key, desc, op, gate in methods:
+        def case(key: str = key, desc: str = desc, op: Callable = op, gate: Any = gate) -> BenchResult:
+            dev.fill(POISON, total)
+            iters = gated_iterations(opts.iterations) if gate else max(2, min(opts.iterations, 5))
+            timed = time_stream(s0, op, iterations=iters, warmup=1, gate=gate, what=desc)
+            mm = _verify(dev, expected, total)
+            per_block_us = SampleStats.of(timed.seconds).median / count * 1e6
+            return _result(key, total, timed, params, verified=mm is None, mismatch=mm, description=desc,
+                           metrics={"us_per_block": per_block_us})
+
+        row.extend(run_case(key, case, params=params))
+    coalesced = next((r.value for r in row if r.key == "copy_blocks_coalesced" and r.value), None)
+    return [with_metrics(r, ratio_to_coalesced=r.value / coalesced) if coalesced and r.value else r
+            for r in row]
+
+
+def block_results(ctx: _Ctx) -> list[BenchResult]:
+    """Per-block vs batched vs coalesced vs kernel copies, for each block size, then the summary."""
+    opts = ctx.opts
+    largest = max(opts.block_sizes)
+    region = max(min(opts.block_count * largest, opts.block_region_max), largest)
+    expected = memory.pattern(region)
+    module = nvrtc.load("copy", ctx.gpu.arch)
+    results: list[BenchResult] = []
+    try:
+        with memory.allocate(MemoryKind.PINNED, region, alignment=64 * KiB, gpu=ctx.gpu) as host, \
+                memory.allocate(MemoryKind.DEVICE, region, alignment=64 * KiB, gpu=ctx.gpu) as dev:
+            host.write(expected)
+            for size in opts.block_sizes:
+                # 10,000 blocks unless that exceeds the region cap; the count is in the params.
+                count = max(1, min(opts.block_count, region // size))
+                results.extend(_block_row(ctx, host, dev, module.function("copy_blocks"), expected, size,
+                                          count))
+    finally:
+        module.close()
+    results.append(block_summary(results))
+    return results
+
+
+def half_bandwidth_block_size(points: list[tuple[int, float]]) -> Optional[float]:
+    """Block size where a ratio-to-coalesced curve first reaches 0.5.
+
+    ``points`` are (block size, ratio) pairs. Interpolates linearly in log2(size) between the
+    last point below 0.5 and the first at or above it; None if the curve never gets there,
+    the smallest size if it starts above.
+    """
+    import math
+
+    pts = sorted(points)
+    for i, (size, ratio) in enumerate(pts):
+        if ratio >= 0.5:
+            if i == 0:
+                return float(size)
+            s0, r0 = pts[i - 1]
+            frac = (0.5 - r0) / (ratio - r0) if ratio != r0 else 0.0
+            return 2 ** (math.log2(s0) + frac * (math.log2(size) - math.log2(s0)))
+    return None
+
+
+def block_summary(results: list[BenchResult]) -> BenchResult:
+    """The half-bandwidth block sizes of the per-call and batched methods."""
+    metrics: dict[str, Optional[float]] = {}
+    for key, name in (("copy_blocks_per_call", "per_call"), ("copy_blocks_batched", "batched"),
+                      ("copy_blocks_kernel", "kernel")):
+        pts = [(int(r.params["block_size"]), r.metrics["ratio_to_coalesced"]) for r in results  # type: ignore[misc]
+               if r.key == key and r.status is Status.OK and r.metrics.get("ratio_to_coalesced") is not None]
+        metrics[f"half_bandwidth_block_bytes_{name}"] = half_bandwidth_block_size(pts) if pts else None
+    return BenchResult(key="copy_blocks_summary", status=Status.OK,
+                       description="block size at which each method reaches half the coalesced bandwidth",
+                       metrics=metrics, method="log2-linear interpolation of ratio_to_coalesced between "
+                       "the measured block sizes", provider="cuda", unit="bytes")
+
+
+# --------------------------------------------------------------------------------------------
+# driver
+# --------------------------------------------------------------------------------------------
+
+def planned_case_count(opts: CopyBenchOptions) -> int:
+    """How many progress steps a run has (for the progress bar)."""
+    n = 0
+    if "sweep" in opts.parts:
+        per_kind = sum(1 for d in opts.directions for m in opts.modes if not (d == "bidir" and m == "sync"))
+        n += len(opts.kinds) * per_kind * len(opts.sizes) + (1 if opts.reference else 0)
+    n += sum(1 for p in ("pinning", "overlap", "blocks") if p in opts.parts)
+    return n
+
+
+def run_copy_bench(opts: CopyBenchOptions, progress: Optional[Callable[[str], None]] = None) -> list[BenchResult]:
+    """Run the selected parts; with no GPU every part is WAIVED with the reason."""
+    opts.validate()
+    try:
+        cuda.init()
+        gpu = cuda.GpuContext(opts.device)
+    except NotSupported as exc:
+        return [BenchResult.waived(f"copy_{p}", exc.reason, description=f"copy-bench {p}") for p in opts.parts]
+    results: list[BenchResult] = []
+    with gpu, cuda.Stream() as s0, cuda.Stream() as s1:
+        gate = None
+        try:
+            gate = SpinGate(gpu)
+            ctx = _Ctx(gpu=gpu, opts=opts, streams=[s0, s1], gate=gate)
+            if "sweep" in opts.parts:
+                try:
+                    for key, case, fields in sweep_cases(ctx):
+                        if progress:
+                            progress(key)
+                        results.extend(run_case(key, case, **fields))
+                finally:
+                    ctx.sweep_buffers.close()
+                if opts.reference:
+                    if progress:
+                        progress("copy_h2d_pinned_reference")
+                    results.extend(reference_results(ctx))
+            for part, fn in (("pinning", pinning_results), ("overlap", overlap_results),
+                             ("blocks", block_results)):
+                if part in opts.parts:
+                    if progress:
+                        progress(f"copy_{part}")
+                    results.extend(run_case(f"copy_{part}", lambda fn=fn: fn(ctx)))
+        finally:
+            if gate is not None:
+                gate.close()
+    return results

@@ -1,0 +1,96 @@
+"""``gdrdiag copy-bench``: host<->GPU copies (sweep, pinning, overlap, block sweep)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from gdrdiag.cli import app
+from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
+from gdrdiag.errors import UserInputError
+from gdrdiag.units import parse_size, parse_size_list
+
+DEFAULT_KINDS = "pinned,pinned-wc,registered,pageable,managed"
+DEFAULT_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M,256M,1G"
+DEFAULT_BLOCKS = "128..2M"
+
+
+def _split(text: str, what: str) -> tuple[str, ...]:
+    items = tuple(p.strip().lower() for p in text.split(",") if p.strip())
+    if not items:
+        raise UserInputError(f"{what}: empty list")
+    return items
+
+
+@app.command("copy-bench")
+@handles_errors
+def copy_bench(
+    ctx: typer.Context,
+    kinds: str = typer.Option(DEFAULT_KINDS, "--kinds", "-m", help="Host memory kinds, comma-separated."),
+    directions: str = typer.Option("h2d,d2h,bidir", "--directions", help="h2d, d2h, bidir."),
+    sizes: str = typer.Option(DEFAULT_SIZES, "--sizes", "-s", help="Sizes (4K,1M,...) or a range 4K..1G."),
+    modes: str = typer.Option("async,sync", "--modes", help="async (events) and/or sync (wall clock)."),
+    parts: str = typer.Option("sweep,pinning,overlap,blocks", "--parts", help="Which parts to run."),
+    iterations: int = typer.Option(10, "--iters", "-n", help="Timed samples per case."),
+    warmup: int = typer.Option(2, "--warmup", help="Warm-up iterations per case."),
+    device: int = typer.Option(0, "--device", "-d", help="CUDA device ordinal."),
+    pin_size: str = typer.Option("256M", "--pin-size", help="Size for the pinning trade-off."),
+    layers: int = typer.Option(16, "--layers", help="Layers in the overlap pipeline."),
+    chunk: str = typer.Option("64M", "--chunk", help="Bytes per layer in the overlap pipeline."),
+    block_count: int = typer.Option(10_000, "--blocks", help="Blocks per block-sweep point."),
+    block_sizes: str = typer.Option(DEFAULT_BLOCKS, "--block-sizes", help="Block sizes, list or range."),
+    reference: bool = typer.Option(True, "--reference/--no-reference",
+                                   help="Also time CuPy/PyTorch copies of the same size."),
+    quick: bool = typer.Option(False, "--quick", help="A small run: a few sizes and kinds."),
+    json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
+) -> None:
+    """Host<->GPU copy bandwidth: memory kinds, directions, sizes, pinning, overlap, many small blocks."""
+    from gdrdiag.bench.copy import CopyBenchOptions, run_copy_bench
+    from gdrdiag.hw.memory import MemoryKind
+    from gdrdiag.model.results import Status
+
+    if quick:
+        kinds, sizes, block_sizes = "pinned,pageable", "64K,16M,256M", "4K,64K,1M"
+        iterations, layers, chunk = min(iterations, 5), 8, "32M"
+    opts = CopyBenchOptions(
+        kinds=tuple(MemoryKind.parse(k) for k in _split(kinds, "--kinds")),
+        directions=_split(directions, "--directions"),
+        modes=_split(modes, "--modes"),
+        sizes=tuple(parse_size_list(sizes, what="--sizes")),
+        parts=_split(parts, "--parts"),
+        iterations=iterations,
+        warmup=warmup,
+        device=device,
+        pin_size=parse_size(pin_size, what="--pin-size"),
+        overlap_layers=layers,
+        overlap_chunk=parse_size(chunk, what="--chunk"),
+        block_count=block_count,
+        block_sizes=tuple(parse_size_list(block_sizes, what="--block-sizes")),
+        reference=reference,
+    )
+    opts.validate()
+    if json_out is not None and json_out.parent and not json_out.parent.exists():
+        raise UserInputError(f"--json-out: directory {json_out.parent} does not exist")
+
+    from gdrdiag.bench.copy import planned_case_count
+
+    if progress_enabled() and not wants_json(ctx):
+        with typer.progressbar(length=planned_case_count(opts), label="copy-bench", file=None) as bar:
+            results = run_copy_bench(opts, progress=lambda key: bar.update(1))
+    else:
+        results = run_copy_bench(opts)
+
+    from gdrdiag.cli.reporting import results_report
+
+    report = results_report("copy-bench", results)
+    if json_out is not None:
+        json_out.write_text(report.to_json())
+    if wants_json(ctx):
+        echo(report.to_json())
+    else:
+        from gdrdiag.render.copy_table import render_copy_results
+
+        echo(render_copy_results(results))
+    raise typer.Exit(EXIT_FAIL if any(r.status is Status.ERROR for r in results) else EXIT_OK)

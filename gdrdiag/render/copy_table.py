@@ -1,0 +1,73 @@
+"""copy-bench results as tables (formatting only)."""
+
+from __future__ import annotations
+
+from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.render.results_table import check_mark, num, problems, size, spread, table
+
+
+def _ms(seconds: "float | None") -> "float | None":
+    return None if seconds is None else seconds * 1e3
+
+
+def _ok(results: list[BenchResult], prefix: str) -> list[BenchResult]:
+    return [r for r in results if r.key.startswith(prefix) and r.status is not Status.WAIVED]
+
+
+def render_copy_results(results: list[BenchResult]) -> str:
+    """All copy-bench sections that have results, then WAIVED/ERROR reasons."""
+    out: list[str] = []
+    sweep = [r for r in results if r.params.get("direction") and "mode" in r.params
+             and r.status is not Status.WAIVED]
+    if sweep:
+        rows = [[str(r.params["kind"]), str(r.params["direction"]), str(r.params["mode"]), size(r.params["size"]),
+                 num(r.value), spread(r), check_mark(r)] for r in sweep]
+        out.append("Host<->GPU copies (GB/s = 1e9 B/s, median of samples)\n"
+                   + table(rows, ["memory", "dir", "mode", "size", "GB/s", "min-max", "payload"]))
+    refs = _ok(results, "copy_h2d_pinned_")
+    if refs:
+        rows = [[r.key, str(r.params.get("library", "gdrdiag")), size(r.params.get("size")), num(r.value),
+                 num(r.metrics.get("gdrdiag_over_reference"), 3), check_mark(r)] for r in refs]
+        out.append("Pinned H2D against other libraries, same run\n"
+                   + table(rows, ["case", "library", "size", "GB/s", "gdrdiag/ref", "payload"]))
+    pin = _ok(results, "copy_pinning_")
+    if pin:
+        rows = [[r.key.removeprefix("copy_pinning_"), size(r.params.get("size")), num(r.value),
+                 num(r.metrics.get("ratio_to_preallocated"), 3), num(r.metrics.get("pin_ms_median"), 1),
+                 check_mark(r)] for r in pin]
+        out.append("Pinning trade-off, host->device\n"
+                   + table(rows, ["variant", "size", "GB/s", "vs pinned", "pin ms", "payload"]))
+    ov = _ok(results, "copy_overlap_")
+    if ov:
+        rows = [[r.key.removeprefix("copy_overlap_"), str(r.params.get("layers")), size(r.params.get("chunk")),
+                 num(_ms(r.metrics.get("seconds_median")), 1),
+                 num(r.metrics.get("parts_sum_ms"), 1), num(r.metrics.get("speedup_vs_one_stream"), 2),
+                 check_mark(r)] for r in ov]
+        out.append("Overlap: N x (H2D -> compute -> D2H)\n"
+                   + table(rows, ["pipeline", "layers", "chunk", "ms", "sum of parts ms", "speed-up", "payload"]))
+    blocks = _ok(results, "copy_blocks_")
+    by_size: dict[int, dict[str, BenchResult]] = {}
+    for r in blocks:
+        if "block_size" in r.params:
+            by_size.setdefault(int(r.params["block_size"]), {})[r.key.removeprefix("copy_blocks_")] = r  # type: ignore[arg-type]
+    if by_size:
+        rows = []
+        for bs in sorted(by_size):
+            row = by_size[bs]
+            cells = [size(bs), str(next(iter(row.values())).params.get("blocks"))]
+            for m in ("per_call", "batched", "coalesced", "kernel"):
+                r = row.get(m)
+                cells.append("-" if r is None or r.status is not Status.OK else
+                             f"{num(r.value)} ({num(r.metrics.get('us_per_block'), 2)} us)")
+            rows.append(cells)
+        out.append("Block sweep, host->device, GB/s (microseconds per block)\n"
+                   + table(rows, ["block", "blocks", "per call", "batched", "coalesced", "kernel"]))
+    summary = next((r for r in results if r.key == "copy_blocks_summary"), None)
+    if summary:
+        parts = [f"{name.removeprefix('half_bandwidth_block_bytes_')}: "
+                 + (size(round(v)) if v is not None else "never") for name, v in summary.metrics.items()]
+        out.append("Half the coalesced bandwidth is reached at block size -> " + "; ".join(parts))
+    bad = problems(results)
+    if bad:
+        out.append(bad)
+    return "\n\n".join(out) if out else "no results"

@@ -1,0 +1,55 @@
+"""Shared formatting for bench results: numbers to strings, status lines, generic tables.
+
+Formatting only: every number shown was computed in ``bench/``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from tabulate import tabulate
+
+from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.units import format_size
+
+
+def num(value: Optional[float], digits: int = 2) -> str:
+    """A number with fixed decimals, or '-' for unknown."""
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def size(value: object) -> str:
+    """A byte count as a human size ('4 KiB'); other values unchanged."""
+    return format_size(value) if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def spread(result: BenchResult, digits: int = 1) -> str:
+    """'min-max' of the samples."""
+    if not result.stats:
+        return "-"
+    return f"{result.stats.minimum:.{digits}f}-{result.stats.maximum:.{digits}f}"
+
+
+def check_mark(result: BenchResult) -> str:
+    """How the payload check came out."""
+    return {True: "ok", False: "WRONG", None: "-"}[result.verified]
+
+
+def problems(results: Iterable[BenchResult]) -> str:
+    """Lines for every WAIVED or ERROR result, grouped so repeated reasons print once."""
+    seen: dict[tuple[str, str], list[str]] = {}
+    for r in results:
+        if r.status is not Status.OK:
+            seen.setdefault((r.status.value, r.reason or ""), []).append(r.key)
+    lines = []
+    for (status, reason), keys in seen.items():
+        uniq = sorted(set(keys))
+        shown = ", ".join(uniq[:4]) + (f" (+{len(uniq) - 4} more)" if len(uniq) > 4 else "")
+        lines.append(f"{status}: {shown}: {reason}")
+    return "\n".join(lines)
+
+
+def table(rows: list[list[str]], headers: list[str]) -> str:
+    """A plain tabulate table with right-aligned numbers."""
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
+                    colalign=None)

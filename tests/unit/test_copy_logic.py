@@ -1,0 +1,40 @@
+import pytest
+
+from gdrdiag.bench.copy import CopyBenchOptions, block_summary, half_bandwidth_block_size, planned_case_count
+from gdrdiag.errors import UserInputError
+from gdrdiag.model.results import BenchResult, Status
+
+
+def test_half_bandwidth_interpolates_in_log_size():
+    # ratio 0.25 at 4 KiB, 0.75 at 16 KiB -> halfway in log2 space = 8 KiB
+    assert half_bandwidth_block_size([(16384, 0.75), (4096, 0.25)]) == pytest.approx(8192)
+
+
+def test_half_bandwidth_edges():
+    assert half_bandwidth_block_size([(128, 0.6), (256, 0.9)]) == 128
+    assert half_bandwidth_block_size([(128, 0.1), (256, 0.2)]) is None
+
+
+def test_block_summary_uses_only_ok_results():
+    def r(key, bs, ratio, status=Status.OK):
+        return BenchResult(key=key, status=status, params={"block_size": bs}, metrics={"ratio_to_coalesced": ratio})
+
+    results = [r("copy_blocks_per_call", 4096, 0.2), r("copy_blocks_per_call", 65536, 0.8),
+               r("copy_blocks_batched", 4096, 0.9, Status.ERROR)]
+    s = block_summary(results)
+    assert s.metrics["half_bandwidth_block_bytes_per_call"] == pytest.approx(2 ** (12 + 4 * 0.5))
+    assert s.metrics["half_bandwidth_block_bytes_batched"] is None
+
+
+@pytest.mark.parametrize("kwargs", [dict(directions=("up",)), dict(modes=("fast",)), dict(parts=("x",)),
+                                    dict(iterations=0), dict(overlap_layers=1), dict(block_count=0),
+                                    dict(sizes=(1 << 50,)), dict(pin_size=1 << 50)])
+def test_options_validation(kwargs):
+    with pytest.raises(UserInputError):
+        CopyBenchOptions(**kwargs).validate()
+
+
+def test_planned_case_count_matches_the_sweep_shape():
+    opts = CopyBenchOptions(sizes=(4096, 8192), parts=("sweep",), reference=False)
+    # 5 kinds x (h2d async, h2d sync, d2h async, d2h sync, bidir async) x 2 sizes
+    assert planned_case_count(opts) == 5 * 5 * 2
