@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Everything that needs the GPU machine, in one call: the GPU tests, then the benchmarks whose
+# numbers go into docs/benchmarks.md. Run from the repository root on the GPU machine:
+#
+#   OUT=/some/dir bash scripts/gpu_check.sh [section ...]
+#
+# Sections: tests copy gather mr inspect (default: all). Results land under $OUT:
+#   tests.txt, copy.json/copy.txt, gather.json/gather.txt, mr.json/mr.txt, inspect.*, bundle
+# The project runs from the source tree (nothing is installed there): PYTHONPATH=. .
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-./out}
+mkdir -p "$OUT"
+export PYTHONPATH=.
+export GDRDIAG_CACHE_DIR="$OUT/.nvrtc-cache"
+PY=${PYTHON:-python3}
+sections=("$@")
+[ ${#sections[@]} -eq 0 ] && sections=(tests copy gather mr inspect)
+want() { local s; for s in "${sections[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+has_cmd() { $PY -m gdrdiag --help 2>/dev/null | grep -q " $1 "; }
+
+{ date -u; nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.max,pcie.link.width.max --format=csv;
+  $PY -c 'import cuda.bindings, numpy; print("cuda-bindings", cuda.bindings.__version__, "numpy", numpy.__version__)'
+} > "$OUT/device.txt" 2>&1
+
+if want tests; then
+  echo "== GPU tests"
+  timeout 420 $PY -m pytest -q -m "gpu" tests/hw -p no:cacheprovider 2>&1 | tee "$OUT/tests.txt" | tail -25
+fi
+if want copy; then
+  echo "== copy-bench"
+  timeout 400 $PY -m gdrdiag copy-bench --json-out "$OUT/copy.json" ${COPY_ARGS:-} > "$OUT/copy.txt" 2> "$OUT/copy.err"
+  echo "rc=$?"; cat "$OUT/copy.txt" | head -150; tail -5 "$OUT/copy.err"
+fi
+if want gather && has_cmd gather-bench; then
+  echo "== gather-bench"
+  timeout 300 $PY -m gdrdiag gather-bench --json-out "$OUT/gather.json" ${GATHER_ARGS:-} > "$OUT/gather.txt" 2> "$OUT/gather.err"
+  echo "rc=$?"; head -120 "$OUT/gather.txt"; tail -5 "$OUT/gather.err"
+fi
+if want mr && has_cmd mr-bench; then
+  echo "== mr-bench (soft provider, real CUDA memory: not hardware RDMA numbers)"
+  timeout 200 $PY -m gdrdiag mr-bench --provider soft --matrix --json-out "$OUT/mr.json" ${MR_ARGS:-} > "$OUT/mr.txt" 2> "$OUT/mr.err"
+  echo "rc=$?"; head -80 "$OUT/mr.txt"; tail -5 "$OUT/mr.err"
+fi
+if want inspect && has_cmd inspect; then
+  echo "== inspect / collect"
+  ( time $PY -m gdrdiag inspect ) > "$OUT/inspect.txt" 2>&1; echo "rc=$?"
+  $PY -m gdrdiag --json inspect > "$OUT/inspect.json" 2> "$OUT/inspect.err"
+  has_cmd collect && $PY -m gdrdiag collect -o "$OUT/gpu-machine.tar.gz" > "$OUT/collect.txt" 2>&1
+  nvidia-smi -q > "$OUT/nvidia-smi-q.txt" 2>&1
+  cat "$OUT/inspect.txt"
+fi
+echo "== done"
