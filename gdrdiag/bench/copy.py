@@ -163,6 +163,7 @@ class _SweepBuffers:
     def __init__(self) -> None:
         self.kind: Optional[MemoryKind] = None
         self.bufs: list[Buffer] = []
+        self.managed_on_host = False
 
     def get(self, ctx: _Ctx, kind: MemoryKind, largest: int) -> list[Buffer]:
         if self.kind is not kind:
@@ -170,6 +171,8 @@ class _SweepBuffers:
             try:
                 for k in (kind, kind, MemoryKind.DEVICE, MemoryKind.DEVICE):
                     self.bufs.append(memory.allocate(k, largest, alignment=64 * KiB, gpu=ctx.gpu))
+                if kind is MemoryKind.MANAGED:
+                    self.managed_on_host = all(b.prefer_host_residency() for b in self.bufs[:2])
             except BaseException:
                 self.close()
                 raise
@@ -196,8 +199,13 @@ class _SweepCase:
         s0, s1 = ctx.streams
         opts = ctx.opts
         key = f"copy_{self.direction}_{kind.value.replace('-', '_')}"
+        location = kind.location
+        if kind is MemoryKind.MANAGED:
+            location = ("managed, preferred location host DRAM (cuMemAdvise), mapped for the GPU"
+                        if ctx.sweep_buffers.managed_on_host else
+                        "managed; the driver refused a host preference, pages may have migrated to the GPU")
         params = {"kind": kind.value, "direction": self.direction, "mode": self.mode, "size": n,
-                  "location": kind.location}
+                  "location": location}
         desc = f"{self.direction.upper()} {self.mode} copy, {kind.value} host memory"
         # Sources carry the pattern; destinations are poisoned.
         if self.direction in ("h2d", "bidir"):
@@ -458,8 +466,10 @@ def _batched_copy(dsts: list[int], srcs: list[int], sizes: list[int], stream: cu
         raise NotSupported("cuMemcpyBatchAsync is not in these cuda-python bindings (needs CUDA 12.8+)")
     attrs = drv.CUmemcpyAttributes()
     attrs.srcAccessOrder = drv.CUmemcpySrcAccessOrder.CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
+    as_ptrs = drv.CUdeviceptr
     try:
-        result = fn(dsts, srcs, sizes, len(sizes), [attrs], [0], 1, stream.handle)
+        result = fn([as_ptrs(p) for p in dsts], [as_ptrs(p) for p in srcs], sizes, len(sizes), [attrs], [0], 1,
+                    stream.handle)
     except TypeError as exc:  # a bindings signature this code does not know
         raise NotSupported(f"cuMemcpyBatchAsync: unexpected bindings signature ({exc})") from None
     err = result[0] if isinstance(result, tuple) else result

@@ -278,6 +278,33 @@ class Buffer:
         else:
             cuda.call("cuMemsetD8", self.ptr + offset, value & 0xFF, n)
 
+    def prefer_host_residency(self) -> bool:
+        """Ask the driver to keep managed pages in host DRAM, mapped for the GPU.
+
+        Without this, the first GPU-side copy migrates managed pages to GPU memory and later
+        "host-to-device" copies are really device-to-device (measured: ~2 TB/s on an H200).
+        Uses CU_MEM_ADVISE_SET_PREFERRED_LOCATION = host and SET_ACCESSED_BY = this GPU (CUDA
+        driver API, cuMemAdvise). Returns False where the driver refuses (then the report says
+        the pages may have migrated).
+        """
+        if self.kind is not MemoryKind.MANAGED or self.gpu is None:
+            return False
+        drv = cuda.driver()
+        host = drv.CUmemLocation()
+        host.type = drv.CUmemLocationType.CU_MEM_LOCATION_TYPE_HOST
+        host.id = 0
+        dev = drv.CUmemLocation()
+        dev.type = drv.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+        dev.id = self.gpu.ordinal
+        advice = drv.CUmem_advise
+        try:
+            cuda.call("cuMemAdvise", self._alloc.raw, self._alloc.raw_size,
+                      advice.CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host)
+            cuda.call("cuMemAdvise", self._alloc.raw, self._alloc.raw_size, advice.CU_MEM_ADVISE_SET_ACCESSED_BY, dev)
+        except (HardwareError, TypeError):
+            return False
+        return True
+
     def set_sync_memops(self) -> None:
         """Set CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on device memory.
 
