@@ -47,6 +47,8 @@ def _root(
 # level in these modules are light by contract (typer, gdrdiag.errors/units/model only).
 COMMAND_MODULES = (
     "copy_bench_cmd",
+    "inspect_cmd",
+    "collect_cmd",
 )
 
 

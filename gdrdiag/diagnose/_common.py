@@ -1,0 +1,74 @@
+"""Helpers shared by the machine rules: selecting devices and writing evidence."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.machine import MachineInfo, NicInfo, PciFunction, PortType
+
+
+def finding(code: str, severity: Severity, title: str, evidence: list[str] | tuple[str, ...], advice: str,
+            reference: str, subject: str = "") -> Finding:
+    """A Finding with evidence as a tuple (the model's type)."""
+    return Finding(code=code, severity=severity, title=title, evidence=tuple(evidence), advice=advice,
+                   reference=reference, subject=subject)
+
+
+def ev(path: str, value: object) -> str:
+    """One evidence line: ``path = value``."""
+    return f"{path} = {value}"
+
+
+def gpu_functions(m: MachineInfo) -> Iterator[PciFunction]:
+    """PCI functions of the GPUs inspect found."""
+    for g in m.gpus:
+        f = m.function(g.bdf)
+        if f is not None:
+            yield f
+
+
+def nic_functions(m: MachineInfo) -> Iterator[tuple[NicInfo, PciFunction]]:
+    """(NIC, its PCI function) for RDMA devices with a function in sysfs."""
+    for n in m.nics:
+        f = m.function(n.bdf)
+        if f is not None:
+            yield n, f
+
+
+def endpoints(m: MachineInfo) -> list[tuple[str, PciFunction]]:
+    """(role, function) for every GPU and RDMA NIC function, each once."""
+    out: list[tuple[str, PciFunction]] = [("GPU", f) for f in gpu_functions(m)]
+    seen = {f.bdf for _, f in out}
+    for n, f in nic_functions(m):
+        if f.bdf not in seen:
+            seen.add(f.bdf)
+            out.append((f"NIC {n.name}", f))
+    return out
+
+
+def upstream_chain(m: MachineInfo, f: PciFunction) -> list[PciFunction]:
+    """``f`` and every bridge above it that sysfs shows, endpoint first."""
+    out = [f]
+    cur: Optional[PciFunction] = f
+    for _ in range(32):
+        cur = m.function(cur.parent_bdf) if cur and cur.parent_bdf else None
+        if cur is None:
+            break
+        out.append(cur)
+    return out
+
+
+def is_downstream_facing(f: PciFunction) -> bool:
+    """Root ports and switch downstream ports: where ACS request redirect applies ([R20])."""
+    return f.pcie is not None and f.pcie.port_type in (PortType.ROOT_PORT, PortType.SWITCH_DOWNSTREAM)
+
+
+def on_bare_metal(m: MachineInfo) -> bool:
+    """True unless the machine is, or may be, a VM."""
+    return m.virt.is_vm is False
+
+
+def has_gpu_and_nic(m: MachineInfo) -> bool:
+    """A GPUDirect RDMA path exists to judge."""
+    return bool(m.gpus) and bool(m.nics)

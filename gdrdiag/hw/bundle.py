@@ -1,0 +1,468 @@
+"""Where machine facts come from: the live machine, or a bundle written by ``gdrdiag collect``.
+
+A *source* is a :class:`~gdrdiag.hw.sysfs.SysfsTree` plus the facts that are not files
+(CUDA, NVML, verbs) as plain JSON-able dicts. ``LiveSource`` asks the hardware adapters;
+``BundleSource`` replays the JSON saved next to the captured tree. inspect consumes the same
+dicts from both, so ``inspect --bundle`` gives the live machine's result.
+
+Bundle layout (a ``.tar.gz``, or the same tree unpacked, as the test fixtures are)::
+
+    gdrdiag-bundle/meta.json           format, version, euid, file sizes, failed reads
+    gdrdiag-bundle/facts/cuda.json     CUDA driver version + CudaDeviceFacts per GPU
+    gdrdiag-bundle/facts/nvml.json     NVML facts per GPU (or the reason it was unavailable)
+    gdrdiag-bundle/facts/verbs.json    RDMA devices via pyverbs (or the reason there are none)
+    gdrdiag-bundle/fs/sys/...          exactly the sysfs/procfs files inspect read, with symlinks
+
+A bundle is untrusted input. Extraction refuses absolute names, ``..``, hard links, devices,
+FIFOs, symlinks that leave the bundle, and anything over the size and count limits; a
+truncated or corrupt archive is a one-line ``BundleError`` (exit 2), never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import io
+import json
+import os
+import re
+import shutil
+import tarfile
+import tempfile
+import time
+import zlib
+from typing import Any, Iterator, Optional
+
+from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.hw.sysfs import SysfsTree
+
+FORMAT = "gdrdiag-bundle"
+FORMAT_VERSION = 1
+TOP = "gdrdiag-bundle"
+
+MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
+MAX_MEMBERS = 50_000
+MAX_MEMBER_BYTES = 8 * 1024 * 1024
+MAX_TOTAL_BYTES = 256 * 1024 * 1024
+MAX_JSON_BYTES = 16 * 1024 * 1024
+FACT_FILES = ("cuda", "nvml", "verbs")
+
+
+class BundleError(UserInputError):
+    """A bundle is missing, corrupt, truncated, too large or unsafe (exit 2)."""
+
+
+# ============================================================================================
+# Sources
+# ============================================================================================
+
+
+class LiveSource:
+    """This machine. With ``record=True`` the tree remembers what it read, for ``collect``."""
+
+    def __init__(self, record: bool = False):
+        self.name = "live"
+        self.tree = SysfsTree("/", record=record)
+        self._facts: dict[str, dict] = {}
+
+    def euid(self) -> Optional[int]:
+        """Effective uid of this process (0 = root: full config space, [R3])."""
+        return os.geteuid() if hasattr(os, "geteuid") else None
+
+    def cuda(self) -> dict:
+        """CUDA facts: ``{"status", "reason", "driver_version", "devices": [...]}``."""
+        if "cuda" not in self._facts:
+            self._facts["cuda"] = _live_cuda()
+        return self._facts["cuda"]
+
+    def nvml(self, gpu_bdfs: list[str]) -> dict:
+        """NVML facts for these GPUs (see :func:`gdrdiag.hw.nvml.gpu_facts`)."""
+        if "nvml" not in self._facts:
+            if not gpu_bdfs:
+                self._facts["nvml"] = {"status": "unavailable", "reason": "no NVIDIA GPU on the PCI bus", "gpus": {}}
+            else:
+                from gdrdiag.hw import nvml
+
+                self._facts["nvml"] = nvml.gpu_facts(gpu_bdfs)
+        return self._facts["nvml"]
+
+    def verbs(self) -> dict:
+        """RDMA facts: ``{"status", "reason", "devices": {name: {...}}, "dmabuf_probe", ...}``."""
+        if "verbs" not in self._facts:
+            self._facts["verbs"] = _live_verbs()
+        return self._facts["verbs"]
+
+    def facts(self) -> dict[str, dict]:
+        """Every non-file fact gathered so far (what collect saves)."""
+        return dict(self._facts)
+
+
+class BundleSource:
+    """A bundle unpacked at ``root`` (the folder holding meta.json, facts/ and fs/)."""
+
+    def __init__(self, root: str, name: str):
+        self.root = root
+        self.name = f"bundle:{name}"
+        self.meta = _load_meta(root)
+        self.tree = SysfsTree(os.path.join(root, "fs"), sizes=self.meta["sizes"], failures=self.meta["failures"])
+        self._facts = {k: _load_fact(root, k) for k in FACT_FILES}
+
+    def euid(self) -> Optional[int]:
+        """The uid ``collect`` ran as on the captured machine."""
+        return self.meta.get("euid")
+
+    def cuda(self) -> dict:
+        """Saved CUDA facts."""
+        return self._facts["cuda"]
+
+    def nvml(self, gpu_bdfs: list[str]) -> dict:
+        """Saved NVML facts (``gpu_bdfs`` is ignored: the bundle answers for what it saw)."""
+        return self._facts["nvml"]
+
+    def verbs(self) -> dict:
+        """Saved verbs facts."""
+        return self._facts["verbs"]
+
+
+def _unavailable(reason: str, **extra: Any) -> dict:
+    return {"status": "unavailable", "reason": reason, **extra}
+
+
+def _live_cuda() -> dict:
+    """Ask hw.cuda (the lead's adapter); every failure becomes status + reason."""
+    try:
+        from gdrdiag.hw import cuda
+        from gdrdiag.model.serde import to_jsonable
+
+        cuda.init()
+        version = cuda.driver_version()
+        devices = [to_jsonable(d) for d in cuda.all_device_facts()]
+        return {"status": "ok", "reason": None, "driver_version": int(version), "devices": devices}
+    except NotSupported as exc:
+        return _unavailable(exc.reason, devices=[])
+    except Exception as exc:  # a broken driver must not stop inspect: record why
+        return _unavailable(f"CUDA query failed: {type(exc).__name__}: {exc}"[:300], devices=[])
+
+
+def _plain(value: Any) -> Any:
+    """JSON-able copy of whatever hw.verbs returned (enums and objects become text)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def rdma_core_version() -> Optional[str]:
+    """rdma-core version from libibverbs' file name (``libibverbs.so.1.14.44.0`` -> ``44.0``)."""
+    pattern = re.compile(r"libibverbs\.so\.1\.\d+\.(\d+\.\d+)$")
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib64"):
+        for path in sorted(glob.glob(os.path.join(d, "libibverbs.so.1.*"))):
+            m = pattern.search(os.path.basename(path))
+            if m:
+                return m.group(1)
+    return None
+
+
+def _live_verbs() -> dict:
+    """Ask hw.verbs (another engineer's adapter, imported lazily: it may be absent)."""
+    out: dict = {"status": "ok", "reason": None, "devices": {}, "dmabuf_probe": {},
+                 "device_errors": {}, "rdma_core_version": rdma_core_version()}
+    try:
+        from gdrdiag.hw import verbs
+    except Exception as exc:  # ImportError, or pyverbs failing inside it
+        out.update(status="unavailable", reason=f"verbs adapter unavailable: {type(exc).__name__}: {exc}"[:300])
+        return out
+    try:
+        names = list(verbs.list_device_names())
+    except NotSupported as exc:
+        out.update(status="none", reason=exc.reason)
+        return out
+    except Exception as exc:
+        out.update(status="unavailable", reason=f"listing RDMA devices failed: {type(exc).__name__}: {exc}"[:300])
+        return out
+    if not names:
+        out.update(status="none", reason="no RDMA devices")
+    for name in names:
+        try:
+            out["devices"][str(name)] = _plain(verbs.device_facts(name))
+        except Exception as exc:
+            out["device_errors"][str(name)] = f"{type(exc).__name__}: {exc}"[:300]
+        probe = getattr(verbs, "dmabuf_probe", None)
+        if probe is None:
+            out["dmabuf_probe"][str(name)] = None
+            continue
+        try:
+            out["dmabuf_probe"][str(name)] = str(probe(name))
+        except NotSupported as exc:
+            out["dmabuf_probe"][str(name)] = f"unsupported: {exc.reason}"
+        except Exception as exc:
+            out["dmabuf_probe"][str(name)] = f"probe failed: {type(exc).__name__}: {exc}"[:300]
+    return out
+
+
+# ============================================================================================
+# Writing
+# ============================================================================================
+
+
+def _fs_entries(tree: SysfsTree) -> dict[str, tuple]:
+    """Turn a recording tree's record into tar entries: path -> ("dir",) | ("file", b) | ("link", t)."""
+    entries: dict[str, tuple] = {}
+
+    def add_dirs(real: str) -> None:
+        parts = real.strip("/").split("/")
+        for i in range(1, len(parts) + 1):
+            entries.setdefault("/" + "/".join(parts[:i]), ("dir",))
+
+    def resolve(path: str) -> str:
+        """Add the entries that lead to ``path``; return where it really is."""
+        parts = [p for p in path.strip("/").split("/") if p]
+        cur = "/"
+        for p in parts:
+            nxt = os.path.join(cur, p)
+            if os.path.islink(nxt):
+                target = os.readlink(nxt)
+                if os.path.isabs(target):
+                    target = os.path.relpath(target, cur)
+                entries[nxt] = ("link", target)
+                real = os.path.realpath(nxt)
+                if os.path.isdir(real):
+                    add_dirs(real)
+                cur = real
+            else:
+                cur = nxt
+        return cur
+
+    for path in sorted(tree.listed):
+        real = resolve(path)
+        add_dirs(real)
+        try:
+            children = os.listdir(real)
+        except OSError:
+            continue
+        for child in children:
+            full = os.path.join(real, child)
+            if os.path.islink(full):
+                target = os.readlink(full)
+                if os.path.isabs(target):
+                    target = os.path.relpath(target, real)
+                entries[full] = ("link", target)
+            elif os.path.isdir(full):
+                entries.setdefault(full, ("dir",))
+    for path in sorted(tree.links):
+        parent = resolve(os.path.dirname(path))
+        full = os.path.join(parent, os.path.basename(path))
+        add_dirs(parent)
+        resolve(full)
+    for path, data in sorted(tree.files.items()):
+        parent = resolve(os.path.dirname(path))
+        add_dirs(parent)
+        entries[os.path.join(parent, os.path.basename(path))] = ("file", data)
+    return entries
+
+
+def _tar_add(tf: tarfile.TarFile, name: str, kind: tuple) -> None:
+    info = tarfile.TarInfo(name)
+    info.mtime = 0
+    if kind[0] == "dir":
+        info.type, info.mode = tarfile.DIRTYPE, 0o755
+        tf.addfile(info)
+    elif kind[0] == "link":
+        info.type, info.linkname, info.mode = tarfile.SYMTYPE, kind[1], 0o777
+        tf.addfile(info)
+    else:
+        info.size, info.mode = len(kind[1]), 0o644
+        tf.addfile(info, io.BytesIO(kind[1]))
+
+
+def write_bundle(out_path: str, source: LiveSource, extra_meta: Optional[dict] = None) -> dict:
+    """Write what ``source`` read (its recording tree and facts) as a ``.tar.gz`` at ``out_path``.
+
+    Returns a summary dict (files, bytes). Written to a temporary file first, then renamed, so a
+    failed collect never leaves a half bundle behind.
+    """
+    tree = source.tree
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "euid": source.euid(),
+        "sizes": dict(sorted(tree.sizes.items())),
+        "failures": dict(sorted(tree.failures.items())),
+        **(extra_meta or {}),
+    }
+    entries = _fs_entries(tree)
+    directory = os.path.dirname(os.path.abspath(out_path)) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".gdrdiag-bundle-", suffix=".tmp", dir=directory)
+    nfiles = 0
+    try:
+        with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz", format=tarfile.PAX_FORMAT) as tf:
+            _tar_add(tf, TOP, ("dir",))
+            _tar_add(tf, f"{TOP}/meta.json", ("file", json.dumps(meta, indent=1, sort_keys=True).encode()))
+            _tar_add(tf, f"{TOP}/facts", ("dir",))
+            facts = source.facts()
+            for key in FACT_FILES:
+                data = facts.get(key) or _unavailable("not gathered")
+                _tar_add(tf, f"{TOP}/facts/{key}.json", ("file", json.dumps(data, indent=1, sort_keys=True).encode()))
+            _tar_add(tf, f"{TOP}/fs", ("dir",))
+            order = {"dir": 0, "link": 1, "file": 2}
+            for path, kind in sorted(entries.items(), key=lambda kv: (order[kv[1][0]], kv[0])):
+                _tar_add(tf, f"{TOP}/fs{path}", kind)
+                nfiles += kind[0] == "file"
+        os.replace(tmp, out_path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return {"path": out_path, "files": nfiles, "bytes": os.path.getsize(out_path)}
+
+
+# ============================================================================================
+# Reading (untrusted input)
+# ============================================================================================
+
+
+def _inside(root: str, path: str) -> bool:
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root + os.sep)
+
+
+def _member_name(name: str) -> str:
+    """Validate one member name; return it relative to the bundle's top folder."""
+    if "\0" in name or "\\" in name or name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        raise BundleError(f"unsafe member name {name[:80]!r} (absolute or odd characters): refused")
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise BundleError(f"unsafe member name {name[:80]!r} (contains ..): refused")
+    if not parts or parts[0] != TOP:
+        raise BundleError(f"member {name[:80]!r} is outside {TOP}/: not a gdrdiag bundle")
+    return "/".join(parts[1:])
+
+
+def safe_extract(archive: str, dest: str) -> str:
+    """Extract a bundle archive into ``dest`` under the safety rules; return the bundle root."""
+    try:
+        size = os.path.getsize(archive)
+    except OSError as exc:
+        raise BundleError(f"cannot open bundle {archive}: {exc.strerror or exc}") from None
+    if size > MAX_ARCHIVE_BYTES:
+        raise BundleError(f"bundle {archive} is {size} bytes, over the {MAX_ARCHIVE_BYTES} byte limit")
+    root = os.path.realpath(dest)
+    total = count = 0
+    try:
+        with tarfile.open(archive, mode="r:*") as tf:
+            for m in tf:
+                count += 1
+                if count > MAX_MEMBERS:
+                    raise BundleError(f"bundle has more than {MAX_MEMBERS} members: refused")
+                rel = _member_name(m.name)
+                target = os.path.join(root, rel) if rel else root
+                if not _inside(root, os.path.dirname(target)):
+                    raise BundleError(f"member {m.name[:80]!r} would be written outside the bundle: refused")
+                if m.isdir():
+                    os.makedirs(target, exist_ok=True)
+                    if not _inside(root, target):
+                        raise BundleError(f"member {m.name[:80]!r} leaves the bundle: refused")
+                elif m.issym():
+                    link = m.linkname
+                    if os.path.isabs(link) or "\0" in link:
+                        raise BundleError(f"symlink {m.name[:80]!r} -> {link[:80]!r} is absolute: refused")
+                    resolved = os.path.normpath(os.path.join(os.path.realpath(os.path.dirname(target)), link))
+                    if not (resolved == root or resolved.startswith(root + os.sep)):
+                        raise BundleError(f"symlink {m.name[:80]!r} -> {link[:80]!r} leaves the bundle: refused")
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    if os.path.lexists(target):
+                        raise BundleError(f"member {m.name[:80]!r} appears twice: refused")
+                    os.symlink(link, target)
+                elif m.isreg():
+                    if m.size > MAX_MEMBER_BYTES:
+                        raise BundleError(f"member {m.name[:80]!r} is {m.size} bytes, over the limit: refused")
+                    total += m.size
+                    if total > MAX_TOTAL_BYTES:
+                        raise BundleError(f"bundle unpacks to more than {MAX_TOTAL_BYTES} bytes: refused")
+                    fh = tf.extractfile(m)
+                    data = fh.read(m.size + 1) if fh else b""
+                    if len(data) != m.size:
+                        raise BundleError(f"bundle is truncated: member {m.name[:80]!r} is short")
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    if not _inside(root, os.path.dirname(target)):
+                        raise BundleError(f"member {m.name[:80]!r} would be written outside the bundle: refused")
+                    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                    try:
+                        out = os.open(target, flags, 0o644)
+                    except FileExistsError:
+                        raise BundleError(f"member {m.name[:80]!r} appears twice: refused") from None
+                    with os.fdopen(out, "wb") as w:
+                        w.write(data)
+                else:
+                    kind = "hard link" if m.islnk() else "device or FIFO"
+                    raise BundleError(f"member {m.name[:80]!r} is a {kind}: refused")
+    except BundleError:
+        raise
+    except (tarfile.TarError, EOFError, zlib.error, OSError, ValueError, UnicodeError) as exc:
+        raise BundleError(f"bundle {os.path.basename(archive)} is corrupt or truncated: "
+                          f"{type(exc).__name__}: {str(exc)[:120]}") from None
+    if count == 0:
+        raise BundleError(f"bundle {os.path.basename(archive)} is empty")
+    return root
+
+
+def _load_json(path: str, what: str) -> Any:
+    try:
+        if os.path.getsize(path) > MAX_JSON_BYTES:
+            raise BundleError(f"{what} is larger than {MAX_JSON_BYTES} bytes")
+        with open(path, "rb") as fh:
+            return json.loads(fh.read().decode("utf-8"))
+    except FileNotFoundError:
+        raise BundleError(f"{what} is missing: not a complete gdrdiag bundle") from None
+    except (OSError, UnicodeError, ValueError, RecursionError) as exc:
+        raise BundleError(f"{what} is corrupt: {type(exc).__name__}: {str(exc)[:120]}") from None
+
+
+def _str_dict(value: Any, what: str, val_type: type) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, val_type) and not isinstance(v, bool) for k, v in value.items()
+    ):
+        raise BundleError(f"meta.json: {what} must map strings to {val_type.__name__}")
+    return value
+
+
+def _load_meta(root: str) -> dict:
+    meta = _load_json(os.path.join(root, "meta.json"), "meta.json")
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise BundleError("meta.json does not describe a gdrdiag bundle")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise BundleError(f"bundle format version {meta.get('format_version')!r} is not {FORMAT_VERSION}")
+    euid = meta.get("euid")
+    if euid is not None and (not isinstance(euid, int) or isinstance(euid, bool)):
+        raise BundleError("meta.json: euid must be an integer")
+    meta["sizes"] = _str_dict(meta.get("sizes"), "sizes", int)
+    meta["failures"] = _str_dict(meta.get("failures"), "failures", str)
+    return meta
+
+
+def _load_fact(root: str, key: str) -> dict:
+    data = _load_json(os.path.join(root, "facts", f"{key}.json"), f"facts/{key}.json")
+    if not isinstance(data, dict):
+        raise BundleError(f"facts/{key}.json must hold a JSON object")
+    return data
+
+
+@contextlib.contextmanager
+def open_bundle(path: str) -> Iterator[BundleSource]:
+    """Open a bundle (``.tar.gz`` or an unpacked folder) as a source; cleans up on exit."""
+    if os.path.isdir(path):
+        root = os.path.join(path, TOP) if os.path.isdir(os.path.join(path, TOP)) else path
+        if not os.path.isdir(os.path.join(root, "fs")):
+            raise BundleError(f"{path}: no fs/ folder: not an unpacked gdrdiag bundle")
+        yield BundleSource(os.path.realpath(root), os.path.basename(os.path.normpath(path)))
+        return
+    if not os.path.exists(path):
+        raise BundleError(f"bundle {path} does not exist")
+    tmp = tempfile.mkdtemp(prefix="gdrdiag-bundle-")
+    try:
+        root = safe_extract(path, tmp)
+        if not os.path.isdir(os.path.join(root, "fs")):
+            raise BundleError(f"bundle {os.path.basename(path)} has no fs/ folder")
+        yield BundleSource(root, os.path.basename(path))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

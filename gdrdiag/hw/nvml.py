@@ -1,0 +1,68 @@
+"""Optional NVML facts through ``cuda.bindings.nvml`` (diagnostics-kb VIRT-05, LINK-01, GPU-14).
+
+NVML is optional: when the module or ``libnvidia-ml`` is missing, or a query is unsupported,
+the fact is None and the reason is recorded (nvitop's ``nvmlQuery`` pattern, style-anchors 4).
+The result is a plain JSON-able dict so it can be written into a bundle and replayed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+# nvmlGpuVirtualizationMode_t ([R40], verified with cuda-bindings 13.5.0)
+VIRTUALIZATION_MODES = {0: "NONE", 1: "PASSTHROUGH", 2: "VGPU", 3: "HOST_VGPU", 4: "HOST_VSGA"}
+
+
+def _q(fn: Callable[[], Any], facts: dict, unknown: dict, key: str, conv: Callable[[Any], Any] = int) -> None:
+    try:
+        facts[key] = conv(fn())
+    except Exception as exc:  # any NVML error (NotSupported, NoPermission, ...) -> unknown
+        facts[key] = None
+        unknown[key] = f"NVML: {type(exc).__name__}: {exc}"[:200]
+
+
+def gpu_facts(pci_bus_ids: list[str]) -> dict:
+    """NVML facts per GPU, keyed by PCI bus id (``0000:00:06.0``).
+
+    Returns ``{"status": "ok"|"unavailable", "reason": str|None, "driver_version": str|None,
+    "gpus": {bdf: {facts..., "unknown": {...}}}}``. Never raises.
+    """
+    try:
+        from cuda.bindings import nvml  # lazy: heavy, and only present with cuda-bindings >= 13
+    except Exception as exc:
+        return {"status": "unavailable", "reason": f"cuda.bindings.nvml not importable: {exc}", "gpus": {}}
+    try:
+        nvml.init_v2()
+    except Exception as exc:
+        return {"status": "unavailable", "reason": f"NVML init failed: {exc}"[:300], "gpus": {}}
+    out: dict = {"status": "ok", "reason": None, "gpus": {}}
+    try:
+        try:
+            out["driver_version"] = str(nvml.system_get_driver_version())
+        except Exception as exc:
+            out["driver_version"] = None
+            out["driver_version_reason"] = str(exc)[:200]
+        for bdf in pci_bus_ids:
+            facts: dict = {}
+            unknown: dict = {}
+            try:
+                h = nvml.device_get_handle_by_pci_bus_id_v2(bdf)
+            except Exception as exc:
+                out["gpus"][bdf] = {"unknown": {"handle": f"NVML: no handle for {bdf}: {exc}"[:200]}}
+                continue
+            _q(lambda: nvml.device_get_virtualization_mode(h), facts, unknown, "virtualization_mode",
+               lambda v: VIRTUALIZATION_MODES.get(int(v), str(int(v))))
+            _q(lambda: nvml.device_get_curr_pcie_link_generation(h), facts, unknown, "link_gen")
+            _q(lambda: nvml.device_get_max_pcie_link_generation(h), facts, unknown, "link_gen_max")
+            _q(lambda: nvml.device_get_curr_pcie_link_width(h), facts, unknown, "link_width")
+            _q(lambda: nvml.device_get_max_pcie_link_width(h), facts, unknown, "link_width_max")
+            _q(lambda: nvml.device_get_pcie_replay_counter(h), facts, unknown, "replay_counter")
+            _q(lambda: nvml.device_get_bar1_memory_info(h).bar1_total, facts, unknown, "bar1_total")
+            facts["unknown"] = unknown
+            out["gpus"][bdf] = facts
+    finally:
+        try:
+            nvml.shutdown()
+        except Exception:
+            pass
+    return out

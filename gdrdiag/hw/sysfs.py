@@ -1,0 +1,208 @@
+"""``SysfsTree``: every read of /sys, /proc (and /etc/os-release) goes through here.
+
+A tree is rooted at ``/`` on a live machine, or at the ``fs/`` folder of an unpacked bundle
+(or a hand-built fixture), so the same inspect code reads a live machine and a captured one
+(style-anchors 16: injectable root, directory-tree fixtures).
+
+Two kinds of read (style-anchors 15, after psutil's ``cat(fallback=...)``):
+
+- *loud* reads (``read_text``, ``read_bytes``) raise :class:`SysfsError` - for facts the
+  command cannot do without;
+- *soft* reads (``try_text``, ``try_int``) return a :class:`Soft` whose ``value`` is None and
+  whose ``reason`` says why - for optional facts, which then become "unknown + reason".
+
+Implementation notes
+--------------------
+- A tree can *record* what it read (``record=True``): file contents exactly as read, listed
+  folders, symlinks, file sizes and failed reads. ``collect`` writes that record as a bundle,
+  so a bundle holds exactly the inputs inspect used, and replaying it gives the same result.
+- A non-live tree is *confined*: a path (after resolving symlinks) that leaves the root is
+  refused, so a hostile bundle cannot make inspect read the host's files.
+- sysfs ``config`` reads return 64 bytes without CAP_SYS_ADMIN while the file's size is 256
+  or 4096 ([R3]); ``file_size`` keeps the real size so "unreadable" is not mistaken for "absent".
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple, Optional
+
+from gdrdiag.errors import GdrdiagError
+
+# A sysfs attribute is one page; /proc/cpuinfo on a big host is a few hundred KiB.
+DEFAULT_READ_LIMIT = 4 * 1024 * 1024
+
+
+class SysfsError(GdrdiagError):
+    """A required file under /sys or /proc could not be read."""
+
+
+class Soft(NamedTuple):
+    """Result of a soft read: ``value`` or None, and the ``reason`` when None."""
+
+    value: object
+    reason: Optional[str] = None
+
+
+class SysfsTree:
+    """Read-only view of a Linux /sys + /proc tree rooted at ``root``.
+
+    Paths are given as on the live machine (``/sys/bus/pci/devices``). ``sizes`` and
+    ``failures`` (from a bundle's meta.json) replay what the live machine reported for file
+    sizes and for reads that failed there.
+    """
+
+    def __init__(
+        self,
+        root: str = "/",
+        *,
+        record: bool = False,
+        sizes: Optional[dict[str, int]] = None,
+        failures: Optional[dict[str, str]] = None,
+        read_limit: int = DEFAULT_READ_LIMIT,
+    ):
+        self.root = os.path.realpath(root)
+        self.live = self.root == "/"
+        self.read_limit = read_limit
+        self._sizes = dict(sizes or {})
+        self._failures = dict(failures or {})
+        self.recording = record
+        # What was read, for collect (see module notes).
+        self.files: dict[str, bytes] = {}
+        self.listed: set[str] = set()
+        self.links: set[str] = set()
+        self.sizes: dict[str, int] = {}
+        self.failures: dict[str, str] = {}
+
+    # ---- path handling -----------------------------------------------------------------
+
+    def host_path(self, path: str) -> str:
+        """The on-disk path of ``path``; refuses paths that leave a non-live root."""
+        if not path.startswith("/") or "\0" in path:
+            raise SysfsError(f"bad path {path!r}: paths are absolute, as on the live machine")
+        if self.live:
+            return path
+        joined = os.path.normpath(os.path.join(self.root, path.lstrip("/")))
+        real = os.path.realpath(joined)
+        if not (real == self.root or real.startswith(self.root + os.sep)):
+            raise SysfsError(f"{path}: leaves the captured tree (refused)")
+        return joined
+
+    def _fail(self, path: str, reason: str) -> str:
+        if self.recording:
+            self.failures[path] = reason
+        return reason
+
+    # ---- loud reads ----------------------------------------------------------------------
+
+    def read_bytes(self, path: str, limit: Optional[int] = None) -> bytes:
+        """Bytes of a file (at most ``limit``); raises ``SysfsError`` with the reason."""
+        if path in self._failures:
+            raise SysfsError(f"cannot read {path}: {self._failures[path]}")
+        limit = self.read_limit if limit is None else limit
+        try:
+            with open(self.host_path(path), "rb") as fh:
+                data = fh.read(limit + 1)
+        except FileNotFoundError:
+            raise SysfsError(f"{path}: {'not present' if self.live else 'not in the captured tree'}") from None
+        except OSError as exc:
+            reason = self._fail(path, exc.strerror or str(exc))
+            raise SysfsError(f"cannot read {path}: {reason}") from None
+        if len(data) > limit:
+            raise SysfsError(f"{path}: larger than {limit} bytes")
+        if self.recording:
+            self.files[path] = data
+        return data
+
+    def read_text(self, path: str) -> str:
+        """A text attribute with the trailing newline removed; raises ``SysfsError``."""
+        return self.read_bytes(path).decode("utf-8", errors="replace").rstrip("\n")
+
+    # ---- soft reads ------------------------------------------------------------------------
+
+    def try_text(self, path: str) -> Soft:
+        """``Soft(text)`` or ``Soft(None, reason)``."""
+        try:
+            return Soft(self.read_text(path))
+        except SysfsError as exc:
+            return Soft(None, str(exc))
+
+    def try_int(self, path: str, base: int = 0) -> Soft:
+        """An integer attribute (``0x10de``, ``-1``, ``16``); unparsable -> unknown with reason."""
+        text = self.try_text(path)
+        if text.value is None:
+            return text
+        s = str(text.value).strip()
+        try:
+            return Soft(int(s, base))
+        except ValueError:
+            return Soft(None, f"{path}: not an integer: {s[:40]!r}")
+
+    # ---- structure ---------------------------------------------------------------------------
+
+    def exists(self, path: str) -> bool:
+        """True when ``path`` exists (a dangling symlink counts: its name is a fact)."""
+        try:
+            return os.path.lexists(self.host_path(path))
+        except SysfsError:
+            return False
+
+    def is_dir(self, path: str) -> bool:
+        """True for a folder (following symlinks inside the tree)."""
+        try:
+            return os.path.isdir(self.host_path(path))
+        except SysfsError:
+            return False
+
+    def listdir(self, path: str) -> list[str]:
+        """Sorted entries of a folder; [] when it is missing or unreadable."""
+        try:
+            names = sorted(os.listdir(self.host_path(path)))
+        except (OSError, SysfsError):
+            return []
+        if self.recording:
+            self.listed.add(path)
+        return names
+
+    def readlink(self, path: str) -> Optional[str]:
+        """Target of a symlink as stored (relative, as sysfs writes it), or None."""
+        try:
+            target = os.readlink(self.host_path(path))
+        except (OSError, SysfsError):
+            return None
+        if self.recording:
+            self.links.add(path)
+        return target
+
+    def link_name(self, path: str) -> Optional[str]:
+        """Last component of a symlink's target (``driver`` -> ``mlx5_core``), or None."""
+        target = self.readlink(path)
+        return os.path.basename(target.rstrip("/")) if target else None
+
+    def realpath(self, path: str) -> Optional[str]:
+        """Where ``path`` really lives, as a live-machine path (``/sys/devices/...``)."""
+        try:
+            host = self.host_path(path)
+        except SysfsError:
+            return None
+        if not os.path.lexists(host):
+            return None
+        real = os.path.realpath(host)
+        if self.recording:
+            self.links.add(path)
+        if self.live:
+            return real
+        rel = os.path.relpath(real, self.root)
+        return "/" if rel == "." else "/" + rel
+
+    def file_size(self, path: str) -> Optional[int]:
+        """Size the file reports (``config`` is 4096 even when only 64 bytes are readable)."""
+        if path in self._sizes:
+            return self._sizes[path]
+        try:
+            size = os.stat(self.host_path(path)).st_size
+        except (OSError, SysfsError):
+            return None
+        if self.recording:
+            self.sizes[path] = size
+        return size

@@ -1,0 +1,115 @@
+"""NVIDIA GPUs: PCI function + CUDA attributes + NVML facts, joined by PCI address.
+
+- BAR1 is the largest 64-bit prefetchable memory region in sysfs ``resource``. It is not
+  always ``resource1``: on H100/H200 BAR0 is 64-bit and takes two registers, so the BAR1
+  aperture is line 2 (diagnostics-kb LINK-09, observed [R39]).
+- The link is read idle: GPUs lower their link speed when idle ([R37]); ``link_sampled_idle``
+  says so, and the rules do not call an idle speed drop a fault.
+- CUDA attributes (GPU-01..06, [R16][R29]) come from ``hw.cuda`` live, or from the bundle.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from gdrdiag.inspect.virt import is_gpu
+from gdrdiag.model.machine import CudaDeviceFacts, GpuInfo, PciFunction
+from gdrdiag.model.serde import SchemaError, from_jsonable
+
+GDR_ATTRIBUTES = (
+    "GPU_DIRECT_RDMA_SUPPORTED",
+    "GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS",
+    "GPU_DIRECT_RDMA_WRITES_ORDERING",
+    "GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED",
+    "DMA_BUF_SUPPORTED",
+    "HOST_ALLOC_DMA_BUF_SUPPORTED",
+    "CAN_MAP_HOST_MEMORY",
+    "HOST_REGISTER_SUPPORTED",
+    "PAGEABLE_MEMORY_ACCESS",
+)
+
+
+def normalize_bdf(bus_id: str) -> str:
+    """``"00000000:00:06.0"`` (NVML/CUDA) -> ``"0000:00:06.0"`` (sysfs)."""
+    s = bus_id.strip().lower()
+    dom, sep, rest = s.partition(":")
+    if not sep:
+        return s
+    try:
+        return f"{int(dom, 16):04x}:{rest}"
+    except ValueError:
+        return s
+
+
+def cuda_devices(cuda: dict) -> tuple[tuple[CudaDeviceFacts, ...], Optional[int], dict[str, str]]:
+    """Parse the CUDA facts dict (live or bundle); bad entries become unknown, never raise."""
+    unknown: dict[str, str] = {}
+    if not isinstance(cuda, dict) or cuda.get("status") != "ok":
+        reason = cuda.get("reason") if isinstance(cuda, dict) else None
+        unknown["cuda"] = str(reason or "CUDA facts unavailable")
+        return (), None, unknown
+    devices = []
+    for i, raw in enumerate(cuda.get("devices") or []):
+        try:
+            devices.append(from_jsonable(CudaDeviceFacts, raw, f"cuda.devices[{i}]"))
+        except SchemaError as exc:
+            unknown[f"cuda.devices[{i}]"] = str(exc)
+    version = cuda.get("driver_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        version = None
+    return tuple(devices), version, unknown
+
+
+def bar1(f: PciFunction) -> tuple[Optional[int], Optional[int]]:
+    """(size, index) of the largest 64-bit prefetchable memory BAR (LINK-09)."""
+    cands = [b for b in f.bars if b.index <= 5 and not b.is_io and b.is_64bit and b.prefetchable]
+    if not cands:
+        return None, None
+    best = max(cands, key=lambda b: b.size)
+    return best.size, best.index
+
+
+def inspect_gpus(pci: tuple[PciFunction, ...], cuda: tuple[CudaDeviceFacts, ...], cuda_unknown: dict[str, str],
+                 nvml: dict) -> tuple[GpuInfo, ...]:
+    """One ``GpuInfo`` per NVIDIA GPU function on the bus."""
+    by_bdf = {normalize_bdf(d.pci_bus_id): d for d in cuda}
+    nvml_gpus = nvml.get("gpus") if isinstance(nvml, dict) and isinstance(nvml.get("gpus"), dict) else {}
+    out = []
+    for f in pci:
+        if not is_gpu(f):
+            continue
+        unknown: dict[str, str] = {}
+        d = by_bdf.get(f.bdf)
+        if d is None:
+            unknown["cuda"] = cuda_unknown.get("cuda") or "CUDA does not list this GPU (CUDA_VISIBLE_DEVICES?)"
+        size, index = bar1(f)
+        if size is None:
+            unknown["bar1"] = "no 64-bit prefetchable BAR in sysfs resource"
+        nv = nvml_gpus.get(f.bdf) if isinstance(nvml_gpus.get(f.bdf), dict) else None
+        if nv is None:
+            unknown["nvml"] = str((nvml or {}).get("reason") or "NVML has no entry for this GPU")[:300]
+            nv = {}
+        for k, v in (nv.get("unknown") or {}).items():
+            if isinstance(k, str) and isinstance(v, str):
+                unknown[f"nvml.{k}"] = v
+
+        def nint(key: str) -> Optional[int]:
+            v = nv.get(key)
+            return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+        mode = nv.get("virtualization_mode")
+        attrs = {k: (d.attributes.get(k) if d else None) for k in GDR_ATTRIBUTES}
+        out.append(GpuInfo(
+            bdf=f.bdf, name=d.name if d else "", cuda_ordinal=d.ordinal if d else None,
+            total_memory=d.total_memory if d else None,
+            compute_capability=tuple(d.compute_capability) if d else None,
+            link=f.link, link_sampled_idle=True, bar1_bytes=size, bar1_index=index,
+            gdr_attributes=attrs if d else {},
+            nvml_virtualization_mode=mode if isinstance(mode, str) else None,
+            nvml_bar1_total=nint("bar1_total"), nvml_link_gen=nint("link_gen"), nvml_link_gen_max=nint("link_gen_max"),
+            nvml_link_width=nint("link_width"), nvml_link_width_max=nint("link_width_max"),
+            nvml_replay_counter=nint("replay_counter"), numa_node=f.numa_node,
+            has_p2p_clique_cap=(any(c.cap_id == 0x09 and not c.extended for c in f.caps) if f.caps else None),
+            unknown=unknown,
+        ))
+    return tuple(out)

@@ -1,0 +1,124 @@
+"""RDMA NICs: /sys/class/infiniband joined with PCI functions, netdevs and pyverbs facts.
+
+- ``/sys/class/infiniband/<dev>/device`` -> PCI function; ``device/net/*`` -> netdevs (SRIOV-06)
+- ports: ``ports/<p>/{state,phys_state,rate,link_layer}``, ``gids/<i>`` (NIC-01)
+- ``fw_ver``, ``node_guid``, ``hca_type``, ``board_id`` (NIC-02)
+- PF/VF from the PCI function (SRIOV-01/02); a VF's link is its PF's physical link.
+- Functions of one device (dual-port PFs ``.0``/``.1``) and the VFs of one PF share one PCIe
+  link: running both ports at once splits that link's bandwidth (SRIOV-06, [R11]).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Optional
+
+from gdrdiag.hw.sysfs import SysfsTree
+from gdrdiag.model.machine import NicInfo, NicPort, PciFunction
+
+# Mellanox/NVIDIA device ids (Linux mlx5_core_pci_table [R25]).
+MLX_MODELS = {
+    0x1013: "ConnectX-4", 0x1015: "ConnectX-4 Lx", 0x1017: "ConnectX-5", 0x1019: "ConnectX-5 Ex",
+    0x101B: "ConnectX-6", 0x101D: "ConnectX-6 Dx", 0x101F: "ConnectX-6 Lx", 0x1021: "ConnectX-7",
+    0x1023: "ConnectX-8", 0x101E: "ConnectX mlx5Gen VF", 0x1018: "ConnectX-5 VF", 0x101A: "ConnectX-5 Ex VF",
+    0x101C: "ConnectX-6 VF", 0xA2D6: "BlueField-2", 0xA2DC: "BlueField-3",
+}
+RATE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*Gb/sec")
+ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
+MAX_GIDS = 4
+
+
+def _state(text: Optional[str]) -> Optional[str]:
+    """``"4: ACTIVE"`` -> ``"ACTIVE"``."""
+    if not text:
+        return None
+    return text.partition(":")[2].strip() or text.strip()
+
+
+def _port(tree: SysfsTree, base: str, port: int) -> NicPort:
+    p = f"{base}/ports/{port}"
+    unknown: dict[str, str] = {}
+    vals = {}
+    for key in ("state", "phys_state", "rate", "link_layer"):
+        s = tree.try_text(f"{p}/{key}")
+        vals[key] = str(s.value).strip() if s.value is not None else None
+        if s.value is None:
+            unknown[key] = s.reason or "unreadable"
+    m = RATE_RE.match(vals["rate"] or "")
+    gids = []
+    for i in range(MAX_GIDS):
+        g = tree.try_text(f"{p}/gids/{i}").value
+        if g and str(g).strip() != ZERO_GID:
+            gids.append(str(g).strip()[:64])
+    return NicPort(port=port, state=_state(vals["state"]), phys_state=_state(vals["phys_state"]), rate=vals["rate"],
+                   rate_gbps=float(m.group(1)) if m else None, link_layer=vals["link_layer"], gids=tuple(gids),
+                   unknown=unknown)
+
+
+def _verbs_text(facts: object) -> dict[str, str]:
+    """Top-level scalar facts from hw.verbs, as text (its schema belongs to that adapter)."""
+    if not isinstance(facts, dict):
+        return {}
+    return {str(k)[:60]: str(v)[:200] for k, v in list(facts.items())[:64] if isinstance(v, (str, int, float, bool))}
+
+
+def link_key(f: PciFunction) -> str:
+    """Functions with the same key share one physical PCIe link (same device, or VFs of one PF)."""
+    bdf = f.physfn or f.bdf
+    return bdf.rpartition(".")[0]
+
+
+def inspect_nics(tree: SysfsTree, pci: tuple[PciFunction, ...], verbs: dict) -> tuple[NicInfo, ...]:
+    """One ``NicInfo`` per RDMA device."""
+    by_bdf = {f.bdf: f for f in pci}
+    vdev = verbs.get("devices") if isinstance(verbs, dict) and isinstance(verbs.get("devices"), dict) else {}
+    probes = verbs.get("dmabuf_probe") if isinstance(verbs, dict) and isinstance(verbs.get("dmabuf_probe"), dict) else {}
+    names = tree.listdir("/sys/class/infiniband")
+    for extra in sorted(vdev):
+        if extra not in names:
+            names.append(str(extra))
+    nics = []
+    for name in names[:256]:
+        base = f"/sys/class/infiniband/{name}"
+        unknown: dict[str, str] = {}
+        real = tree.realpath(f"{base}/device")
+        bdf = real.rstrip("/").rpartition("/")[2] if real else None
+        f = by_bdf.get(bdf) if bdf else None
+        if f is None:
+            unknown["pci"] = f"no PCI function for {name} in sysfs"
+        ports = []
+        for p in tree.listdir(f"{base}/ports")[:16]:
+            if p.isdigit():
+                ports.append(_port(tree, base, int(p)))
+
+        def soft(attr: str) -> Optional[str]:
+            s = tree.try_text(f"{base}/{attr}")
+            if s.value is None:
+                unknown[attr] = s.reason or "unreadable"
+                return None
+            return str(s.value).strip()[:80]
+
+        pf = by_bdf.get(f.physfn) if f and f.physfn else None
+        probe = probes.get(name)
+        if probe is None:
+            unknown["dmabuf_probe"] = str(verbs.get("reason") or "dma-buf probe not available in hw.verbs")[:200]
+        nics.append(NicInfo(
+            name=name, bdf=bdf if f else None, vendor_id=f.vendor_id if f else None, device_id=f.device_id if f else None,
+            model=MLX_MODELS.get(f.device_id or -1, "") if f and f.vendor_id == 0x15B3 else "",
+            fw_ver=soft("fw_ver"), node_guid=soft("node_guid"), hca_type=soft("hca_type"), board_id=soft("board_id"),
+            netdevs=tuple(tree.listdir(f"{base}/device/net")[:16]), ports=tuple(ports),
+            is_vf=f.is_vf if f else None, pf_bdf=f.physfn if f else None,
+            link=(pf.link if pf and pf.link else (f.link if f else None)),
+            numa_node=f.numa_node if f else None,
+            dmabuf_probe=str(probe)[:200] if probe is not None else None,
+            verbs=_verbs_text(vdev.get(name)), unknown=unknown,
+        ))
+    # Which RDMA devices share one PCIe link (dual-port PFs, VFs of one PF).
+    keys = {n.name: link_key(by_bdf[n.bdf]) for n in nics if n.bdf in by_bdf}
+    out = []
+    for n in nics:
+        k = keys.get(n.name)
+        peers = tuple(sorted(m for m, mk in keys.items() if mk == k and m != n.name)) if k else ()
+        out.append(replace(n, shares_pcie_link_with=peers))
+    return tuple(out)

@@ -1,0 +1,151 @@
+"""Is this a virtual machine, which hypervisor, and how is the IOMMU set up?
+
+No single signal is reliable (systemd's ``virt.c`` combines several, [R24]), so each one
+seen is recorded with its diagnostics-kb ID and the verdict is made from *strong* signals:
+
+- VIRT-01 ``hypervisor`` in /proc/cpuinfo flags (CPUID.1:ECX[31])              strong
+- VIRT-02 DMI vendor strings of a hypervisor (QEMU, KVM, VMware, ...)            strong
+          DMI of a cloud vendor, or no DMI at all (Firecracker has none [R39])   hint
+- VIRT-03 /sys/hypervisor/type, /proc/device-tree/hypervisor/compatible          strong
+- VIRT-04 QEMU bridge ids (1b36:0008/000b/000c), virtio (1af4:*)                strong
+          GPU/NIC endpoints straight on a root bus with no root port [R39]      strong
+- VIRT-05 NVML virtualization mode PASSTHROUGH / VGPU [R40]                      strong
+- SRIOV-02 a VF with no physfn link: the VF was assigned to this guest           strong
+
+IOMMU (VIRT-06, IOMMU-01): group count, each group's ``type`` (kernel >= 5.11, [R21]),
+and the mode of the groups holding GPUs and NICs.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from gdrdiag.hw.sysfs import SysfsTree
+from gdrdiag.model.machine import KernelInfo, PciFunction, VirtInfo
+
+DMI_FILES = ("sys_vendor", "product_name", "board_vendor", "bios_vendor")
+VM_DMI = {"QEMU": "QEMU/KVM", "KVM": "KVM", "VMware": "VMware", "VMW": "VMware", "Xen": "Xen", "Bochs": "Bochs",
+          "innotek": "VirtualBox", "Parallels": "Parallels", "BHYVE": "bhyve", "Firecracker": "Firecracker"}
+CLOUD_DMI = ("Amazon EC2", "Google", "Microsoft Corporation", "OpenStack", "Alibaba Cloud")
+QEMU_BRIDGES = {0x0008: "QEMU PCIe host bridge", 0x000B: "QEMU PCIe expander bridge", 0x000C: "QEMU PCIe root port"}
+VENDOR_NVIDIA, VENDOR_MELLANOX, VENDOR_VIRTIO, VENDOR_QEMU = 0x10DE, 0x15B3, 0x1AF4, 0x1B36
+
+
+def is_gpu(f: PciFunction) -> bool:
+    """An NVIDIA display/3D controller (class 0x03xxxx)."""
+    return f.vendor_id == VENDOR_NVIDIA and f.class_code is not None and (f.class_code >> 16) == 0x03
+
+
+def is_nic(f: PciFunction) -> bool:
+    """A network (0x02xxxx) endpoint from a vendor whose NICs do RDMA, or any InfiniBand one."""
+    if f.class_code is None:
+        return False
+    return ((f.class_code >> 16) == 0x02 and f.vendor_id == VENDOR_MELLANOX) or (f.class_code >> 8) == 0x0207
+
+
+def inspect_virt(tree: SysfsTree, pci: tuple[PciFunction, ...], kernel: KernelInfo,
+                 nvml_modes: dict[str, Optional[str]]) -> VirtInfo:
+    """Collect every signal; ``is_vm`` is True on any strong one, False on real DMI and none."""
+    strong: list[str] = []
+    hints: list[str] = []
+    names: list[str] = []
+    unknown: dict[str, str] = {}
+
+    cpuinfo = tree.try_text("/proc/cpuinfo")
+    if cpuinfo.value is None:
+        unknown["cpuinfo"] = cpuinfo.reason or "unreadable"
+    else:
+        flags = next((ln for ln in str(cpuinfo.value).splitlines() if ln.startswith("flags")), "")
+        if " hypervisor" in f" {flags.partition(':')[2]} ":
+            strong.append("VIRT-01: /proc/cpuinfo flags include 'hypervisor'")
+
+    dmi = {k: tree.try_text(f"/sys/class/dmi/id/{k}").value for k in DMI_FILES}
+    dmi_present = any(v is not None for v in dmi.values()) or tree.is_dir("/sys/class/dmi/id")
+    dmi_text = " ".join(str(v).strip() for v in dmi.values() if v)
+    if not dmi_present:
+        hints.append("VIRT-02: no DMI tables at all (/sys/class/dmi/id missing; a microVM such as Firecracker)")
+    else:
+        for key, name in VM_DMI.items():
+            if key in dmi_text:
+                strong.append(f"VIRT-02: DMI says {dmi_text[:80]!r}")
+                names.append(name)
+                break
+        else:
+            for key in CLOUD_DMI:
+                if key in dmi_text:
+                    hints.append(f"VIRT-02: cloud vendor DMI {dmi_text[:80]!r} (cloud bare metal shows it too)")
+                    break
+
+    hv = tree.try_text("/sys/hypervisor/type").value
+    if hv:
+        strong.append(f"VIRT-03: /sys/hypervisor/type = {str(hv).strip()[:40]}")
+        names.append(str(hv).strip()[:40])
+    dt = tree.try_text("/proc/device-tree/hypervisor/compatible").value
+    if dt:
+        strong.append(f"VIRT-03: device-tree hypervisor node {str(dt).strip(chr(0))[:40]!r}")
+
+    qemu = sorted({QEMU_BRIDGES[f.device_id] for f in pci if f.vendor_id == VENDOR_QEMU and f.device_id in QEMU_BRIDGES})
+    if qemu:
+        strong.append(f"VIRT-04: {', '.join(qemu)} on the PCI bus")
+        names.append("QEMU/KVM")
+    virtio = [f.bdf for f in pci if f.vendor_id == VENDOR_VIRTIO]
+    if virtio:
+        strong.append(f"VIRT-04: {len(virtio)} virtio device(s) (1af4:*), e.g. {virtio[0]}")
+    endpoints = [f for f in pci if is_gpu(f) or is_nic(f)]
+    flat = [f.bdf for f in endpoints if f.parent_bdf is None and f.sysfs_path]
+    flat_pci: Optional[bool] = bool(flat) if endpoints else None
+    if flat:
+        strong.append(f"VIRT-04: GPU/NIC endpoint(s) {', '.join(flat[:4])} sit directly on a root bus (no root port)")
+
+    for bdf, mode in sorted(nvml_modes.items()):
+        if mode in ("PASSTHROUGH", "VGPU"):
+            strong.append(f"VIRT-05: NVML virtualization mode of {bdf} is {mode}")
+            break
+    guest_vfs = [f.bdf for f in pci if f.is_vf and not f.physfn]
+    if guest_vfs:
+        strong.append(f"SRIOV-02: VF {guest_vfs[0]} has no physfn link: a VF assigned to this guest")
+
+    cmdline = kernel.cmdline or ""
+    if "firecracker" in cmdline.lower():
+        names.insert(0, "Firecracker")
+        hints.append("kernel command line mentions firecracker")
+    if not names and virtio:
+        names.append("KVM-based (virtio devices)")
+
+    if strong:
+        is_vm: Optional[bool] = True
+    elif dmi_present and dmi_text:
+        is_vm = False
+    else:
+        is_vm = None
+        unknown["is_vm"] = "no strong signal either way (no DMI and no hypervisor flag)"
+
+    groups = tree.listdir("/sys/kernel/iommu_groups")
+    group_types: dict[str, str] = {}
+    for g in groups[:4096]:
+        t = tree.try_text(f"/sys/kernel/iommu_groups/{g}/type").value
+        if t:
+            group_types[g] = str(t).strip()[:20]
+    units = tuple(tree.listdir("/sys/class/iommu")[:64])
+    return VirtInfo(
+        is_vm=is_vm, hypervisor=names[0] if (names and is_vm) else None, signals=tuple(strong + hints),
+        flat_pci=flat_pci, dmi_present=dmi_present, iommu_groups=len(groups), iommu_units=units,
+        iommu_mode=iommu_mode(endpoints, len(groups), kernel), group_types=group_types, unknown=unknown,
+    )
+
+
+def iommu_mode(endpoints: list[PciFunction], ngroups: int, kernel: KernelInfo) -> Optional[str]:
+    """off / passthrough / translated / mixed for the GPU and NIC groups (IOMMU-01)."""
+    if ngroups == 0:
+        return "off"
+    types = {f.iommu_group_type for f in endpoints if f.iommu_group_type}
+    mapped = {"identity": "passthrough", "DMA": "translated", "DMA-FQ": "translated"}
+    modes = {mapped.get(t, t) for t in types}
+    if len(modes) == 1:
+        return modes.pop()
+    if len(modes) > 1:
+        return "mixed"
+    opts = kernel.cmdline_iommu
+    if opts.get("iommu") == "pt" or opts.get("iommu.passthrough") in ("1", "on", "y"):
+        return "passthrough"
+    return None
