@@ -49,6 +49,8 @@ COMMAND_MODULES = (
     "copy_bench_cmd",
     "inspect_cmd",
     "collect_cmd",
+    "diagnose_cmd",
+    "compare_cmd",
 )
 
 

@@ -1,0 +1,40 @@
+"""``gdrdiag compare a.json b.json``: two Reports side by side, with what differs and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from gdrdiag.cli import app
+from gdrdiag.cli.common import echo, handles_errors, wants_json
+
+
+@app.command("compare")
+@handles_errors
+def compare_cmd(
+    ctx: typer.Context,
+    a_path: Path = typer.Argument(..., metavar="A.json", help="First Report (e.g. bare metal)."),
+    b_path: Path = typer.Argument(..., metavar="B.json", help="Second Report (e.g. the VM)."),
+    all_cases: bool = typer.Option(False, "--all", help="Show every matched case, not only large deltas."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML page with plots."),
+) -> None:
+    """Match cases by key and parameters, show ratios (B/A), machine differences and likely causes."""
+    import json
+
+    from gdrdiag.cli.report_files import load_report
+    from gdrdiag.compare import compare
+    from gdrdiag.model.serde import to_jsonable
+    from gdrdiag.render.compare_table import render_comparison
+
+    a, b = load_report(a_path), load_report(b_path)
+    comparison = compare(a, b, a_label=a_path.stem, b_label=b_path.stem)
+    if html is not None:
+        from gdrdiag.render.html import write_comparison_html
+
+        write_comparison_html(html, comparison, a, b)
+    if wants_json(ctx):
+        echo(json.dumps(to_jsonable(comparison), indent=2))
+    else:
+        echo(render_comparison(comparison, all_cases=all_cases))

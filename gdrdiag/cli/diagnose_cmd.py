@@ -1,0 +1,37 @@
+"""``gdrdiag diagnose r.json``: findings from a saved Report, offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from gdrdiag.cli import app
+from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, wants_json
+
+
+@app.command("diagnose")
+@handles_errors
+def diagnose_cmd(
+    ctx: typer.Context,
+    report_path: Path = typer.Argument(..., metavar="REPORT.json", help="A Report written by gdrdiag report."),
+) -> None:
+    """Run every rule over a saved Report (machine facts and bench results); no hardware needed.
+
+    Exit code: 0 when nothing is worse than WARN, 1 with a FAIL finding, 2 for a bad file.
+    """
+    import json
+
+    from gdrdiag.cli.report_files import load_report
+    from gdrdiag.diagnose import diagnose
+    from gdrdiag.model.findings import Severity
+    from gdrdiag.model.serde import to_jsonable
+    from gdrdiag.render.findings_table import render_findings
+
+    report = load_report(report_path)
+    findings = diagnose(report)
+    if wants_json(ctx):
+        echo(json.dumps({"report": str(report_path), "findings": to_jsonable(findings)}, indent=2))
+    else:
+        echo(render_findings(findings, title=f"Findings for {report_path} ({report.command or 'report'})"))
+    raise typer.Exit(EXIT_FAIL if any(f.severity is Severity.FAIL for f in findings) else EXIT_OK)

@@ -1,0 +1,33 @@
+"""Read saved Reports from disk, turning every way a file can be wrong into a one-line error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gdrdiag.errors import UserInputError
+from gdrdiag.model.report import MAX_REPORT_BYTES, Report
+from gdrdiag.model.serde import SchemaError
+
+
+def load_report(path: Path) -> Report:
+    """Load and validate a Report JSON file; UserInputError (exit 2) on any problem."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise UserInputError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise UserInputError(f"{path}: cannot read ({exc.strerror})") from None
+    if not path.is_file():
+        raise UserInputError(f"{path}: not a regular file")
+    if size > MAX_REPORT_BYTES:
+        raise UserInputError(f"{path}: {size} bytes is larger than a report may be ({MAX_REPORT_BYTES})")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UserInputError(f"{path}: not UTF-8 text (is it a bundle? use inspect --bundle)") from None
+    except OSError as exc:
+        raise UserInputError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        return Report.from_json(text)
+    except SchemaError as exc:
+        raise UserInputError(f"{path}: not a gdrdiag report: {str(exc).splitlines()[0][:300]}") from None

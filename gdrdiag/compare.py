@@ -1,0 +1,335 @@
+"""Compare two Reports: bench cases side by side, the machine differences that matter, and
+for each large delta a ranked explanation with evidence from both sides.
+
+Pure: a function of two Reports, tested from saved Reports. Cases are matched by key plus
+their parameters (descriptive-only parameters such as the memory's location text are
+ignored). Ratios are ``b / a``: a ratio below 1 means the second report is slower.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional
+
+from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.machine import MachineInfo, PciFunction
+from gdrdiag.model.report import Report
+from gdrdiag.model.results import BenchResult, Status
+
+# Parameters that describe a result but do not distinguish two measurements.
+DESCRIPTIVE_PARAMS = frozenset({"location", "library", "provider_note", "lands_in"})
+# A delta is "large" when b/a leaves [1 - LARGE, 1 + LARGE].
+LARGE_DELTA = 0.10
+
+
+@dataclass(frozen=True)
+class CaseDelta:
+    """One case measured in both reports (or in only one, with the other side None)."""
+
+    key: str
+    params: dict[str, object]
+    unit: str
+    a_value: Optional[float]
+    b_value: Optional[float]
+    a_status: Optional[str]
+    b_status: Optional[str]
+    ratio: Optional[float]
+
+    @property
+    def large(self) -> bool:
+        """True when the second side differs from the first by more than LARGE_DELTA."""
+        return self.ratio is not None and abs(self.ratio - 1.0) > LARGE_DELTA
+
+
+@dataclass(frozen=True)
+class MachineDelta:
+    """One machine fact that differs, and why it matters for the data paths."""
+
+    fact: str
+    a: str
+    b: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """A ranked cause for one large delta, with the evidence on each side."""
+
+    case: str
+    rank: int
+    cause: str
+    evidence_a: str
+    evidence_b: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything ``gdrdiag compare`` shows."""
+
+    a_label: str
+    b_label: str
+    cases: tuple[CaseDelta, ...]
+    machine: tuple[MachineDelta, ...]
+    findings_only_a: tuple[Finding, ...]
+    findings_only_b: tuple[Finding, ...]
+    explanations: tuple[Explanation, ...]
+
+
+# ---------------------------------------------------------------------------------------------
+# cases
+# ---------------------------------------------------------------------------------------------
+
+def case_identity(result: BenchResult) -> tuple[str, tuple]:
+    """(key, sorted distinguishing params): what makes two results the same case."""
+    params = tuple(sorted((k, repr(v)) for k, v in result.params.items() if k not in DESCRIPTIVE_PARAMS))
+    return result.key, params
+
+
+def match_cases(a: Iterable[BenchResult], b: Iterable[BenchResult]) -> list[CaseDelta]:
+    """Pair results by identity; order follows the first report, then cases only in the second."""
+    a_map = {case_identity(r): r for r in a}
+    b_map = {case_identity(r): r for r in b}
+    out = []
+    for ident in list(a_map) + [i for i in b_map if i not in a_map]:
+        ra, rb = a_map.get(ident), b_map.get(ident)
+        va = ra.value if ra and ra.status is Status.OK else None
+        vb = rb.value if rb and rb.status is Status.OK else None
+        ref = ra or rb
+        assert ref is not None
+        out.append(CaseDelta(
+            key=ident[0],
+            params={k: v for k, v in ref.params.items() if k not in DESCRIPTIVE_PARAMS},
+            unit=ref.unit,
+            a_value=va, b_value=vb,
+            a_status=ra.status.value if ra else None,
+            b_status=rb.status.value if rb else None,
+            ratio=(vb / va) if va and vb is not None else None,
+        ))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# machine facts that matter
+# ---------------------------------------------------------------------------------------------
+
+def _yes_no(v: Optional[bool]) -> str:
+    return "unknown" if v is None else ("yes" if v else "no")
+
+
+def _virt(m: MachineInfo) -> str:
+    if m.virt.is_vm is None:
+        return "unknown"
+    return f"VM ({m.virt.hypervisor or 'hypervisor unknown'})" if m.virt.is_vm else "bare metal"
+
+
+def _nic_functions(m: MachineInfo) -> str:
+    if not m.nics:
+        return "no RDMA devices"
+    parts = []
+    for n in m.nics:
+        role = "VF" if n.is_vf else ("PF" if n.is_vf is False else "PF/VF unknown")
+        ids = f"{n.vendor_id:04x}:{n.device_id:04x}" if n.vendor_id is not None and n.device_id is not None else "?"
+        parts.append(f"{n.name} {role} {ids}")
+    return ", ".join(parts)
+
+
+def _nic_function(m: MachineInfo) -> list[tuple[str, Optional[PciFunction]]]:
+    return [(n.name, m.function(n.pf_bdf or n.bdf)) for n in m.nics]
+
+
+def _nic_ro(m: MachineInfo) -> str:
+    out = []
+    for name, fn in _nic_function(m):
+        if fn is None or fn.pcie is None:
+            out.append(f"{name}: unknown")
+        else:
+            out.append(f"{name}: RlxdOrd{'+' if fn.pcie.relaxed_ordering else '-'}"
+                       f"{' (PF)' if fn.sriov else ''}")
+    return ", ".join(out) or "no RDMA devices"
+
+
+def _nic_ats(m: MachineInfo) -> str:
+    out = []
+    for n in m.nics:
+        fn = m.function(n.bdf)
+        if fn is None:
+            out.append(f"{n.name}: unknown")
+        elif fn.ats is None:
+            out.append(f"{n.name}: no ATS capability visible")
+        else:
+            out.append(f"{n.name}: ATSCtl Enable{'+' if fn.ats.enabled else '-'}")
+    return ", ".join(out) or "no RDMA devices"
+
+
+def _path_acs(m: MachineInfo) -> str:
+    flags = set()
+    seen_any = False
+    for pair in m.topology:
+        for bdf in pair.bridges:
+            fn = m.function(bdf)
+            if fn is not None and fn.acs is not None:
+                seen_any = True
+                flags.update(f for f in fn.acs.ctl_flags if f in ("ReqRedir", "CmpltRedir", "DirectTrans"))
+    if not seen_any:
+        return "no ACS capability visible on the GPU-NIC path"
+    return "ACSCtl " + (" ".join(sorted(flags)) if flags else "redirects off")
+
+
+def _gpu_link(m: MachineInfo) -> str:
+    out = []
+    for g in m.gpus:
+        link = g.link
+        if link is None or link.speed_gts is None:
+            out.append(f"{g.bdf}: unknown")
+        else:
+            out.append(f"{g.bdf}: {link.speed_gts:g} GT/s x{link.width} (max {link.max_speed_gts:g} GT/s "
+                       f"x{link.max_width})" if link.max_speed_gts else f"{g.bdf}: {link.speed_gts:g} GT/s x{link.width}")
+    return ", ".join(out) or "no GPU"
+
+
+def _path_class(m: MachineInfo) -> str:
+    if not m.topology:
+        return "no GPU-NIC pair"
+    return ", ".join(f"{p.gpu_bdf}<->{p.nic}: {p.path_class.value if p.path_class else '?'}"
+                     f"{'' if p.reliable else ' (synthetic VM tree)'}" for p in m.topology)
+
+
+def _driver(m: MachineInfo) -> str:
+    k = m.kernel
+    flavour = k.nvidia_flavour.value if k.nvidia_flavour else "unknown flavour"
+    return f"{k.nvidia_driver_version or 'unknown'} ({flavour}), nvidia_peermem {_yes_no(k.peermem_loaded)}"
+
+
+MachineFact = tuple[str, Callable[[MachineInfo], str], str]
+
+MACHINE_FACTS: tuple[MachineFact, ...] = (
+    ("virtualization", _virt, "in a VM, NIC->GPU writes are translated by the host IOMMU and may be "
+     "redirected through the root complex; relaxed ordering and ATS matter there"),
+    ("flat guest PCI tree", lambda m: _yes_no(m.virt.flat_pci), "a flat tree hides the physical GPU-NIC "
+     "path: the path class seen in the guest is synthetic"),
+    ("IOMMU", lambda m: f"{m.virt.iommu_mode or 'unknown'} ({m.virt.iommu_groups} groups)",
+     "a translating IOMMU adds a lookup per DMA page unless ATS caches it"),
+    ("kernel", lambda m: m.kernel.release or "unknown", "the mlx5 driver ignored IBV_ACCESS_RELAXED_ORDERING "
+     "on VFs before Linux 6.4"),
+    ("NIC functions", _nic_functions, "a VF's RlxdOrd bit always reads 0 and its PCIe link is the PF's"),
+    ("NIC relaxed ordering enable", _nic_ro, "with RlxdOrd- on the PF the NIC cannot emit RO writes at all"),
+    ("NIC ATS", _nic_ats, "without ATS, VM GPUDirect writes are translated and redirected by the host"),
+    ("ACS on the GPU-NIC path", _path_acs, "ACS request redirect sends peer-to-peer TLPs up to the root "
+     "complex"),
+    ("GPU link", _gpu_link, "a narrower or slower link caps every host<->GPU number"),
+    ("GPU-NIC path class", _path_class, "PIX/PXB paths keep GPUDirect traffic under one switch; PHB and "
+     "wider cross the root complex"),
+    ("GPU driver", _driver, "device-memory RDMA needs nvidia_peermem or dma-buf (open driver)"),
+)
+
+
+def machine_deltas(a: Optional[MachineInfo], b: Optional[MachineInfo]) -> list[MachineDelta]:
+    """The listed facts whose rendering differs between the two machines."""
+    if a is None or b is None:
+        return []
+    out = []
+    for name, fact, why in MACHINE_FACTS:
+        va, vb = _safe(fact, a), _safe(fact, b)
+        if va != vb:
+            out.append(MachineDelta(name, va, vb, why))
+    return out
+
+
+def _safe(fact: Callable[[MachineInfo], str], m: MachineInfo) -> str:
+    try:
+        return fact(m)
+    except Exception as exc:  # odd data must not stop a comparison
+        return f"unreadable ({type(exc).__name__})"
+
+
+# ---------------------------------------------------------------------------------------------
+# explanations
+# ---------------------------------------------------------------------------------------------
+
+# Which finding-code prefixes and machine facts can explain which case families, most likely first.
+_CAUSES: dict[str, tuple[tuple[str, str], ...]] = {
+    "rdma_write": (("RO-", "relaxed ordering not requested or not honoured"),
+                   ("fact:NIC functions", "SR-IOV virtual function instead of a physical function"),
+                   ("fact:virtualization", "virtualized NIC->GPU path"),
+                   ("fact:NIC ATS", "ATS off: VM P2P writes translated and redirected"),
+                   ("fact:ACS on the GPU-NIC path", "ACS redirect on the GPU-NIC path"),
+                   ("GDR-", "GPUDirect prerequisite missing"),
+                   ("fact:GPU-NIC path class", "GPU and NIC further apart")),
+    "gather": (("fact:GPU link", "GPU link narrower or slower"), ("PCIE-", "PCIe link or register problem"),
+               ("LINK-", "PCIe link problem"), ("fact:IOMMU", "IOMMU translation"),
+               ("fact:virtualization", "virtualized host memory path")),
+    "copy": (("fact:GPU link", "GPU link narrower or slower"), ("PCIE-", "PCIe link or register problem"),
+             ("LINK-", "PCIe link problem"), ("fact:IOMMU", "IOMMU translation of DMA"),
+             ("fact:virtualization", "virtualized host memory path")),
+}
+
+
+def _family(key: str) -> Optional[str]:
+    for fam in ("rdma_write", "gather", "copy"):
+        if key.startswith(fam):
+            return fam
+    if key.startswith("mr_") or key.startswith("rdma"):
+        return "rdma_write"
+    return None
+
+
+def _finding_text(findings: Iterable[Finding], prefix: str) -> str:
+    hits = [f for f in findings if f.code.startswith(prefix)]
+    if not hits:
+        return "none"
+    return "; ".join(f"{f.code} ({f.severity.value}): {f.title}" for f in hits[:3])
+
+
+def explain(delta: CaseDelta, a: Report, b: Report, facts: list[MachineDelta]) -> list[Explanation]:
+    """Ranked causes for one large delta: evidence that differs between the two sides counts."""
+    fam = _family(delta.key)
+    if fam is None:
+        return []
+    fact_map = {f.fact: f for f in facts}
+    out: list[Explanation] = []
+    for source, cause in _CAUSES[fam]:
+        if source.startswith("fact:"):
+            fd = fact_map.get(source[5:])
+            if fd is not None:
+                out.append(Explanation(delta.key, len(out) + 1, cause, fd.a, fd.b))
+        else:
+            ea, eb = _finding_text(a.findings, source), _finding_text(b.findings, source)
+            if ea != eb:
+                out.append(Explanation(delta.key, len(out) + 1, cause, ea, eb))
+    return out
+
+
+def _finding_id(f: Finding) -> tuple[str, str]:
+    return f.code, f.subject
+
+
+def compare(a: Report, b: Report, *, a_label: str = "a", b_label: str = "b") -> Comparison:
+    """The whole comparison of two Reports."""
+    cases = match_cases(a.results, b.results)
+    facts = machine_deltas(a.machine, b.machine)
+    a_ids = {_finding_id(f) for f in a.findings}
+    b_ids = {_finding_id(f) for f in b.findings}
+    explanations: list[Explanation] = []
+    explained_families: set[str] = set()
+    # One explanation list per case family, attached to its largest delta, keeps the output short.
+    for d in sorted((c for c in cases if c.large), key=lambda c: abs(1 - (c.ratio or 1)), reverse=True):
+        fam = _family(d.key) or d.key
+        if fam in explained_families:
+            continue
+        explained_families.add(fam)
+        explanations.extend(explain(d, a, b, facts))
+    worst_first = sorted(b.findings, key=lambda f: f.severity.rank)
+    return Comparison(
+        a_label=a_label,
+        b_label=b_label,
+        cases=tuple(cases),
+        machine=tuple(facts),
+        findings_only_a=tuple(f for f in sorted(a.findings, key=lambda f: f.severity.rank)
+                              if _finding_id(f) not in b_ids),
+        findings_only_b=tuple(f for f in worst_first if _finding_id(f) not in a_ids),
+        explanations=tuple(explanations),
+    )
+
+
+__all__ = ["CaseDelta", "Comparison", "Explanation", "MachineDelta", "Severity", "compare", "match_cases",
+           "machine_deltas"]

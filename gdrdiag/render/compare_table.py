@@ -1,0 +1,44 @@
+"""A Comparison as text tables (formatting only; ratios were computed in compare.py)."""
+
+from __future__ import annotations
+
+from gdrdiag.compare import Comparison
+from gdrdiag.render.findings_table import render_findings
+from gdrdiag.render.results_table import num, size, table
+
+_SIZE_PARAMS = ("size", "block_size", "record_bytes", "chunk")
+
+
+def _params(p: dict) -> str:
+    return " ".join(f"{k}={size(v) if k in _SIZE_PARAMS else v}" for k, v in p.items())
+
+
+def render_comparison(c: Comparison, *, all_cases: bool = False) -> str:
+    """Machine differences, the cases (large deltas, or all), explanations, differing findings."""
+    out = []
+    if c.machine:
+        rows = [[d.fact, d.a, d.b] for d in c.machine]
+        out.append("Machine differences that matter\n" + table(rows, ["fact", c.a_label, c.b_label]))
+        out.append("\n".join(f"  {d.fact}: {d.why}" for d in c.machine))
+    else:
+        out.append("Machine differences that matter: none found")
+    shown = [d for d in c.cases if all_cases or d.large or d.a_status != d.b_status]
+    if shown:
+        rows = [[d.key, _params(d.params), num(d.a_value), num(d.b_value), d.unit,
+                 num(d.ratio, 3) if d.ratio is not None else f"{d.a_status or '-'}/{d.b_status or '-'}",
+                 "<<" if d.large and d.ratio is not None and d.ratio < 1 else (">>" if d.large else "")]
+                for d in shown]
+        label = "All cases" if all_cases else "Cases that differ by more than 10% (or in status)"
+        out.append(f"{label}; ratio = {c.b_label}/{c.a_label}\n"
+                   + table(rows, ["case", "params", c.a_label, c.b_label, "unit", "ratio", ""]))
+    else:
+        out.append(f"Cases: {len(c.cases)} matched, none differ by more than 10%")
+    if c.explanations:
+        rows = [[e.case, str(e.rank), e.cause, e.evidence_a, e.evidence_b] for e in c.explanations]
+        out.append("Likely causes of the large deltas, most likely first\n"
+                   + table(rows, ["case", "#", "cause", f"evidence ({c.a_label})", f"evidence ({c.b_label})"]))
+    if c.findings_only_b:
+        out.append(render_findings(c.findings_only_b, title=f"Findings only in {c.b_label}"))
+    if c.findings_only_a:
+        out.append(render_findings(c.findings_only_a, title=f"Findings only in {c.a_label}"))
+    return "\n\n".join(out)

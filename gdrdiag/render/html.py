@@ -1,0 +1,98 @@
+"""A self-contained HTML page for a Report or a Comparison: tables plus embedded PNG plots."""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+from typing import Iterable, Optional
+
+from gdrdiag.compare import Comparison
+from gdrdiag.model.findings import Finding
+from gdrdiag.model.report import Report
+from gdrdiag.render import plot
+from gdrdiag.render.results_table import num
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
+h1{font-size:1.5em} h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0}
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f3f3f3} .FAIL{color:#b00;font-weight:bold} .WARN{color:#b60} .INFO{color:#06c}
+img{max-width:100%;border:1px solid #eee;margin:0.5em 0} code{background:#f5f5f5}
+"""
+
+
+def _img(png: Optional[bytes], alt: str) -> str:
+    if not png:
+        return ""
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+
+
+def _table(headers: list[str], rows: Iterable[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _findings(findings: Iterable[Finding]) -> str:
+    items = list(findings)
+    if not items:
+        return "<p>No findings.</p>"
+    rows = []
+    for f in items:
+        rows.append(f'<tr><td class="{f.severity.value}">{f.severity.value}</td><td><code>{html.escape(f.code)}'
+                    f'</code></td><td>{html.escape(f.title)}<br><small>{"<br>".join(map(html.escape, f.evidence))}'
+                    f'</small></td><td>{html.escape(f.advice)}</td></tr>')
+    return "<table><tr><th>severity</th><th>code</th><th>finding and evidence</th><th>fix</th></tr>" \
+        + "".join(rows) + "</table>"
+
+
+def _page(title: str, body: str) -> str:
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>")
+
+
+def _plots(report: Report) -> str:
+    parts = [_img(plot.bandwidth_vs_size(report.results), "bandwidth vs size"),
+             _img(plot.ro_bars(report.results), "RO off vs on"),
+             _img(plot.gather_ladder(report.results), "gather ladder")]
+    return "".join(parts) or "<p>No plottable results.</p>"
+
+
+def report_html(report: Report, findings: Iterable[Finding]) -> str:
+    """The HTML text for one Report."""
+    results = [[r.key, " ".join(f"{k}={v}" for k, v in r.params.items() if k != "location"), r.status.value,
+                num(r.value), r.unit, r.provider, r.reason or ""] for r in report.results]
+    body = (f"<p>{html.escape(report.command)} — gdrdiag {html.escape(report.tool_version)}, "
+            f"{html.escape(report.created_utc)}</p><h2>Findings</h2>{_findings(findings)}"
+            f"<h2>Plots</h2>{_plots(report)}<h2>Results</h2>"
+            + _table(["case", "params", "status", "median", "unit", "provider", "reason"], results))
+    return _page("gdrdiag report", body)
+
+
+def comparison_html(c: Comparison, a: Report, b: Report) -> str:
+    """The HTML text for a Comparison of two Reports."""
+    body = "<h2>Machine differences that matter</h2>" + _table(
+        ["fact", c.a_label, c.b_label, "why it matters"], [[d.fact, d.a, d.b, d.why] for d in c.machine])
+    body += "<h2>Likely causes of the large deltas</h2>" + _table(
+        ["case", "#", "cause", c.a_label, c.b_label],
+        [[e.case, str(e.rank), e.cause, e.evidence_a, e.evidence_b] for e in c.explanations])
+    body += "<h2>Deltas</h2>" + _img(plot.compare_deltas(c.cases, c.a_label, c.b_label), "deltas")
+    body += _table(["case", "params", c.a_label, c.b_label, "unit", f"{c.b_label}/{c.a_label}"],
+                   [[d.key, " ".join(f"{k}={v}" for k, v in d.params.items()), num(d.a_value), num(d.b_value),
+                     d.unit, num(d.ratio, 3)] for d in c.cases])
+    body += f"<h2>Findings only in {html.escape(c.b_label)}</h2>{_findings(c.findings_only_b)}"
+    body += f"<h2>Findings only in {html.escape(c.a_label)}</h2>{_findings(c.findings_only_a)}"
+    body += f"<h2>{html.escape(c.a_label)}</h2>{_plots(a)}<h2>{html.escape(c.b_label)}</h2>{_plots(b)}"
+    return _page(f"gdrdiag compare: {c.a_label} vs {c.b_label}", body)
+
+
+def write_report_html(path: Path, report: Report, findings: Iterable[Finding]) -> None:
+    """Write :func:`report_html` to ``path``."""
+    path.write_text(report_html(report, findings), encoding="utf-8")
+
+
+def write_comparison_html(path: Path, c: Comparison, a: Report, b: Report) -> None:
+    """Write :func:`comparison_html` to ``path``."""
+    path.write_text(comparison_html(c, a, b), encoding="utf-8")
