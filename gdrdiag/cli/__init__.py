@@ -51,6 +51,7 @@ COMMAND_MODULES = (
     "collect_cmd",
     "diagnose_cmd",
     "compare_cmd",
+    "mr_bench_cmd",
 )
 
 

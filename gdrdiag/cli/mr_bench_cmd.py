@@ -1,0 +1,270 @@
+"""``gdrdiag mr-bench``: MR registration and RDMA WRITE loops (perftest-style options)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from gdrdiag.cli import app
+from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
+from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.units import parse_size, parse_size_list
+
+SOFT_HINT = "use --provider soft to run the whole pipeline in software (not a hardware measurement)"
+
+
+def _split(text: str, what: str) -> tuple[str, ...]:
+    items = tuple(p.strip().lower() for p in text.split(",") if p.strip())
+    if not items:
+        raise UserInputError(f"{what}: empty list")
+    return items
+
+
+@app.command("mr-bench")
+@handles_errors
+def mr_bench(
+    ctx: typer.Context,
+    provider: str = typer.Option(
+        "auto", "--provider", help="auto (= pyverbs), pyverbs, or soft (software, no NIC)."
+    ),
+    ib_dev: Optional[str] = typer.Option(
+        None, "--ib-dev", "-d", help="RDMA device (default: first with the port up)."
+    ),
+    ib_port: int = typer.Option(1, "--ib-port", "-i", help="Port of the RDMA device."),
+    gid_index: Optional[int] = typer.Option(None, "--gid-index", "-x", help="GID index (default: auto)."),
+    peer_dev: Optional[str] = typer.Option(
+        None, "--peer-dev", help="Loopback to another device/VF of this machine."
+    ),
+    peer_port: Optional[int] = typer.Option(None, "--peer-port", help="Loopback to another port."),
+    memory: str = typer.Option(
+        "device,pinned",
+        "--memory",
+        "-m",
+        help="Destination memory kinds: device, managed, pinned, pinned-wc, registered, pageable.",
+    ),
+    src_memory: Optional[str] = typer.Option(
+        None, "--src-memory", help="Source memory kind (default: same)."
+    ),
+    reg: str = typer.Option(
+        "mr", "--reg", help="Registration paths: mr (ibv_reg_mr; GPU needs nvidia-peermem), dmabuf."
+    ),
+    access: str = typer.Option(
+        "local_write,remote_write",
+        "--access",
+        help="MR access flags by name (local_write, remote_write, remote_read, relaxed_ordering, ...).",
+    ),
+    relaxed_ordering: bool = typer.Option(
+        False,
+        "--relaxed-ordering/--no-relaxed-ordering",
+        help="Register MRs with IBV_ACCESS_RELAXED_ORDERING.",
+    ),
+    ro_ab: bool = typer.Option(
+        False, "--ro-ab", help="Run RO off and on on the same buffers/QPs; give a verdict."
+    ),
+    matrix: bool = typer.Option(
+        False, "--matrix", help="Every memory kind x reg path x RO off/on, with findings."
+    ),
+    size: Optional[str] = typer.Option(None, "--size", "-s", help="Message size (default 64K; matrix 1M)."),
+    all_sizes: bool = typer.Option(False, "--all", "-a", help="Sweep 2 B .. 8 MiB."),
+    qps: Optional[int] = typer.Option(None, "--qp", "-q", help="QPs (default 1; matrix 4)."),
+    tx_depth: int = typer.Option(128, "--tx-depth", "-t", help="Outstanding WRs per QP."),
+    post_list: int = typer.Option(1, "--post-list", "-l", help="WRs per ibv_post_send."),
+    cq_mod: Optional[int] = typer.Option(
+        None, "--cq-mod", "-Q", help="Signal one WR in this many (default 100)."
+    ),
+    iters: Optional[int] = typer.Option(
+        None, "--iters", "-n", help="WRs per QP per run (default 5000; latency 1000)."
+    ),
+    duration: Optional[float] = typer.Option(None, "--duration", "-D", help="Seconds per run instead of -n."),
+    repeats: int = typer.Option(3, "--repeats", help="Measured runs per point (median reported)."),
+    latency: bool = typer.Option(False, "--latency", help="Latency mode: one WRITE at a time, percentiles."),
+    blocks: Optional[int] = typer.Option(
+        None, "--blocks", help="Block mode: N blocks of -s as one WR each, as post lists, as one WR."
+    ),
+    offset: int = typer.Option(
+        0, "--offset", help="Start offset of source and destination (alignment sweeps)."
+    ),
+    mr_size: Optional[str] = typer.Option(None, "--mr-size", help="Refuse runs that would need a larger MR."),
+    write_with_imm: bool = typer.Option(
+        False, "--write-with-imm", help="RDMA WRITE_WITH_IMM (loopback only)."
+    ),
+    reg_cost: bool = typer.Option(
+        False, "--reg-cost", help="Registration cost per kind and size; reuse vs per transfer."
+    ),
+    reg_sizes: str = typer.Option("4K,64K,1M,16M,256M,1G", "--reg-sizes", help="Sizes for --reg-cost."),
+    loop_cost: bool = typer.Option(
+        False, "--loop-cost", help="The loop's own WR rate (soft provider, no copies)."
+    ),
+    link_gbps: float = typer.Option(400.0, "--link-gbps", help="Link rate the loop cost is judged against."),
+    server: bool = typer.Option(False, "--server", help="Two machines: be the target; wait for --connect."),
+    connect: Optional[str] = typer.Option(
+        None, "--connect", help="Two machines: write to the server on HOST."
+    ),
+    tcp_port: int = typer.Option(18515, "--port", "-p", help="TCP port of the QP exchange."),
+    timeout: float = typer.Option(
+        10.0, "--timeout", help="Seconds without a completion or peer message before giving up."
+    ),
+    accept_timeout: float = typer.Option(
+        60.0, "--accept-timeout", help="--server: seconds to wait for the client."
+    ),
+    gpu: int = typer.Option(0, "--gpu", help="CUDA device ordinal for GPU memory kinds."),
+    json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
+) -> None:
+    """RDMA WRITE loops into every memory kind; relaxed ordering A/B; registration cost.
+
+    The command people type: `gdrdiag mr-bench --relaxed-ordering`. Without an RDMA device it
+    says so and exits 1 unless --provider soft is given.
+    """
+    from gdrdiag.bench import mr as mrb
+    from gdrdiag.hw import verbs
+    from gdrdiag.hw.memory import MemoryKind
+    from gdrdiag.model.results import Status
+
+    provider_name = verbs.resolve_provider(provider)
+    if json_out is not None and json_out.parent and not json_out.parent.exists():
+        raise UserInputError(f"--json-out: directory {json_out.parent} does not exist")
+    if server and connect:
+        raise UserInputError("--server and --connect are two ends; give one")
+    if (server or connect) and provider_name == "soft":
+        raise UserInputError(
+            "--provider soft has no wire between processes: its QPs only reach QPs in the same "
+            "process; use loopback (no --server/--connect) or a real RDMA device"
+        )
+    modes = [
+        m
+        for m, on in (
+            ("--matrix", matrix),
+            ("--latency", latency),
+            ("--blocks", blocks is not None),
+            ("--reg-cost", reg_cost),
+            ("--loop-cost", loop_cost),
+        )
+        if on
+    ]
+    if len(modes) > 1:
+        raise UserInputError(f"{' and '.join(modes)} are separate modes; pick one")
+    if all_sizes and size is not None:
+        raise UserInputError("-a sweeps all sizes; drop -s")
+    if iters is not None and duration is not None:
+        raise UserInputError("give either -n or -D, not both")
+
+    kinds = tuple(MemoryKind.parse(k) for k in _split(memory, "--memory"))
+    sizes = (
+        mrb.SWEEP_SIZES if all_sizes else (parse_size(size or ("1M" if matrix else "64K"), what="--size"),)
+    )
+    if iters is None and duration is None:
+        iters = 1000 if latency else 5000
+    cfg = mrb.MrBenchConfig(
+        provider=provider_name,
+        device=ib_dev,
+        port=ib_port,
+        gid_index=gid_index,
+        peer_device=peer_dev,
+        peer_port=peer_port if peer_port is not None else ib_port,
+        kinds=kinds,
+        reg_paths=_split(reg, "--reg"),
+        src_kind=MemoryKind.parse(src_memory) if src_memory else None,
+        access=verbs.parse_access(access),
+        relaxed_ordering=relaxed_ordering,
+        ro_ab=ro_ab,
+        sizes=sizes,
+        qps=qps if qps is not None else (4 if matrix else 1),
+        tx_depth=tx_depth,
+        post_list=post_list,
+        cq_mod=cq_mod,
+        iterations=iters,
+        duration=duration,
+        repeats=repeats,
+        latency=latency,
+        write_with_imm=write_with_imm,
+        blocks=blocks,
+        offset=offset,
+        mr_size=parse_size(mr_size, what="--mr-size") if mr_size else None,
+        gpu=gpu,
+        timeout_s=timeout,
+        reg_sizes=tuple(parse_size_list(reg_sizes, what="--reg-sizes")),
+    )
+    if matrix:
+        cfg = mrb.matrix_config(cfg)
+    cfg.validate()
+    if write_with_imm and (server or connect):
+        raise UserInputError("--write-with-imm runs in loopback only")
+
+    show_progress = progress_enabled() and not wants_json(ctx)
+
+    def progress(msg: str) -> None:
+        if show_progress:
+            typer.echo(f"mr-bench: {msg}", err=True)
+
+    try:
+        if loop_cost:
+            results = mrb.loop_cost(
+                duration=duration or 1.0,
+                tx_depth=tx_depth,
+                repeats=repeats,
+                link_gbps=link_gbps,
+                progress=progress,
+            )
+        elif server:
+            results = mrb.serve(cfg, port=tcp_port, accept_timeout_s=accept_timeout, progress=progress)
+        elif connect:
+            results = mrb.run_client(cfg, connect, port=tcp_port, progress=progress)
+        else:
+            mode = "reg" if reg_cost else "latency" if latency else "blocks" if blocks is not None else "bw"
+            results = mrb.run(cfg, mode=mode, progress=progress)
+    except NotSupported as exc:
+        if provider_name == "pyverbs" and exc.reason.startswith("no RDMA devices"):
+            raise NotSupported(f"{exc.reason}. {SOFT_HINT}") from None
+        raise
+
+    from gdrdiag.diagnose import rdma_rules
+
+    pairs = rdma_rules.ro_pairs(results)
+    findings = rdma_rules.rdma_findings(results)
+    rows = rdma_rules.interpret_matrix(results) if matrix else None
+    notes = []
+    if loop_cost:
+        notes.append(_loop_cost_note(results, link_gbps))
+
+    from gdrdiag.cli.reporting import results_report
+
+    report = results_report("mr-bench", results, findings=tuple(findings))
+    if json_out is not None:
+        json_out.write_text(report.to_json())
+    if wants_json(ctx):
+        echo(report.to_json())
+    else:
+        from gdrdiag.render.mr_table import render_mr_results
+
+        echo(render_mr_results(results, pairs=pairs, matrix_rows=rows, findings=findings, notes=notes))
+    failed = any(r.status is Status.ERROR for r in results)
+    nothing = not any(r.status is Status.OK for r in results)
+    if nothing and not failed:
+        typer.echo(
+            "gdrdiag: nothing could be measured here (every case WAIVED; see the reasons above)", err=True
+        )
+    fail_finding = any(f.severity.value == "FAIL" for f in findings)
+    raise typer.Exit(EXIT_FAIL if failed or nothing or fail_finding else EXIT_OK)
+
+
+def _loop_cost_note(results, link_gbps: float) -> str:
+    """A sentence on whether the loop can keep the link busy at 64 KiB (text only; numbers from bench)."""
+    from gdrdiag.model.results import Status
+
+    ok = [r for r in results if r.status is Status.OK and r.key == "mr_loop_cost"]
+    if not ok:
+        return ""
+    key = f"min_msg_bytes_{int(link_gbps)}g"
+    single = next((r for r in ok if r.params.get("post_list") == 1), ok[0])
+    best = min(ok, key=lambda r: r.metrics.get(key) or float("inf"))
+    one, low = single.metrics.get(key), best.metrics.get(key)
+    if one is None or low is None:
+        return f"(no bound computed for {link_gbps:g} Gb/s; try 100/200/400/800)"
+    verdict = "above" if one > 64 * 1024 else "at or below"
+    return (
+        f"At {link_gbps:g} Gb/s the loop needs messages of at least {one / 1024:.1f} KiB with one WR per post "
+        f"({verdict} 64 KiB) and {low / 1024:.1f} KiB with post lists of {best.params.get('post_list')}. "
+        f"See docs/mr-bench.md, 'The loop's own cost', for the design that removes this bound."
+    )

@@ -1,0 +1,451 @@
+"""Findings from measured RDMA WRITE results (mr-bench): the RO A/B verdict and the matrix.
+
+Pure functions of ``BenchResult`` lists (plain data from a Report), so every rule is tested
+from fabricated or saved results. Soft-provider results are never judged: a memcpy says
+nothing about PCIe ordering or peer-to-peer paths.
+
+Findings (codes are stable):
+
+- ``RO-AB-SENSITIVE``  RO raises bandwidth >= 1.10x on a path: writes without RO are throttled
+  by strict PCIe ordering (diagnostics-kb sec. 11). FAIL at >= 2x (an app without RO loses
+  half or more), WARN otherwise.
+- ``RO-AB-IGNORED``    GPU-memory path slow against host memory (< 0.7x) yet RO changes nothing:
+  the flag was probably dropped (RO-04, RO-05).
+- ``RO-AB-NO-EFFECT``  RO changes nothing and the path is not slow: ordering does not limit it.
+- ``GDR-DEVICE-SLOW``  device-memory WRITE bandwidth below 0.7x the host-memory reference of the
+  same run (FAIL below 0.5x): the "84 Gb/s vs 400 Gb/s" pattern.
+- ``GDR-MANAGED-IS-HOST`` managed memory registered with ibv_reg_mr measured host DRAM.
+- ``GDR-PATHS-DIFFER`` dma-buf and nvidia-peermem registration of device memory differ > 25%.
+- ``GDR-DEVICE-REG-FAILED`` device memory could not be registered (WAIVED/ERROR with reason).
+
+Use :data:`RULES` (``(results) -> list[Finding]``) or :func:`report_rule` (``(Report) -> ...``)
+to register them with :mod:`gdrdiag.diagnose`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
+
+from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.results import BenchResult, Status
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.model.report import Report
+
+RO_GAIN = 1.10  # RO on / RO off at or above this: RO-sensitive path
+RO_GAIN_FAIL = 2.0  # ... and at or above this the loss without RO is a FAIL
+RO_LOSS = 0.95  # below this RO made it slower: inconclusive
+SLOW_VS_HOST = 0.70  # GPU-memory path below this fraction of the host reference: slow
+FAIL_VS_HOST = 0.50
+NOISE = 0.10  # relative spread ((max - min) / median) above which a near-1 ratio is noise
+PATHS_DIFFER = 0.25
+
+REF_RO = "diagnostics-kb sec. 4 (RO-03..RO-05), sec. 11, PROBE-01; peers.md sec. 0 items 1-3"
+REF_GDR = "diagnostics-kb sec. 9, sec. 11, PROBE-02; perftest #283; NCCL #1731"
+
+CAVEATS_RO = (
+    "a VF in a guest on a kernel older than 6.4 (mlx5) silently ignored the RO flag; the MR still "
+    "registered (RO-05)",
+    "libibverbs drops optional access flags where the kernel lacks optional-MR-access support, and "
+    "ibv_reg_mr still succeeds: there is no query for 'RO applied' (RO-04)",
+    "NIC firmware PCI_WR_ORDERING=force_relax makes every write relaxed, so off and on look alike (RO-02)",
+    "loopback on one port: the same NIC also reads the source buffer, so both DMA directions are in "
+    "the number",
+)
+CAVEAT_HOST = "writes into host DRAM rarely depend on RO; the A/B matters for GPU memory"
+
+# Preference order for the host-memory reference of a matrix.
+_HOST_REFERENCE_ORDER = ("pinned", "registered", "pageable", "pinned-wc", "managed")
+
+
+@dataclass(frozen=True)
+class RoVerdict:
+    """The RO A/B classification with its evidence."""
+
+    code: str  # ro_sensitive | ro_probably_ignored | no_effect | inconclusive | not_judged
+    words: str
+    ratio: Optional[float]
+    caveats: tuple[str, ...] = ()
+
+
+def classify_ro(
+    off_gbps: Optional[float],
+    on_gbps: Optional[float],
+    *,
+    reference_gbps: Optional[float] = None,
+    landing: str = "gpu",
+    provider: str = "pyverbs",
+    off_spread: float = 0.0,
+    on_spread: float = 0.0,
+) -> RoVerdict:
+    """Classify an RO off/on pair measured on the same buffers, QPs and sizes.
+
+    ``reference_gbps`` is the host-memory (RO off) number of the same run, used to tell "RO
+    ignored on a slow path" from "RO irrelevant". Spreads are (max - min) / median of each side.
+    """
+    if provider == "soft":
+        return RoVerdict(
+            "not_judged",
+            "no verdict: soft provider (bytes copied in software; PCIe ordering plays no part)",
+            None,
+        )
+    if not off_gbps or not on_gbps or off_gbps <= 0 or on_gbps <= 0:
+        return RoVerdict("inconclusive", "inconclusive: a side of the A/B has no measurement", None)
+    ratio = on_gbps / off_gbps
+    caveats = CAVEATS_RO + ((CAVEAT_HOST,) if landing == "host" else ())
+    noise = max(off_spread, on_spread)
+    if noise > NOISE and abs(ratio - 1) <= noise:
+        return RoVerdict(
+            "inconclusive",
+            f"inconclusive: RO on/off = {ratio:.2f}x is within the run-to-run "
+            f"spread ({noise:.0%}); use more iterations or -D",
+            ratio,
+            caveats,
+        )
+    if ratio >= RO_GAIN:
+        return RoVerdict(
+            "ro_sensitive",
+            f"RO-sensitive path: relaxed ordering raises bandwidth {ratio:.2f}x",
+            ratio,
+            caveats,
+        )
+    if ratio < RO_LOSS:
+        return RoVerdict(
+            "inconclusive",
+            f"inconclusive: RO made it slower ({ratio:.2f}x); rerun, and check firmware ordering settings",
+            ratio,
+            caveats,
+        )
+    if landing == "gpu" and reference_gbps and off_gbps < SLOW_VS_HOST * reference_gbps:
+        return RoVerdict(
+            "ro_probably_ignored",
+            f"RO probably ignored: this GPU-memory path runs at {off_gbps / reference_gbps:.0%} of "
+            f"host memory and RO changes nothing ({ratio:.2f}x)",
+            ratio,
+            caveats,
+        )
+    return RoVerdict(
+        "no_effect",
+        f"no effect: RO changes bandwidth by {ratio:.2f}x; ordering does not limit this path",
+        ratio,
+        caveats,
+    )
+
+
+# -- pairing results ------------------------------------------------------------------------------------
+
+_IGNORED_FOR_PAIRING = {"ro", "access"}
+
+
+def _identity(r: BenchResult) -> tuple:
+    return (r.key,) + tuple(sorted((k, str(v)) for k, v in r.params.items() if k not in _IGNORED_FOR_PAIRING))
+
+
+def _rel_spread(r: BenchResult) -> float:
+    s = r.stats
+    return (s.maximum - s.minimum) / s.median if s and s.median > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class RoPair:
+    """An RO off and an RO on result that differ in nothing else."""
+
+    off: BenchResult
+    on: BenchResult
+    verdict: RoVerdict
+
+    @property
+    def subject(self) -> str:
+        """Memory kind / registration path / size, for titles."""
+        p = self.off.params
+        return f"{p.get('memory')}/{p.get('reg_path')} {p.get('size')} B"
+
+
+def _bw_ok(results: Iterable[BenchResult]) -> list[BenchResult]:
+    return [
+        r
+        for r in results
+        if r.status is Status.OK
+        and r.value is not None
+        and r.key.startswith("rdma_write_")
+        and r.params.get("mode", "bw") == "bw"
+        and r.params.get("role") != "server"
+    ]
+
+
+def host_reference(results: Sequence[BenchResult], size: object = None) -> Optional[BenchResult]:
+    """The host-memory RO-off result a GPU-memory number is compared with (same size)."""
+    cands = [
+        r
+        for r in _bw_ok(results)
+        if r.params.get("landing") == "host"
+        and not r.params.get("ro")
+        and (size is None or r.params.get("size") == size)
+    ]
+    for kind in _HOST_REFERENCE_ORDER:
+        for r in cands:
+            if r.params.get("memory") == kind:
+                return r
+    return None
+
+
+def ro_pairs(results: Sequence[BenchResult]) -> list[RoPair]:
+    """Match RO off/on results of the same case and params; classify each pair."""
+    by_id: dict[tuple, dict[bool, BenchResult]] = {}
+    for r in _bw_ok(results):
+        by_id.setdefault(_identity(r), {})[bool(r.params.get("ro"))] = r
+    pairs = []
+    for sides in by_id.values():
+        if False in sides and True in sides:
+            off, on = sides[False], sides[True]
+            ref = host_reference(results, off.params.get("size"))
+            verdict = classify_ro(
+                off.value,
+                on.value,
+                reference_gbps=ref.value if ref else None,
+                landing=str(off.params.get("landing", "gpu")),
+                provider=off.provider,
+                off_spread=_rel_spread(off),
+                on_spread=_rel_spread(on),
+            )
+            pairs.append(RoPair(off, on, verdict))
+    return pairs
+
+
+# -- the matrix -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    """One memory kind x registration path of the matrix, interpreted."""
+
+    memory: str
+    reg_path: str
+    landing: str
+    lands_in: str
+    off_gbps: Optional[float]
+    on_gbps: Optional[float]
+    ratio: Optional[float]
+    vs_host: Optional[float]
+    verdict: Optional[RoVerdict]
+    status: str
+    reason: str
+    provider: str
+
+
+def interpret_matrix(results: Sequence[BenchResult]) -> list[MatrixRow]:
+    """Rows in memory-kind order with RO off/on, RO ratio and the ratio to the host reference."""
+    rows: dict[tuple[str, str], dict] = {}
+    order: list[tuple[str, str]] = []
+    for r in results:
+        if not r.key.startswith("rdma_write_") or r.params.get("mode", "bw") != "bw":
+            continue
+        ident = (str(r.params.get("memory", "?")), str(r.params.get("reg_path", "?")))
+        if ident not in rows:
+            rows[ident] = {"results": []}
+            order.append(ident)
+        rows[ident]["results"].append(r)
+    pairs = {
+        (str(p.off.params.get("memory")), str(p.off.params.get("reg_path"))): p for p in ro_pairs(results)
+    }
+    out = []
+    for ident in order:
+        rs = rows[ident]["results"]
+        ok = [r for r in rs if r.status is Status.OK]
+        off = next((r for r in ok if not r.params.get("ro")), None)
+        on = next((r for r in ok if r.params.get("ro")), None)
+        first = (ok or rs)[0]
+        ref = host_reference(results, first.params.get("size"))
+        pair = pairs.get(ident)
+        bad = next((r for r in rs if r.status is not Status.OK), None)
+        vs_host = None
+        if off is not None and ref is not None and ref.value and off.params.get("landing") == "gpu":
+            vs_host = off.value / ref.value  # type: ignore[operator]
+        out.append(
+            MatrixRow(
+                memory=ident[0],
+                reg_path=ident[1],
+                landing=str(first.params.get("landing", "")),
+                lands_in=str(first.params.get("lands_in", "")),
+                off_gbps=off.value if off else None,
+                on_gbps=on.value if on else None,
+                ratio=pair.verdict.ratio if pair else None,
+                vs_host=vs_host,
+                verdict=pair.verdict if pair else None,
+                status=bad.status.value if bad and not ok else "OK" if ok else first.status.value,
+                reason=(bad.reason or "") if bad else "",
+                provider=first.provider,
+            )
+        )
+    return out
+
+
+# -- rules ----------------------------------------------------------------------------------------------
+
+
+def _ev(r: BenchResult, label: str) -> str:
+    p = r.params
+    return (
+        f"results[{r.key} size={p.get('size')} qps={p.get('qps')} ro={'on' if p.get('ro') else 'off'}]"
+        f".{label} = {r.value:.1f} {r.unit}"
+    )
+
+
+def ro_findings(results: Sequence[BenchResult]) -> list[Finding]:
+    """RO-AB-* findings from every RO off/on pair measured by a real provider."""
+    out = []
+    for pair in ro_pairs(results):
+        v = pair.verdict
+        if v.code in ("not_judged", "inconclusive"):
+            continue
+        evidence = (
+            _ev(pair.off, "median"),
+            _ev(pair.on, "median"),
+            f"ratio RO on/off = {v.ratio:.2f}",
+            f"lands in: {pair.off.params.get('lands_in', '?')}",
+        )
+        if v.code == "ro_sensitive":
+            out.append(
+                Finding(
+                    code="RO-AB-SENSITIVE",
+                    severity=Severity.FAIL if (v.ratio or 0) >= RO_GAIN_FAIL else Severity.WARN,
+                    title=f"{pair.subject}: {v.words}",
+                    subject=pair.subject,
+                    evidence=evidence,
+                    advice=(
+                        "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING (NCCL and perftest do by default; "
+                        "custom transports and plugins often do not). Keep flag/signal MRs strictly ordered. In "
+                        "a VM also enable ATS on the NIC and ACS direct-translated P2P so peer writes bypass "
+                        "the root complex."
+                    ),
+                    reference=REF_RO,
+                )
+            )
+        elif v.code == "ro_probably_ignored":
+            out.append(
+                Finding(
+                    code="RO-AB-IGNORED",
+                    severity=Severity.WARN,
+                    title=f"{pair.subject}: {v.words}",
+                    subject=pair.subject,
+                    evidence=evidence + tuple(f"caveat: {c}" for c in v.caveats[:2]),
+                    advice=(
+                        "Check that RO can take effect: guest kernel >= 6.4 (or the backported mlx5 series) for "
+                        "a VF, a kernel with optional MR access support, rdma-core >= v28, and the NIC firmware "
+                        "ordering policy (mlxconfig PCI_WR_ORDERING). If it cannot, fix the P2P path instead "
+                        "(ATS + ACS in a VM, same PCIe switch on bare metal)."
+                    ),
+                    reference=REF_RO,
+                )
+            )
+        else:
+            out.append(
+                Finding(
+                    code="RO-AB-NO-EFFECT",
+                    severity=Severity.INFO,
+                    title=f"{pair.subject}: {v.words}",
+                    subject=pair.subject,
+                    evidence=evidence,
+                    advice="Nothing to change for ordering on this path.",
+                    reference=REF_RO,
+                )
+            )
+    return out
+
+
+def gdr_findings(results: Sequence[BenchResult]) -> list[Finding]:
+    """GDR-* findings from the memory-kind matrix (device vs host, managed, dma-buf vs peermem)."""
+    out = []
+    real = [r for r in results if r.provider != "soft"]
+    rows = interpret_matrix(real)
+    for row in rows:
+        subject = f"{row.memory}/{row.reg_path}"
+        if row.memory == "device" and row.vs_host is not None and row.vs_host < SLOW_VS_HOST:
+            ref = host_reference(real)
+            out.append(
+                Finding(
+                    code="GDR-DEVICE-SLOW",
+                    severity=Severity.FAIL if row.vs_host < FAIL_VS_HOST else Severity.WARN,
+                    title=f"RDMA WRITE into GPU memory ({row.reg_path}) runs at {row.vs_host:.0%} of host memory",
+                    subject=subject,
+                    evidence=(
+                        f"{subject} RO off = {row.off_gbps:.1f} Gb/s",
+                        f"host reference {ref.params.get('memory') if ref else '?'} = "
+                        f"{ref.value if ref and ref.value else 0:.1f} Gb/s",
+                        f"RO on = {row.on_gbps:.1f} Gb/s" if row.on_gbps else "RO on not measured",
+                    ),
+                    advice=(
+                        "The NIC->GPU peer-to-peer path is the bottleneck: request relaxed ordering on the GPU "
+                        "MRs; in a VM enable ATS on the NIC and ACS direct-translated P2P; on bare metal put "
+                        "GPU and NIC under one PCIe switch with ACS redirect off; compare --reg dmabuf."
+                    ),
+                    reference=REF_GDR,
+                )
+            )
+        if row.memory == "managed" and row.reg_path == "mr" and row.status == "OK":
+            out.append(
+                Finding(
+                    code="GDR-MANAGED-IS-HOST",
+                    severity=Severity.INFO,
+                    title="managed memory registered with ibv_reg_mr measured host DRAM, not GPU memory",
+                    subject=subject,
+                    evidence=(f"{subject} lands in: {row.lands_in}",),
+                    advice=(
+                        "Do not read a fast managed-memory number as GPUDirect: ibv_reg_mr pins the managed pages "
+                        "on the host (x86). Compare device memory with a host reference instead."
+                    ),
+                    reference=REF_GDR,
+                )
+            )
+        if row.status in ("WAIVED", "ERROR") and row.memory == "device":
+            out.append(
+                Finding(
+                    code="GDR-DEVICE-REG-FAILED",
+                    severity=Severity.WARN if row.status == "ERROR" else Severity.INFO,
+                    title=f"device memory via {row.reg_path} could not be measured ({row.status})",
+                    subject=subject,
+                    evidence=(f"{subject}: {row.reason}",),
+                    advice=(
+                        "For --reg mr load nvidia-peermem; for --reg dmabuf use the open NVIDIA kernel module, "
+                        "a CUDA >= 11.7 driver and a kernel/rdma-core with dma-buf MRs."
+                    ),
+                    reference="diagnostics-kb GPU-11, GPU-12, GPU-13",
+                )
+            )
+    by_path = {r.reg_path: r for r in rows if r.memory == "device" and r.off_gbps}
+    if "mr" in by_path and "dmabuf" in by_path:
+        a, b = by_path["mr"].off_gbps, by_path["dmabuf"].off_gbps
+        if a and b and abs(a - b) / max(a, b) > PATHS_DIFFER:
+            out.append(
+                Finding(
+                    code="GDR-PATHS-DIFFER",
+                    severity=Severity.WARN,
+                    title=f"device memory: dma-buf {b:.1f} Gb/s vs nvidia-peermem {a:.1f} Gb/s",
+                    subject="device",
+                    evidence=(f"device/mr RO off = {a:.1f} Gb/s", f"device/dmabuf RO off = {b:.1f} Gb/s"),
+                    advice=(
+                        "The registration path changes the mapping the NIC uses (BAR1 via peermem vs dma-buf, which "
+                        "may use a PCIe or C2C mapping): use the faster one, and check "
+                        "CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE on C2C platforms."
+                    ),
+                    reference=REF_GDR,
+                )
+            )
+    return out
+
+
+RULES: tuple[Callable[[Sequence[BenchResult]], list[Finding]], ...] = (ro_findings, gdr_findings)
+
+
+def rdma_findings(results: Sequence[BenchResult]) -> list[Finding]:
+    """Every rule of this module, in order (FAIL/WARN/INFO ranking is the registry's job)."""
+    out: list[Finding] = []
+    for rule in RULES:
+        out.extend(rule(results))
+    return out
+
+
+def report_rule(report: "Report") -> list[Finding]:
+    """Adapter for :func:`gdrdiag.diagnose.register`: the rules over ``report.results``."""
+    return rdma_findings(list(report.results))

@@ -1,0 +1,321 @@
+"""mr-bench results as text tables (formatting only: every number was computed upstream).
+
+Inputs are the results from :mod:`gdrdiag.bench.mr` and, for the RO A/B and the matrix, the
+pairs, rows and findings :mod:`gdrdiag.diagnose.rdma_rules` derived from them.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Sequence
+
+from gdrdiag.model.findings import Finding
+from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.render.findings_table import render_findings
+from gdrdiag.render.results_table import check_mark, num, problems, size, spread, table
+
+SOFT_BANNER = (
+    "SOFT PROVIDER: the numbers below were produced in software (memcpy / cuMemcpy), not by an "
+    "RDMA NIC.\nThey show that the pipeline works; they are NOT hardware numbers, and no hardware "
+    "verdict is drawn from them."
+)
+
+
+def soft_banner(results: Iterable[BenchResult]) -> str:
+    """The banner when any result came from the soft provider, else ''."""
+    return SOFT_BANNER if any(r.provider == "soft" for r in results) else ""
+
+
+def _ok(results: Iterable[BenchResult], prefix: str) -> list[BenchResult]:
+    return [r for r in results if r.status is Status.OK and r.key.startswith(prefix)]
+
+
+def _ro(r: BenchResult) -> str:
+    return "on" if r.params.get("ro") else "off"
+
+
+def bw_table(results: Sequence[BenchResult]) -> str:
+    """Bandwidth rows (rdma_write_<kind>_<reg>)."""
+    rows = []
+    for r in results:
+        if not r.key.startswith("rdma_write_") or r.params.get("mode") != "bw" or r.stats is None:
+            continue
+        p = r.params
+        rows.append(
+            [
+                str(p.get("memory")),
+                str(p.get("reg_path")),
+                size(p.get("size")),
+                str(p.get("qps")),
+                _ro(r),
+                num(r.value, 1),
+                spread(r),
+                num((r.metrics.get("msgs_per_s") or 0) / 1e6, 3),
+                num(r.metrics.get("cpu_us_per_msg"), 2),
+                str(p.get("landing")),
+                check_mark(r),
+                r.provider,
+            ]
+        )
+    if not rows:
+        return ""
+    return table(
+        rows,
+        [
+            "memory",
+            "reg",
+            "size",
+            "QPs",
+            "RO",
+            "Gb/s",
+            "min-max",
+            "Mmsg/s",
+            "CPU us/msg",
+            "lands in",
+            "payload",
+            "provider",
+        ],
+    )
+
+
+def latency_table(results: Sequence[BenchResult]) -> str:
+    """Latency percentiles (rdma_write_lat_*)."""
+    rows = []
+    for r in _ok(results, "rdma_write_lat_"):
+        m, p = r.metrics, r.params
+        rows.append(
+            [
+                str(p.get("memory")),
+                str(p.get("reg_path")),
+                size(p.get("size")),
+                _ro(r),
+                num(m.get("lat_p50_us")),
+                num(m.get("lat_p90_us")),
+                num(m.get("lat_p99_us")),
+                num(m.get("lat_p999_us")),
+                num(m.get("lat_max_us")),
+                num(m.get("cpu_us_per_msg")),
+                check_mark(r),
+            ]
+        )
+    if not rows:
+        return ""
+    return "post -> completion latency (us)\n" + table(
+        rows, ["memory", "reg", "size", "RO", "p50", "p90", "p99", "p99.9", "max", "CPU us/msg", "payload"]
+    )
+
+
+def blocks_table(results: Sequence[BenchResult]) -> str:
+    """Block mode: the same blocks as one WR each, as post lists, as one WR."""
+    rows = []
+    for r in _ok(results, "rdma_write_blocks_"):
+        p, m = r.params, r.metrics
+        rows.append(
+            [
+                str(p.get("memory")),
+                str(p.get("reg_path")),
+                str(p.get("blocks")),
+                size(p.get("size")),
+                str(p.get("variant")),
+                str(p.get("post_list")),
+                num(r.value, 3),
+                num(m.get("gbps"), 1),
+                num(m.get("cpu_us_per_block"), 3),
+                check_mark(r),
+            ]
+        )
+    if not rows:
+        return ""
+    return table(
+        rows,
+        [
+            "memory",
+            "reg",
+            "blocks",
+            "block",
+            "as",
+            "post list",
+            "us/block",
+            "Gb/s",
+            "CPU us/block",
+            "payload",
+        ],
+    )
+
+
+def reg_table(results: Sequence[BenchResult]) -> str:
+    """Registration cost and register-once vs per-transfer."""
+    reuse = {
+        (r.params.get("memory"), r.params.get("reg_path"), r.params.get("size")): r
+        for r in _ok(results, "mr_reuse_")
+    }
+    rows = []
+    for r in _ok(results, "mr_reg_"):
+        p = r.params
+        u = reuse.get((p.get("memory"), p.get("reg_path"), p.get("size")))
+        rows.append(
+            [
+                str(p.get("memory")),
+                str(p.get("reg_path")),
+                size(p.get("size")),
+                num(r.value, 1),
+                num(r.metrics.get("dereg_us"), 1),
+                num(u.metrics.get("reuse_us"), 1) if u else "-",
+                num(u.metrics.get("register_each_us"), 1) if u else "-",
+                num(u.metrics.get("register_each_over_reuse"), 1) if u else "-",
+            ]
+        )
+    if not rows:
+        return ""
+    return "registration cost (us, median)\n" + table(
+        rows, ["memory", "reg", "size", "reg", "dereg", "transfer (MR reused)", "transfer (reg each)", "x"]
+    )
+
+
+def loop_cost_table(results: Sequence[BenchResult]) -> str:
+    """The loop's own cost and the smallest message that keeps each link rate busy."""
+    rows = []
+    for r in _ok(results, "mr_loop_cost"):
+        m = r.metrics
+        rows.append(
+            [
+                str(r.params.get("post_list")),
+                num((r.value or 0) / 1e6, 3),
+                num((m.get("posts_per_s") or 0) / 1e6, 3),
+                num(m.get("cpu_us_per_wr"), 3),
+                size(int(m["min_msg_bytes_100g"] or 0)),
+                size(int(m["min_msg_bytes_400g"] or 0)),
+                size(int(m["min_msg_bytes_800g"] or 0)),
+            ]
+        )
+    if not rows:
+        return ""
+    return "loop cost (soft provider, no bytes moved): WRs per second the loop itself sustains\n" + table(
+        rows,
+        ["post list", "M WR/s", "M posts/s", "CPU us/WR", "min msg 100G", "min msg 400G", "min msg 800G"],
+    )
+
+
+def ro_ab_table(pairs: Sequence) -> str:
+    """RO A/B pairs (``rdma_rules.RoPair``) with the verdict in words."""
+    rows = []
+    for pr in pairs:
+        p = pr.off.params
+        rows.append(
+            [
+                str(p.get("memory")),
+                str(p.get("reg_path")),
+                size(p.get("size")),
+                num(pr.off.value, 1),
+                num(pr.on.value, 1),
+                num(pr.verdict.ratio, 2) if pr.verdict.ratio else "-",
+                pr.verdict.words,
+            ]
+        )
+    if not rows:
+        return ""
+    return "relaxed ordering A/B (same buffers, QPs and sizes)\n" + table(
+        rows, ["memory", "reg", "size", "RO off Gb/s", "RO on Gb/s", "on/off", "verdict"]
+    )
+
+
+def matrix_table(rows: Sequence) -> str:
+    """The memory-kind x registration-path matrix (``rdma_rules.MatrixRow``)."""
+    out = []
+    for r in rows:
+        if r.status != "OK":
+            out.append(
+                [r.memory, r.reg_path, r.landing or "-", "-", "-", "-", "-", f"{r.status}: {r.reason}"]
+            )
+            continue
+        out.append(
+            [
+                r.memory,
+                r.reg_path,
+                r.landing,
+                num(r.off_gbps, 1),
+                num(r.on_gbps, 1),
+                num(r.ratio, 2),
+                num(r.vs_host, 2),
+                r.verdict.words if r.verdict else "",
+            ]
+        )
+    if not out:
+        return ""
+    return (
+        "memory kind x registration path x relaxed ordering\n"
+        "(vs host = RO-off GPU-memory bandwidth / RO-off host-memory reference of the same run)\n"
+        + table(
+            out,
+            [
+                "memory",
+                "reg",
+                "lands in",
+                "RO off Gb/s",
+                "RO on Gb/s",
+                "on/off",
+                "vs host",
+                "verdict / status",
+            ],
+        )
+    )
+
+
+def server_table(results: Sequence[BenchResult]) -> str:
+    """The server side of a two-machine run."""
+    rows = [
+        [
+            str(r.params.get("memory")),
+            str(r.params.get("reg_path")),
+            str(r.params.get("qps")),
+            num(r.metrics.get("runs"), 0),
+            num(r.metrics.get("verified_runs"), 0),
+            check_mark(r),
+        ]
+        for r in results
+        if r.params.get("role") == "server"
+    ]
+    if not rows:
+        return ""
+    return "server: destination buffer checked after every client run\n" + table(
+        rows, ["memory", "reg", "QPs", "runs", "verified", "payload"]
+    )
+
+
+def lands_in_notes(results: Sequence[BenchResult]) -> str:
+    """Where the bytes of each measured memory kind landed, once per kind."""
+    seen = {}
+    for r in results:
+        if r.key.startswith("rdma_write") and r.params.get("lands_in"):
+            seen.setdefault((r.params.get("memory"), r.params.get("reg_path")), r.params["lands_in"])
+    if not seen:
+        return ""
+    return "where the bytes land:\n" + "\n".join(f"  {m}/{g}: {w}" for (m, g), w in seen.items())
+
+
+def render_mr_results(
+    results: Sequence[BenchResult],
+    *,
+    pairs: Sequence = (),
+    matrix_rows: Optional[Sequence] = None,
+    findings: Sequence[Finding] = (),
+    notes: Sequence[str] = (),
+) -> str:
+    """Everything mr-bench prints, in order: banner, tables, problems, notes, findings."""
+    parts = [soft_banner(results)]
+    if matrix_rows is not None:
+        parts.append(matrix_table(matrix_rows))
+    else:
+        parts += [bw_table(results), ro_ab_table(pairs)]
+    parts += [
+        latency_table(results),
+        blocks_table(results),
+        reg_table(results),
+        loop_cost_table(results),
+        server_table(results),
+        lands_in_notes(results),
+        problems(results),
+    ]
+    parts += list(notes)
+    if findings:
+        parts.append(render_findings(findings))
+    return "\n\n".join(p for p in parts if p)
