@@ -72,3 +72,25 @@ def on_bare_metal(m: MachineInfo) -> bool:
 def has_gpu_and_nic(m: MachineInfo) -> bool:
     """A GPUDirect RDMA path exists to judge."""
     return bool(m.gpus) and bool(m.nics)
+
+
+_CLASS_RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4}
+
+
+def best_pairs(m: MachineInfo) -> list:
+    """For each GPU, its closest NIC pair(s): what NCCL would pair it with.
+
+    A server has far GPU<->NIC pairs by design (across sockets); only a GPU whose *closest*
+    NIC is far is a finding (TOPO-02).
+    """
+    by_gpu: dict[str, list] = {}
+    for p in m.topology:
+        by_gpu.setdefault(p.gpu_bdf, []).append(p)
+    out = []
+    for pairs in by_gpu.values():
+        known = [p for p in pairs if p.path_class is not None]
+        if not known:
+            continue
+        best = min(_CLASS_RANK[p.path_class.value] for p in known)
+        out.extend(p for p in known if _CLASS_RANK[p.path_class.value] == best)
+    return out

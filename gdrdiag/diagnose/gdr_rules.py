@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from gdrdiag.diagnose._common import ev, finding, has_gpu_and_nic
+from gdrdiag.diagnose._common import best_pairs, ev, finding, has_gpu_and_nic
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import DriverFlavour, GpuInfo, MachineInfo, PathClass
 
@@ -41,42 +41,36 @@ def presence(m: MachineInfo) -> Iterable[Finding]:
                       "diagnostics-kb section 7")
 
 
+# (attribute, bad value, code, severity with a NIC, severity without, title, advice, reference)
+ATTRIBUTE_CHECKS = (
+    ("GPU_DIRECT_RDMA_SUPPORTED", 0, "GDR-RDMA-UNSUPPORTED", Severity.FAIL, Severity.INFO,
+     "GPU_DIRECT_RDMA_SUPPORTED = 0: the nv-p2p (peermem) API is unavailable",
+     "iGPU/unified-memory parts lack it. Use dma-buf if DMA_BUF_SUPPORTED = 1, else stage through pinned "
+     "host memory registered with ibv_reg_mr.", "diagnostics-kb GPU-01 [R16][R42]"),
+    ("GPU_DIRECT_RDMA_WRITES_ORDERING", 0, "GDR-WRITES-ORDERING", Severity.WARN, Severity.INFO,
+     "GPU_DIRECT_RDMA_WRITES_ORDERING = NONE",
+     "A kernel polling a flag may see RDMA payload out of order: call cuFlushGPUDirectRDMAWrites or use "
+     "NIC-side flush reads before consuming data.", "diagnostics-kb GPU-04 [R16][R29]"),
+    ("GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS", 0, "GDR-FLUSH-NONE", Severity.INFO, Severity.INFO,
+     "no GPUDirect RDMA flush options", "Use CPU-side synchronization as in the GPUDirect RDMA guide.",
+     "diagnostics-kb GPU-05 [R16][R29]"),
+    ("GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED", 0, "GDR-VMM-UNSUPPORTED", Severity.INFO, Severity.INFO,
+     "cuMemCreate (VMM) memory cannot be GDR-registered", "Register cuMemAlloc memory instead; NCCL checks this.",
+     "diagnostics-kb GPU-06 [R9]"),
+    ("HOST_ALLOC_DMA_BUF_SUPPORTED", 0, "GDR-HOST-DMABUF", Severity.INFO, Severity.INFO,
+     "pinned host memory cannot be exported as dma-buf",
+     "Register cuMemHostAlloc memory with plain ibv_reg_mr, not through a dma-buf.", "diagnostics-kb GPU-03 [R16][R39]"),
+)
+
+
 def gpu_attributes(m: MachineInfo) -> Iterable[Finding]:
-    """GDR-RDMA-UNSUPPORTED, GDR-WRITES-ORDERING, GDR-FLUSH-NONE, GDR-VMM-UNSUPPORTED, GDR-HOST-DMABUF."""
+    """One finding per attribute check, listing every GPU that fails it (GPU-01, 03..06)."""
     nic = bool(m.nics)
-    for g in m.gpus:
-        base = f"gpus[{g.bdf}].gdr_attributes"
-        if _attr(g, "GPU_DIRECT_RDMA_SUPPORTED") == 0:
-            yield finding("GDR-RDMA-UNSUPPORTED", Severity.FAIL if nic else Severity.INFO,
-                          f"GPU {g.bdf} reports GPU_DIRECT_RDMA_SUPPORTED = 0",
-                          [ev(f"{base}.GPU_DIRECT_RDMA_SUPPORTED", 0)],
-                          "The nv-p2p (peermem) API is unavailable on this GPU (iGPU/unified-memory parts). Use "
-                          "dma-buf if DMA_BUF_SUPPORTED = 1, else stage through pinned host memory registered "
-                          "with ibv_reg_mr.", "diagnostics-kb GPU-01 [R16][R42]", g.bdf)
-        if _attr(g, "GPU_DIRECT_RDMA_WRITES_ORDERING") == 0:
-            yield finding("GDR-WRITES-ORDERING", Severity.WARN if nic else Severity.INFO,
-                          f"GPU {g.bdf}: GPU_DIRECT_RDMA_WRITES_ORDERING = NONE",
-                          [ev(f"{base}.GPU_DIRECT_RDMA_WRITES_ORDERING", 0)],
-                          "A kernel polling a flag may see RDMA payload out of order: call "
-                          "cuFlushGPUDirectRDMAWrites or use NIC-side flush reads before consuming data.",
-                          "diagnostics-kb GPU-04 [R16][R29]", g.bdf)
-        if _attr(g, "GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS") == 0:
-            yield finding("GDR-FLUSH-NONE", Severity.INFO, f"GPU {g.bdf}: no GPUDirect RDMA flush options",
-                          [ev(f"{base}.GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS", 0)],
-                          "Use CPU-side synchronization as in the GPUDirect RDMA guide.",
-                          "diagnostics-kb GPU-05 [R16][R29]", g.bdf)
-        if _attr(g, "GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED") == 0:
-            yield finding("GDR-VMM-UNSUPPORTED", Severity.INFO,
-                          f"GPU {g.bdf}: cuMemCreate (VMM) memory cannot be GDR-registered",
-                          [ev(f"{base}.GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED", 0)],
-                          "Register cuMemAlloc memory instead; NCCL checks this attribute.",
-                          "diagnostics-kb GPU-06 [R9]", g.bdf)
-        if _attr(g, "HOST_ALLOC_DMA_BUF_SUPPORTED") == 0:
-            yield finding("GDR-HOST-DMABUF", Severity.INFO,
-                          f"GPU {g.bdf}: pinned host memory cannot be exported as dma-buf",
-                          [ev(f"{base}.HOST_ALLOC_DMA_BUF_SUPPORTED", 0)],
-                          "Register cuMemHostAlloc memory with plain ibv_reg_mr, not through a dma-buf.",
-                          "diagnostics-kb GPU-03 [R16][R39]", g.bdf)
+    for attr, bad, code, sev_nic, sev_alone, title, advice, ref in ATTRIBUTE_CHECKS:
+        hit = [g.bdf for g in m.gpus if _attr(g, attr) == bad]
+        if hit:
+            yield finding(code, sev_nic if nic else sev_alone, f"{title} (GPU {', '.join(hit)})",
+                          [ev(f"gpus[{b}].gdr_attributes.{attr}", bad) for b in hit], advice, ref, ",".join(hit))
 
 
 def registration_path(m: MachineInfo) -> Iterable[Finding]:
@@ -140,12 +134,12 @@ def bar1(m: MachineInfo) -> Iterable[Finding]:
 
 
 def path_class(m: MachineInfo) -> Iterable[Finding]:
-    """GDR-PATH-CLASS and GDR-NUMA-MISMATCH for each GPU<->NIC pair (TOPO-02, TOPO-05)."""
-    for p in m.topology:
+    """GDR-PATH-CLASS and GDR-NUMA-MISMATCH for each GPU's closest NIC (TOPO-02, TOPO-05)."""
+    for p in best_pairs(m):
         key = f"topology[{p.gpu_bdf},{p.nic}]"
         if p.reliable and p.path_class in (PathClass.PHB, PathClass.NODE, PathClass.SYS):
             yield finding("GDR-PATH-CLASS", Severity.WARN,
-                          f"{p.gpu_bdf} <-> {p.nic} path is {p.path_class.value}: traffic crosses the root complex",
+                          f"the closest NIC to GPU {p.gpu_bdf} ({p.nic}) is {p.path_class.value}: traffic crosses the root complex",
                           [ev(f"{key}.path_class", p.path_class.value), ev(f"{key}.bridges", ",".join(p.bridges))],
                           "Peer writes through the CPU root complex are slow and need relaxed ordering; NCCL's "
                           "default NCCL_NET_GDR_LEVEL=PXB disables GDR for this pair. Pair each GPU with a NIC "
@@ -153,7 +147,7 @@ def path_class(m: MachineInfo) -> Iterable[Finding]:
                           f"{p.gpu_bdf}/{p.nic}")
         if p.reliable and p.gpu_numa is not None and p.nic_numa is not None and p.gpu_numa != p.nic_numa:
             yield finding("GDR-NUMA-MISMATCH", Severity.WARN,
-                          f"{p.gpu_bdf} (NUMA {p.gpu_numa}) and {p.nic} (NUMA {p.nic_numa}) are on different nodes",
+                          f"GPU {p.gpu_bdf} (NUMA {p.gpu_numa}) and its closest NIC {p.nic} (NUMA {p.nic_numa}) differ",
                           [ev(f"{key}.gpu_numa", p.gpu_numa), ev(f"{key}.nic_numa", p.nic_numa)],
                           "Use a GPU and NIC on the same socket; host-staged traffic crosses the CPU interconnect.",
                           "diagnostics-kb TOPO-05 [R10]", f"{p.gpu_bdf}/{p.nic}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from gdrdiag.diagnose._common import ev, endpoints, finding, on_bare_metal, upstream_chain
+from gdrdiag.diagnose._common import best_pairs, ev, endpoints, finding, on_bare_metal, upstream_chain
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo
 
@@ -67,7 +67,7 @@ def link_downgrade(m: MachineInfo) -> Iterable[Finding]:
 
 def path_narrow(m: MachineInfo) -> Iterable[Finding]:
     """PCIE-PATH-NARROW: a bridge on the GPU<->NIC path is slower than both endpoints (LINK-03)."""
-    for p in m.topology:
+    for p in best_pairs(m):
         hop = p.narrowest_capable
         if not p.reliable or hop is None or hop.bdf in (p.gpu_bdf, p.nic_bdf):
             continue
@@ -102,12 +102,11 @@ def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
                     "Let the kernel configure MPS consistently (pci=pcie_bus_perf or pcie_bus_safe) or fix the "
                     "BIOS setting; mismatched MPS risks malformed TLPs and limits payload size.",
                     "diagnostics-kb LINK-05 [R1][R35]", f.bdf)
-        if f.pcie.max_payload <= 128 and f.pcie.max_payload_supported > 128:
+        if not in_vm and f.pcie.max_payload <= 128 and f.pcie.max_payload_supported > 128:
             yield finding(
                 "PCIE-MPS-SMALL", Severity.INFO,
                 f"{role} MaxPayload {f.pcie.max_payload} bytes (supports {f.pcie.max_payload_supported})",
-                [ev(f"{base}.max_payload", f.pcie.max_payload)]
-                + (["VM: MaxPayload is virtualized by vfio; the host value is what counts"] if in_vm else []),
+                [ev(f"{base}.max_payload", f.pcie.max_payload)],
                 "128-byte payloads cost about 8% write efficiency against 256; usually the root complex limits it.",
                 "diagnostics-kb LINK-05, 10.2 [R32][R22]", f.bdf)
         if f.pcie.max_read_request < 512:

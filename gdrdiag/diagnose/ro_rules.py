@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from gdrdiag.diagnose._common import ev, finding, gpu_functions, has_gpu_and_nic, nic_functions
+from gdrdiag.diagnose._common import best_pairs, ev, finding, gpu_functions, has_gpu_and_nic, nic_functions
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo, PathClass
 
@@ -92,13 +92,13 @@ def ro_on_mrs(m: MachineInfo) -> Iterable[Finding]:
     if not has_gpu_and_nic(m):
         return
     crosses_rc = any(p.path_class in (PathClass.PHB, PathClass.NODE, PathClass.SYS) or not p.reliable
-                     for p in m.topology)
+                     for p in best_pairs(m))
     if m.virt.is_vm or crosses_rc:
         yield finding("RO-ACCESS-FLAG", Severity.INFO,
                       "GPU<->NIC traffic here may cross the root complex: request relaxed ordering on bulk MRs",
                       [ev("virt.is_vm", m.virt.is_vm),
-                       ev("topology[].path_class", ",".join(sorted({p.path_class.value for p in m.topology
-                                                                    if p.path_class})))],
+                       ev("closest pairs' path_class", ",".join(sorted({p.path_class.value for p in best_pairs(m)
+                                                                         if p.path_class})))],
                       "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING (1<<20; NCCL and UCX do) and keep "
                       "flag/signal MRs strictly ordered; verify with `gdrdiag mr-bench --ro-ab`.",
                       "diagnostics-kb RO-03, RO-04, section 11 [R5][R9][R12][R15]")

@@ -353,7 +353,11 @@ def safe_extract(archive: str, dest: str) -> str:
                 if count > MAX_MEMBERS:
                     raise BundleError(f"bundle has more than {MAX_MEMBERS} members: refused")
                 rel = _member_name(m.name)
-                target = os.path.join(root, rel) if rel else root
+                if not rel:
+                    if not m.isdir():
+                        raise BundleError(f"member {m.name[:80]!r} must be a folder: refused")
+                    continue
+                target = os.path.join(root, rel)
                 if not _inside(root, os.path.dirname(target)):
                     raise BundleError(f"member {m.name[:80]!r} would be written outside the bundle: refused")
                 if m.isdir():

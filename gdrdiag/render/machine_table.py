@@ -57,7 +57,7 @@ def fmt_devctl(f: Optional[PciFunction]) -> str:
 
 def _gpu_row(m: MachineInfo, g: GpuInfo) -> list[str]:
     a = g.gdr_attributes
-    attrs = " ".join(f"{k}={_q(a.get(k))}" for k, short in (
+    attrs = " ".join(f"{short}={_q(a.get(k))}" for k, short in (
         ("GPU_DIRECT_RDMA_SUPPORTED", "rdma"), ("DMA_BUF_SUPPORTED", "dmabuf"),
         ("GPU_DIRECT_RDMA_WRITES_ORDERING", "ordering"), ("GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS", "flush"),
         ("GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED", "vmm"), ("HOST_ALLOC_DMA_BUF_SUPPORTED", "host_dmabuf"),
@@ -84,8 +84,9 @@ def render_machine(m: MachineInfo) -> str:
         virt = "bare metal" if v.is_vm is False else "unknown"
     lines.append(f"virtualization: {virt}; IOMMU {_q(v.iommu_mode)} ({_q(v.iommu_groups)} groups)"
                  + (f"; flat PCI tree" if v.flat_pci else ""))
-    drv = k.nvidia_version_line or "no NVIDIA kernel driver"
-    lines.append(f"nvidia driver: {drv}" + (f" [{k.nvidia_flavour.value}]" if k.nvidia_flavour else "")
+    drv = (f"{k.nvidia_driver_version or '?'} ({k.nvidia_flavour.value if k.nvidia_flavour else 'flavour ?'})"
+           if k.nvidia_version_line is not None else "not loaded")
+    lines.append(f"nvidia driver: {drv}"
                  + f"; nvidia_peermem {'loaded' if k.peermem_loaded else 'not loaded'}"
                  + f"; rdma-core {_q(k.rdma_core_version)}")
     if m.privileged is False:
@@ -93,7 +94,8 @@ def render_machine(m: MachineInfo) -> str:
     out = "\n".join(lines)
     if m.gpus:
         out += "\n\nGPUs\n" + tabulate([_gpu_row(m, g) for g in m.gpus],
-                                       headers=["PCI", "name", "link", "BAR1", "DevCtl", "GPUDirect attributes"])
+                                       headers=["PCI", "name", "link", "BAR1", "DevCtl",
+                                                "GPUDirect (rdma, dmabuf, ordering, flush, vmm, host_dmabuf)"])
     else:
         out += "\n\nGPUs: none"
     if m.nics:
