@@ -391,7 +391,9 @@ class SoftPD(v.PD):
         self._check_length(length)
         return SoftMR(self, addr, length, access, "mr", addr, gpu)
 
-    def reg_dmabuf_mr(self, fd: int, offset: int, length: int, access: int, *, dmabuf_va: int) -> SoftMR:
+    def reg_dmabuf_mr(
+        self, fd: int, offset: int, length: int, access: int, *, dmabuf_va: int, gpu: bool = True
+    ) -> SoftMR:
         self._check_open()
         if fd < 0:
             raise HardwareError("ibv_reg_dmabuf_mr", errno.EBADF, "EBADF", f"bad dma-buf fd {fd}")
@@ -399,7 +401,7 @@ class SoftPD(v.PD):
         self._check_length(length)
         # iova == offset, as pyverbs' DmaBufMR registers it; byte `offset` of the dma-buf lives
         # at dmabuf_va + offset.
-        return SoftMR(self, offset, length, access, "dmabuf", dmabuf_va + offset, True)
+        return SoftMR(self, offset, length, access, "dmabuf", dmabuf_va + offset, gpu)
 
     def create_rc_qp(
         self, cq: v.CQ, *, max_send_wr: int, max_recv_wr: int = 1, recv_cq: Optional[v.CQ] = None
