@@ -1,0 +1,141 @@
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from gdrdiag.cli import app
+from gdrdiag.hw import verbs_soft
+
+runner = CliRunner()
+SOFT = ["mr-bench", "--provider", "soft", "-m", "pageable", "-n", "200", "--repeats", "1"]
+
+
+@pytest.fixture(autouse=True)
+def no_leaks():
+    yield
+    assert verbs_soft.live_objects() == {}
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--access", "local_write,remote_wrte"], "unknown access flag 'remote_wrte'"),
+    (["-s", "0"], "must be greater than 0"),
+    (["-s", "lots"], "cannot parse"),
+    (["-s", "1M", "--mr-size", "64K"], "larger than the MR"),
+    (["-q", "200"], "allows at most 256 QPs"),
+    (["-t", "100000"], "WRs per QP"),
+    (["--post-list", "256"], "--post-list 256"),
+    (["-m", "hbm"], "unknown memory kind"),
+    (["--reg", "peermem"], "registration path"),
+    (["-n", "10", "-D", "1"], "either -n or -D"),
+    (["-a", "-s", "4K"], "drop -s"),
+    (["--matrix", "--latency"], "separate modes"),
+    (["--ro-ab", "--relaxed-ordering"], "drop --relaxed-ordering"),
+    (["--connect", "127.0.0.1"], "no wire between processes"),
+    (["--json-out", "/nonexistent/dir/x.json"], "does not exist"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, needle):
+    res = runner.invoke(app, [*SOFT, *args])
+    assert res.exit_code == 2, res.output
+    assert needle in res.output
+    assert "Traceback" not in res.output
+    assert len(res.output.strip().splitlines()) == 1
+
+
+def test_unknown_provider_is_exit_2():
+    res = runner.invoke(app, ["mr-bench", "--provider", "mlx"])
+    assert res.exit_code == 2 and "unknown provider" in res.output
+
+
+def test_no_rdma_device_says_so_and_exits_1():
+    from tests.conftest import rdma_absent_reason
+
+    if rdma_absent_reason() is None:
+        pytest.skip("this machine has an RDMA device")
+    res = runner.invoke(app, ["mr-bench", "--relaxed-ordering"])
+    assert res.exit_code == 1, res.output
+    assert "no RDMA devices" in res.output and "--provider soft" in res.output
+    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_soft_run_prints_the_table_and_says_it_is_not_hardware():
+    res = runner.invoke(app, [*SOFT, "--relaxed-ordering", "-q", "2", "-s", "16K"])
+    assert res.exit_code == 0, res.output
+    assert "SOFT PROVIDER" in res.output and "NOT hardware numbers" in res.output
+    assert "pageable" in res.output and "16 KiB" in res.output and " ok " in res.output
+
+
+def test_json_output_records_provider_and_verification(tmp_path):
+    out = tmp_path / "mr.json"
+    res = runner.invoke(app, ["--json", *SOFT, "--ro-ab", "--json-out", str(out)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data == json.loads(out.read_text())
+    rs = data["results"]
+    assert [r["params"]["ro"] for r in rs] == [False, True]
+    assert all(r["provider"] == "soft" and r["verified"] is True and r["status"] == "OK" for r in rs)
+    assert data["findings"] == []  # soft results are never judged
+
+
+def test_write_to_mr_without_remote_write_is_a_remote_access_error():
+    res = runner.invoke(app, [*SOFT, "--access", "local_write"])
+    assert res.exit_code == 1, res.output
+    assert "IBV_WC_REM_ACCESS_ERR" in res.output and "without remote_write" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_matrix_on_the_soft_provider_without_gpu():
+    from tests.conftest import gpu_absent_reason
+
+    if gpu_absent_reason() is None:
+        pytest.skip("a GPU is present")
+    res = runner.invoke(app, ["mr-bench", "--provider", "soft", "--matrix", "-s", "64K", "-q", "2", "-n", "100",
+                              "--repeats", "1"])
+    assert res.exit_code == 0, res.output
+    assert "memory kind x registration path x relaxed ordering" in res.output
+    assert "no verdict: soft provider" in res.output
+    assert "WAIVED: device memory needs a GPU context" in res.output
+    assert "the dma-buf path exports device memory" in res.output
+
+
+def test_everything_waived_exits_1_with_the_reason():
+    from tests.conftest import gpu_absent_reason
+
+    if gpu_absent_reason() is None:
+        pytest.skip("a GPU is present")
+    res = runner.invoke(app, ["mr-bench", "--provider", "soft", "-m", "device", "-n", "100"])
+    assert res.exit_code == 1
+    assert "device memory needs a GPU context" in res.output and "nothing could be measured" in res.output
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--latency", "-n", "100"], "p99.9"),
+    (["--blocks", "200", "-s", "4K"], "coalesced"),
+    (["--reg-cost", "--reg-sizes", "4K,64K"], "registration cost"),
+])
+def test_modes(extra, needle):
+    res = runner.invoke(app, ["mr-bench", "--provider", "soft", "-m", "pageable", "--repeats", "1", *extra])
+    assert res.exit_code == 0, res.output
+    assert needle in res.output
+
+
+def test_loop_cost_states_the_bound():
+    res = runner.invoke(app, ["mr-bench", "--loop-cost", "-D", "0.05", "--repeats", "1"])
+    assert res.exit_code == 0, res.output
+    assert "loop cost" in res.output and "min msg 400G" in res.output and "KiB with one WR per post" in res.output
+
+
+def test_ctrl_c_exits_130_and_releases(monkeypatch):
+    real_poll = verbs_soft.SoftCQ.poll
+    calls = {"n": 0}
+
+    def poll(self, max_entries=16):
+        calls["n"] += 1
+        if calls["n"] == 20:
+            raise KeyboardInterrupt
+        return real_poll(self, max_entries)
+
+    monkeypatch.setattr(verbs_soft.SoftCQ, "poll", poll)
+    res = runner.invoke(app, ["mr-bench", "--provider", "soft", "-m", "pageable", "-n", "100000"])
+    assert res.exit_code == 130
+    assert "interrupted" in res.output
+    # no_leaks: every soft QP, MR, CQ, PD and device was released on the way out.
