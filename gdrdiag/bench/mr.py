@@ -1042,6 +1042,12 @@ def loop_cost(
                     ),
                 )
             )
+    if len({r.params["post_list"] for r in results}) >= 2:
+        fixed, per_wr = rdma_math.fit_post_cost(
+            [(int(r.params["post_list"]), 1.0 / float(r.metrics["posts_per_s"] or 1)) for r in results])
+        for r in results:
+            r.metrics["loop_us_per_post"] = fixed * 1e6
+            r.metrics["provider_us_per_wr"] = per_wr * 1e6
     return results
 
 

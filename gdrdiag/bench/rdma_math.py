@@ -85,3 +85,23 @@ def signal_interval(tx_depth: int, post_list: int, cq_mod: Optional[int]) -> int
     want = cq_mod if cq_mod else 100
     wrs = max(post_list, min(want, max(1, tx_depth // 2)))
     return max(1, wrs // post_list)
+
+
+def fit_post_cost(points: Sequence[tuple[int, float]]) -> tuple[float, float]:
+    """Least-squares fit of seconds-per-post = fixed + per_wr x post_list.
+
+    ``points`` are (post list length, seconds per post). ``fixed`` is what the loop costs per
+    ibv_post_send call whatever the list length (bookkeeping, the call, polling); ``per_wr``
+    is what each WR in the list adds (for the soft provider: its checks). Needs two distinct
+    post-list lengths.
+    """
+    xs = [float(p) for p, _ in points]
+    ys = [float(t) for _, t in points]
+    if len(set(xs)) < 2:
+        raise ValueError("need at least two different post-list lengths")
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    per_wr = sxy / sxx
+    return my - per_wr * mx, per_wr

@@ -45,6 +45,14 @@ def test_signal_interval_never_exceeds_the_queue(depth, plist, mod, expect):
     assert k == expect and k * plist <= max(depth, plist)
 
 
+def test_fit_post_cost_separates_loop_and_per_wr_cost():
+    pts = [(pl, 0.9e-6 + 0.4e-6 * pl) for pl in (1, 4, 16, 64)]
+    fixed, per_wr = rdma_math.fit_post_cost(pts)
+    assert fixed == pytest.approx(0.9e-6) and per_wr == pytest.approx(0.4e-6)
+    with pytest.raises(ValueError):
+        rdma_math.fit_post_cost([(4, 1.0), (4, 2.0)])
+
+
 def test_gbits_and_pow2():
     assert rdma_math.gbits(50e9, 1.0) == pytest.approx(400.0)
     assert rdma_math.pow2_at_least(65000) == 65536 and rdma_math.pow2_at_least(0.5) == 1

@@ -123,6 +123,7 @@ def test_loop_cost_reports_the_bound():
     for r in res:
         assert r.provider == "soft" and r.value > 0
         assert r.metrics["min_msg_bytes_400g"] == pytest.approx(400e9 / 8 / r.value)
+        assert r.metrics["loop_us_per_post"] is not None and r.metrics["provider_us_per_wr"] is not None
 
 
 # -- two machines over TCP on 127.0.0.1 (both ends in this process: the soft wire is in-process) ---------
