@@ -1,0 +1,297 @@
+"""A PCIe read-efficiency model for zero-copy gathers, against the copy engine. Pure functions.
+
+What goes over the link in the host->GPU direction when the GPU *reads* host memory is
+completions: each read request is answered by one or more completion TLPs carrying data, and
+each costs a fixed overhead on top of its payload (diagnostics-kb 10.2: 8 B framing/sequence/LCRC +
+12 B completion header = 20 B; ECRC would add 4). Read requests travel the other way, so they
+cost the H2D direction nothing; they matter only for tags/latency (diagnostics-kb 12).
+
+Rules the model applies (diagnostics-kb 10.3, PCIe Base Spec r5.0 2.3.1.1 "Data Return for Read
+Requests", 2.2.7 "no request crosses a 4 KiB boundary"):
+
+- a completion never carries more than MPS bytes;
+- a request may be answered in several completions, split only at RCB-aligned addresses (64 or
+  128 B); the completer is assumed to return the largest completions the rules allow;
+- a request never exceeds MRRS and never crosses a 4 KiB boundary.
+
+How requests are formed depends on who reads (the ``mode``):
+
+- ``ce``: the copy engine reads long aligned ranges in MRRS-sized requests, so completions are
+  MPS-sized. This is the reference every gather is divided by.
+- ``sector``: SM loads (gather_warp .. gather_lines). A warp instruction's addresses are coalesced
+  per 128-B line; each (instruction, line) pair becomes one request for the 32-B sectors it
+  touches (perf-anchors 2.4; diagnostics-kb 10.3 "serviced per 32 B sector / 128 B line"). A
+  line split between two instructions costs two requests. ``line_aware`` kernels start their
+  512-B instructions on 128-B line boundaries, so no line is split.
+- ``line``: as ``sector`` but every touched line is fetched whole (diagnostics-kb 10.4's
+  assumption); kept so measurements can decide between the two.
+- ``bulk``: one request per record cover (TMA bulk copies; whether the GPU really issues them
+  this way is what gather_bulk measures).
+
+Link-level overheads that scale every TLP stream alike (DLLPs, SKP ordered sets) cancel in the
+ratio to the copy engine, which is why the model predicts *ratios to CE*, not absolute GB/s.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Optional
+
+LINE = 128  # GPU L2 line / coalescing unit (CUDA Best Practices Guide, "Coalesced Access")
+SECTOR = 32  # GPU memory transaction granularity (same guide: 32-byte sectors)
+PAGE = 4096  # PCIe requests never cross a 4 KiB boundary (PCIe Base Spec 2.2.7)
+INSTRUCTION_BYTES = 512  # a warp of 32 lanes x 16-B loads (native/gather.cu)
+
+MODES = ("ce", "sector", "line", "bulk")
+
+
+@dataclass(frozen=True)
+class LinkParams:
+    """The PCIe settings the model needs, with the values seen on the H200 VM (diagnostics-kb 14)."""
+
+    mps: int = 256  # Max Payload Size: largest completion payload
+    mrrs: int = 4096  # Max Read Request Size of the reader
+    rcb: int = 128  # Read Completion Boundary of the completer (root port), 64 or 128
+    # Bytes per completion TLP besides payload: 3-DW header 12 B + framing/sequence/LCRC 8 B
+    # (diagnostics-kb 10.2) + ~2 B of ACK/flow-control DLLPs per TLP: the 22 B of perf-anchors 2.2.
+    # Fitted on the H200 (docs/gather-bench.md): 22-24 B matches 640-B and 656-B gathers within 1%.
+    cpl_overhead: int = 22
+
+    def __post_init__(self) -> None:
+        for name in ("mps", "mrrs", "rcb"):
+            v = getattr(self, name)
+            if v <= 0 or v & (v - 1):
+                raise ValueError(f"{name} must be a power of two, got {v}")
+        if self.rcb not in (64, 128):
+            raise ValueError(f"rcb must be 64 or 128, got {self.rcb}")
+        if self.mps < self.rcb:
+            raise ValueError("mps must be at least rcb")
+        if self.cpl_overhead < 0:
+            raise ValueError("cpl_overhead must be >= 0")
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Totals for a set of records: useful bytes, bytes on the wire (payload + overhead)."""
+
+    useful: int
+    wire: int
+    requests: int
+    completions: int
+    records: int
+
+    @property
+    def efficiency(self) -> float:
+        """Useful bytes per byte on the wire (0..1)."""
+        return self.useful / self.wire if self.wire else 0.0
+
+
+
+def completion_sizes(addr: int, length: int, p: LinkParams) -> list[int]:
+    """Payloads of the completions answering one read request of ``length`` bytes at ``addr``.
+
+    The completer returns as much as it may in each completion: all that is left when it fits in
+    MPS, else up to the last RCB boundary within MPS bytes (PCIe 2.3.1.1).
+    """
+    if length <= 0:
+        return []
+    out = []
+    pos, end = addr, addr + length
+    while pos < end:
+        if end - pos <= p.mps:
+            out.append(end - pos)
+            break
+        cut = (pos + p.mps) // p.rcb * p.rcb
+        if cut <= pos:  # cannot happen with mps >= rcb, kept as a guard
+            cut = pos + p.mps
+        out.append(cut - pos)
+        pos = cut
+    return out
+
+
+def split_request(addr: int, length: int, p: LinkParams) -> list[tuple[int, int]]:
+    """Cut a range into requests of at most MRRS bytes that do not cross 4 KiB boundaries."""
+    out = []
+    pos, end = addr, addr + length
+    while pos < end:
+        nxt = min(end, (pos // PAGE + 1) * PAGE, pos + p.mrrs)
+        out.append((pos, nxt - pos))
+        pos = nxt
+    return out
+
+
+def _sm_requests(lo: int, hi: int, window_start: int, mode: str) -> list[tuple[int, int]]:
+    """Requests SM loads make for bytes [lo, hi) read by 512-B instructions from window_start."""
+    reqs = []
+    a = lo - (lo - window_start) % 16  # loads are 16-B chunks aligned to the instruction window
+    b = hi + (-hi) % 16
+    first_instr = (a - window_start) // INSTRUCTION_BYTES
+    last_instr = (b - 1 - window_start) // INSTRUCTION_BYTES
+    for t in range(first_instr, last_instr + 1):
+        ia = max(a, window_start + t * INSTRUCTION_BYTES)
+        ib = min(b, window_start + (t + 1) * INSTRUCTION_BYTES)
+        line = ia // LINE * LINE
+        while line < ib:
+            x, y = max(ia, line), min(ib, line + LINE)
+            if mode == "line":
+                reqs.append((line, LINE))
+            else:
+                s0 = x // SECTOR * SECTOR
+                s1 = -(-y // SECTOR) * SECTOR
+                reqs.append((s0, s1 - s0))
+            line += LINE
+    return reqs
+
+
+def range_requests(start: int, length: int, mode: str, *, line_aware: bool, p: LinkParams) -> list[tuple[int, int]]:
+    """Read requests for one contiguous source range (a record, or a merged run of records)."""
+    if mode not in MODES or mode == "ce":
+        raise ValueError(f"mode must be one of sector, line, bulk; got {mode!r}")
+    if length <= 0:
+        return []
+    if mode == "bulk":
+        a = start // 16 * 16
+        b = -(-(start + length) // 16) * 16
+        return split_request(a, b - a, p)
+    window = start // LINE * LINE if line_aware else start // 16 * 16
+    return _sm_requests(start, start + length, window, mode)
+
+
+def segments_efficiency(segments: Mapping[tuple[int, int], int], record_bytes: int, mode: str, *,
+                        line_aware: bool, p: LinkParams) -> Efficiency:
+    """Totals over ``segments``: {(start address mod 4096, records in the run): count}.
+
+    A run of ``k`` records is read as one contiguous range of ``k * record_bytes`` (only kernels
+    that merge consecutive slots produce k > 1); random indices give runs of one.
+    """
+    useful = wire = nreq = ncpl = nrec = 0
+    for (offset, k), count in segments.items():
+        if count <= 0:
+            continue
+        length = k * record_bytes
+        reqs = range_requests(offset, length, mode, line_aware=line_aware, p=p)
+        cpls = [c for a, n in reqs for c in completion_sizes(a, n, p)]
+        useful += count * length
+        wire += count * (sum(cpls) + len(cpls) * p.cpl_overhead)
+        nreq += count * len(reqs)
+        ncpl += count * len(cpls)
+        nrec += count * k
+    return Efficiency(useful, wire, nreq, ncpl, nrec)
+
+
+def ce_efficiency(p: LinkParams, nbytes: int = 1 << 26) -> float:
+    """Efficiency of the copy engine's long, 4 KiB-aligned read of ``nbytes``."""
+    page = segments_efficiency({(0, 1): 1}, min(nbytes, PAGE), "bulk", line_aware=True, p=p)
+    return page.efficiency
+
+
+def whole_line_efficiency(p: LinkParams) -> float:
+    """Efficiency if every SM request were a whole 128-B line: the SM path's best case."""
+    return LINE / (LINE + p.cpl_overhead)
+
+
+def offset_histogram(stride: int, base_offset: int, slots: int) -> dict[int, float]:
+    """Start addresses mod 4096 of uniformly random slots: {offset: probability}.
+
+    Slot k starts at base + k * stride; mod 4096 that repeats every 4096 / gcd(stride, 4096)
+    slots, so uniform random slots are uniform over one period (exactly when slots is a multiple
+    of the period; the error otherwise is below period / slots).
+    """
+    period = PAGE // math.gcd(stride, PAGE)
+    n = min(period, max(1, slots))
+    hist: dict[int, float] = {}
+    for k in range(n):
+        off = (base_offset + k * stride) % PAGE
+        hist[off] = hist.get(off, 0.0) + 1.0 / n
+    return hist
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What the model says about one layout read by one kind of kernel."""
+
+    mode: str
+    line_aware: bool
+    efficiency: float  # useful / wire
+    ce_efficiency: float
+    ratio_to_ce: float  # the best gather/CE this layout allows
+    partial_line_loss: float  # fraction lost against whole-line completions (SM modes)
+    requests_per_record: float
+    completions_per_record: float
+    mean_completion_payload: float
+
+
+def predict(segments: Mapping[tuple[int, int], float], record_bytes: int, mode: str, *, line_aware: bool,
+            p: LinkParams) -> Prediction:
+    """Predict efficiency and the ratio to CE for a segment histogram (counts or probabilities)."""
+    if record_bytes <= 0:
+        raise ValueError("record_bytes must be > 0")
+    # Scale probabilities to integer counts so totals stay exact.
+    scaled = {key: int(round(v * 1_000_000)) if isinstance(v, float) else int(v) for key, v in segments.items()}
+    eff = segments_efficiency(scaled, record_bytes, mode, line_aware=line_aware, p=p)
+    ce = ce_efficiency(p)
+    ideal = whole_line_efficiency(p) if mode in ("sector", "line") else ce
+    e = eff.efficiency
+    payload = (eff.wire - eff.completions * p.cpl_overhead) / eff.completions if eff.completions else 0.0
+    return Prediction(
+        mode=mode,
+        line_aware=line_aware,
+        efficiency=e,
+        ce_efficiency=ce,
+        ratio_to_ce=e / ce if ce else 0.0,
+        partial_line_loss=max(0.0, 1.0 - e / ideal) if ideal else 0.0,
+        requests_per_record=eff.requests / eff.records if eff.records else 0.0,
+        completions_per_record=eff.completions / eff.records if eff.records else 0.0,
+        mean_completion_payload=payload,
+    )
+
+
+def predict_random(record_bytes: int, stride: int, base_offset: int, slots: int, mode: str, *,
+                   line_aware: bool, p: LinkParams) -> Prediction:
+    """Prediction for uniformly random single records (no merging) of a table layout."""
+    hist = offset_histogram(stride, base_offset, slots)
+    return predict({(off, 1): prob for off, prob in hist.items()}, record_bytes, mode,
+                   line_aware=line_aware, p=p)
+
+
+def predict_runs(record_bytes: int, base_offset: int, run_records: int, mode: str, *, line_aware: bool,
+                 p: LinkParams, slots: int = 1 << 20) -> Prediction:
+    """Prediction for packed records read as merged runs of ``run_records`` consecutive slots."""
+    hist = offset_histogram(record_bytes, base_offset, slots)
+    return predict({(off, max(1, run_records)): prob for off, prob in hist.items()}, record_bytes, mode,
+                   line_aware=line_aware, p=p)
+
+
+def padded_stride(record_bytes: int) -> int:
+    """The stride that makes every record start on a 128-B line: R rounded up to 128."""
+    return -(-record_bytes // LINE) * LINE
+
+
+def ce_run_ratio(run_bytes: int, ce_gbytes_per_s: float, call_overhead_us: float = 2.0) -> float:
+    """Fraction of CE bandwidth one cuMemcpyAsync per run reaches (perf-anchors 4: t = t_call + b/BW)."""
+    if run_bytes <= 0 or ce_gbytes_per_s <= 0:
+        return 0.0
+    t_copy = run_bytes / (ce_gbytes_per_s * 1e9)
+    return t_copy / (t_copy + call_overhead_us * 1e-6)
+
+
+def best_alternatives(record_bytes: int, stride: int, base_offset: int, slots: int, mode: str, *,
+                      line_aware: bool, p: LinkParams) -> dict[str, Optional[float]]:
+    """Model ratios to CE of the layout changes ALIGN findings can advise, by name."""
+    out: dict[str, Optional[float]] = {}
+    out["as_is"] = predict_random(record_bytes, stride, base_offset, slots, mode, line_aware=line_aware,
+                                  p=p).ratio_to_ce
+    pad = padded_stride(record_bytes)
+    out["padded_stride"] = predict_random(record_bytes, pad, 0, slots, mode, line_aware=line_aware,
+                                          p=p).ratio_to_ce
+    out["aligned_base"] = predict_random(record_bytes, stride, base_offset - base_offset % LINE, slots, mode,
+                                         line_aware=line_aware, p=p).ratio_to_ce
+    out["runs_of_8"] = (predict_runs(record_bytes, base_offset, 8, mode, line_aware=True, p=p).ratio_to_ce
+                        if stride == record_bytes and record_bytes % 16 == 0 else None)
+    return out
+
+
+def iter_modes() -> Iterable[str]:
+    """The request modes the model knows."""
+    return iter(MODES)

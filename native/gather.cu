@@ -1,0 +1,570 @@
+// Zero-copy gather kernels for gather-bench (gdrdiag/bench/gather.py).
+//
+// Workload (a KV-offload operator): copy n records of R bytes from a table of slots in mapped
+// pinned host memory into device memory: record i goes from table slot sidx[i] (at
+// table + sidx[i] * stride) to destination slot didx[i] (at dst + didx[i] * dst_stride). The GPU
+// reads host memory directly over PCIe (UVA); no copy engine is involved.
+//
+// The kernels form a ladder; each rung explains where bandwidth comes from (docs/gather-bench.md
+// has the measured numbers and the PCIe model behind them):
+//
+//   gather_byte        a thread per record, byte loads. Each warp load instruction touches 32
+//                      different records, so it becomes 32 separate sysmem requests carrying 1
+//                      useful byte each: the link is busy with headers and wasted sectors.
+//   gather_vec16       a thread per record, 16-byte loads: 16x fewer requests per byte, but still
+//                      32 records (32 lines) per instruction and each 32-B sector fetched for 16
+//                      useful bytes; requests stay small and scattered.
+//   gather_warp        a warp per record, 16 B per lane: one instruction reads 512 contiguous
+//                      bytes, which the coalescer turns into whole 128-B line requests
+//                      (perf-anchors 1.1: nvbandwidth's SM copy uses the same 16-B lanes).
+//   gather_warp_ilp    as warp, but every load of a record (up to 4 KiB per pass) is issued
+//                      before the first store, so a warp waits one PCIe round trip per record
+//                      instead of one per 512 B (Little's law, perf-anchors 2.3).
+//   gather_persistent  warp_ilp's body in a grid-stride loop over one CTA per SM, so the number
+//                      of SMs is a knob (--sm-limit); bytes in flight per SM is what matters.
+//   gather_lines       the fastest SIMT design: persistent; each warp takes 8 records at a
+//                      time and issues all their loads (up to 8 x 512 B) before storing; loads
+//                      are line-aware: lane l of instruction t reads line-space chunk 32t + l
+//                      measured from the 128-B line below the record, so no 128-B line is
+//                      split between two instructions (two requests for one line, EMOGI /
+//                      DGL trick, perf-anchors 1.2 and 1.4); and records whose source slots are
+//                      consecutive (sorted indices, runs) are read as one contiguous range, so
+//                      neighbours share their boundary lines instead of fetching them twice.
+//   gather_lines_l2pf  gather_lines with the ld ".L2::256B" prefetch-size hint, to test whether
+//                      the L2 turns it into larger sysmem reads (measured, not assumed).
+//   gather_bulk        Hopper (sm_90+) bulk asynchronous copies (cp.async.bulk, the TMA unit):
+//                      one instruction per record copies it into shared memory, completion is
+//                      tracked by an mbarrier, and each warp keeps `depth` records in flight.
+//                      Whether the TMA issues larger PCIe read requests than SM loads (and so
+//                      gets larger completions, diagnostics-kb 10.2) is what it measures.
+//
+// Correctness for every layout: the fast paths need 16-byte aligned source records (table base,
+// stride); any other layout (odd record sizes, odd offsets) takes a general path that loads the
+// 16-byte aligned chunks covering the record and funnel-shifts them into place. Destinations
+// are 16-byte aligned (dst_stride is R rounded up to 16); a record's last partial chunk is
+// stored byte by byte, so bytes past R are never written (gather.py checks they stay poisoned).
+// Chunk loads may read up to 15 bytes past a record's ends; gather.py pads the table allocation.
+//
+// All kernels share one signature so gather.py launches them the same way:
+//   (dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids, depth)
+// sm_ids (may be null): persistent kernels write each CTA's %smid there, so the bench can count
+// the SMs a --sm-limit run really used. depth: records in flight per warp (gather_bulk only).
+
+typedef unsigned long long u64;
+
+#define FULL_MASK 0xffffffffu
+
+// ------------------------------------------------------------------------------------------
+// Loads and stores
+// ------------------------------------------------------------------------------------------
+
+// Plain 16-byte load of mapped host memory (a generic/global ld.v4).
+__device__ __forceinline__ uint4 ld16(const unsigned char *p)
+{
+    return *reinterpret_cast<const uint4 *>(p);
+}
+
+// Read-only, no L1 allocation: sysmem data is used once (CUDA Best Practices, Zero Copy: "read
+// once, coalesced"; SGLang's hicache kernels use L1::no_allocate, perf-anchors 1.6).
+__device__ __forceinline__ uint4 ld16_stream(const unsigned char *p)
+{
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+// Same with the L2 prefetch-size hint (PTX ISA "ld", .level::prefetch_size, sm_75+).
+__device__ __forceinline__ uint4 ld16_l2pf(const unsigned char *p)
+{
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+enum LoadKind { LOAD_PLAIN = 0, LOAD_STREAM = 1, LOAD_L2PF = 2 };
+
+template <int L>
+__device__ __forceinline__ uint4 load16(const unsigned char *p)
+{
+    if (L == LOAD_STREAM) {
+        return ld16_stream(p);
+    } else if (L == LOAD_L2PF) {
+        return ld16_l2pf(p);
+    }
+    return ld16(p);
+}
+
+__device__ __forceinline__ unsigned word_of(const uint4 &v, unsigned i)
+{
+    return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+// Store the first `nbytes` (1..16) of v at a 16-byte aligned d: one 16-B store when whole,
+// else byte stores, so nothing past the record is written.
+__device__ __forceinline__ void store16(unsigned char *d, const uint4 &v, unsigned nbytes)
+{
+    if (nbytes >= 16) {
+        *reinterpret_cast<uint4 *>(d) = v;
+        return;
+    }
+    for (unsigned k = 0; k < nbytes; ++k) {
+        d[k] = (unsigned char)(word_of(v, k >> 2) >> (8 * (k & 3)));
+    }
+}
+
+// Bytes [sh, sh + 16) of the 32-byte little-endian concatenation (a, b), sh in 0..15.
+// Selects are compile-time indexed, so everything stays in registers.
+__device__ __forceinline__ uint4 shift_bytes(const uint4 &a, const uint4 &b, unsigned sh)
+{
+    if (sh == 0) {
+        return a;
+    }
+    const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    const unsigned q = sh >> 2;
+    const unsigned r = (sh & 3) * 8;
+    unsigned o[5];
+#pragma unroll
+    for (int i = 0; i < 5; ++i) {
+        o[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
+    }
+    uint4 out;
+    out.x = __funnelshift_r(o[0], o[1], r);
+    out.y = __funnelshift_r(o[1], o[2], r);
+    out.z = __funnelshift_r(o[2], o[3], r);
+    out.w = __funnelshift_r(o[3], o[4], r);
+    return out;
+}
+
+__device__ __forceinline__ unsigned min_u(u64 a, u64 b)
+{
+    return (unsigned)(a < b ? a : b);
+}
+
+// ------------------------------------------------------------------------------------------
+// Rung 1: a thread per record, byte copies
+// ------------------------------------------------------------------------------------------
+
+extern "C" __global__ void gather_byte(unsigned char *__restrict__ dst, const unsigned char *__restrict__ table,
+                                       const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
+                                       u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
+{
+    const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    const unsigned char *s = table + (u64)sidx[i] * stride;
+    unsigned char *d = dst + (u64)didx[i] * dst_stride;
+    for (u64 k = 0; k < R; ++k) {
+        d[k] = s[k];
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Rung 2: a thread per record, 16-byte loads
+// ------------------------------------------------------------------------------------------
+
+// One thread copies one record with 16-B loads of the aligned chunks covering it; `prev`
+// carries the previous chunk for the funnel shift when the source is not 16-B aligned.
+extern "C" __global__ void gather_vec16(unsigned char *__restrict__ dst, const unsigned char *__restrict__ table,
+                                        const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
+                                        u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
+{
+    const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    const unsigned char *s = table + (u64)sidx[i] * stride;
+    unsigned char *d = dst + (u64)didx[i] * dst_stride;
+    const unsigned sh = (unsigned)((u64)s & 15);
+    const unsigned char *a = s - sh;
+    const u64 nc = (sh + R + 15) / 16;  // aligned source chunks
+    const u64 no = (R + 15) / 16;       // destination chunks
+    uint4 cur = ld16(a);
+    for (u64 j = 0; j < no; ++j) {
+        uint4 nxt = make_uint4(0, 0, 0, 0);
+        if (sh != 0 && j + 1 < nc) {
+            nxt = ld16(a + 16 * (j + 1));
+        }
+        store16(d + 16 * j, shift_bytes(cur, nxt, sh), min_u(16, R - 16 * j));
+        cur = (sh != 0) ? nxt : (j + 1 < nc ? ld16(a + 16 * (j + 1)) : nxt);
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Rungs 3-5: a warp per record (K = 1: load, store, load, store...; K = 8: all loads first)
+// ------------------------------------------------------------------------------------------
+
+// The whole warp copies one record. Lane l owns destination chunks l, l + 32, ...; a pass holds
+// K chunks per lane (32 * K * 16 bytes) in registers: every load of the pass is issued before
+// its first store.
+template <int K, int L>
+__device__ __forceinline__ void warp_record_aligned(unsigned char *d, const unsigned char *s, u64 R, unsigned lane)
+{
+    const u64 no = (R + 15) / 16;
+    for (u64 base = 0; base < no; base += 32 * K) {
+        uint4 v[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const u64 j = base + 32 * k + lane;
+            if (j < no) {
+                v[k] = load16<L>(s + 16 * j);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const u64 j = base + 32 * k + lane;
+            if (j < no) {
+                store16(d + 16 * j, v[k], min_u(16, R - 16 * j));
+            }
+        }
+    }
+}
+
+// Unaligned source (sh = s % 16 != 0): each destination chunk j is bytes sh..sh+15 of the
+// aligned source chunks j and j+1. Correct for every layout; not tuned (one chunk per lane in
+// flight, so the fast paths keep their registers).
+template <int K, int L>
+__device__ __forceinline__ void warp_record_shifted(unsigned char *d, const unsigned char *s, u64 R, unsigned lane)
+{
+    const unsigned sh = (unsigned)((u64)s & 15);
+    const unsigned char *a = s - sh;
+    const u64 nc = (sh + R + 15) / 16;
+    const u64 no = (R + 15) / 16;
+    for (u64 base = 0; base < no; base += 32 * K) {
+        uint4 v[K];
+        uint4 w[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const u64 j = base + 32 * k + lane;
+            v[k] = j < nc ? load16<L>(a + 16 * j) : make_uint4(0, 0, 0, 0);
+            w[k] = j + 1 < nc ? load16<L>(a + 16 * (j + 1)) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const u64 j = base + 32 * k + lane;
+            if (j < no) {
+                store16(d + 16 * j, shift_bytes(v[k], w[k], sh), min_u(16, R - 16 * j));
+            }
+        }
+    }
+}
+
+template <int K, int L>
+__device__ __forceinline__ void warp_record(unsigned char *d, const unsigned char *s, u64 R, unsigned lane)
+{
+    if (((u64)s & 15) == 0) {
+        warp_record_aligned<K, L>(d, s, R, lane);
+    } else {
+        warp_record_shifted<1, L>(d, s, R, lane);
+    }
+}
+
+template <int K>
+__device__ __forceinline__ void warp_per_record(unsigned char *dst, const unsigned char *table, const unsigned *sidx,
+                                                const unsigned *didx, u64 n, u64 R, u64 stride, u64 dst_stride)
+{
+    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const unsigned lane = threadIdx.x & 31;
+    if (warp >= n) {
+        return;
+    }
+    warp_record<K, LOAD_PLAIN>(dst + (u64)didx[warp] * dst_stride, table + (u64)sidx[warp] * stride, R, lane);
+}
+
+extern "C" __global__ void gather_warp(unsigned char *__restrict__ dst, const unsigned char *__restrict__ table,
+                                       const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
+                                       u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
+{
+    warp_per_record<1>(dst, table, sidx, didx, n, R, stride, dst_stride);
+}
+
+extern "C" __global__ void gather_warp_ilp(unsigned char *__restrict__ dst, const unsigned char *__restrict__ table,
+                                           const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
+                                           u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
+{
+    warp_per_record<8>(dst, table, sidx, didx, n, R, stride, dst_stride);
+}
+
+__device__ __forceinline__ void note_sm(int *sm_ids)
+{
+    if (sm_ids != nullptr && threadIdx.x == 0) {
+        unsigned smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        sm_ids[blockIdx.x] = (int)smid;
+    }
+}
+
+// Grid-stride over records; gather.py launches one CTA per SM (grid = --sm-limit).
+extern "C" __global__ void __launch_bounds__(1024, 1)
+gather_persistent(unsigned char *__restrict__ dst, const unsigned char *__restrict__ table,
+                  const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
+                  u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
+{
+    note_sm(sm_ids);
+    const unsigned lane = threadIdx.x & 31;
+    const u64 warps = (u64)gridDim.x * blockDim.x / 32;
+    for (u64 r = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / 32; r < n; r += warps) {
+        warp_record<8, LOAD_PLAIN>(dst + (u64)didx[r] * dst_stride, table + (u64)sidx[r] * stride, R, lane);
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Rung 6: line-aware, several records per warp in flight, contiguous slots merged
+// ------------------------------------------------------------------------------------------
+
+#define LINES_M 8  // records a warp takes at a time (lanes 0..M-1 hold their indices)
+#define LINES_K 8  // 512-B load instructions in flight per warp (K x 16 B per lane in registers)
+#define TAG_NONE 0xffffffffu
+
+__device__ __forceinline__ u64 shfl64(u64 v, unsigned src)
+{
+    const unsigned lo = __shfl_sync(FULL_MASK, (unsigned)v, src);
+    const unsigned hi = __shfl_sync(FULL_MASK, (unsigned)(v >> 32), src);
+    return ((u64)hi << 32) | lo;
+}
+
+// Records first .. first+M-1 (those < n). Fast path only: every source record 16-B aligned.
+// A "segment" is a run of records whose source slots are consecutive and packed (stride == R,
+// R % 16 == 0, so 16-B chunks never straddle two records); random indices give segments of one
+// record. Each segment is read as a byte range [a, a + len) with instructions that each cover
+// 512 bytes starting at a 128-B line boundary (line-aware), numbered across segments; the warp
+// issues LINES_K instructions, then stores them, then the next LINES_K.
+template <int L>
+__device__ __forceinline__ void lines_step(unsigned char *dst, const unsigned char *table, const unsigned *sidx,
+                                           const unsigned *didx, u64 first, u64 n, u64 R, u64 stride,
+                                           u64 dst_stride, bool can_merge, unsigned lane)
+{
+    const u64 rec = first + lane;
+    const bool valid = lane < LINES_M && rec < n;
+    const unsigned s = valid ? sidx[rec] : 0u;
+    const unsigned dslot = valid ? didx[rec] : 0u;
+    const unsigned sprev = __shfl_up_sync(FULL_MASK, s, 1);
+    const bool cont = valid && lane > 0 && can_merge && s == sprev + 1u;
+    const bool head = valid && !cont;
+    const unsigned head_mask = __ballot_sync(FULL_MASK, head);
+    const unsigned valid_mask = __ballot_sync(FULL_MASK, valid);
+    // A head's segment runs to the next head (or to the last valid lane).
+    const unsigned above = lane == 31 ? 0u : (head_mask & ~((2u << lane) - 1u));
+    const unsigned end_lane = above ? (unsigned)(__ffs(above) - 1) : (unsigned)(32 - __clz(valid_mask));
+    const unsigned seg_len = head ? (end_lane - lane) * (unsigned)R : 0u;  // < 2^27 (gather.py caps R)
+    const u64 seg_addr = (u64)(table + (u64)s * stride);
+    const unsigned lead = (unsigned)(seg_addr & 127);
+    const unsigned ninstr = head ? (lead + seg_len + 511) / 512 : 0u;
+    // Exclusive prefix sum of instruction counts over the lanes (segment heads).
+    unsigned incl = ninstr;
+#pragma unroll
+    for (unsigned off = 1; off < 32; off <<= 1) {
+        const unsigned t = __shfl_up_sync(FULL_MASK, incl, off);
+        if (lane >= off) {
+            incl += t;
+        }
+    }
+    const unsigned excl = incl - ninstr;
+    const unsigned total = __shfl_sync(FULL_MASK, incl, 31);
+
+    for (unsigned i0 = 0; i0 < total; i0 += LINES_K) {
+        uint4 v[LINES_K];
+        unsigned tag[LINES_K];  // (record lane << 27) | byte offset in record, or TAG_NONE
+#pragma unroll
+        for (int k = 0; k < LINES_K; ++k) {
+            const unsigned i = i0 + k;
+            tag[k] = TAG_NONE;
+            v[k] = make_uint4(0, 0, 0, 0);
+            if (i < total) {  // warp-uniform
+                const unsigned hm = __ballot_sync(FULL_MASK, head && excl <= i);
+                const unsigned h = 31 - __clz(hm);
+                const unsigned t = i - __shfl_sync(FULL_MASK, excl, h);
+                const u64 a = shfl64(seg_addr, h);
+                const unsigned len = __shfl_sync(FULL_MASK, seg_len, h);
+                const long long o = (long long)t * 512 + 16 * (long long)lane - (long long)(a & 127);
+                if (o >= 0 && o < (long long)len) {
+                    v[k] = load16<L>(reinterpret_cast<const unsigned char *>(a + o));
+                    const u64 m = (u64)o / R;
+                    tag[k] = ((unsigned)(h + m) << 27) | (unsigned)((u64)o - m * R);
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < LINES_K; ++k) {
+            const unsigned m = tag[k] == TAG_NONE ? 0u : (tag[k] >> 27);
+            const unsigned slot = __shfl_sync(FULL_MASK, dslot, m);
+            if (tag[k] != TAG_NONE) {
+                const unsigned r = tag[k] & ((1u << 27) - 1);
+                store16(dst + (u64)slot * dst_stride + r, v[k], min_u(16, R - r));
+            }
+        }
+    }
+}
+
+template <int L>
+__device__ __forceinline__ void lines_kernel(unsigned char *dst, const unsigned char *table, const unsigned *sidx,
+                                             const unsigned *didx, u64 n, u64 R, u64 stride, u64 dst_stride,
+                                             int *sm_ids)
+{
+    note_sm(sm_ids);
+    const unsigned lane = threadIdx.x & 31;
+    const u64 warps = (u64)gridDim.x * blockDim.x / 32;
+    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const bool aligned = (((u64)table | stride) & 15) == 0;
+    const bool can_merge = aligned && stride == R && (R & 15) == 0;
+    for (u64 first = warp * LINES_M; first < n; first += warps * LINES_M) {
+        if (aligned) {
+            lines_step<L>(dst, table, sidx, didx, first, n, R, stride, dst_stride, can_merge, lane);
+        } else {
+            // General layouts (odd sizes or offsets): correct, not tuned. Plain loads: the
+            // shifted path reads each chunk twice (as chunk j+1, then as chunk j), and only a
+            // cached load lets the second read hit L1 instead of crossing PCIe again (measured:
+            // 20.6 GB/s with L1::no_allocate vs 34.2 GB/s plain at R = 100 on H200).
+            for (u64 r = first; r < first + LINES_M && r < n; ++r) {
+                warp_record<1, LOAD_PLAIN>(dst + (u64)didx[r] * dst_stride, table + (u64)sidx[r] * stride, R, lane);
+            }
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1)
+gather_lines(unsigned char *__restrict__ dst, const unsigned char *__restrict__ table,
+             const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
+             u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
+{
+    lines_kernel<LOAD_STREAM>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1)
+gather_lines_l2pf(unsigned char *__restrict__ dst, const unsigned char *__restrict__ table,
+                  const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
+                  u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
+{
+    lines_kernel<LOAD_L2PF>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
+}
+
+// ------------------------------------------------------------------------------------------
+// Rung 7: Hopper bulk asynchronous copies (TMA), sm_90+
+// ------------------------------------------------------------------------------------------
+//
+// PTX ISA 8.0: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes needs 16-B
+// aligned addresses and a size that is a multiple of 16, so each record's aligned cover
+// [floor16(s), ceil16(s + R)) is copied; the mbarrier's transaction count tracks the bytes.
+// Each warp owns `depth` slots (a ring); lane 0 issues, all lanes wait on the slot's mbarrier
+// (phase parity), copy shared -> dst, and lane 0 refills the slot with the warp's next record.
+// Launched with dynamic shared memory = warps * depth * slot_bytes + warps * depth * 8.
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
+{
+    // The loop form CUTLASS uses (ClusterBarrier::wait); labels are scoped by the braces.
+    asm volatile(
+        "{\n"
+        ".reg .pred P1;\n"
+        "LAB_WAIT:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
+        "@P1 bra DONE;\n"
+        "bra LAB_WAIT;\n"
+        "DONE:\n"
+        "}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+
+__device__ __forceinline__ void bulk_g2s(unsigned dst_smem, const void *src, unsigned bytes, unsigned bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(dst_smem), "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+
+__device__ __forceinline__ void bulk_issue(unsigned slot_smem, unsigned bar, const unsigned char *s, u64 R)
+{
+    const u64 a = (u64)s & ~15ull;
+    const u64 e = ((u64)s + R + 15) & ~15ull;
+    mbar_expect_tx(bar, (unsigned)(e - a));
+    bulk_g2s(slot_smem, reinterpret_cast<const void *>(a), (unsigned)(e - a), bar);
+}
+#endif
+
+extern "C" __global__ void __launch_bounds__(1024, 1)
+gather_bulk(unsigned char *__restrict__ dst, const unsigned char *__restrict__ table,
+            const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
+            u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(128) unsigned char smem[];
+    note_sm(sm_ids);
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned wib = threadIdx.x / 32;  // warp in block
+    const unsigned wpb = blockDim.x / 32;
+    const u64 slot_bytes = ((R + 15 + 15) / 16 * 16 + 127) / 128 * 128;
+    unsigned char *slots = smem + (u64)wib * depth * slot_bytes;
+    unsigned long long *bars =
+        reinterpret_cast<unsigned long long *>(smem + (u64)wpb * depth * slot_bytes) + (u64)wib * depth;
+    const u64 warps = (u64)gridDim.x * wpb;
+    const u64 warp = (u64)blockIdx.x * wpb + wib;
+
+    if (lane == 0) {
+        for (unsigned i = 0; i < depth; ++i) {
+            mbar_init(smem_addr(&bars[i]), 1);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (unsigned i = 0; i < depth; ++i) {
+            const u64 r = warp + (u64)i * warps;
+            if (r < n) {
+                bulk_issue(smem_addr(slots + i * slot_bytes), smem_addr(&bars[i]), table + (u64)sidx[r] * stride, R);
+            }
+        }
+    }
+    __syncwarp();
+
+    const u64 no = (R + 15) / 16;
+    u64 k = 0;
+    for (u64 r = warp; r < n; r += warps, ++k) {
+        const unsigned i = (unsigned)(k % depth);
+        const unsigned parity = (unsigned)((k / depth) & 1);
+        mbar_wait(smem_addr(&bars[i]), parity);
+        const unsigned char *s = table + (u64)sidx[r] * stride;
+        const unsigned sh = (unsigned)((u64)s & 15);
+        const unsigned char *slot = slots + i * slot_bytes;
+        unsigned char *d = dst + (u64)didx[r] * dst_stride;
+        for (u64 j = lane; j < no; j += 32) {
+            const uint4 v0 = *reinterpret_cast<const uint4 *>(slot + 16 * j);
+            uint4 v1 = make_uint4(0, 0, 0, 0);
+            if (sh != 0 && 16 * (j + 1) < sh + R) {
+                v1 = *reinterpret_cast<const uint4 *>(slot + 16 * (j + 1));
+            }
+            store16(d + 16 * j, shift_bytes(v0, v1, sh), min_u(16, R - 16 * j));
+        }
+        __syncwarp();
+        if (lane == 0) {
+            // Order this warp's generic-proxy reads of the slot before the async-proxy refill.
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            const u64 next = r + (u64)depth * warps;
+            if (next < n) {
+                bulk_issue(smem_addr(slots + i * slot_bytes), smem_addr(&bars[i]), table + (u64)sidx[next] * stride,
+                           R);
+            }
+        }
+        __syncwarp();
+    }
+#else
+    // No bulk asynchronous copies before sm_90: gather.py never launches this there.
+    __trap();
+#endif
+}
