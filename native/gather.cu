@@ -30,8 +30,9 @@
 //                      DGL trick, perf-anchors 1.2 and 1.4); and records whose source slots are
 //                      consecutive (sorted indices, runs) are read as one contiguous range, so
 //                      neighbours share their boundary lines instead of fetching them twice.
-//   gather_lines_l2pf  gather_lines with the ld ".L2::256B" prefetch-size hint, to test whether
-//                      the L2 turns it into larger sysmem reads (measured, not assumed).
+//   gather_lines_l2pf  gather_lines with non-caching ".nc.L1::no_allocate.L2::256B" loads: tests
+//                      whether the L2 prefetch-size hint turns into larger sysmem reads (it does
+//                      not on H200: same GB/s as gather_lines at 656 B, docs/gather-bench.md).
 //   gather_bulk        Hopper (sm_90+) bulk asynchronous copies (cp.async.bulk, the TMA unit):
 //                      one instruction per record copies it into shared memory, completion is
 //                      tracked by an mbarrier, and each warp keeps `depth` records in flight.
@@ -431,7 +432,9 @@ gather_lines(unsigned char *__restrict__ dst, const unsigned char *__restrict__ 
              const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
              u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
 {
-    lines_kernel<LOAD_STREAM>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
+    // Plain (L1-allocating) loads: a record that several warps of one SM read at about the same
+    // time (duplicate or neighbouring slots in sorted indices) is then fetched over PCIe once.
+    lines_kernel<LOAD_PLAIN>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
 }
 
 extern "C" __global__ void __launch_bounds__(1024, 1)

@@ -52,6 +52,7 @@ COMMAND_MODULES = (
     "diagnose_cmd",
     "compare_cmd",
     "mr_bench_cmd",
+    "gather_bench_cmd",
 )
 
 

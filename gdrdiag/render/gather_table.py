@@ -1,0 +1,94 @@
+"""gather-bench results as tables (formatting only: every number was computed in bench/)."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.render.results_table import check_mark, num, problems, size, spread, table
+
+CE_KEY = "gather_ce_reference"
+
+_SWEEP_TITLES = {
+    "ladder": "Kernel ladder",
+    "record-size": "Record size (packed)",
+    "stride": "Stride: packed vs padded to 128 B",
+    "offset": "Table base offset",
+    "pattern": "Index pattern",
+    "sm": "SM limit (one CTA per SM)",
+    "threads": "Threads per block",
+}
+
+# Columns that distinguish rows within a sweep.
+_SWEEP_COLUMNS = {
+    "ladder": (),
+    "record-size": ("record_bytes",),
+    "stride": ("record_bytes", "stride"),
+    "offset": ("record_bytes", "base_offset"),
+    "pattern": ("pattern",),
+    "sm": ("sm_limit",),
+    "threads": ("threads",),
+}
+_HEAD = {"record_bytes": "R", "stride": "stride", "base_offset": "offset", "pattern": "pattern",
+         "sm_limit": "SMs", "threads": "threads"}
+
+
+def _kib(v: Optional[float]) -> str:
+    return "-" if v is None else f"{v / 1024:.0f}"
+
+
+def _pct(v: Optional[float]) -> str:
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+
+def _row(r: BenchResult, cols: Iterable[str]) -> list[str]:
+    m = r.metrics
+    lead = [size(r.params.get(c)) if c in ("record_bytes", "stride") else str(r.params.get(c)) for c in cols]
+    return lead + [
+        str(r.params.get("kernel", r.key)),
+        num(r.value) if r.status is Status.OK else r.status.value,
+        spread(r),
+        num(m.get("ratio_to_ce"), 3),
+        num(m.get("model_ratio_to_ce"), 3),
+        _pct(m.get("partial_line_loss")),
+        num(m.get("ratio_to_raw"), 3),
+        num(m.get("us_per_batch"), 0),
+        _kib(m.get("bytes_in_flight_per_sm")),
+        num(m.get("sms_used"), 0),
+        check_mark(r),
+    ]
+
+
+_TAIL = ["kernel", "GB/s", "min-max", "x CE", "model x CE", "line loss", "x raw", "us/batch", "KiB/SM in flight",
+         "SMs used", "payload"]
+
+
+def render_gather_results(results: list[BenchResult], notes: Iterable[str] = ()) -> str:
+    """Copy-engine references, the ladder, each sweep, notes, then WAIVED/ERROR reasons."""
+    out: list[str] = []
+    ce = [r for r in results if r.key == CE_KEY and r.status is not Status.WAIVED]
+    if ce:
+        rows = [[size(r.params.get("nbytes")), num(r.value), spread(r), num(r.metrics.get("ratio_to_raw"), 3),
+                 num(r.metrics.get("us_per_batch"), 0), check_mark(r)] for r in ce]
+        out.append("Copy-engine reference (cuMemcpyHtoDAsync, same bytes, same pinned table, same run)\n"
+                   + table(rows, ["bytes", "GB/s", "min-max", "x raw", "us/batch", "payload"]))
+    gathers = [r for r in results if r.key.startswith("gather_") and r.key != CE_KEY
+               and r.status is not Status.WAIVED]
+    sweeps: dict[str, list[BenchResult]] = {}
+    for r in gathers:
+        sweeps.setdefault(str(r.params.get("sweep") or "ladder"), []).append(r)
+    for sweep, rows in sweeps.items():
+        cols = _SWEEP_COLUMNS.get(sweep, ())
+        first = rows[0].params
+        where = "" if sweep in ("record-size", "stride", "offset") else (
+            f" - R={first.get('record_bytes')} B, stride {first.get('stride')} B, offset {first.get('base_offset')} B, "
+            f"{first.get('pattern')} indices, {first.get('records')} records")
+        out.append(f"{_SWEEP_TITLES.get(sweep, sweep)}{where} (GB/s = 1e9 B/s of records, median)\n"
+                   + table([_row(r, cols) for r in rows], [_HEAD[c] for c in cols] + _TAIL))
+    notes = list(notes)
+    if notes:
+        out.append("\n".join(notes))
+    bad = problems(r for r in results if r.key.startswith("gather_"))
+    if bad:
+        out.append(bad)
+    return "\n\n".join(out) if out else "no gather results"

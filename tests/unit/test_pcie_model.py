@@ -1,0 +1,108 @@
+"""The PCIe read-efficiency model (gdrdiag/bench/pcie_model.py): spec rules and the known anchors."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gdrdiag.bench import pcie_model as m
+
+P = m.LinkParams(mps=256, mrrs=4096, rcb=128, cpl_overhead=20)
+
+
+def test_completions_obey_mps_and_rcb():
+    # Intel AN 829 worked example shape: a 512-B aligned read with MPS 256 -> 2 x 256.
+    assert m.completion_sizes(0, 512, P) == [256, 256]
+    # Misaligned start: the first completion ends on an RCB boundary (PCIe 2.3.1.1).
+    assert m.completion_sizes(16, 656, P) == [240, 256, 160]
+    # Small requests come back whole.
+    assert m.completion_sizes(96, 32, P) == [32]
+    p64 = m.LinkParams(mps=128, rcb=64, cpl_overhead=20)
+    assert m.completion_sizes(32, 300, p64) == [96, 128, 76]
+
+
+def test_requests_split_at_mrrs_and_4k_pages():
+    assert m.split_request(4000, 200, P) == [(4000, 96), (4096, 104)]
+    small = m.LinkParams(mrrs=512)
+    assert [n for _, n in m.split_request(0, 2048, small)] == [512] * 4
+
+
+def test_ce_efficiency_is_mps_completions():
+    assert m.ce_efficiency(P) == pytest.approx(256 / 276)
+    assert m.ce_efficiency(m.LinkParams(mps=128, cpl_overhead=20)) == pytest.approx(128 / 148)
+
+
+def test_whole_line_records_reach_the_128b_ceiling():
+    # perf-anchors 2.2: 128-B completions 86.5% vs CE's 256-B 92.75% -> 0.932.
+    for R in (640, 768, 4096):
+        pr = m.predict_random(R, R, 0, 300_000, "sector", line_aware=False, p=P)
+        assert pr.ratio_to_ce == pytest.approx((128 / 148) / (256 / 276), rel=1e-9)
+        assert pr.partial_line_loss == pytest.approx(0.0)
+
+
+def test_656_byte_records_need_six_completions():
+    # perf-anchors 2.4: 656 B = 5 lines + 16 B: 21 sectors (672 B) in 6 completions.
+    la = m.predict_random(656, 656, 0, 300_000, "sector", line_aware=True, p=P)
+    assert la.completions_per_record == pytest.approx(6.0)
+    assert la.efficiency == pytest.approx(656 / (672 + 6 * 20))
+    assert la.partial_line_loss == pytest.approx(1 - (656 / 792) / (128 / 148))
+    # Non line-aware warps split one line between two instructions for 7 of 8 start offsets.
+    plain = m.predict_random(656, 656, 0, 300_000, "sector", line_aware=False, p=P)
+    assert plain.requests_per_record == pytest.approx(6.875)
+    assert plain.ratio_to_ce < la.ratio_to_ce
+    # Fetching whole lines (diagnostics-kb 10.4's assumption) would be far worse.
+    line = m.predict_random(656, 656, 0, 300_000, "line", line_aware=True, p=P)
+    assert line.efficiency == pytest.approx(656 / (768 + 6 * 20))
+
+
+def test_base_offset_breaks_whole_line_records():
+    aligned = m.predict_random(640, 640, 0, 300_000, "sector", line_aware=True, p=P)
+    off16 = m.predict_random(640, 640, 16, 300_000, "sector", line_aware=True, p=P)
+    assert off16.ratio_to_ce < aligned.ratio_to_ce
+    assert off16.partial_line_loss > 0.05
+
+
+def test_runs_recover_most_of_the_partial_line_loss():
+    single = m.predict_random(656, 656, 0, 300_000, "sector", line_aware=True, p=P)
+    runs = m.predict_runs(656, 0, 8, "sector", line_aware=True, p=P)
+    assert runs.ratio_to_ce > single.ratio_to_ce + 0.02
+    assert runs.partial_line_loss < 0.01
+
+
+def test_offset_histogram_is_a_distribution_over_the_period():
+    h = m.offset_histogram(656, 0, 300_000)
+    assert sum(h.values()) == pytest.approx(1.0)
+    assert {o % 128 for o in h} == set(range(0, 128, 16))
+    assert m.offset_histogram(4096, 64, 10) == {64: 1.0}
+
+
+def test_ce_run_ratio_follows_call_overhead():
+    assert m.ce_run_ratio(1 << 30, 55.0, 2.0) > 0.99
+    assert m.ce_run_ratio(4096, 55.0, 2.0) < 0.05
+    assert m.ce_run_ratio(0, 55.0) == 0.0
+
+
+def test_bad_link_parameters_are_refused():
+    for kw in ({"mps": 100}, {"rcb": 32}, {"mps": 64, "rcb": 128}, {"cpl_overhead": -1}):
+        with pytest.raises(ValueError):
+            m.LinkParams(**kw)
+    with pytest.raises(ValueError):
+        m.range_requests(0, 10, "ce", line_aware=False, p=P)
+
+
+@settings(max_examples=200, deadline=None)
+@given(start=st.integers(0, 8191), length=st.integers(1, 5000),
+       mode=st.sampled_from(["sector", "line", "bulk"]), line_aware=st.booleans(),
+       mps=st.sampled_from([128, 256, 512]), rcb=st.sampled_from([64, 128]))
+def test_requests_cover_the_range_and_completions_cover_requests(start, length, mode, line_aware, mps, rcb):
+    p = m.LinkParams(mps=mps, rcb=rcb)
+    reqs = m.range_requests(start, length, mode, line_aware=line_aware, p=p)
+    covered = set()
+    for a, n in reqs:
+        assert n > 0
+        assert a // m.PAGE == (a + n - 1) // m.PAGE  # never crosses 4 KiB
+        cpl = m.completion_sizes(a, n, p)
+        assert sum(cpl) == n and max(cpl) <= p.mps
+        covered.update(range(a, a + n))
+    assert set(range(start, start + length)) <= covered
+    eff = m.segments_efficiency({(start, 1): 1}, length, mode, line_aware=line_aware, p=p)
+    assert 0 < eff.efficiency <= length / (length + p.cpl_overhead) + 1e-12
