@@ -21,7 +21,7 @@ from gdrdiag.errors import UserInputError
 @handles_errors
 def collect(
     ctx: typer.Context,
-    output: Path = typer.Option(..., "--output", "-o", help="Bundle to write (.tar.gz)."),
+    output: Path = typer.Option(..., "--output", "-o", help="Bundle to write (.tar.gz)."),  # noqa: B008
     force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing file."),
 ) -> None:
     """Save a support bundle of this machine's inspect inputs (.tar.gz)."""
@@ -39,11 +39,21 @@ def collect(
         raise UserInputError(f"--output: folder {parent} does not exist")
     machine, summary = collect_bundle(out)
     if wants_json(ctx):
-        echo(json.dumps({**summary, "privileged": machine.privileged, "gpus": len(machine.gpus),
-                         "nics": len(machine.nics)}))
+        echo(
+            json.dumps(
+                {
+                    **summary,
+                    "privileged": machine.privileged,
+                    "gpus": len(machine.gpus),
+                    "nics": len(machine.nics),
+                }
+            )
+        )
     else:
         note = "" if machine.privileged else " (not root: config space beyond 64 bytes not captured)"
-        echo(f"wrote {summary['path']}: {summary['files']} files, {summary['bytes']} bytes, "
-             f"{len(machine.gpus)} GPU(s), {len(machine.nics)} RDMA device(s){note}")
+        echo(
+            f"wrote {summary['path']}: {summary['files']} files, {summary['bytes']} bytes, "
+            f"{len(machine.gpus)} GPU(s), {len(machine.nics)} RDMA device(s){note}"
+        )
         echo(f"read it anywhere with: gdrdiag inspect --bundle {summary['path']}")
     raise typer.Exit(EXIT_OK)

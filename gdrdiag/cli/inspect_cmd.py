@@ -35,9 +35,12 @@ def inspect_report(bundle: Optional[str]):
 @handles_errors
 def inspect(
     ctx: typer.Context,
-    bundle: Optional[Path] = typer.Option(
-        None, "--bundle", "-b", help="Read a bundle from `gdrdiag collect` (.tar.gz or unpacked folder) instead "
-        "of this machine."),
+    bundle: Optional[Path] = typer.Option(  # noqa: B008
+        None,
+        "--bundle",
+        "-b",
+        help="Read a bundle from `gdrdiag collect` (.tar.gz or unpacked folder) instead of this machine.",
+    ),
     brief: bool = typer.Option(False, "--brief", help="Findings table only, without evidence and advice."),
 ) -> None:
     """Read the machine (PCIe, virtualization, GPUs, RDMA NICs, topology) and say what is wrong."""

@@ -34,10 +34,15 @@ def _run(rule: Callable, arg: object) -> list[Finding]:
     try:
         return list(rule(arg))
     except Exception as exc:  # a rule bug must not hide the other findings
-        return [Finding(code="DIAG-RULE-ERROR", severity=Severity.WARN,
-                        title=f"rule {getattr(rule, '__name__', rule)} failed on this input",
-                        evidence=(f"{type(exc).__name__}: {exc}"[:200],),
-                        advice="Please report this with the bundle (gdrdiag collect).")]
+        return [
+            Finding(
+                code="DIAG-RULE-ERROR",
+                severity=Severity.WARN,
+                title=f"rule {getattr(rule, '__name__', rule)} failed on this input",
+                evidence=(f"{type(exc).__name__}: {exc}"[:200],),
+                advice="Please report this with the bundle (gdrdiag collect).",
+            )
+        ]
 
 
 def rank(findings: Iterable[Finding]) -> list[Finding]:

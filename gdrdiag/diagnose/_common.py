@@ -8,11 +8,25 @@ from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo, NicInfo, PciFunction, PortType
 
 
-def finding(code: str, severity: Severity, title: str, evidence: list[str] | tuple[str, ...], advice: str,
-            reference: str, subject: str = "") -> Finding:
+def finding(
+    code: str,
+    severity: Severity,
+    title: str,
+    evidence: list[str] | tuple[str, ...],
+    advice: str,
+    reference: str,
+    subject: str = "",
+) -> Finding:
     """A Finding with evidence as a tuple (the model's type)."""
-    return Finding(code=code, severity=severity, title=title, evidence=tuple(evidence), advice=advice,
-                   reference=reference, subject=subject)
+    return Finding(
+        code=code,
+        severity=severity,
+        title=title,
+        evidence=tuple(evidence),
+        advice=advice,
+        reference=reference,
+        subject=subject,
+    )
 
 
 def ev(path: str, value: object) -> str:

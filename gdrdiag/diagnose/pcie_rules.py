@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from gdrdiag.diagnose._common import best_pairs, ev, endpoints, finding, on_bare_metal, upstream_chain
+from gdrdiag.diagnose._common import best_pairs, endpoints, ev, finding, on_bare_metal, upstream_chain
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo
 
@@ -20,12 +20,14 @@ def needs_root(m: MachineInfo) -> Iterable[Finding]:
     """PCIE-NEEDS-ROOT: register facts are unknown because config space was not readable."""
     if "registers" in m.unknown:
         yield finding(
-            "PCIE-NEEDS-ROOT", Severity.INFO,
+            "PCIE-NEEDS-ROOT",
+            Severity.INFO,
             "register checks skipped: config space beyond 64 bytes needs root",
             [ev("machine.privileged", m.privileged), ev("machine.unknown.registers", m.unknown["registers"])],
             "Run `sudo gdrdiag inspect` (or collect as root) to check RO, MPS/MRRS, ExtTag, ACS and ATS; "
             "links were read from the sysfs text attributes meanwhile.",
-            "diagnostics-kb 0 (config-space access rights) [R3]")
+            "diagnostics-kb 0 (config-space access rights) [R3]",
+        )
 
 
 def link_downgrade(m: MachineInfo) -> Iterable[Finding]:
@@ -36,33 +38,48 @@ def link_downgrade(m: MachineInfo) -> Iterable[Finding]:
         if link is None or (f.is_vf and f.physfn):
             continue  # a host-side VF reports its PF's link; judged on the PF
         base = f"pci[{f.bdf}].link"
-        evidence = [ev(f"{base}.speed_gts", link.speed_gts), ev(f"{base}.max_speed_gts", link.max_speed_gts),
-                    ev(f"{base}.width", link.width), ev(f"{base}.max_width", link.max_width),
-                    ev(f"{base}.source", link.source)]
+        evidence = [
+            ev(f"{base}.speed_gts", link.speed_gts),
+            ev(f"{base}.max_speed_gts", link.max_speed_gts),
+            ev(f"{base}.width", link.width),
+            ev(f"{base}.max_width", link.max_width),
+            ev(f"{base}.source", link.source),
+        ]
         if link.width_downgraded:
             yield finding(
-                "PCIE-LINK-WIDTH", Severity.WARN,
+                "PCIE-LINK-WIDTH",
+                Severity.WARN,
                 f"{role} link trained at x{link.width} of x{link.max_width} (downgraded): "
                 f"{link.raw_gbytes_per_s} of {link.max_raw_gbytes_per_s} GB/s raw",
                 evidence,
                 "Reseat the card or riser, check the slot's electrical width and the BIOS bifurcation setting; "
-                "a narrower link cuts bandwidth in proportion.", LINK_REF, f.bdf)
+                "a narrower link cuts bandwidth in proportion.",
+                LINK_REF,
+                f.bdf,
+            )
         if link.speed_downgraded:
             if f.bdf in idle_gpus:
                 yield finding(
-                    "PCIE-LINK-SPEED-IDLE", Severity.INFO,
+                    "PCIE-LINK-SPEED-IDLE",
+                    Severity.INFO,
                     f"{role} link at {link.speed_gts} of {link.max_speed_gts} GT/s while idle",
                     evidence + ["machine.gpus[].link_sampled_idle = True"],
                     "GPUs lower link speed at idle to save power; re-check under load "
                     "(`gdrdiag copy-bench` samples the link during a copy, or watch nvidia-smi -q while busy).",
-                    LINK_REF, f.bdf)
+                    LINK_REF,
+                    f.bdf,
+                )
             else:
                 yield finding(
-                    "PCIE-LINK-SPEED", Severity.WARN,
+                    "PCIE-LINK-SPEED",
+                    Severity.WARN,
                     f"{role} link at {link.speed_gts} of {link.max_speed_gts} GT/s (downgraded)",
                     evidence,
                     "Check BIOS PCIe generation settings for the slot, retimers/risers and cabling; update "
-                    "firmware. The device and slot should train at the device's maximum speed.", LINK_REF, f.bdf)
+                    "firmware. The device and slot should train at the device's maximum speed.",
+                    LINK_REF,
+                    f.bdf,
+                )
 
 
 def path_narrow(m: MachineInfo) -> Iterable[Finding]:
@@ -75,13 +92,20 @@ def path_narrow(m: MachineInfo) -> Iterable[Finding]:
         ends = [x.link.max_raw_gbytes_per_s for x in (g, n) if x and x.link and x.link.max_raw_gbytes_per_s]
         if ends and hop.raw_gbytes_per_s < min(ends):
             yield finding(
-                "PCIE-PATH-NARROW", Severity.WARN,
+                "PCIE-PATH-NARROW",
+                Severity.WARN,
                 f"a bridge on the {p.gpu_bdf} <-> {p.nic} path caps it at {hop.raw_gbytes_per_s} GB/s raw",
-                [ev(f"topology[{p.gpu_bdf},{p.nic}].narrowest_capable", f"{hop.bdf} {hop.speed_gts} GT/s x{hop.width}"),
-                 ev("endpoints.max_raw_gbytes_per_s", min(ends))],
+                [
+                    ev(
+                        f"topology[{p.gpu_bdf},{p.nic}].narrowest_capable",
+                        f"{hop.bdf} {hop.speed_gts} GT/s x{hop.width}",
+                    ),
+                    ev("endpoints.max_raw_gbytes_per_s", min(ends)),
+                ],
                 "Move the GPU or NIC behind a faster port, or check the bridge's BIOS link settings.",
                 "diagnostics-kb LINK-03; NCCL xml.cc min(max_link_speed) of device and parent [R10]",
-                hop.bdf)
+                hop.bdf,
+            )
 
 
 def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
@@ -96,34 +120,48 @@ def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
             values = {x.bdf: x.pcie.max_payload for x in chain}  # type: ignore[union-attr]
             if len(set(values.values())) > 1:
                 yield finding(
-                    "PCIE-MPS-MISMATCH", Severity.WARN,
+                    "PCIE-MPS-MISMATCH",
+                    Severity.WARN,
                     f"MaxPayload differs along the {role} path",
                     [ev(f"pci[{b}].pcie.max_payload", v) for b, v in values.items()],
                     "Let the kernel configure MPS consistently (pci=pcie_bus_perf or pcie_bus_safe) or fix the "
                     "BIOS setting; mismatched MPS risks malformed TLPs and limits payload size.",
-                    "diagnostics-kb LINK-05 [R1][R35]", f.bdf)
+                    "diagnostics-kb LINK-05 [R1][R35]",
+                    f.bdf,
+                )
         if not in_vm and f.pcie.max_payload <= 128 and f.pcie.max_payload_supported > 128:
             yield finding(
-                "PCIE-MPS-SMALL", Severity.INFO,
+                "PCIE-MPS-SMALL",
+                Severity.INFO,
                 f"{role} MaxPayload {f.pcie.max_payload} bytes (supports {f.pcie.max_payload_supported})",
                 [ev(f"{base}.max_payload", f.pcie.max_payload)],
                 "128-byte payloads cost about 8% write efficiency against 256; usually the root complex limits it.",
-                "diagnostics-kb LINK-05, 10.2 [R32][R22]", f.bdf)
+                "diagnostics-kb LINK-05, 10.2 [R32][R22]",
+                f.bdf,
+            )
         if f.pcie.max_read_request < 512:
             yield finding(
-                "PCIE-MRRS-SMALL", Severity.INFO if in_vm else Severity.WARN,
+                "PCIE-MRRS-SMALL",
+                Severity.INFO if in_vm else Severity.WARN,
                 f"{role} MaxReadReq {f.pcie.max_read_request} bytes",
                 [ev(f"{base}.max_read_request", f.pcie.max_read_request)]
                 + (["VM: MaxReadReq is virtualized by vfio; check the host's value"] if in_vm else []),
                 "Raise MaxReadReq to 512-4096 (BIOS, or setpci on CAP_EXP+8 as root); small read requests lower "
-                "DMA read throughput.", "diagnostics-kb LINK-06 [R35][R22]", f.bdf)
+                "DMA read throughput.",
+                "diagnostics-kb LINK-06 [R35][R22]",
+                f.bdf,
+            )
         if f.pcie.ext_tag_supported and not f.pcie.ext_tag:
             yield finding(
-                "PCIE-EXTTAG-OFF", Severity.WARN,
+                "PCIE-EXTTAG-OFF",
+                Severity.WARN,
                 f"{role} supports 8-bit extended tags but ExtTag- is set",
                 [ev(f"{base}.ext_tag_supported", True), ev(f"{base}.ext_tag", False)],
                 "Too few outstanding reads to cover latency at Gen4/Gen5. The kernel enables ExtTag unless a "
-                "host-bridge quirk forbids it; check dmesg and the BIOS.", "diagnostics-kb LINK-07 [R36]", f.bdf)
+                "host-bridge quirk forbids it; check dmesg and the BIOS.",
+                "diagnostics-kb LINK-07 [R36]",
+                f.bdf,
+            )
 
 
 def aer_errors(m: MachineInfo) -> Iterable[Finding]:
@@ -134,18 +172,27 @@ def aer_errors(m: MachineInfo) -> Iterable[Finding]:
             if x.bdf in seen:
                 continue
             seen.add(x.bdf)
-            bad = {k: v for k, v in x.aer_counters.items() if v and not k.endswith("TOTAL_ERR_COR")
-                   and not k.endswith("TOTAL_ERR_FATAL") and not k.endswith("TOTAL_ERR_NONFATAL")}
+            bad = {
+                k: v
+                for k, v in x.aer_counters.items()
+                if v
+                and not k.endswith("TOTAL_ERR_COR")
+                and not k.endswith("TOTAL_ERR_FATAL")
+                and not k.endswith("TOTAL_ERR_NONFATAL")
+            }
             if bad:
                 fatal = any(not k.startswith("correctable.") for k in bad)
                 yield finding(
-                    "PCIE-AER-ERRORS", Severity.WARN,
+                    "PCIE-AER-ERRORS",
+                    Severity.WARN,
                     f"AER {'uncorrectable' if fatal else 'correctable'} errors counted on "
                     f"{x.bdf} ({role} path)",
                     [ev(f"pci[{x.bdf}].aer_counters.{k}", v) for k, v in sorted(bad.items())[:8]],
                     "Counts that grow under traffic mean link replays that eat bandwidth: reseat, replace the "
                     "riser/cable, update BIOS/firmware. Compare before and after a benchmark.",
-                    "diagnostics-kb LINK-04 [R27]", x.bdf)
+                    "diagnostics-kb LINK-04 [R27]",
+                    x.bdf,
+                )
 
 
 def cap_chain(m: MachineInfo) -> Iterable[Finding]:
@@ -154,12 +201,15 @@ def cap_chain(m: MachineInfo) -> Iterable[Finding]:
         bad = [p for p in f.cap_problems if "looped" in p or "broken" in p]
         if bad:
             yield finding(
-                "PCIE-CAP-CHAIN", Severity.WARN if on_bare_metal(m) else Severity.INFO,
+                "PCIE-CAP-CHAIN",
+                Severity.WARN if on_bare_metal(m) else Severity.INFO,
                 f"{role} capability list is {'looped' if any('looped' in p for p in bad) else 'broken'}",
                 [ev(f"pci[{f.bdf}].cap_problems", "; ".join(bad))],
                 "On bare metal this points at a failing device or a config-space read problem; inside a VM the "
                 "hypervisor may have rewritten the list (Firecracker hides some capabilities).",
-                "pciutils ls-caps.c show_caps guards [R2]; [R39]", f.bdf)
+                "pciutils ls-caps.c show_caps guards [R2]; [R39]",
+                f.bdf,
+            )
 
 
 RULES = [needs_root, link_downgrade, path_narrow, mps_mrrs_tags, aer_errors, cap_chain]

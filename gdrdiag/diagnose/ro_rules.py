@@ -19,8 +19,11 @@ from gdrdiag.model.machine import MachineInfo, PathClass
 RO_FIX_KERNEL = (6, 4)
 # CPUs where UCX turns RO on by default because missing RO costs 2-3x even on bare metal [R15]:
 # AMD family 0x17 (Naples/Rome) and 0x19 (Milan+), Intel Emerald Rapids (family 6, model 0xCF).
-RO_PLATFORMS = {("AuthenticAMD", 0x17): "AMD Zen/Zen2 (Naples/Rome)", ("AuthenticAMD", 0x19): "AMD Zen3/Zen4",
-                ("GenuineIntel", 6, 0xCF): "Intel Emerald Rapids"}
+RO_PLATFORMS = {
+    ("AuthenticAMD", 0x17): "AMD Zen/Zen2 (Naples/Rome)",
+    ("AuthenticAMD", 0x19): "AMD Zen3/Zen4",
+    ("GenuineIntel", 6, 0xCF): "Intel Emerald Rapids",
+}
 
 
 def pf_bit(m: MachineInfo) -> Iterable[Finding]:
@@ -28,28 +31,41 @@ def pf_bit(m: MachineInfo) -> Iterable[Finding]:
     for n, f in nic_functions(m):
         if f.is_vf:
             if f.pcie is not None and not f.pcie.relaxed_ordering:
-                yield finding("RO-VF-BIT", Severity.INFO,
-                              f"{n.name} is a VF: its RlxdOrd- is RsvdP, not a setting",
-                              [ev(f"pci[{f.bdf}].pcie.relaxed_ordering", False), ev(f"pci[{f.bdf}].is_vf", True)],
-                              "Not a fault. Whether RO reaches the wire depends on the PF's bit (host) and on the "
-                              "kernel honouring IBV_ACCESS_RELAXED_ORDERING for VFs (>= 6.4).",
-                              "diagnostics-kb SRIOV-03 [R4][R7]", n.name)
+                yield finding(
+                    "RO-VF-BIT",
+                    Severity.INFO,
+                    f"{n.name} is a VF: its RlxdOrd- is RsvdP, not a setting",
+                    [ev(f"pci[{f.bdf}].pcie.relaxed_ordering", False), ev(f"pci[{f.bdf}].is_vf", True)],
+                    "Not a fault. Whether RO reaches the wire depends on the PF's bit (host) and on the "
+                    "kernel honouring IBV_ACCESS_RELAXED_ORDERING for VFs (>= 6.4).",
+                    "diagnostics-kb SRIOV-03 [R4][R7]",
+                    n.name,
+                )
             pf = m.function(f.physfn) if f.physfn else None
             if pf is not None and pf.pcie is not None and not pf.pcie.relaxed_ordering:
-                yield finding("RO-PF-OF-VF", Severity.WARN,
-                              f"the PF {pf.bdf} of {n.name} has RlxdOrd-: none of its VFs can emit RO TLPs",
-                              [ev(f"pci[{pf.bdf}].pcie.relaxed_ordering", False)],
-                              "Find out why the PF's RO enable is off: BIOS, or a root port the kernel marks "
-                              "NO_RELAXED_ORDERING (dmesg 'Relaxed Ordering disabled').",
-                              "diagnostics-kb RO-01, SRIOV-03 [R4]", pf.bdf)
+                yield finding(
+                    "RO-PF-OF-VF",
+                    Severity.WARN,
+                    f"the PF {pf.bdf} of {n.name} has RlxdOrd-: none of its VFs can emit RO TLPs",
+                    [ev(f"pci[{pf.bdf}].pcie.relaxed_ordering", False)],
+                    "Find out why the PF's RO enable is off: BIOS, or a root port the kernel marks "
+                    "NO_RELAXED_ORDERING (dmesg 'Relaxed Ordering disabled').",
+                    "diagnostics-kb RO-01, SRIOV-03 [R4]",
+                    pf.bdf,
+                )
             continue
         if f.pcie is not None and not f.pcie.relaxed_ordering:
-            yield finding("RO-PF-DISABLED", Severity.WARN,
-                          f"{n.name} ({f.bdf}) has RlxdOrd-: the NIC cannot set the RO attribute on its writes",
-                          [ev(f"pci[{f.bdf}].pcie.relaxed_ordering", False), ev(f"pci[{f.bdf}].is_vf", False)],
-                          "Check dmesg for 'Relaxed Ordering disabled because the Root Port didn't support it' "
-                          "(then it is intentional) and the BIOS; with RO off, peer writes that cross the root "
-                          "complex stay strictly ordered.", "diagnostics-kb RO-01 [R4]", n.name)
+            yield finding(
+                "RO-PF-DISABLED",
+                Severity.WARN,
+                f"{n.name} ({f.bdf}) has RlxdOrd-: the NIC cannot set the RO attribute on its writes",
+                [ev(f"pci[{f.bdf}].pcie.relaxed_ordering", False), ev(f"pci[{f.bdf}].is_vf", False)],
+                "Check dmesg for 'Relaxed Ordering disabled because the Root Port didn't support it' "
+                "(then it is intentional) and the BIOS; with RO off, peer writes that cross the root "
+                "complex stay strictly ordered.",
+                "diagnostics-kb RO-01 [R4]",
+                n.name,
+            )
 
 
 def kernel_honours_ro(m: MachineInfo) -> Iterable[Finding]:
@@ -60,23 +76,38 @@ def kernel_honours_ro(m: MachineInfo) -> Iterable[Finding]:
     k = m.kernel
     names = ", ".join(n.name for n in vfs)
     where = "guest" if m.virt.is_vm else "host"
-    evidence = [ev("kernel.release", k.release), ev("nics[].is_vf", f"{names}: True"),
-                ev("virt.is_vm", m.virt.is_vm), ev("kernel.mlx5_out_of_tree", k.mlx5_out_of_tree)]
+    evidence = [
+        ev("kernel.release", k.release),
+        ev("nics[].is_vf", f"{names}: True"),
+        ev("virt.is_vm", m.virt.is_vm),
+        ev("kernel.mlx5_out_of_tree", k.mlx5_out_of_tree),
+    ]
     if not k.version_tuple:
-        yield finding("RO-KERNEL-UNKNOWN", Severity.INFO, "kernel version unknown: cannot tell whether RO works on VFs",
-                      evidence, "RO on VFs needs Linux >= 6.4 or a vendor OFED with the backport.",
-                      "diagnostics-kb RO-05 [R7]")
+        yield finding(
+            "RO-KERNEL-UNKNOWN",
+            Severity.INFO,
+            "kernel version unknown: cannot tell whether RO works on VFs",
+            evidence,
+            "RO on VFs needs Linux >= 6.4 or a vendor OFED with the backport.",
+            "diagnostics-kb RO-05 [R7]",
+        )
         return
     if tuple(k.version_tuple[:2]) >= RO_FIX_KERNEL:
         return
     if k.mlx5_out_of_tree:
-        yield finding("RO-KERNEL-VF", Severity.INFO,
-                      f"{where} kernel {k.release} is older than 6.4 but mlx5 is an out-of-tree (OFED/DOCA) build",
-                      evidence, "Verify that this OFED carries 'Allow relaxed ordering read in VFs and VMs'; "
-                      "measure with `gdrdiag mr-bench --ro-ab`.", "diagnostics-kb RO-05 [R7][R8]")
+        yield finding(
+            "RO-KERNEL-VF",
+            Severity.INFO,
+            f"{where} kernel {k.release} is older than 6.4 but mlx5 is an out-of-tree (OFED/DOCA) build",
+            evidence,
+            "Verify that this OFED carries 'Allow relaxed ordering read in VFs and VMs'; "
+            "measure with `gdrdiag mr-bench --ro-ab`.",
+            "diagnostics-kb RO-05 [R7][R8]",
+        )
         return
     yield finding(
-        "RO-KERNEL-VF", Severity.FAIL if m.gpus else Severity.WARN,
+        "RO-KERNEL-VF",
+        Severity.FAIL if m.gpus else Severity.WARN,
         f"{where} kernel {k.release} < 6.4 silently ignores IBV_ACCESS_RELAXED_ORDERING on VF {names}",
         evidence,
         "Before 6.4, mlx5 enabled RO only when the function's DevCtl RO bit was set - always 0 on a VF - so "
@@ -84,24 +115,34 @@ def kernel_honours_ro(m: MachineInfo) -> Iterable[Finding]:
         "throughput with the fix; NCCL #1731 saw 84 vs ~400 Gb/s into cudaMalloc). Upgrade the "
         f"{where} kernel to >= 6.4 (or a stable kernel with commits ed4b0661cce1/bd4ba605c4a9), or use "
         "MLNX_OFED/DOCA-OFED.",
-        "diagnostics-kb RO-05, section 11 [R7][R8][R11]")
+        "diagnostics-kb RO-05, section 11 [R7][R8][R11]",
+    )
 
 
 def ro_on_mrs(m: MachineInfo) -> Iterable[Finding]:
     """RO-ACCESS-FLAG: where RO decides GDR throughput, say to request it on bulk MRs (RO-03)."""
     if not has_gpu_and_nic(m):
         return
-    crosses_rc = any(p.path_class in (PathClass.PHB, PathClass.NODE, PathClass.SYS) or not p.reliable
-                     for p in best_pairs(m))
+    crosses_rc = any(
+        p.path_class in (PathClass.PHB, PathClass.NODE, PathClass.SYS) or not p.reliable
+        for p in best_pairs(m)
+    )
     if m.virt.is_vm or crosses_rc:
-        yield finding("RO-ACCESS-FLAG", Severity.INFO,
-                      "GPU<->NIC traffic here may cross the root complex: request relaxed ordering on bulk MRs",
-                      [ev("virt.is_vm", m.virt.is_vm),
-                       ev("closest pairs' path_class", ",".join(sorted({p.path_class.value for p in best_pairs(m)
-                                                                         if p.path_class})))],
-                      "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING (1<<20; NCCL and UCX do) and keep "
-                      "flag/signal MRs strictly ordered; verify with `gdrdiag mr-bench --ro-ab`.",
-                      "diagnostics-kb RO-03, RO-04, section 11 [R5][R9][R12][R15]")
+        yield finding(
+            "RO-ACCESS-FLAG",
+            Severity.INFO,
+            "GPU<->NIC traffic here may cross the root complex: request relaxed ordering on bulk MRs",
+            [
+                ev("virt.is_vm", m.virt.is_vm),
+                ev(
+                    "closest pairs' path_class",
+                    ",".join(sorted({p.path_class.value for p in best_pairs(m) if p.path_class})),
+                ),
+            ],
+            "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING (1<<20; NCCL and UCX do) and keep "
+            "flag/signal MRs strictly ordered; verify with `gdrdiag mr-bench --ro-ab`.",
+            "diagnostics-kb RO-03, RO-04, section 11 [R5][R9][R12][R15]",
+        )
 
 
 def platform(m: MachineInfo) -> Iterable[Finding]:
@@ -109,30 +150,46 @@ def platform(m: MachineInfo) -> Iterable[Finding]:
     if not m.nics:
         return
     k = m.kernel
-    name = RO_PLATFORMS.get((k.cpu_vendor, k.cpu_family)) or RO_PLATFORMS.get((k.cpu_vendor, k.cpu_family,
-                                                                               k.cpu_model_number))
+    name = RO_PLATFORMS.get((k.cpu_vendor, k.cpu_family)) or RO_PLATFORMS.get(
+        (k.cpu_vendor, k.cpu_family, k.cpu_model_number)
+    )
     if name:
-        yield finding("RO-PLATFORM", Severity.INFO, f"{name}: relaxed ordering matters on this CPU",
-                      [ev("kernel.cpu_vendor", k.cpu_vendor), ev("kernel.cpu_family", k.cpu_family),
-                       ev("kernel.cpu_model_number", k.cpu_model_number)],
-                      "UCX enables RO by default on this platform; make sure your MRs request it.",
-                      "diagnostics-kb RO-09 [R15]")
+        yield finding(
+            "RO-PLATFORM",
+            Severity.INFO,
+            f"{name}: relaxed ordering matters on this CPU",
+            [
+                ev("kernel.cpu_vendor", k.cpu_vendor),
+                ev("kernel.cpu_family", k.cpu_family),
+                ev("kernel.cpu_model_number", k.cpu_model_number),
+            ],
+            "UCX enables RO by default on this platform; make sure your MRs request it.",
+            "diagnostics-kb RO-09 [R15]",
+        )
 
 
 def gpu_side(m: MachineInfo) -> Iterable[Finding]:
     """RO-GPU-FORCED (driver forces RO on GPU writes) and RO-NROPRPRP (completer limits RO)."""
     if m.kernel.nvidia_params.get("EnablePCIERelaxedOrderingMode", "").strip() == "1":
-        yield finding("RO-GPU-FORCED", Severity.INFO, "the NVIDIA driver forces RO on every GPU outbound write",
-                      [ev("kernel.nvidia_params.EnablePCIERelaxedOrderingMode", 1)],
-                      "A tuning knob for GPU->host writes; not needed for NIC->GPU RDMA writes.",
-                      "diagnostics-kb RO-07 [R30]")
+        yield finding(
+            "RO-GPU-FORCED",
+            Severity.INFO,
+            "the NVIDIA driver forces RO on every GPU outbound write",
+            [ev("kernel.nvidia_params.EnablePCIERelaxedOrderingMode", 1)],
+            "A tuning knob for GPU->host writes; not needed for NIC->GPU RDMA writes.",
+            "diagnostics-kb RO-07 [R30]",
+        )
     for f in gpu_functions(m):
         if f.pcie is not None and f.pcie.no_ro_enabled_pr_pr_passing:
-            yield finding("RO-NROPRPRP", Severity.INFO,
-                          f"GPU {f.bdf} sets NROPrPrP: RO posted writes will not pass posted writes there",
-                          [ev(f"pci[{f.bdf}].pcie.no_ro_enabled_pr_pr_passing", True)],
-                          "Informational: the RO benefit is limited on this completer.",
-                          "diagnostics-kb RO-08 [R1][R2]", f.bdf)
+            yield finding(
+                "RO-NROPRPRP",
+                Severity.INFO,
+                f"GPU {f.bdf} sets NROPrPrP: RO posted writes will not pass posted writes there",
+                [ev(f"pci[{f.bdf}].pcie.no_ro_enabled_pr_pr_passing", True)],
+                "Informational: the RO benefit is limited on this completer.",
+                "diagnostics-kb RO-08 [R1][R2]",
+                f.bdf,
+            )
 
 
 RULES = [pf_bit, kernel_honours_ro, ro_on_mrs, platform, gpu_side]

@@ -22,25 +22,29 @@ def vm(m: MachineInfo) -> Iterable[Finding]:
     if m.virt.is_vm:
         gpus = ", ".join(g.bdf for g in m.gpus) or "none"
         yield finding(
-            "VIRT-VM", Severity.INFO,
+            "VIRT-VM",
+            Severity.INFO,
             f"virtual machine ({m.virt.hypervisor or 'hypervisor unknown'}); passed-through GPUs: {gpus}",
             list(m.virt.signals),
             "Register values seen here are the guest's view: MPS/MRRS and every upstream bridge are virtual, "
             "ACS/ATS are set on the host. Check the physical path on the host (run gdrdiag inspect there).",
-            "diagnostics-kb VIRT-01..05, section 0 'VM views are virtual' [R22][R23][R24][R39]")
+            "diagnostics-kb VIRT-01..05, section 0 'VM views are virtual' [R22][R23][R24][R39]",
+        )
 
 
 def no_viommu(m: MachineInfo) -> Iterable[Finding]:
     """VIRT-NO-VIOMMU: a guest with no IOMMU groups - no vIOMMU, so no ATS from the guest."""
     if m.virt.is_vm and m.virt.iommu_groups == 0:
         yield finding(
-            "VIRT-NO-VIOMMU", Severity.INFO,
+            "VIRT-NO-VIOMMU",
+            Severity.INFO,
             "no IOMMU groups in this guest (no vIOMMU)",
             [ev("virt.iommu_groups", 0), ev("virt.iommu_mode", m.virt.iommu_mode)],
             "Device DMA uses guest-physical addresses translated only by the host IOMMU; the NIC cannot use "
             "ATS from inside the guest. GPU<->NIC peer traffic is then routed through the host root complex "
             "unless the host enables ATS on the NIC and ACS DirectTrans on the path.",
-            "diagnostics-kb VIRT-06, section 11 [R21][R39]")
+            "diagnostics-kb VIRT-06, section 11 [R21][R39]",
+        )
 
 
 def flat_topology(m: MachineInfo) -> Iterable[Finding]:
@@ -50,14 +54,17 @@ def flat_topology(m: MachineInfo) -> Iterable[Finding]:
     classes = sorted({p.path_class.value for p in m.topology if p.path_class})
     sev = Severity.WARN if has_gpu_and_nic(m) else Severity.INFO
     yield finding(
-        "VIRT-FLAT-TOPOLOGY", sev,
+        "VIRT-FLAT-TOPOLOGY",
+        sev,
         "the guest PCI tree is flat: GPU/NIC path classes computed here do not describe the hardware",
-        [ev("virt.flat_pci", True)] + [ev("topology[].path_class (guest view)", ",".join(classes))] if classes
+        [ev("virt.flat_pci", True)] + [ev("topology[].path_class (guest view)", ",".join(classes))]
+        if classes
         else [ev("virt.flat_pci", True)],
         "NCCL reads this tree, sees PHB and (default NCCL_NET_GDR_LEVEL=PXB) disables GPUDirect RDMA. Give "
         "NCCL an NCCL_TOPO_FILE that mirrors the host PCI tree, or set NCCL_NET_GDR_LEVEL; or build a nested "
         "QEMU topology (pxb-pcie + root ports + switches) matching the host.",
-        "diagnostics-kb TOPO-04 [R13][R39]")
+        "diagnostics-kb TOPO-04 [R13][R39]",
+    )
 
 
 def host_acs_ats(m: MachineInfo) -> Iterable[Finding]:
@@ -66,13 +73,15 @@ def host_acs_ats(m: MachineInfo) -> Iterable[Finding]:
         return
     ats_seen = [n.name for n in m.nics if (f := m.function(n.bdf)) and f.ats is not None]
     yield finding(
-        "VIRT-HOST-ACS-ATS", Severity.INFO,
+        "VIRT-HOST-ACS-ATS",
+        Severity.INFO,
         "ACS and ATS on the physical GPU<->NIC path are not visible from the guest",
         [ev("nics with an ATS capability visible", ",".join(ats_seen) or "none")],
         "A VM keeps ACS on for isolation, so without ATS every NIC->GPU write is redirected through the root "
         "complex and IOMMU. On the host: enable ATS on the NIC (mlxconfig ATS_ENABLED=1, reboot) and ACS "
         "DirectTrans+ on the switch/root ports of the GPU<->NIC path only; keep RO on the MRs as well.",
-        "diagnostics-kb ACS-01, ATS-01, ATS-02, section 11 [R17][R18][R19]")
+        "diagnostics-kb ACS-01, ATS-01, ATS-02, section 11 [R17][R18][R19]",
+    )
 
 
 def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
@@ -94,16 +103,24 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
             if ats_on and "DirectTrans" in f.acs.ctl_flags:
                 continue  # translated requests route peer-to-peer (ATS-02)
             yield finding(
-                "ACS-REDIRECT", Severity.FAIL,
+                "ACS-REDIRECT",
+                Severity.FAIL,
                 f"ACS {'/'.join(on)} on {b} redirects {p.gpu_bdf} <-> {p.nic} peer traffic to the root complex",
-                [ev(f"pci[{b}].acs.ctl_flags", " ".join(f.acs.ctl_flags) or "none"),
-                 ev(f"pci[{b}].acs.ctl", f"0x{f.acs.ctl:04x}"), ev(f"topology[{p.gpu_bdf},{p.nic}].path_class",
-                                                                   p.path_class.value if p.path_class else None),
-                 ev(f"pci[{p.nic_bdf}].ats.enabled", nic.ats.enabled if nic and nic.ats else None)],
+                [
+                    ev(f"pci[{b}].acs.ctl_flags", " ".join(f.acs.ctl_flags) or "none"),
+                    ev(f"pci[{b}].acs.ctl", f"0x{f.acs.ctl:04x}"),
+                    ev(
+                        f"topology[{p.gpu_bdf},{p.nic}].path_class",
+                        p.path_class.value if p.path_class else None,
+                    ),
+                    ev(f"pci[{p.nic_bdf}].ats.enabled", nic.ats.enabled if nic and nic.ats else None),
+                ],
                 f"Bare metal: disable ACS redirect on the GPU/NIC switch ports - BIOS 'ACS disable' or VT-d off, "
                 f"kernel pci=disable_acs_redir={b}, or `setpci -s {b} ECAP_ACS+0x6.w=0000` (until reboot). "
                 "The kernel sets SV|RR|CR|UF when an IOMMU is active; iommu=pt alone does not clear them.",
-                "diagnostics-kb ACS-01; NCCL troubleshooting 'PCI Access Control Services' [R17][R20]", b)
+                "diagnostics-kb ACS-01; NCCL troubleshooting 'PCI Access Control Services' [R17][R20]",
+                b,
+            )
 
 
 def iommu_translated(m: MachineInfo) -> Iterable[Finding]:
@@ -114,13 +131,15 @@ def iommu_translated(m: MachineInfo) -> Iterable[Finding]:
     bad = [(name, f) for name, f in devs if f and f.iommu_group_type in ("DMA", "DMA-FQ")]
     if bad:
         yield finding(
-            "IOMMU-TRANSLATED", Severity.WARN,
+            "IOMMU-TRANSLATED",
+            Severity.WARN,
             "GPU/NIC IOMMU groups translate DMA (not identity/passthrough)",
             [ev(f"pci[{f.bdf}].iommu_group_type", f.iommu_group_type) for _, f in bad[:6]]
             + [ev("kernel.cmdline_iommu", m.kernel.cmdline_iommu or "{}")],
             "NVIDIA supports GPUDirect RDMA peer mappings only with the IOMMU off or in 1:1/pass-through mode: "
             "boot with iommu=pt (intel_iommu=on iommu=pt / amd_iommu=on iommu=pt) or disable it.",
-            "diagnostics-kb IOMMU-01; GPUDirect RDMA guide 'IOMMUs' [R16][R21]")
+            "diagnostics-kb IOMMU-01; GPUDirect RDMA guide 'IOMMUs' [R16][R21]",
+        )
 
 
 def sriov_roles(m: MachineInfo) -> Iterable[Finding]:
@@ -129,21 +148,35 @@ def sriov_roles(m: MachineInfo) -> Iterable[Finding]:
         if n.is_vf:
             f = m.function(n.bdf)
             yield finding(
-                "SRIOV-VF", Severity.INFO,
+                "SRIOV-VF",
+                Severity.INFO,
                 f"{n.name} is an SR-IOV virtual function ({n.model or 'VF'})",
-                [ev(f"pci[{n.bdf}].vf_evidence", f.vf_evidence if f else ""), ev(f"nics[{n.name}].pf_bdf", n.pf_bdf)],
+                [
+                    ev(f"pci[{n.bdf}].vf_evidence", f.vf_evidence if f else ""),
+                    ev(f"nics[{n.name}].pf_bdf", n.pf_bdf),
+                ],
                 "A VF's link is its PF's physical link (shared with the PF's other VFs); its RO/ExtTag/MPS/MRRS "
                 "bits are RsvdP and read 0, and PCIe counters exist only on the PF (host).",
-                "diagnostics-kb SRIOV-01..04 [R4][R25][R36]", n.name)
+                "diagnostics-kb SRIOV-01..04 [R4][R25][R36]",
+                n.name,
+            )
         if n.shares_pcie_link_with:
             yield finding(
-                "SRIOV-SHARED-LINK", Severity.INFO,
+                "SRIOV-SHARED-LINK",
+                Severity.INFO,
                 f"{n.name} shares one PCIe link with {', '.join(n.shares_pcie_link_with)}",
-                [ev(f"nics[{n.name}].shares_pcie_link_with", ",".join(n.shares_pcie_link_with)),
-                 ev(f"nics[{n.name}].link.max_raw_gbytes_per_s", n.link.max_raw_gbytes_per_s if n.link else None)],
+                [
+                    ev(f"nics[{n.name}].shares_pcie_link_with", ",".join(n.shares_pcie_link_with)),
+                    ev(
+                        f"nics[{n.name}].link.max_raw_gbytes_per_s",
+                        n.link.max_raw_gbytes_per_s if n.link else None,
+                    ),
+                ],
                 "Running both ports (or several VFs) at once splits this link's bandwidth; account for it when "
                 "comparing per-port numbers against line rate.",
-                "diagnostics-kb SRIOV-06 [R10][R11]", n.name)
+                "diagnostics-kb SRIOV-06 [R10][R11]",
+                n.name,
+            )
 
 
 RULES = [vm, no_viommu, flat_topology, host_acs_ats, acs_redirect, iommu_translated, sriov_roles]

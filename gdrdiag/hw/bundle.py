@@ -58,7 +58,7 @@ class BundleError(UserInputError):
 
 
 class LiveSource:
-    """This machine. With ``record=True`` the tree remembers what it read, for ``collect``."""
+    """The live machine. With ``record=True`` the tree remembers what it read, for ``collect``."""
 
     def __init__(self, record: bool = False):
         self.name = "live"
@@ -79,7 +79,11 @@ class LiveSource:
         """NVML facts for these GPUs (see :func:`gdrdiag.hw.nvml.gpu_facts`)."""
         if "nvml" not in self._facts:
             if not gpu_bdfs:
-                self._facts["nvml"] = {"status": "unavailable", "reason": "no NVIDIA GPU on the PCI bus", "gpus": {}}
+                self._facts["nvml"] = {
+                    "status": "unavailable",
+                    "reason": "no NVIDIA GPU on the PCI bus",
+                    "gpus": {},
+                }
             else:
                 from gdrdiag.hw import nvml
 
@@ -104,7 +108,9 @@ class BundleSource:
         self.root = root
         self.name = f"bundle:{name}"
         self.meta = _load_meta(root)
-        self.tree = SysfsTree(os.path.join(root, "fs"), sizes=self.meta["sizes"], failures=self.meta["failures"])
+        self.tree = SysfsTree(
+            os.path.join(root, "fs"), sizes=self.meta["sizes"], failures=self.meta["failures"]
+        )
         self._facts = {k: _load_fact(root, k) for k in FACT_FILES}
 
     def euid(self) -> Optional[int]:
@@ -162,12 +168,20 @@ def rdma_core_version() -> Optional[str]:
 
 def _live_verbs() -> dict:
     """Ask hw.verbs (another engineer's adapter, imported lazily: it may be absent)."""
-    out: dict = {"status": "ok", "reason": None, "devices": {}, "dmabuf_probe": {},
-                 "device_errors": {}, "rdma_core_version": rdma_core_version()}
+    out: dict = {
+        "status": "ok",
+        "reason": None,
+        "devices": {},
+        "dmabuf_probe": {},
+        "device_errors": {},
+        "rdma_core_version": rdma_core_version(),
+    }
     try:
         from gdrdiag.hw import verbs
     except Exception as exc:  # ImportError, or pyverbs failing inside it
-        out.update(status="unavailable", reason=f"verbs adapter unavailable: {type(exc).__name__}: {exc}"[:300])
+        out.update(
+            status="unavailable", reason=f"verbs adapter unavailable: {type(exc).__name__}: {exc}"[:300]
+        )
         return out
     try:
         names = list(verbs.list_device_names())
@@ -175,7 +189,9 @@ def _live_verbs() -> dict:
         out.update(status="none", reason=exc.reason)
         return out
     except Exception as exc:
-        out.update(status="unavailable", reason=f"listing RDMA devices failed: {type(exc).__name__}: {exc}"[:300])
+        out.update(
+            status="unavailable", reason=f"listing RDMA devices failed: {type(exc).__name__}: {exc}"[:300]
+        )
         return out
     if not names:
         out.update(status="none", reason="no RDMA devices")
@@ -293,14 +309,21 @@ def write_bundle(out_path: str, source: LiveSource, extra_meta: Optional[dict] =
     fd, tmp = tempfile.mkstemp(prefix=".gdrdiag-bundle-", suffix=".tmp", dir=directory)
     nfiles = 0
     try:
-        with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz", format=tarfile.PAX_FORMAT) as tf:
+        with (
+            os.fdopen(fd, "wb") as raw,
+            tarfile.open(fileobj=raw, mode="w:gz", format=tarfile.PAX_FORMAT) as tf,
+        ):
             _tar_add(tf, TOP, ("dir",))
             _tar_add(tf, f"{TOP}/meta.json", ("file", json.dumps(meta, indent=1, sort_keys=True).encode()))
             _tar_add(tf, f"{TOP}/facts", ("dir",))
             facts = source.facts()
             for key in FACT_FILES:
                 data = facts.get(key) or _unavailable("not gathered")
-                _tar_add(tf, f"{TOP}/facts/{key}.json", ("file", json.dumps(data, indent=1, sort_keys=True).encode()))
+                _tar_add(
+                    tf,
+                    f"{TOP}/facts/{key}.json",
+                    ("file", json.dumps(data, indent=1, sort_keys=True).encode()),
+                )
             _tar_add(tf, f"{TOP}/fs", ("dir",))
             order = {"dir": 0, "link": 1, "file": 2}
             for path, kind in sorted(entries.items(), key=lambda kv: (order[kv[1][0]], kv[0])):
@@ -370,14 +393,18 @@ def safe_extract(archive: str, dest: str) -> str:
                         raise BundleError(f"symlink {m.name[:80]!r} -> {link[:80]!r} is absolute: refused")
                     resolved = os.path.normpath(os.path.join(os.path.realpath(os.path.dirname(target)), link))
                     if not (resolved == root or resolved.startswith(root + os.sep)):
-                        raise BundleError(f"symlink {m.name[:80]!r} -> {link[:80]!r} leaves the bundle: refused")
+                        raise BundleError(
+                            f"symlink {m.name[:80]!r} -> {link[:80]!r} leaves the bundle: refused"
+                        )
                     os.makedirs(os.path.dirname(target), exist_ok=True)
                     if os.path.lexists(target):
                         raise BundleError(f"member {m.name[:80]!r} appears twice: refused")
                     os.symlink(link, target)
                 elif m.isreg():
                     if m.size > MAX_MEMBER_BYTES:
-                        raise BundleError(f"member {m.name[:80]!r} is {m.size} bytes, over the limit: refused")
+                        raise BundleError(
+                            f"member {m.name[:80]!r} is {m.size} bytes, over the limit: refused"
+                        )
                     total += m.size
                     if total > MAX_TOTAL_BYTES:
                         raise BundleError(f"bundle unpacks to more than {MAX_TOTAL_BYTES} bytes: refused")
@@ -387,7 +414,9 @@ def safe_extract(archive: str, dest: str) -> str:
                         raise BundleError(f"bundle is truncated: member {m.name[:80]!r} is short")
                     os.makedirs(os.path.dirname(target), exist_ok=True)
                     if not _inside(root, os.path.dirname(target)):
-                        raise BundleError(f"member {m.name[:80]!r} would be written outside the bundle: refused")
+                        raise BundleError(
+                            f"member {m.name[:80]!r} would be written outside the bundle: refused"
+                        )
                     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
                     try:
                         out = os.open(target, flags, 0o644)
@@ -401,8 +430,10 @@ def safe_extract(archive: str, dest: str) -> str:
     except BundleError:
         raise
     except (tarfile.TarError, EOFError, zlib.error, OSError, ValueError, UnicodeError) as exc:
-        raise BundleError(f"bundle {os.path.basename(archive)} is corrupt or truncated: "
-                          f"{type(exc).__name__}: {str(exc)[:120]}") from None
+        raise BundleError(
+            f"bundle {os.path.basename(archive)} is corrupt or truncated: "
+            f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}"
+        ) from None
     if count == 0:
         raise BundleError(f"bundle {os.path.basename(archive)} is empty")
     return root

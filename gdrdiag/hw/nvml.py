@@ -13,9 +13,16 @@ from typing import Any, Callable
 VIRTUALIZATION_MODES = {0: "NONE", 1: "PASSTHROUGH", 2: "VGPU", 3: "HOST_VGPU", 4: "HOST_VSGA"}
 
 
-def _q(fn: Callable[[], Any], facts: dict, unknown: dict, key: str, conv: Callable[[Any], Any] = int) -> None:
+def _q(
+    fn: Callable[[Any], Any],
+    handle: Any,
+    facts: dict,
+    unknown: dict,
+    key: str,
+    conv: Callable[[Any], Any] = int,
+) -> None:
     try:
-        facts[key] = conv(fn())
+        facts[key] = conv(fn(handle))
     except Exception as exc:  # any NVML error (NotSupported, NoPermission, ...) -> unknown
         facts[key] = None
         unknown[key] = f"NVML: {type(exc).__name__}: {exc}"[:200]
@@ -50,14 +57,20 @@ def gpu_facts(pci_bus_ids: list[str]) -> dict:
             except Exception as exc:
                 out["gpus"][bdf] = {"unknown": {"handle": f"NVML: no handle for {bdf}: {exc}"[:200]}}
                 continue
-            _q(lambda: nvml.device_get_virtualization_mode(h), facts, unknown, "virtualization_mode",
-               lambda v: VIRTUALIZATION_MODES.get(int(v), str(int(v))))
-            _q(lambda: nvml.device_get_curr_pcie_link_generation(h), facts, unknown, "link_gen")
-            _q(lambda: nvml.device_get_max_pcie_link_generation(h), facts, unknown, "link_gen_max")
-            _q(lambda: nvml.device_get_curr_pcie_link_width(h), facts, unknown, "link_width")
-            _q(lambda: nvml.device_get_max_pcie_link_width(h), facts, unknown, "link_width_max")
-            _q(lambda: nvml.device_get_pcie_replay_counter(h), facts, unknown, "replay_counter")
-            _q(lambda: nvml.device_get_bar1_memory_info(h).bar1_total, facts, unknown, "bar1_total")
+            _q(
+                nvml.device_get_virtualization_mode,
+                h,
+                facts,
+                unknown,
+                "virtualization_mode",
+                lambda v: VIRTUALIZATION_MODES.get(int(v), str(int(v))),
+            )
+            _q(nvml.device_get_curr_pcie_link_generation, h, facts, unknown, "link_gen")
+            _q(nvml.device_get_max_pcie_link_generation, h, facts, unknown, "link_gen_max")
+            _q(nvml.device_get_curr_pcie_link_width, h, facts, unknown, "link_width")
+            _q(nvml.device_get_max_pcie_link_width, h, facts, unknown, "link_width_max")
+            _q(nvml.device_get_pcie_replay_counter, h, facts, unknown, "replay_counter")
+            _q(lambda hh: nvml.device_get_bar1_memory_info(hh).bar1_total, h, facts, unknown, "bar1_total")
             facts["unknown"] = unknown
             out["gpus"][bdf] = facts
     finally:

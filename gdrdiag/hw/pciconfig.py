@@ -45,10 +45,27 @@ PCI_CB_CAPABILITY_LIST = 0x14  # header type 2 (CardBus)
 
 # Standard capability IDs ([R1] PCI_CAP_ID_*)
 CAP_NAMES = {
-    0x01: "PM", 0x02: "AGP", 0x03: "VPD", 0x04: "SlotID", 0x05: "MSI", 0x06: "CHSWP",
-    0x07: "PCI-X", 0x08: "HT", 0x09: "VNDR", 0x0A: "DBG", 0x0B: "CCRC", 0x0C: "SHPC",
-    0x0D: "SSVID", 0x0E: "AGP3", 0x0F: "SECDEV", 0x10: "EXP", 0x11: "MSIX", 0x12: "SATA",
-    0x13: "AF", 0x14: "EA", 0x15: "FPB",
+    0x01: "PM",
+    0x02: "AGP",
+    0x03: "VPD",
+    0x04: "SlotID",
+    0x05: "MSI",
+    0x06: "CHSWP",
+    0x07: "PCI-X",
+    0x08: "HT",
+    0x09: "VNDR",
+    0x0A: "DBG",
+    0x0B: "CCRC",
+    0x0C: "SHPC",
+    0x0D: "SSVID",
+    0x0E: "AGP3",
+    0x0F: "SECDEV",
+    0x10: "EXP",
+    0x11: "MSIX",
+    0x12: "SATA",
+    0x13: "AF",
+    0x14: "EA",
+    0x15: "FPB",
 }
 CAP_ID_EXP = 0x10
 CAP_ID_VNDR = 0x09
@@ -60,14 +77,51 @@ EXT_ATS = 0x000F
 EXT_SRIOV = 0x0010
 EXT_REBAR = 0x0015
 EXT_CAP_NAMES = {
-    0x0000: "Null", 0x0001: "AER", 0x0002: "VC", 0x0003: "DSN", 0x0004: "PWR", 0x0005: "RCLD",
-    0x0006: "RCILC", 0x0007: "RCEC", 0x0008: "MFVC", 0x0009: "VC9", 0x000A: "RCRB", 0x000B: "VNDR",
-    0x000C: "CAC", 0x000D: "ACS", 0x000E: "ARI", 0x000F: "ATS", 0x0010: "SRIOV", 0x0011: "MRIOV",
-    0x0012: "MCAST", 0x0013: "PRI", 0x0015: "REBAR", 0x0016: "DPA", 0x0017: "TPH", 0x0018: "LTR",
-    0x0019: "SECPCI", 0x001A: "PMUX", 0x001B: "PASID", 0x001C: "LNR", 0x001D: "DPC", 0x001E: "L1SS",
-    0x001F: "PTM", 0x0020: "MPCIE", 0x0021: "FRS", 0x0022: "RTR", 0x0023: "DVSEC", 0x0024: "VF_REBAR",
-    0x0025: "DLNK", 0x0026: "16GT", 0x0027: "LMR", 0x0028: "HIER_ID", 0x0029: "NPEM", 0x002A: "32GT",
-    0x002E: "DOE", 0x0030: "IDE", 0x0031: "64GT",
+    0x0000: "Null",
+    0x0001: "AER",
+    0x0002: "VC",
+    0x0003: "DSN",
+    0x0004: "PWR",
+    0x0005: "RCLD",
+    0x0006: "RCILC",
+    0x0007: "RCEC",
+    0x0008: "MFVC",
+    0x0009: "VC9",
+    0x000A: "RCRB",
+    0x000B: "VNDR",
+    0x000C: "CAC",
+    0x000D: "ACS",
+    0x000E: "ARI",
+    0x000F: "ATS",
+    0x0010: "SRIOV",
+    0x0011: "MRIOV",
+    0x0012: "MCAST",
+    0x0013: "PRI",
+    0x0015: "REBAR",
+    0x0016: "DPA",
+    0x0017: "TPH",
+    0x0018: "LTR",
+    0x0019: "SECPCI",
+    0x001A: "PMUX",
+    0x001B: "PASID",
+    0x001C: "LNR",
+    0x001D: "DPC",
+    0x001E: "L1SS",
+    0x001F: "PTM",
+    0x0020: "MPCIE",
+    0x0021: "FRS",
+    0x0022: "RTR",
+    0x0023: "DVSEC",
+    0x0024: "VF_REBAR",
+    0x0025: "DLNK",
+    0x0026: "16GT",
+    0x0027: "LMR",
+    0x0028: "HIER_ID",
+    0x0029: "NPEM",
+    0x002A: "32GT",
+    0x002E: "DOE",
+    0x0030: "IDE",
+    0x0031: "64GT",
 }
 
 # PCIe capability register offsets ([R1] PCI_EXP_*; diagnostics-kb 0.1)
@@ -99,16 +153,27 @@ LNKCTL_ASPM = 0x0003
 
 SPEED_GTS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0, 7: 128.0}
 PORT_TYPES = {
-    0x0: PortType.ENDPOINT, 0x1: PortType.LEGACY_ENDPOINT, 0x4: PortType.ROOT_PORT,
-    0x5: PortType.SWITCH_UPSTREAM, 0x6: PortType.SWITCH_DOWNSTREAM, 0x7: PortType.PCIE_TO_PCI_BRIDGE,
-    0x8: PortType.PCI_TO_PCIE_BRIDGE, 0x9: PortType.RC_INTEGRATED_ENDPOINT, 0xA: PortType.RC_EVENT_COLLECTOR,
+    0x0: PortType.ENDPOINT,
+    0x1: PortType.LEGACY_ENDPOINT,
+    0x4: PortType.ROOT_PORT,
+    0x5: PortType.SWITCH_UPSTREAM,
+    0x6: PortType.SWITCH_DOWNSTREAM,
+    0x7: PortType.PCIE_TO_PCI_BRIDGE,
+    0x8: PortType.PCI_TO_PCIE_BRIDGE,
+    0x9: PortType.RC_INTEGRATED_ENDPOINT,
+    0xA: PortType.RC_EVENT_COLLECTOR,
 }
 ASPM_NAMES = {0: "Disabled", 1: "L0s", 2: "L1", 3: "L0s L1"}
 
 # ACS control/capability bits, in lspci's order and words ([R1] PCI_ACS_*; [R2] ls-ecaps.c)
 ACS_BITS = (
-    (0x01, "SrcValid"), (0x02, "TransBlk"), (0x04, "ReqRedir"), (0x08, "CmpltRedir"),
-    (0x10, "UpstreamFwd"), (0x20, "EgressCtrl"), (0x40, "DirectTrans"),
+    (0x01, "SrcValid"),
+    (0x02, "TransBlk"),
+    (0x04, "ReqRedir"),
+    (0x08, "CmpltRedir"),
+    (0x10, "UpstreamFwd"),
+    (0x20, "EgressCtrl"),
+    (0x40, "DirectTrans"),
 )
 ACS_CAP, ACS_CTRL = 0x04, 0x06
 ATS_CAP, ATS_CTRL = 0x04, 0x06
@@ -151,11 +216,11 @@ class ConfigSpace:
 
     def word(self, off: int) -> Optional[int]:
         """Little-endian 16-bit register, or None when unreadable."""
-        return int.from_bytes(self.data[off:off + 2], "little") if self.has(off, 2) else None
+        return int.from_bytes(self.data[off : off + 2], "little") if self.has(off, 2) else None
 
     def dword(self, off: int) -> Optional[int]:
         """Little-endian 32-bit register, or None when unreadable."""
-        return int.from_bytes(self.data[off:off + 4], "little") if self.has(off, 4) else None
+        return int.from_bytes(self.data[off : off + 4], "little") if self.has(off, 4) else None
 
 
 def read_config(tree, bdf: str) -> ConfigSpace:
@@ -265,7 +330,11 @@ def decode_link(cfg: ConfigSpace, base: int) -> Optional[dict]:
 
 def decode_pcie(cfg: ConfigSpace, base: int) -> Optional[PcieCap]:
     """Decode the PCI Express capability at ``base`` (None when its core is unreadable)."""
-    flags, devcap, devctl = cfg.word(base + EXP_FLAGS), cfg.dword(base + EXP_DEVCAP), cfg.word(base + EXP_DEVCTL)
+    flags, devcap, devctl = (
+        cfg.word(base + EXP_FLAGS),
+        cfg.dword(base + EXP_DEVCAP),
+        cfg.word(base + EXP_DEVCTL),
+    )
     if flags is None or devcap is None or devctl is None:
         return None
     version = flags & 0xF
@@ -312,7 +381,7 @@ def decode_pcie(cfg: ConfigSpace, base: int) -> Optional[PcieCap]:
 
 
 def acs_flags(value: int) -> tuple[str, ...]:
-    """lspci's names of the ACS bits set in ``value`` (SrcValid, ReqRedir, ...)."""
+    """Lspci's names of the ACS bits set in ``value`` (SrcValid, ReqRedir, ...)."""
     return tuple(name for mask, name in ACS_BITS if value & mask)
 
 
@@ -330,20 +399,39 @@ def decode_ats(cfg: ConfigSpace, base: int) -> Optional[AtsCap]:
     if cap is None or ctl is None:
         return None
     depth = cap & 0x1F
-    return AtsCap(offset=base, enabled=bool(ctl & ATS_CTRL_ENABLE), stu=ctl & 0x1F,
-                  invalidate_queue_depth=depth or 32)  # 0 encodes 32 ([R1])
+    return AtsCap(
+        offset=base, enabled=bool(ctl & ATS_CTRL_ENABLE), stu=ctl & 0x1F, invalidate_queue_depth=depth or 32
+    )  # 0 encodes 32 ([R1])
 
 
 def decode_sriov(cfg: ConfigSpace, base: int) -> Optional[SriovCap]:
     """SR-IOV capability of a PF (offsets in diagnostics-kb 0.1)."""
-    words = [cfg.word(base + o) for o in (SRIOV_CTRL, SRIOV_INITIAL_VF, SRIOV_TOTAL_VF, SRIOV_NUM_VF,
-                                           SRIOV_VF_OFFSET, SRIOV_VF_STRIDE, SRIOV_VF_DID)]
+    words = [
+        cfg.word(base + o)
+        for o in (
+            SRIOV_CTRL,
+            SRIOV_INITIAL_VF,
+            SRIOV_TOTAL_VF,
+            SRIOV_NUM_VF,
+            SRIOV_VF_OFFSET,
+            SRIOV_VF_STRIDE,
+            SRIOV_VF_DID,
+        )
+    ]
     if any(w is None for w in words):
         return None
     ctrl, initial, total, num, first, stride, did = words  # type: ignore[misc]
-    return SriovCap(offset=base, vf_enable=bool(ctrl & SRIOV_CTRL_VFE), ari_hierarchy=bool(ctrl & SRIOV_CTRL_ARI),
-                    initial_vfs=initial, total_vfs=total, num_vfs=num, first_vf_offset=first,
-                    vf_stride=stride, vf_device_id=did)
+    return SriovCap(
+        offset=base,
+        vf_enable=bool(ctrl & SRIOV_CTRL_VFE),
+        ari_hierarchy=bool(ctrl & SRIOV_CTRL_ARI),
+        initial_vfs=initial,
+        total_vfs=total,
+        num_vfs=num,
+        first_vf_offset=first,
+        vf_stride=stride,
+        vf_device_id=did,
+    )
 
 
 def decode_aer(cfg: ConfigSpace, base: int) -> Optional[AerCap]:
@@ -377,8 +465,13 @@ def decode_rebar(cfg: ConfigSpace, base: int) -> Optional[RebarCap]:
     return RebarCap(offset=base, current_sizes=current, supported_sizes=supported)
 
 
-EXT_DECODERS = {EXT_ACS: ("acs", decode_acs), EXT_ATS: ("ats", decode_ats), EXT_SRIOV: ("sriov", decode_sriov),
-                EXT_AER: ("aer", decode_aer), EXT_REBAR: ("rebar", decode_rebar)}
+EXT_DECODERS = {
+    EXT_ACS: ("acs", decode_acs),
+    EXT_ATS: ("ats", decode_ats),
+    EXT_SRIOV: ("sriov", decode_sriov),
+    EXT_AER: ("aer", decode_aer),
+    EXT_REBAR: ("rebar", decode_rebar),
+}
 
 
 def decode_all(cfg: ConfigSpace) -> dict:
@@ -389,8 +482,17 @@ def decode_all(cfg: ConfigSpace) -> dict:
     """
     std, p1 = walk_std_caps(cfg)
     ext, p2 = walk_ext_caps(cfg)
-    out: dict = {"caps": tuple(std + ext), "problems": tuple(p1 + p2), "pcie": None, "link": None,
-                 "acs": None, "ats": None, "sriov": None, "aer": None, "rebar": None}
+    out: dict = {
+        "caps": tuple(std + ext),
+        "problems": tuple(p1 + p2),
+        "pcie": None,
+        "link": None,
+        "acs": None,
+        "ats": None,
+        "sriov": None,
+        "aer": None,
+        "rebar": None,
+    }
     exp = next((c for c in std if c.cap_id == CAP_ID_EXP), None)
     if exp is not None:
         out["pcie"] = decode_pcie(cfg, exp.offset)

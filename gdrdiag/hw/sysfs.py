@@ -104,7 +104,9 @@ class SysfsTree:
             with open(self.host_path(path), "rb") as fh:
                 data = fh.read(limit + 1)
         except FileNotFoundError:
-            raise SysfsError(f"{path}: {'not present' if self.live else 'not in the captured tree'}") from None
+            raise SysfsError(
+                f"{path}: {'not present' if self.live else 'not in the captured tree'}"
+            ) from None
         except OSError as exc:
             reason = self._fail(path, exc.strerror or str(exc))
             raise SysfsError(f"cannot read {path}: {reason}") from None

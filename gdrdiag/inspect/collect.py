@@ -53,11 +53,22 @@ def inspect_source(source: Source) -> MachineInfo:
     if nvml.get("status") != "ok":
         unknown["nvml"] = str(nvml.get("reason") or "NVML facts unavailable")[:300]
     privileged = None if euid is None else euid == 0
-    if not privileged and any(f.config_bytes and f.config_bytes <= 64 and (f.config_size or 0) > 64 for f in pci):
+    if not privileged and any(
+        f.config_bytes and f.config_bytes <= 64 and (f.config_size or 0) > 64 for f in pci
+    ):
         unknown["registers"] = pci_mod.NEEDS_ROOT
     return MachineInfo(
-        host=host, cuda_driver_version=driver_version, cuda_devices=cuda_devs, source=source.name,
-        privileged=privileged, pci=pci, gpus=gpus, nics=nics, virt=virt, kernel=kernel, topology=topology,
+        host=host,
+        cuda_driver_version=driver_version,
+        cuda_devices=cuda_devs,
+        source=source.name,
+        privileged=privileged,
+        pci=pci,
+        gpus=gpus,
+        nics=nics,
+        virt=virt,
+        kernel=kernel,
+        topology=topology,
         unknown=unknown,
     )
 
@@ -66,7 +77,13 @@ def collect_bundle(out_path: str) -> tuple[MachineInfo, dict]:
     """Inspect this machine while recording every input, then save them at ``out_path``."""
     source = LiveSource(record=True)
     machine = inspect_source(source)
-    summary = write_bundle(out_path, source, extra_meta={
-        "tool_version": __version__, "python": platform.python_version(), "source": "gdrdiag collect",
-    })
+    summary = write_bundle(
+        out_path,
+        source,
+        extra_meta={
+            "tool_version": __version__,
+            "python": platform.python_version(),
+            "source": "gdrdiag collect",
+        },
+    )
     return machine, summary

@@ -49,7 +49,11 @@ def cuda_devices(cuda: dict) -> tuple[tuple[CudaDeviceFacts, ...], Optional[int]
         unknown["cuda"] = str(reason or "CUDA facts unavailable")
         return (), None, unknown
     devices = []
-    for i, raw in enumerate(cuda.get("devices") or []):
+    raw_devices = cuda.get("devices")
+    if not isinstance(raw_devices, list):
+        unknown["cuda"] = "CUDA facts hold no device list"
+        raw_devices = []
+    for i, raw in enumerate(raw_devices[:64]):
         try:
             devices.append(from_jsonable(CudaDeviceFacts, raw, f"cuda.devices[{i}]"))
         except SchemaError as exc:
@@ -58,6 +62,12 @@ def cuda_devices(cuda: dict) -> tuple[tuple[CudaDeviceFacts, ...], Optional[int]
     if not isinstance(version, int) or isinstance(version, bool):
         version = None
     return tuple(devices), version, unknown
+
+
+def _nint(facts: dict, key: str) -> Optional[int]:
+    """An integer NVML fact, or None (bundles are untrusted: no bools, no strings)."""
+    v = facts.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def bar1(f: PciFunction) -> tuple[Optional[int], Optional[int]]:
@@ -69,8 +79,9 @@ def bar1(f: PciFunction) -> tuple[Optional[int], Optional[int]]:
     return best.size, best.index
 
 
-def inspect_gpus(pci: tuple[PciFunction, ...], cuda: tuple[CudaDeviceFacts, ...], cuda_unknown: dict[str, str],
-                 nvml: dict) -> tuple[GpuInfo, ...]:
+def inspect_gpus(
+    pci: tuple[PciFunction, ...], cuda: tuple[CudaDeviceFacts, ...], cuda_unknown: dict[str, str], nvml: dict
+) -> tuple[GpuInfo, ...]:
     """One ``GpuInfo`` per NVIDIA GPU function on the bus."""
     by_bdf = {normalize_bdf(d.pci_bus_id): d for d in cuda}
     nvml_gpus = nvml.get("gpus") if isinstance(nvml, dict) and isinstance(nvml.get("gpus"), dict) else {}
@@ -81,7 +92,9 @@ def inspect_gpus(pci: tuple[PciFunction, ...], cuda: tuple[CudaDeviceFacts, ...]
         unknown: dict[str, str] = {}
         d = by_bdf.get(f.bdf)
         if d is None:
-            unknown["cuda"] = cuda_unknown.get("cuda") or "CUDA does not list this GPU (CUDA_VISIBLE_DEVICES?)"
+            unknown["cuda"] = (
+                cuda_unknown.get("cuda") or "CUDA does not list this GPU (CUDA_VISIBLE_DEVICES?)"
+            )
         size, index = bar1(f)
         if size is None:
             unknown["bar1"] = "no 64-bit prefetchable BAR in sysfs resource"
@@ -89,27 +102,37 @@ def inspect_gpus(pci: tuple[PciFunction, ...], cuda: tuple[CudaDeviceFacts, ...]
         if nv is None:
             unknown["nvml"] = str((nvml or {}).get("reason") or "NVML has no entry for this GPU")[:300]
             nv = {}
-        for k, v in (nv.get("unknown") or {}).items():
+        nv_unknown = nv.get("unknown")
+        for k, v in nv_unknown.items() if isinstance(nv_unknown, dict) else ():
             if isinstance(k, str) and isinstance(v, str):
                 unknown[f"nvml.{k}"] = v
 
-        def nint(key: str) -> Optional[int]:
-            v = nv.get(key)
-            return v if isinstance(v, int) and not isinstance(v, bool) else None
-
         mode = nv.get("virtualization_mode")
         attrs = {k: (d.attributes.get(k) if d else None) for k in GDR_ATTRIBUTES}
-        out.append(GpuInfo(
-            bdf=f.bdf, name=d.name if d else "", cuda_ordinal=d.ordinal if d else None,
-            total_memory=d.total_memory if d else None,
-            compute_capability=tuple(d.compute_capability) if d else None,
-            link=f.link, link_sampled_idle=True, bar1_bytes=size, bar1_index=index,
-            gdr_attributes=attrs if d else {},
-            nvml_virtualization_mode=mode if isinstance(mode, str) else None,
-            nvml_bar1_total=nint("bar1_total"), nvml_link_gen=nint("link_gen"), nvml_link_gen_max=nint("link_gen_max"),
-            nvml_link_width=nint("link_width"), nvml_link_width_max=nint("link_width_max"),
-            nvml_replay_counter=nint("replay_counter"), numa_node=f.numa_node,
-            has_p2p_clique_cap=(any(c.cap_id == 0x09 and not c.extended for c in f.caps) if f.caps else None),
-            unknown=unknown,
-        ))
+        out.append(
+            GpuInfo(
+                bdf=f.bdf,
+                name=d.name if d else "",
+                cuda_ordinal=d.ordinal if d else None,
+                total_memory=d.total_memory if d else None,
+                compute_capability=tuple(d.compute_capability) if d else None,
+                link=f.link,
+                link_sampled_idle=True,
+                bar1_bytes=size,
+                bar1_index=index,
+                gdr_attributes=attrs if d else {},
+                nvml_virtualization_mode=mode if isinstance(mode, str) else None,
+                nvml_bar1_total=_nint(nv, "bar1_total"),
+                nvml_link_gen=_nint(nv, "link_gen"),
+                nvml_link_gen_max=_nint(nv, "link_gen_max"),
+                nvml_link_width=_nint(nv, "link_width"),
+                nvml_link_width_max=_nint(nv, "link_width_max"),
+                nvml_replay_counter=_nint(nv, "replay_counter"),
+                numa_node=f.numa_node,
+                has_p2p_clique_cap=(
+                    any(c.cap_id == 0x09 and not c.extended for c in f.caps) if f.caps else None
+                ),
+                unknown=unknown,
+            )
+        )
     return tuple(out)

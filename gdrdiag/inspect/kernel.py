@@ -74,7 +74,8 @@ def _int(text: Optional[str]) -> Optional[int]:
 
 def kernel_release(tree: SysfsTree, unknown: dict[str, str]) -> Optional[str]:
     """``/proc/sys/kernel/osrelease``, else the third word of ``/proc/version`` (some sandboxes
-    refuse the sysctl file but serve /proc/version)."""
+    refuse the sysctl file but serve /proc/version).
+    """
     rel = tree.try_text("/proc/sys/kernel/osrelease")
     if rel.value is not None and str(rel.value).strip():
         return str(rel.value).strip()[:120]
@@ -106,8 +107,13 @@ def inspect_host(tree: SysfsTree) -> HostInfo:
         if alt:
             hostname = str(alt).strip()[:120]
             unknown.pop("hostname", None)
-    return HostInfo(hostname=hostname, kernel=kernel_release(tree, unknown) or "",
-                    os=m.group(1) if m else "", cpu_model=cpu, unknown=unknown)
+    return HostInfo(
+        hostname=hostname,
+        kernel=kernel_release(tree, unknown) or "",
+        os=m.group(1) if m else "",
+        cpu_model=cpu,
+        unknown=unknown,
+    )
 
 
 def inspect_kernel(tree: SysfsTree, verbs_facts: dict) -> KernelInfo:
@@ -144,8 +150,11 @@ def inspect_kernel(tree: SysfsTree, verbs_facts: dict) -> KernelInfo:
         if not peermem and tree.exists("/sys/kernel/mm/memory_peers/nv_mem/version"):
             peermem, evidence = True, "legacy nv_peer_mem: /sys/kernel/mm/memory_peers/nv_mem/version"
     else:
-        for path in ("/sys/module/nvidia_peermem/version", "/sys/module/nvidia_peermem",
-                     "/sys/kernel/mm/memory_peers/nv_mem/version"):
+        for path in (
+            "/sys/module/nvidia_peermem/version",
+            "/sys/module/nvidia_peermem",
+            "/sys/kernel/mm/memory_peers/nv_mem/version",
+        ):
             if tree.exists(path):
                 peermem, evidence = True, f"{path} exists"
                 break
@@ -164,11 +173,19 @@ def inspect_kernel(tree: SysfsTree, verbs_facts: dict) -> KernelInfo:
         rdma_core = None
         unknown["rdma_core_version"] = "libibverbs not found"
     return KernelInfo(
-        release=release, version_tuple=version_tuple(release), cmdline=cmdline,
-        cmdline_iommu=iommu, cmdline_pci=pci,
-        nvidia_version_line=nv_line, nvidia_driver_version=nv_version, nvidia_flavour=flavour,
-        nvidia_params=params, peermem_loaded=peermem, peermem_evidence=evidence,
-        mlx5_out_of_tree=mlx5_oot, rdma_core_version=rdma_core,
+        release=release,
+        version_tuple=version_tuple(release),
+        cmdline=cmdline,
+        cmdline_iommu=iommu,
+        cmdline_pci=pci,
+        nvidia_version_line=nv_line,
+        nvidia_driver_version=nv_version,
+        nvidia_flavour=flavour,
+        nvidia_params=params,
+        peermem_loaded=peermem,
+        peermem_evidence=evidence,
+        mlx5_out_of_tree=mlx5_oot,
+        rdma_core_version=rdma_core,
         cpu_vendor=_cpuinfo_field(cpuinfo, "vendor_id"),
         cpu_family=_int(_cpuinfo_field(cpuinfo, "cpu family")),
         cpu_model_number=_int(_cpuinfo_field(cpuinfo, "model")),

@@ -19,10 +19,21 @@ from gdrdiag.model.machine import NicInfo, NicPort, PciFunction
 
 # Mellanox/NVIDIA device ids (Linux mlx5_core_pci_table [R25]).
 MLX_MODELS = {
-    0x1013: "ConnectX-4", 0x1015: "ConnectX-4 Lx", 0x1017: "ConnectX-5", 0x1019: "ConnectX-5 Ex",
-    0x101B: "ConnectX-6", 0x101D: "ConnectX-6 Dx", 0x101F: "ConnectX-6 Lx", 0x1021: "ConnectX-7",
-    0x1023: "ConnectX-8", 0x101E: "ConnectX mlx5Gen VF", 0x1018: "ConnectX-5 VF", 0x101A: "ConnectX-5 Ex VF",
-    0x101C: "ConnectX-6 VF", 0xA2D6: "BlueField-2", 0xA2DC: "BlueField-3",
+    0x1013: "ConnectX-4",
+    0x1015: "ConnectX-4 Lx",
+    0x1017: "ConnectX-5",
+    0x1019: "ConnectX-5 Ex",
+    0x101B: "ConnectX-6",
+    0x101D: "ConnectX-6 Dx",
+    0x101F: "ConnectX-6 Lx",
+    0x1021: "ConnectX-7",
+    0x1023: "ConnectX-8",
+    0x101E: "ConnectX mlx5Gen VF",
+    0x1018: "ConnectX-5 VF",
+    0x101A: "ConnectX-5 Ex VF",
+    0x101C: "ConnectX-6 VF",
+    0xA2D6: "BlueField-2",
+    0xA2DC: "BlueField-3",
 }
 RATE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*Gb/sec")
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
@@ -51,16 +62,36 @@ def _port(tree: SysfsTree, base: str, port: int) -> NicPort:
         g = tree.try_text(f"{p}/gids/{i}").value
         if g and str(g).strip() != ZERO_GID:
             gids.append(str(g).strip()[:64])
-    return NicPort(port=port, state=_state(vals["state"]), phys_state=_state(vals["phys_state"]), rate=vals["rate"],
-                   rate_gbps=float(m.group(1)) if m else None, link_layer=vals["link_layer"], gids=tuple(gids),
-                   unknown=unknown)
+    return NicPort(
+        port=port,
+        state=_state(vals["state"]),
+        phys_state=_state(vals["phys_state"]),
+        rate=vals["rate"],
+        rate_gbps=float(m.group(1)) if m else None,
+        link_layer=vals["link_layer"],
+        gids=tuple(gids),
+        unknown=unknown,
+    )
+
+
+def _soft(tree: SysfsTree, base: str, attr: str, unknown: dict[str, str]) -> Optional[str]:
+    """An optional device attribute; a failed read is recorded in ``unknown``."""
+    s = tree.try_text(f"{base}/{attr}")
+    if s.value is None:
+        unknown[attr] = s.reason or "unreadable"
+        return None
+    return str(s.value).strip()[:80]
 
 
 def _verbs_text(facts: object) -> dict[str, str]:
     """Top-level scalar facts from hw.verbs, as text (its schema belongs to that adapter)."""
     if not isinstance(facts, dict):
         return {}
-    return {str(k)[:60]: str(v)[:200] for k, v in list(facts.items())[:64] if isinstance(v, (str, int, float, bool))}
+    return {
+        str(k)[:60]: str(v)[:200]
+        for k, v in list(facts.items())[:64]
+        if isinstance(v, (str, int, float, bool))
+    }
 
 
 def link_key(f: PciFunction) -> str:
@@ -73,7 +104,11 @@ def inspect_nics(tree: SysfsTree, pci: tuple[PciFunction, ...], verbs: dict) -> 
     """One ``NicInfo`` per RDMA device."""
     by_bdf = {f.bdf: f for f in pci}
     vdev = verbs.get("devices") if isinstance(verbs, dict) and isinstance(verbs.get("devices"), dict) else {}
-    probes = verbs.get("dmabuf_probe") if isinstance(verbs, dict) and isinstance(verbs.get("dmabuf_probe"), dict) else {}
+    probes = (
+        verbs.get("dmabuf_probe")
+        if isinstance(verbs, dict) and isinstance(verbs.get("dmabuf_probe"), dict)
+        else {}
+    )
     names = tree.listdir("/sys/class/infiniband")
     for extra in sorted(vdev):
         if extra not in names:
@@ -92,28 +127,34 @@ def inspect_nics(tree: SysfsTree, pci: tuple[PciFunction, ...], verbs: dict) -> 
             if p.isdigit():
                 ports.append(_port(tree, base, int(p)))
 
-        def soft(attr: str) -> Optional[str]:
-            s = tree.try_text(f"{base}/{attr}")
-            if s.value is None:
-                unknown[attr] = s.reason or "unreadable"
-                return None
-            return str(s.value).strip()[:80]
-
         pf = by_bdf.get(f.physfn) if f and f.physfn else None
         probe = probes.get(name)
         if probe is None:
-            unknown["dmabuf_probe"] = str(verbs.get("reason") or "dma-buf probe not available in hw.verbs")[:200]
-        nics.append(NicInfo(
-            name=name, bdf=bdf if f else None, vendor_id=f.vendor_id if f else None, device_id=f.device_id if f else None,
-            model=MLX_MODELS.get(f.device_id or -1, "") if f and f.vendor_id == 0x15B3 else "",
-            fw_ver=soft("fw_ver"), node_guid=soft("node_guid"), hca_type=soft("hca_type"), board_id=soft("board_id"),
-            netdevs=tuple(tree.listdir(f"{base}/device/net")[:16]), ports=tuple(ports),
-            is_vf=f.is_vf if f else None, pf_bdf=f.physfn if f else None,
-            link=(pf.link if pf and pf.link else (f.link if f else None)),
-            numa_node=f.numa_node if f else None,
-            dmabuf_probe=str(probe)[:200] if probe is not None else None,
-            verbs=_verbs_text(vdev.get(name)), unknown=unknown,
-        ))
+            unknown["dmabuf_probe"] = str(verbs.get("reason") or "dma-buf probe not available in hw.verbs")[
+                :200
+            ]
+        nics.append(
+            NicInfo(
+                name=name,
+                bdf=bdf if f else None,
+                vendor_id=f.vendor_id if f else None,
+                device_id=f.device_id if f else None,
+                model=MLX_MODELS.get(f.device_id or -1, "") if f and f.vendor_id == 0x15B3 else "",
+                fw_ver=_soft(tree, base, "fw_ver", unknown),
+                node_guid=_soft(tree, base, "node_guid", unknown),
+                hca_type=_soft(tree, base, "hca_type", unknown),
+                board_id=_soft(tree, base, "board_id", unknown),
+                netdevs=tuple(tree.listdir(f"{base}/device/net")[:16]),
+                ports=tuple(ports),
+                is_vf=f.is_vf if f else None,
+                pf_bdf=f.physfn if f else None,
+                link=(pf.link if pf and pf.link else (f.link if f else None)),
+                numa_node=f.numa_node if f else None,
+                dmabuf_probe=str(probe)[:200] if probe is not None else None,
+                verbs=_verbs_text(vdev.get(name)),
+                unknown=unknown,
+            )
+        )
     # Which RDMA devices share one PCIe link (dual-port PFs, VFs of one PF).
     keys = {n.name: link_key(by_bdf[n.bdf]) for n in nics if n.bdf in by_bdf}
     out = []

@@ -16,7 +16,7 @@ from typing import Optional
 
 from gdrdiag.hw import pciconfig
 from gdrdiag.hw.sysfs import SysfsError, SysfsTree
-from gdrdiag.model.machine import Bar, PciFunction, PcieLink
+from gdrdiag.model.machine import Bar, PcieLink, PciFunction
 from gdrdiag.units import pcie_raw_gbytes_per_s
 
 BDF_RE = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
@@ -28,9 +28,12 @@ NEEDS_ROOT = "needs root: config space beyond 64 bytes is readable only with CAP
 # SR-IOV virtual functions recognisable by ID inside a guest, where no physfn link exists
 # (diagnostics-kb SRIOV-02; Linux mlx5_core_pci_table [R25]).
 VF_DEVICE_IDS = {
-    (0x15B3, 0x1016): "ConnectX-4 Lx VF", (0x15B3, 0x1018): "ConnectX-5 VF",
-    (0x15B3, 0x101A): "ConnectX-5 Ex VF", (0x15B3, 0x101C): "ConnectX-6 VF",
-    (0x15B3, 0x101E): "ConnectX Family mlx5Gen Virtual Function", (0x15B3, 0xA2D3): "BlueField VF",
+    (0x15B3, 0x1016): "ConnectX-4 Lx VF",
+    (0x15B3, 0x1018): "ConnectX-5 VF",
+    (0x15B3, 0x101A): "ConnectX-5 Ex VF",
+    (0x15B3, 0x101C): "ConnectX-6 VF",
+    (0x15B3, 0x101E): "ConnectX Family mlx5Gen Virtual Function",
+    (0x15B3, 0xA2D3): "BlueField VF",
 }
 
 # IORESOURCE_* flags in the third column of sysfs ``resource`` (include/linux/ioport.h).
@@ -61,10 +64,15 @@ def make_link(speed, width, max_speed, max_width, source: str, unknown: Optional
     width = width or None
     max_width = max_width or None
     return PcieLink(
-        speed_gts=speed, width=width, max_speed_gts=max_speed, max_width=max_width, source=source,
+        speed_gts=speed,
+        width=width,
+        max_speed_gts=max_speed,
+        max_width=max_width,
+        source=source,
         speed_downgraded=None if speed is None or max_speed is None else speed < max_speed,
         width_downgraded=None if width is None or max_width is None else width < max_width,
-        raw_gbytes_per_s=raw_gbps(speed, width), max_raw_gbytes_per_s=raw_gbps(max_speed, max_width),
+        raw_gbytes_per_s=raw_gbps(speed, width),
+        max_raw_gbytes_per_s=raw_gbps(max_speed, max_width),
         unknown=dict(unknown or {}),
     )
 
@@ -77,9 +85,14 @@ def _sysfs_link(tree: SysfsTree, dev: str) -> Optional[PcieLink]:
     width = tree.try_int(f"{dev}/current_link_width", 10)
     mspeed = tree.try_text(f"{dev}/max_link_speed")
     mwidth = tree.try_int(f"{dev}/max_link_width", 10)
-    unknown = {k: s.reason for k, s in (("speed", cur), ("width", width), ("max_speed", mspeed),
-                                         ("max_width", mwidth)) if s.value is None and s.reason}
-    return make_link(parse_speed(cur.value), width.value, parse_speed(mspeed.value), mwidth.value, "sysfs", unknown)
+    unknown = {
+        k: s.reason
+        for k, s in (("speed", cur), ("width", width), ("max_speed", mspeed), ("max_width", mwidth))
+        if s.value is None and s.reason
+    }
+    return make_link(
+        parse_speed(cur.value), width.value, parse_speed(mspeed.value), mwidth.value, "sysfs", unknown
+    )
 
 
 def _bars(text: Optional[str]) -> tuple[Bar, ...]:
@@ -94,8 +107,15 @@ def _bars(text: Optional[str]) -> tuple[Bar, ...]:
             continue
         if end <= start or end == 0:
             continue
-        bars.append(Bar(index=i, size=end - start + 1, is_io=bool(flags & IORESOURCE_IO),
-                        is_64bit=bool(flags & IORESOURCE_MEM_64), prefetchable=bool(flags & IORESOURCE_PREFETCH)))
+        bars.append(
+            Bar(
+                index=i,
+                size=end - start + 1,
+                is_io=bool(flags & IORESOURCE_IO),
+                is_64bit=bool(flags & IORESOURCE_MEM_64),
+                prefetchable=bool(flags & IORESOURCE_PREFETCH),
+            )
+        )
     return tuple(bars)
 
 
@@ -156,7 +176,9 @@ def read_function(tree: SysfsTree, bdf: str) -> PciFunction:
     physfn = tree.link_name(f"{dev}/physfn")
     total_vfs = tree.try_int(f"{dev}/sriov_totalvfs", 10).value
     num_vfs = tree.try_int(f"{dev}/sriov_numvfs", 10).value
-    virtfns = tuple(v for v in (tree.link_name(f"{dev}/virtfn{i}") for i in range(min(int(num_vfs or 0), 256))) if v)
+    virtfns = tuple(
+        v for v in (tree.link_name(f"{dev}/virtfn{i}") for i in range(min(int(num_vfs or 0), 256))) if v
+    )
     if physfn:
         is_vf, evidence = True, f"physfn -> {physfn}"
     elif vendor is not None and (vendor, device) in VF_DEVICE_IDS:
@@ -180,8 +202,13 @@ def read_function(tree: SysfsTree, bdf: str) -> PciFunction:
     link = None
     reg_link = regs.get("link")
     if reg_link is not None:
-        link = make_link(reg_link["speed_gts"], reg_link["width"], reg_link["max_speed_gts"],
-                         reg_link["max_width"], "registers")
+        link = make_link(
+            reg_link["speed_gts"],
+            reg_link["width"],
+            reg_link["max_speed_gts"],
+            reg_link["max_width"],
+            "registers",
+        )
     if link is None:
         link = _sysfs_link(tree, dev)
     if link is None:
@@ -189,21 +216,40 @@ def read_function(tree: SysfsTree, bdf: str) -> PciFunction:
 
     klass_ok = klass if klass is not None else 0
     return PciFunction(
-        bdf=bdf, vendor_id=vendor, device_id=device, class_code=klass,
+        bdf=bdf,
+        vendor_id=vendor,
+        device_id=device,
+        class_code=klass,
         subsystem_vendor_id=tree.try_int(f"{dev}/subsystem_vendor", 16).value,  # type: ignore[arg-type]
         subsystem_device_id=tree.try_int(f"{dev}/subsystem_device", 16).value,  # type: ignore[arg-type]
         revision=tree.try_int(f"{dev}/revision", 16).value,  # type: ignore[arg-type]
         driver=tree.link_name(f"{dev}/driver"),
-        sysfs_path=real, parent_bdf=parent, host_bridge=host,
+        sysfs_path=real,
+        parent_bdf=parent,
+        host_bridge=host,
         is_bridge=(klass_ok >> 8) == 0x0604,
-        numa_node=numa, local_cpulist=tree.try_text(f"{dev}/local_cpulist").value,  # type: ignore[arg-type]
-        iommu_group=group_n, iommu_group_type=group_type, iommu_group_size=group_size,
-        is_vf=is_vf, vf_evidence=evidence, physfn=physfn, virtfns=virtfns,
-        sriov_totalvfs=total_vfs, sriov_numvfs=num_vfs,  # type: ignore[arg-type]
-        link=link, config_bytes=cfg_bytes, config_size=cfg_size,
-        caps=regs.get("caps", ()), cap_problems=regs.get("problems", ()),
-        pcie=regs.get("pcie"), acs=regs.get("acs"), ats=regs.get("ats"), sriov=regs.get("sriov"),
-        aer=regs.get("aer"), rebar=regs.get("rebar"),
+        numa_node=numa,
+        local_cpulist=tree.try_text(f"{dev}/local_cpulist").value,  # type: ignore[arg-type]
+        iommu_group=group_n,
+        iommu_group_type=group_type,
+        iommu_group_size=group_size,
+        is_vf=is_vf,
+        vf_evidence=evidence,
+        physfn=physfn,
+        virtfns=virtfns,
+        sriov_totalvfs=total_vfs,
+        sriov_numvfs=num_vfs,  # type: ignore[arg-type]
+        link=link,
+        config_bytes=cfg_bytes,
+        config_size=cfg_size,
+        caps=regs.get("caps", ()),
+        cap_problems=regs.get("problems", ()),
+        pcie=regs.get("pcie"),
+        acs=regs.get("acs"),
+        ats=regs.get("ats"),
+        sriov=regs.get("sriov"),
+        aer=regs.get("aer"),
+        rebar=regs.get("rebar"),
         aer_counters=_aer_counters(tree, dev),
         bars=_bars(tree.try_text(f"{dev}/resource").value),  # type: ignore[arg-type]
         unknown=unknown,

@@ -59,7 +59,7 @@ def classify(a: PciFunction, b: PciFunction) -> tuple[Optional[PathClass], list[
     hops = len(na) + len(nb) - 2 * shared + 1
     top = na[shared - 1]
     # bridges below the meeting node on each side (the meeting switch's ports included)
-    crossed = ca[ca.index(top) + 1:] + cb[cb.index(top) + 1:]
+    crossed = ca[ca.index(top) + 1 :] + cb[cb.index(top) + 1 :]
     return (PathClass.PIX if hops == 1 else PathClass.PXB), crossed, ""
 
 
@@ -78,8 +78,9 @@ def _narrowest(funcs: list[PciFunction], capable: bool) -> Optional[LinkHop]:
     return best
 
 
-def inspect_topology(pci: tuple[PciFunction, ...], gpus: tuple[GpuInfo, ...], nics: tuple[NicInfo, ...],
-                     virt: VirtInfo) -> tuple[TopologyPair, ...]:
+def inspect_topology(
+    pci: tuple[PciFunction, ...], gpus: tuple[GpuInfo, ...], nics: tuple[NicInfo, ...], virt: VirtInfo
+) -> tuple[TopologyPair, ...]:
     """One ``TopologyPair`` per GPU x RDMA device."""
     by_bdf = {f.bdf: f for f in pci}
     out = []
@@ -88,21 +89,39 @@ def inspect_topology(pci: tuple[PciFunction, ...], gpus: tuple[GpuInfo, ...], ni
         for n in nics:
             nf = by_bdf.get(n.bdf or "")
             if gf is None or nf is None:
-                out.append(TopologyPair(gpu_bdf=g.bdf, nic=n.name, nic_bdf=n.bdf or "",
-                                        unknown={"path_class": "NIC or GPU has no PCI function in sysfs"}))
+                out.append(
+                    TopologyPair(
+                        gpu_bdf=g.bdf,
+                        nic=n.name,
+                        nic_bdf=n.bdf or "",
+                        unknown={"path_class": "NIC or GPU has no PCI function in sysfs"},
+                    )
+                )
                 continue
             cls, crossed, note = classify(gf, nf)
             funcs = [gf, nf] + [by_bdf[b] for b in crossed if b in by_bdf]
             reliable = not virt.is_vm
             if virt.is_vm:
-                note = ("VM: the guest PCI tree is synthetic"
-                        + (" (endpoints straight on the root bus)" if virt.flat_pci else "")
-                        + "; the physical path and its class depend on the host (TOPO-04)")
+                note = (
+                    "VM: the guest PCI tree is synthetic"
+                    + (" (endpoints straight on the root bus)" if virt.flat_pci else "")
+                    + "; the physical path and its class depend on the host (TOPO-04)"
+                )
             unknown = {"path_class": note} if cls is None else {}
-            out.append(TopologyPair(
-                gpu_bdf=g.bdf, nic=n.name, nic_bdf=nf.bdf, path_class=cls, reliable=reliable, note=note,
-                bridges=tuple(crossed), narrowest_capable=_narrowest(funcs, True),
-                narrowest_current=_narrowest(funcs, False), gpu_numa=gf.numa_node, nic_numa=nf.numa_node,
-                unknown=unknown,
-            ))
+            out.append(
+                TopologyPair(
+                    gpu_bdf=g.bdf,
+                    nic=n.name,
+                    nic_bdf=nf.bdf,
+                    path_class=cls,
+                    reliable=reliable,
+                    note=note,
+                    bridges=tuple(crossed),
+                    narrowest_capable=_narrowest(funcs, True),
+                    narrowest_current=_narrowest(funcs, False),
+                    gpu_numa=gf.numa_node,
+                    nic_numa=nf.numa_node,
+                    unknown=unknown,
+                )
+            )
     return tuple(out)

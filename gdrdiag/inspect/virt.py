@@ -1,4 +1,4 @@
-"""Is this a virtual machine, which hypervisor, and how is the IOMMU set up?
+"""Virtual machine or not, which hypervisor, and how the IOMMU is set up.
 
 No single signal is reliable (systemd's ``virt.c`` combines several, [R24]), so each one
 seen is recorded with its diagnostics-kb ID and the verdict is made from *strong* signals:
@@ -24,10 +24,24 @@ from gdrdiag.hw.sysfs import SysfsTree
 from gdrdiag.model.machine import KernelInfo, PciFunction, VirtInfo
 
 DMI_FILES = ("sys_vendor", "product_name", "board_vendor", "bios_vendor")
-VM_DMI = {"QEMU": "QEMU/KVM", "KVM": "KVM", "VMware": "VMware", "VMW": "VMware", "Xen": "Xen", "Bochs": "Bochs",
-          "innotek": "VirtualBox", "Parallels": "Parallels", "BHYVE": "bhyve", "Firecracker": "Firecracker"}
+VM_DMI = {
+    "QEMU": "QEMU/KVM",
+    "KVM": "KVM",
+    "VMware": "VMware",
+    "VMW": "VMware",
+    "Xen": "Xen",
+    "Bochs": "Bochs",
+    "innotek": "VirtualBox",
+    "Parallels": "Parallels",
+    "BHYVE": "bhyve",
+    "Firecracker": "Firecracker",
+}
 CLOUD_DMI = ("Amazon EC2", "Google", "Microsoft Corporation", "OpenStack", "Alibaba Cloud")
-QEMU_BRIDGES = {0x0008: "QEMU PCIe host bridge", 0x000B: "QEMU PCIe expander bridge", 0x000C: "QEMU PCIe root port"}
+QEMU_BRIDGES = {
+    0x0008: "QEMU PCIe host bridge",
+    0x000B: "QEMU PCIe expander bridge",
+    0x000C: "QEMU PCIe root port",
+}
 VENDOR_NVIDIA, VENDOR_MELLANOX, VENDOR_VIRTIO, VENDOR_QEMU = 0x10DE, 0x15B3, 0x1AF4, 0x1B36
 
 
@@ -43,8 +57,9 @@ def is_nic(f: PciFunction) -> bool:
     return ((f.class_code >> 16) == 0x02 and f.vendor_id == VENDOR_MELLANOX) or (f.class_code >> 8) == 0x0207
 
 
-def inspect_virt(tree: SysfsTree, pci: tuple[PciFunction, ...], kernel: KernelInfo,
-                 nvml_modes: dict[str, Optional[str]]) -> VirtInfo:
+def inspect_virt(
+    tree: SysfsTree, pci: tuple[PciFunction, ...], kernel: KernelInfo, nvml_modes: dict[str, Optional[str]]
+) -> VirtInfo:
     """Collect every signal; ``is_vm`` is True on any strong one, False on real DMI and none."""
     strong: list[str] = []
     hints: list[str] = []
@@ -63,7 +78,9 @@ def inspect_virt(tree: SysfsTree, pci: tuple[PciFunction, ...], kernel: KernelIn
     dmi_present = any(v is not None for v in dmi.values()) or tree.is_dir("/sys/class/dmi/id")
     dmi_text = " ".join(str(v).strip() for v in dmi.values() if v)
     if not dmi_present:
-        hints.append("VIRT-02: no DMI tables at all (/sys/class/dmi/id missing; a microVM such as Firecracker)")
+        hints.append(
+            "VIRT-02: no DMI tables at all (/sys/class/dmi/id missing; a microVM such as Firecracker)"
+        )
     else:
         for key, name in VM_DMI.items():
             if key in dmi_text:
@@ -73,7 +90,9 @@ def inspect_virt(tree: SysfsTree, pci: tuple[PciFunction, ...], kernel: KernelIn
         else:
             for key in CLOUD_DMI:
                 if key in dmi_text:
-                    hints.append(f"VIRT-02: cloud vendor DMI {dmi_text[:80]!r} (cloud bare metal shows it too)")
+                    hints.append(
+                        f"VIRT-02: cloud vendor DMI {dmi_text[:80]!r} (cloud bare metal shows it too)"
+                    )
                     break
 
     hv = tree.try_text("/sys/hypervisor/type").value
@@ -84,7 +103,9 @@ def inspect_virt(tree: SysfsTree, pci: tuple[PciFunction, ...], kernel: KernelIn
     if dt:
         strong.append(f"VIRT-03: device-tree hypervisor node {str(dt).strip(chr(0))[:40]!r}")
 
-    qemu = sorted({QEMU_BRIDGES[f.device_id] for f in pci if f.vendor_id == VENDOR_QEMU and f.device_id in QEMU_BRIDGES})
+    qemu = sorted(
+        {QEMU_BRIDGES[f.device_id] for f in pci if f.vendor_id == VENDOR_QEMU and f.device_id in QEMU_BRIDGES}
+    )
     if qemu:
         strong.append(f"VIRT-04: {', '.join(qemu)} on the PCI bus")
         names.append("QEMU/KVM")
@@ -95,7 +116,9 @@ def inspect_virt(tree: SysfsTree, pci: tuple[PciFunction, ...], kernel: KernelIn
     flat = [f.bdf for f in endpoints if f.parent_bdf is None and f.sysfs_path]
     flat_pci: Optional[bool] = bool(flat) if endpoints else None
     if flat:
-        strong.append(f"VIRT-04: GPU/NIC endpoint(s) {', '.join(flat[:4])} sit directly on a root bus (no root port)")
+        strong.append(
+            f"VIRT-04: GPU/NIC endpoint(s) {', '.join(flat[:4])} sit directly on a root bus (no root port)"
+        )
 
     for bdf, mode in sorted(nvml_modes.items()):
         if mode in ("PASSTHROUGH", "VGPU"):
@@ -128,14 +151,21 @@ def inspect_virt(tree: SysfsTree, pci: tuple[PciFunction, ...], kernel: KernelIn
             group_types[g] = str(t).strip()[:20]
     units = tuple(tree.listdir("/sys/class/iommu")[:64])
     return VirtInfo(
-        is_vm=is_vm, hypervisor=names[0] if (names and is_vm) else None, signals=tuple(strong + hints),
-        flat_pci=flat_pci, dmi_present=dmi_present, iommu_groups=len(groups), iommu_units=units,
-        iommu_mode=iommu_mode(endpoints, len(groups), kernel), group_types=group_types, unknown=unknown,
+        is_vm=is_vm,
+        hypervisor=names[0] if (names and is_vm) else None,
+        signals=tuple(strong + hints),
+        flat_pci=flat_pci,
+        dmi_present=dmi_present,
+        iommu_groups=len(groups),
+        iommu_units=units,
+        iommu_mode=iommu_mode(endpoints, len(groups), kernel),
+        group_types=group_types,
+        unknown=unknown,
     )
 
 
 def iommu_mode(endpoints: list[PciFunction], ngroups: int, kernel: KernelInfo) -> Optional[str]:
-    """off / passthrough / translated / mixed for the GPU and NIC groups (IOMMU-01)."""
+    """Off / passthrough / translated / mixed for the GPU and NIC groups (IOMMU-01)."""
     if ngroups == 0:
         return "off"
     types = {f.iommu_group_type for f in endpoints if f.iommu_group_type}

@@ -51,17 +51,29 @@ def fmt_devctl(f: Optional[PciFunction]) -> str:
     def pm(b: bool) -> str:
         return "+" if b else "-"
 
-    return (f"RlxdOrd{pm(p.relaxed_ordering)} ExtTag{pm(p.ext_tag)} NoSnoop{pm(p.no_snoop)} "
-            f"MaxPayload {p.max_payload} MaxReadReq {p.max_read_request}")
+    return (
+        f"RlxdOrd{pm(p.relaxed_ordering)} ExtTag{pm(p.ext_tag)} NoSnoop{pm(p.no_snoop)} "
+        f"MaxPayload {p.max_payload} MaxReadReq {p.max_read_request}"
+    )
 
 
 def _gpu_row(m: MachineInfo, g: GpuInfo) -> list[str]:
     a = g.gdr_attributes
-    attrs = " ".join(f"{short}={_q(a.get(k))}" for k, short in (
-        ("GPU_DIRECT_RDMA_SUPPORTED", "rdma"), ("DMA_BUF_SUPPORTED", "dmabuf"),
-        ("GPU_DIRECT_RDMA_WRITES_ORDERING", "ordering"), ("GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS", "flush"),
-        ("GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED", "vmm"), ("HOST_ALLOC_DMA_BUF_SUPPORTED", "host_dmabuf"),
-    )) if a else "? (no CUDA facts)"
+    attrs = (
+        " ".join(
+            f"{short}={_q(a.get(k))}"
+            for k, short in (
+                ("GPU_DIRECT_RDMA_SUPPORTED", "rdma"),
+                ("DMA_BUF_SUPPORTED", "dmabuf"),
+                ("GPU_DIRECT_RDMA_WRITES_ORDERING", "ordering"),
+                ("GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS", "flush"),
+                ("GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED", "vmm"),
+                ("HOST_ALLOC_DMA_BUF_SUPPORTED", "host_dmabuf"),
+            )
+        )
+        if a
+        else "? (no CUDA facts)"
+    )
     link = fmt_link(g.link) + (" [read idle]" if g.link_sampled_idle else "")
     bar = f"{_size(g.bar1_bytes)} (resource{g.bar1_index})" if g.bar1_index is not None else "?"
     return [g.bdf, g.name or "?", link, bar, fmt_devctl(m.function(g.bdf)), attrs]
@@ -70,46 +82,86 @@ def _gpu_row(m: MachineInfo, g: GpuInfo) -> list[str]:
 def _nic_row(m: MachineInfo, n: NicInfo) -> list[str]:
     role = "?" if n.is_vf is None else ("VF" + (f" of {n.pf_bdf}" if n.pf_bdf else "") if n.is_vf else "PF")
     ports = "; ".join(f"{p.port}:{_q(p.state)} {_q(p.rate)} {_q(p.link_layer)}" for p in n.ports) or "?"
-    return [n.name, _q(n.bdf), n.model or "?", role, _q(n.fw_ver), fmt_link(n.link), ports,
-            fmt_devctl(m.function(n.bdf)), ",".join(n.netdevs) or "-"]
+    return [
+        n.name,
+        _q(n.bdf),
+        n.model or "?",
+        role,
+        _q(n.fw_ver),
+        fmt_link(n.link),
+        ports,
+        fmt_devctl(m.function(n.bdf)),
+        ",".join(n.netdevs) or "-",
+    ]
 
 
 def render_machine(m: MachineInfo) -> str:
     """The machine summary: host, virtualization, GPUs, NICs, GPU<->NIC paths."""
     k, v = m.kernel, m.virt
-    lines = [f"host: {m.host.hostname or '?'}  kernel {k.release or '?'}  {m.host.os or ''}  ({m.source})".rstrip()]
+    lines = [
+        f"host: {m.host.hostname or '?'}  kernel {k.release or '?'}  {m.host.os or ''}  ({m.source})".rstrip()
+    ]
     if v.is_vm:
         virt = f"VM ({v.hypervisor or 'hypervisor unknown'})"
     else:
         virt = "bare metal" if v.is_vm is False else "unknown"
-    lines.append(f"virtualization: {virt}; IOMMU {_q(v.iommu_mode)} ({_q(v.iommu_groups)} groups)"
-                 + (f"; flat PCI tree" if v.flat_pci else ""))
-    drv = (f"{k.nvidia_driver_version or '?'} ({k.nvidia_flavour.value if k.nvidia_flavour else 'flavour ?'})"
-           if k.nvidia_version_line is not None else "not loaded")
-    lines.append(f"nvidia driver: {drv}"
-                 + f"; nvidia_peermem {'loaded' if k.peermem_loaded else 'not loaded'}"
-                 + f"; rdma-core {_q(k.rdma_core_version)}")
+    lines.append(
+        f"virtualization: {virt}; IOMMU {_q(v.iommu_mode)} ({_q(v.iommu_groups)} groups)"
+        + ("; flat PCI tree" if v.flat_pci else "")
+    )
+    drv = (
+        f"{k.nvidia_driver_version or '?'} ({k.nvidia_flavour.value if k.nvidia_flavour else 'flavour ?'})"
+        if k.nvidia_version_line is not None
+        else "not loaded"
+    )
+    lines.append(
+        f"nvidia driver: {drv}"
+        + f"; nvidia_peermem {'loaded' if k.peermem_loaded else 'not loaded'}"
+        + f"; rdma-core {_q(k.rdma_core_version)}"
+    )
     if m.privileged is False:
         lines.append("registers: not root - register facts unknown (links from sysfs text)")
     out = "\n".join(lines)
     if m.gpus:
-        out += "\n\nGPUs\n" + tabulate([_gpu_row(m, g) for g in m.gpus],
-                                       headers=["PCI", "name", "link", "BAR1", "DevCtl",
-                                                "GPUDirect (rdma, dmabuf, ordering, flush, vmm, host_dmabuf)"])
+        out += "\n\nGPUs\n" + tabulate(
+            [_gpu_row(m, g) for g in m.gpus],
+            headers=[
+                "PCI",
+                "name",
+                "link",
+                "BAR1",
+                "DevCtl",
+                "GPUDirect (rdma, dmabuf, ordering, flush, vmm, host_dmabuf)",
+            ],
+        )
     else:
         out += "\n\nGPUs: none"
     if m.nics:
-        out += "\n\nRDMA NICs\n" + tabulate([_nic_row(m, n) for n in m.nics],
-                                            headers=["device", "PCI", "model", "role", "firmware", "PCIe link",
-                                                     "ports", "DevCtl", "netdevs"])
+        out += "\n\nRDMA NICs\n" + tabulate(
+            [_nic_row(m, n) for n in m.nics],
+            headers=["device", "PCI", "model", "role", "firmware", "PCIe link", "ports", "DevCtl", "netdevs"],
+        )
     else:
         reason = m.unknown.get("verbs")
         out += "\n\nRDMA NICs: none" + (f" ({reason})" if reason else "")
     if m.topology:
-        rows = [[p.gpu_bdf, p.nic, _q(p.path_class.value if p.path_class else None) + ("" if p.reliable else " (guest view)"),
-                 (f"{p.narrowest_capable.bdf} {p.narrowest_capable.speed_gts:g} GT/s x{p.narrowest_capable.width}"
-                  if p.narrowest_capable else "?"), f"{_q(p.gpu_numa)}/{_q(p.nic_numa)}"] for p in m.topology]
-        out += "\n\nGPU <-> NIC paths\n" + tabulate(rows, headers=["GPU", "NIC", "class", "narrowest link", "NUMA gpu/nic"])
+        rows = [
+            [
+                p.gpu_bdf,
+                p.nic,
+                _q(p.path_class.value if p.path_class else None) + ("" if p.reliable else " (guest view)"),
+                (
+                    f"{p.narrowest_capable.bdf} {p.narrowest_capable.speed_gts:g} GT/s x{p.narrowest_capable.width}"
+                    if p.narrowest_capable
+                    else "?"
+                ),
+                f"{_q(p.gpu_numa)}/{_q(p.nic_numa)}",
+            ]
+            for p in m.topology
+        ]
+        out += "\n\nGPU <-> NIC paths\n" + tabulate(
+            rows, headers=["GPU", "NIC", "class", "narrowest link", "NUMA gpu/nic"]
+        )
     return out
 
 
@@ -118,8 +170,10 @@ def render_findings(findings: Iterable[Finding], verbose: bool = True) -> str:
     fs = list(findings)
     if not fs:
         return "Findings: none"
-    table = tabulate([[f.severity.value, f.code, f.subject or "-", f.title] for f in fs],
-                     headers=["severity", "code", "subject", "finding"])
+    table = tabulate(
+        [[f.severity.value, f.code, f.subject or "-", f.title] for f in fs],
+        headers=["severity", "code", "subject", "finding"],
+    )
     if not verbose:
         return "Findings\n" + table
     details = []
