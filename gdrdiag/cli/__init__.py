@@ -51,6 +51,7 @@ COMMAND_MODULES = (
     "collect_cmd",
     "diagnose_cmd",
     "compare_cmd",
+    "report_cmd",
     "mr_bench_cmd",
     "gather_bench_cmd",
 )

@@ -69,7 +69,15 @@ def _machine_findings(report: "Report") -> Iterable[Finding]:
     return diagnose_machine(report.machine) if report.machine is not None else []
 
 
-RULES: list[ReportRule] = [_machine_findings]
+def _bench_rules() -> list[ReportRule]:
+    # Rules over measured results, owned by each bench's module; imported here so that one
+    # ``diagnose(report)`` runs everything.
+    from gdrdiag.diagnose import copy_rules, gather_rules, rdma_rules
+
+    return [*copy_rules.RULES, *gather_rules.RULES, rdma_rules.report_rule]
+
+
+RULES: list[ReportRule] = [_machine_findings, *_bench_rules()]
 
 
 def register(rule: ReportRule) -> ReportRule:

@@ -61,7 +61,7 @@ def bandwidth_vs_size(results: Iterable[BenchResult]) -> Optional[bytes]:
         label = f"{r.key.split('_')[0]} {kind}"
         if r.key.startswith(("rdma", "mr")):
             ro = _ro(r)
-            label += f" {r.params.get('reg', r.params.get('registration', ''))} RO {'on' if ro else 'off'}"
+            label += f" {r.params.get('reg_path', '')} RO {'on' if ro else 'off'}"
         series.setdefault(f"{label} ({r.unit})", []).append((size, r.value))  # type: ignore[arg-type]
     if not series:
         return None
