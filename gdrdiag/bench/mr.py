@@ -342,9 +342,10 @@ def verify(dst: Region, expected: Sequence[Any], slot: int) -> Optional[str]:
         got = dst.buffer.read_array(len(exp), i * slot)
         bad = first_mismatch(got, exp)
         if bad is not None:
+            never = " (still the poison value: never written)" if got[bad] == POISON else ""
             return (
                 f"payload mismatch in QP {i}'s region at byte {bad}: got 0x{int(got[bad]):02x}, "
-                f"expected 0x{int(exp[bad]):02x}{' (still the poison value: never written)' if got[bad] == POISON else ''}"
+                f"expected 0x{int(exp[bad]):02x}{never}"
             )
     return None
 
@@ -397,8 +398,10 @@ def _describe(kind: MemoryKind, reg_path: str, provider: str, what: str) -> str:
 def _bw_method(cfg: MrBenchConfig, signal_every: int, provider: str) -> str:
     amount = f"{cfg.iterations} WRs per QP" if cfg.iterations is not None else f"{cfg.duration:g} s per run"
     m = (
-        f"ib_write_bw-style loop: {cfg.qps} RC QP(s), TX depth {cfg.tx_depth}, post lists of {cfg.post_list}, "
-        f"one signalled completion every {signal_every * cfg.post_list} WRs; {amount}; clock (perf_counter) from "
+        f"ib_write_bw-style loop: {cfg.qps} RC QP(s), TX depth {cfg.tx_depth}, post lists of "
+        f"{cfg.post_list}, "
+        f"one signalled completion every {signal_every * cfg.post_list} WRs; {amount}; clock "
+        "(perf_counter) from "
         f"the first post to the last completion; {cfg.repeats} run(s), median reported; destination poisoned "
         f"before and every byte checked after each run"
     )
@@ -655,7 +658,7 @@ def _lat_case(
     return results
 
 
-# -- block mode -----------------------------------------------------------------------------------------------
+# -- block mode --------------------------------------------------------------------------------
 
 
 def _blocks_case(
@@ -743,7 +746,8 @@ def _blocks_case(
                 "cpu_us_per_block": sorted(o.cpu_seconds / nblocks * 1e6 for o in outs)[len(outs) // 2],
             }
             method = (
-                f"{nblocks} blocks of {size} B moved as {variant.replace('_', ' ')} (TX depth {cfg.tx_depth}); "
+                f"{nblocks} blocks of {size} B moved as {variant.replace('_', ' ')} (TX depth "
+                f"{cfg.tx_depth}); "
                 f"time per block = first post to last completion / blocks; {cfg.repeats} run(s), median; "
                 f"every byte checked"
             )
@@ -859,7 +863,8 @@ def _reg_one(
                 dereg_us.append((t2 - t1) * 1e6)
     dereg_sorted = sorted(dereg_us)
     method = (
-        f"wall clock around ibv_reg_mr{'/cuMemGetHandleForAddressRange+ibv_reg_dmabuf_mr' if reg_path == 'dmabuf' else ''} "
+        "wall clock around "
+        f"ibv_reg_mr{'/cuMemGetHandleForAddressRange+ibv_reg_dmabuf_mr' if reg_path == 'dmabuf' else ''} "
         f"and ibv_dereg_mr on one buffer; 1 warm-up, {cfg.reg_iterations} samples, median"
     )
     return BenchResult(
@@ -1044,7 +1049,8 @@ def loop_cost(
             )
     if len({r.params["post_list"] for r in results}) >= 2:
         fixed, per_wr = rdma_math.fit_post_cost(
-            [(int(r.params["post_list"]), 1.0 / float(r.metrics["posts_per_s"] or 1)) for r in results])
+            [(int(r.params["post_list"]), 1.0 / float(r.metrics["posts_per_s"] or 1)) for r in results]
+        )
         for r in results:
             r.metrics["loop_us_per_post"] = fixed * 1e6
             r.metrics["provider_us_per_wr"] = per_wr * 1e6

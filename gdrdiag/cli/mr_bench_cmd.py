@@ -266,10 +266,13 @@ def _loop_cost_note(results, link_gbps: float) -> str:
     fixed, per_wr = single.metrics.get("loop_us_per_post"), single.metrics.get("provider_us_per_wr")
     split = ""
     if fixed is not None and per_wr is not None:
-        split = (f"Fit over post-list lengths: the loop costs {fixed:.2f} us per ibv_post_send call and the "
-                 f"provider {per_wr:.2f} us per WR. ")
+        split = (
+            f"Fit over post-list lengths: the loop costs {fixed:.2f} us per ibv_post_send call and the "
+            f"provider {per_wr:.2f} us per WR. "
+        )
     return split + (
-        f"At {link_gbps:g} Gb/s the loop needs messages of at least {one / 1024:.1f} KiB with one WR per post "
+        f"At {link_gbps:g} Gb/s the loop needs messages of at least {one / 1024:.1f} KiB with one "
+        "WR per post "
         f"({verdict} 64 KiB) and {low / 1024:.1f} KiB with post lists of {best.params.get('post_list')}. "
         f"See docs/mr-bench.md, 'The loop's own cost', for the design that removes this bound."
     )

@@ -314,8 +314,10 @@ def ro_findings(results: Sequence[BenchResult]) -> list[Finding]:
                     subject=pair.subject,
                     evidence=evidence,
                     advice=(
-                        "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING (NCCL and perftest do by default; "
-                        "custom transports and plugins often do not). Keep flag/signal MRs strictly ordered. In "
+                        "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING (NCCL and "
+                        "perftest do by default; "
+                        "custom transports and plugins often do not). Keep flag/signal MRs "
+                        "strictly ordered. In "
                         "a VM also enable ATS on the NIC and ACS direct-translated P2P so peer writes bypass "
                         "the root complex."
                     ),
@@ -331,8 +333,10 @@ def ro_findings(results: Sequence[BenchResult]) -> list[Finding]:
                     subject=pair.subject,
                     evidence=evidence + tuple(f"caveat: {c}" for c in v.caveats[:2]),
                     advice=(
-                        "Check that RO can take effect: guest kernel >= 6.4 (or the backported mlx5 series) for "
-                        "a VF, a kernel with optional MR access support, rdma-core >= v28, and the NIC firmware "
+                        "Check that RO can take effect: guest kernel >= 6.4 (or the backported "
+                        "mlx5 series) for "
+                        "a VF, a kernel with optional MR access support, rdma-core >= v28, and the "
+                        "NIC firmware "
                         "ordering policy (mlxconfig PCI_WR_ORDERING). If it cannot, fix the P2P path instead "
                         "(ATS + ACS in a VM, same PCIe switch on bare metal)."
                     ),
@@ -367,7 +371,8 @@ def gdr_findings(results: Sequence[BenchResult]) -> list[Finding]:
                 Finding(
                     code="GDR-DEVICE-SLOW",
                     severity=Severity.FAIL if row.vs_host < FAIL_VS_HOST else Severity.WARN,
-                    title=f"RDMA WRITE into GPU memory ({row.reg_path}) runs at {row.vs_host:.0%} of host memory",
+                    title=f"RDMA WRITE into GPU memory ({row.reg_path}) runs at {row.vs_host:.0%} of host "
+                    "memory",
                     subject=subject,
                     evidence=(
                         f"{subject} RO off = {row.off_gbps:.1f} Gb/s",
@@ -376,7 +381,8 @@ def gdr_findings(results: Sequence[BenchResult]) -> list[Finding]:
                         f"RO on = {row.on_gbps:.1f} Gb/s" if row.on_gbps else "RO on not measured",
                     ),
                     advice=(
-                        "The NIC->GPU peer-to-peer path is the bottleneck: request relaxed ordering on the GPU "
+                        "The NIC->GPU peer-to-peer path is the bottleneck: request relaxed "
+                        "ordering on the GPU "
                         "MRs; in a VM enable ATS on the NIC and ACS direct-translated P2P; on bare metal put "
                         "GPU and NIC under one PCIe switch with ACS redirect off; compare --reg dmabuf."
                     ),
@@ -392,7 +398,8 @@ def gdr_findings(results: Sequence[BenchResult]) -> list[Finding]:
                     subject=subject,
                     evidence=(f"{subject} lands in: {row.lands_in}",),
                     advice=(
-                        "Do not read a fast managed-memory number as GPUDirect: ibv_reg_mr pins the managed pages "
+                        "Do not read a fast managed-memory number as GPUDirect: ibv_reg_mr pins "
+                        "the managed pages "
                         "on the host (x86). Compare device memory with a host reference instead."
                     ),
                     reference=REF_GDR,
@@ -407,7 +414,8 @@ def gdr_findings(results: Sequence[BenchResult]) -> list[Finding]:
                     subject=subject,
                     evidence=(f"{subject}: {row.reason}",),
                     advice=(
-                        "For --reg mr load nvidia-peermem; for --reg dmabuf use the open NVIDIA kernel module, "
+                        "For --reg mr load nvidia-peermem; for --reg dmabuf use the open NVIDIA "
+                        "kernel module, "
                         "a CUDA >= 11.7 driver and a kernel/rdma-core with dma-buf MRs."
                     ),
                     reference="diagnostics-kb GPU-11, GPU-12, GPU-13",
@@ -425,7 +433,8 @@ def gdr_findings(results: Sequence[BenchResult]) -> list[Finding]:
                     subject="device",
                     evidence=(f"device/mr RO off = {a:.1f} Gb/s", f"device/dmabuf RO off = {b:.1f} Gb/s"),
                     advice=(
-                        "The registration path changes the mapping the NIC uses (BAR1 via peermem vs dma-buf, which "
+                        "The registration path changes the mapping the NIC uses (BAR1 via peermem "
+                        "vs dma-buf, which "
                         "may use a PCIe or C2C mapping): use the faster one, and check "
                         "CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE on C2C platforms."
                     ),

@@ -435,8 +435,9 @@ class PD(Resource):
         """Register ``length`` bytes at ``addr`` (``ibv_reg_mr``). ``gpu``: the range is CUDA memory."""
         raise NotImplementedError
 
-    def reg_dmabuf_mr(self, fd: int, offset: int, length: int, access: int, *, dmabuf_va: int,
-                      gpu: bool = True) -> MR:
+    def reg_dmabuf_mr(
+        self, fd: int, offset: int, length: int, access: int, *, dmabuf_va: int, gpu: bool = True
+    ) -> MR:
         """Register ``length`` bytes at ``offset`` of dma-buf ``fd``; the MR's IOVA is ``offset``.
 
         ``dmabuf_va`` is the CUDA virtual address where the dma-buf starts and ``gpu`` says it is
@@ -888,7 +889,9 @@ class _PyverbsPD(PD):
             ) from None
         return _PyverbsMR(self, obj, addr, length, access, "mr")
 
-    def reg_dmabuf_mr(self, fd: int, offset: int, length: int, access: int, *, dmabuf_va: int, gpu: bool = True) -> MR:
+    def reg_dmabuf_mr(
+        self, fd: int, offset: int, length: int, access: int, *, dmabuf_va: int, gpu: bool = True
+    ) -> MR:
         from pyverbs.pyverbs_error import PyverbsError
 
         try:

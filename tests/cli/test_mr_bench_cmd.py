@@ -16,23 +16,26 @@ def no_leaks():
     assert verbs_soft.live_objects() == {}
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--access", "local_write,remote_wrte"], "unknown access flag 'remote_wrte'"),
-    (["-s", "0"], "must be greater than 0"),
-    (["-s", "lots"], "cannot parse"),
-    (["-s", "1M", "--mr-size", "64K"], "larger than the MR"),
-    (["-q", "200"], "allows at most 256 QPs"),
-    (["-t", "100000"], "WRs per QP"),
-    (["--post-list", "256"], "--post-list 256"),
-    (["-m", "hbm"], "unknown memory kind"),
-    (["--reg", "peermem"], "registration path"),
-    (["-n", "10", "-D", "1"], "either -n or -D"),
-    (["-a", "-s", "4K"], "drop -s"),
-    (["--matrix", "--latency"], "separate modes"),
-    (["--ro-ab", "--relaxed-ordering"], "drop --relaxed-ordering"),
-    (["--connect", "127.0.0.1"], "no wire between processes"),
-    (["--json-out", "/nonexistent/dir/x.json"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--access", "local_write,remote_wrte"], "unknown access flag 'remote_wrte'"),
+        (["-s", "0"], "must be greater than 0"),
+        (["-s", "lots"], "cannot parse"),
+        (["-s", "1M", "--mr-size", "64K"], "larger than the MR"),
+        (["-q", "200"], "allows at most 256 QPs"),
+        (["-t", "100000"], "WRs per QP"),
+        (["--post-list", "256"], "--post-list 256"),
+        (["-m", "hbm"], "unknown memory kind"),
+        (["--reg", "peermem"], "registration path"),
+        (["-n", "10", "-D", "1"], "either -n or -D"),
+        (["-a", "-s", "4K"], "drop -s"),
+        (["--matrix", "--latency"], "separate modes"),
+        (["--ro-ab", "--relaxed-ordering"], "drop --relaxed-ordering"),
+        (["--connect", "127.0.0.1"], "no wire between processes"),
+        (["--json-out", "/nonexistent/dir/x.json"], "does not exist"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(args, needle):
     res = runner.invoke(app, [*SOFT, *args])
     assert res.exit_code == 2, res.output
@@ -88,8 +91,10 @@ def test_matrix_on_the_soft_provider_without_gpu():
 
     if gpu_absent_reason() is None:
         pytest.skip("a GPU is present")
-    res = runner.invoke(app, ["mr-bench", "--provider", "soft", "--matrix", "-s", "64K", "-q", "2", "-n", "100",
-                              "--repeats", "1"])
+    res = runner.invoke(
+        app,
+        ["mr-bench", "--provider", "soft", "--matrix", "-s", "64K", "-q", "2", "-n", "100", "--repeats", "1"],
+    )
     assert res.exit_code == 0, res.output
     assert "memory kind x registration path x relaxed ordering" in res.output
     assert "no verdict: soft provider" in res.output
@@ -107,11 +112,14 @@ def test_everything_waived_exits_1_with_the_reason():
     assert "device memory needs a GPU context" in res.output and "nothing could be measured" in res.output
 
 
-@pytest.mark.parametrize("extra,needle", [
-    (["--latency", "-n", "100"], "p99.9"),
-    (["--blocks", "200", "-s", "4K"], "coalesced"),
-    (["--reg-cost", "--reg-sizes", "4K,64K"], "registration cost"),
-])
+@pytest.mark.parametrize(
+    "extra,needle",
+    [
+        (["--latency", "-n", "100"], "p99.9"),
+        (["--blocks", "200", "-s", "4K"], "coalesced"),
+        (["--reg-cost", "--reg-sizes", "4K,64K"], "registration cost"),
+    ],
+)
 def test_modes(extra, needle):
     res = runner.invoke(app, ["mr-bench", "--provider", "soft", "-m", "pageable", "--repeats", "1", *extra])
     assert res.exit_code == 0, res.output
@@ -121,7 +129,11 @@ def test_modes(extra, needle):
 def test_loop_cost_states_the_bound():
     res = runner.invoke(app, ["mr-bench", "--loop-cost", "-D", "0.05", "--repeats", "1"])
     assert res.exit_code == 0, res.output
-    assert "loop cost" in res.output and "min msg 400G" in res.output and "KiB with one WR per post" in res.output
+    assert (
+        "loop cost" in res.output
+        and "min msg 400G" in res.output
+        and "KiB with one WR per post" in res.output
+    )
 
 
 def test_ctrl_c_exits_130_and_releases(monkeypatch):

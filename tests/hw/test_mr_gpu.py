@@ -15,9 +15,8 @@ from typer.testing import CliRunner
 
 from gdrdiag.bench import mr
 from gdrdiag.errors import NotSupported
-from gdrdiag.hw import cuda
+from gdrdiag.hw import cuda, verbs_soft
 from gdrdiag.hw import verbs as v
-from gdrdiag.hw import verbs_soft
 from gdrdiag.hw.memory import GPU_PAGE, MemoryKind, first_mismatch, pattern
 from gdrdiag.model.results import Status
 
@@ -92,15 +91,24 @@ def test_sync_memops_is_set_on_device_memory(gpus):
     drv = cuda.driver()
     with contextlib.ExitStack() as stack, v.open_device("soft") as dev, dev.alloc_pd() as pd:
         reg = mr.allocate_region(stack, pd, gpus, MemoryKind.DEVICE, "mr", 4096, RW)
-        value = cuda.call("cuPointerGetAttribute",
-                          drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, reg.buffer.ptr)
+        value = cuda.call(
+            "cuPointerGetAttribute", drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, reg.buffer.ptr
+        )
         assert bool(value)
 
 
 def test_the_pipeline_over_every_kind_and_path_is_verified():
     free_before, _ = _free()
-    cfg = mr.MrBenchConfig(provider="soft", kinds=tuple(MemoryKind), reg_paths=("mr", "dmabuf"), sizes=(1 << 20,),
-                           qps=2, iterations=64, repeats=2, ro_ab=True)
+    cfg = mr.MrBenchConfig(
+        provider="soft",
+        kinds=tuple(MemoryKind),
+        reg_paths=("mr", "dmabuf"),
+        sizes=(1 << 20,),
+        qps=2,
+        iterations=64,
+        repeats=2,
+        ro_ab=True,
+    )
     res = mr.run(cfg)
     by = {(r.params["memory"], r.params["reg_path"], r.params.get("ro")): r for r in res}
     for kind in MemoryKind:
@@ -116,8 +124,16 @@ def test_the_pipeline_over_every_kind_and_path_is_verified():
 
 
 def test_latency_blocks_and_registration_cost_on_device_memory():
-    cfg = mr.MrBenchConfig(provider="soft", kinds=(MemoryKind.DEVICE,), sizes=(64 * 1024,), iterations=100,
-                           repeats=1, blocks=256, reg_sizes=(4096, 1 << 20), reg_iterations=3)
+    cfg = mr.MrBenchConfig(
+        provider="soft",
+        kinds=(MemoryKind.DEVICE,),
+        sizes=(64 * 1024,),
+        iterations=100,
+        repeats=1,
+        blocks=256,
+        reg_sizes=(4096, 1 << 20),
+        reg_iterations=3,
+    )
     for mode in ("latency", "blocks", "reg"):
         res = mr.run(cfg, mode=mode)
         assert res and all(r.status is Status.OK for r in res), [(r.key, r.reason) for r in res]
@@ -126,8 +142,10 @@ def test_latency_blocks_and_registration_cost_on_device_memory():
 def test_cli_matrix_with_real_cuda_memory():
     from gdrdiag.cli import app
 
-    res = CliRunner().invoke(app, ["mr-bench", "--provider", "soft", "--matrix", "-s", "256K", "-q", "2", "-n", "64",
-                                   "--repeats", "1"])
+    res = CliRunner().invoke(
+        app,
+        ["mr-bench", "--provider", "soft", "--matrix", "-s", "256K", "-q", "2", "-n", "64", "--repeats", "1"],
+    )
     assert res.exit_code == 0, res.output
     assert "SOFT PROVIDER" in res.output and "memory kind x registration path" in res.output
     for kind in MemoryKind:

@@ -37,8 +37,15 @@ def test_unknown_device_name_is_a_usage_error():
 
 
 def test_loopback_ro_ab_on_host_memory_is_verified():
-    cfg = mr.MrBenchConfig(provider="pyverbs", kinds=(MemoryKind.PAGEABLE,), sizes=(65536,), qps=2,
-                           iterations=2000, repeats=2, ro_ab=True)
+    cfg = mr.MrBenchConfig(
+        provider="pyverbs",
+        kinds=(MemoryKind.PAGEABLE,),
+        sizes=(65536,),
+        qps=2,
+        iterations=2000,
+        repeats=2,
+        ro_ab=True,
+    )
     res = mr.run(cfg)
     assert [r.params["ro"] for r in res] == [False, True]
     for r in res:
@@ -46,14 +53,29 @@ def test_loopback_ro_ab_on_host_memory_is_verified():
 
 
 def test_write_without_remote_write_is_a_remote_access_error_on_hardware():
-    (r,) = mr.run(mr.MrBenchConfig(provider="pyverbs", kinds=(MemoryKind.PAGEABLE,), access=v.ACCESS_LOCAL_WRITE,
-                                   iterations=100, repeats=1))
+    (r,) = mr.run(
+        mr.MrBenchConfig(
+            provider="pyverbs",
+            kinds=(MemoryKind.PAGEABLE,),
+            access=v.ACCESS_LOCAL_WRITE,
+            iterations=100,
+            repeats=1,
+        )
+    )
     assert r.status is Status.ERROR and "IBV_WC_REM_ACCESS_ERR" in r.reason
 
 
 def test_latency_blocks_and_registration_cost():
-    cfg = mr.MrBenchConfig(provider="pyverbs", kinds=(MemoryKind.PAGEABLE,), sizes=(4096,), iterations=200,
-                           repeats=1, blocks=1000, reg_sizes=(4096, 1 << 20), reg_iterations=3)
+    cfg = mr.MrBenchConfig(
+        provider="pyverbs",
+        kinds=(MemoryKind.PAGEABLE,),
+        sizes=(4096,),
+        iterations=200,
+        repeats=1,
+        blocks=1000,
+        reg_sizes=(4096, 1 << 20),
+        reg_iterations=3,
+    )
     for mode in ("latency", "blocks", "reg"):
         res = mr.run(cfg, mode=mode)
         assert res and all(r.status is Status.OK for r in res), [(r.key, r.reason) for r in res]
@@ -64,8 +86,15 @@ def test_dmabuf_registration_of_device_memory_or_a_reason():
 
     if gpu_absent_reason():
         pytest.skip(gpu_absent_reason())
-    cfg = mr.MrBenchConfig(provider="pyverbs", kinds=(MemoryKind.DEVICE,), reg_paths=("mr", "dmabuf"),
-                           sizes=(1 << 20,), qps=2, iterations=500, repeats=1)
+    cfg = mr.MrBenchConfig(
+        provider="pyverbs",
+        kinds=(MemoryKind.DEVICE,),
+        reg_paths=("mr", "dmabuf"),
+        sizes=(1 << 20,),
+        qps=2,
+        iterations=500,
+        repeats=1,
+    )
     for r in mr.run(cfg):
         assert r.status in (Status.OK, Status.WAIVED), r.reason
         if r.status is Status.OK:

@@ -38,8 +38,17 @@ def test_percentiles_and_latency_summary():
         rdma_math.percentile([], 50)
 
 
-@pytest.mark.parametrize("depth,plist,mod,expect", [(128, 1, None, 64), (128, 4, None, 16), (16, 1, None, 8),
-                                                     (128, 1, 10, 10), (4, 4, None, 1), (1, 1, None, 1)])
+@pytest.mark.parametrize(
+    "depth,plist,mod,expect",
+    [
+        (128, 1, None, 64),
+        (128, 4, None, 16),
+        (16, 1, None, 8),
+        (128, 1, 10, 10),
+        (4, 4, None, 1),
+        (1, 1, None, 1),
+    ],
+)
 def test_signal_interval_never_exceeds_the_queue(depth, plist, mod, expect):
     k = rdma_math.signal_interval(depth, plist, mod)
     assert k == expect and k * plist <= max(depth, plist)
@@ -69,18 +78,21 @@ def test_case_keys():
     assert mr.case_key("rdma_write", MemoryKind.PINNED_WC, "mr") == "rdma_write_pinned_wc_mr"
 
 
-@pytest.mark.parametrize("kw,match", [
-    (dict(sizes=(0,)), "greater than 0"),
-    (dict(qps=0), "at least one QP"),
-    (dict(post_list=200, tx_depth=128), "post-list"),
-    (dict(iterations=None, duration=None), "either"),
-    (dict(iterations=10, duration=1.0), "either"),
-    (dict(reg_paths=("peermem",)), "registration path"),
-    (dict(ro_ab=True, relaxed_ordering=True), "ro-ab"),
-    (dict(sizes=(1 << 20,), qps=2, mr_size=1 << 20), "larger than the MR"),
-    (dict(offset=1 << 16), "offset"),
-    (dict(provider="ib"), "unknown provider"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(sizes=(0,)), "greater than 0"),
+        (dict(qps=0), "at least one QP"),
+        (dict(post_list=200, tx_depth=128), "post-list"),
+        (dict(iterations=None, duration=None), "either"),
+        (dict(iterations=10, duration=1.0), "either"),
+        (dict(reg_paths=("peermem",)), "registration path"),
+        (dict(ro_ab=True, relaxed_ordering=True), "ro-ab"),
+        (dict(sizes=(1 << 20,), qps=2, mr_size=1 << 20), "larger than the MR"),
+        (dict(offset=1 << 16), "offset"),
+        (dict(provider="ib"), "unknown provider"),
+    ],
+)
 def test_config_rejects_bad_input(kw, match):
     with pytest.raises(UserInputError, match=match):
         mr.MrBenchConfig(**kw).validate()

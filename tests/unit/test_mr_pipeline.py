@@ -18,7 +18,9 @@ PAGEABLE = (MemoryKind.PAGEABLE,)
 
 
 def soft(**kw):
-    base = dict(provider="soft", kinds=PAGEABLE, sizes=(4096,), qps=2, iterations=400, repeats=2, timeout_s=5.0)
+    base = dict(
+        provider="soft", kinds=PAGEABLE, sizes=(4096,), qps=2, iterations=400, repeats=2, timeout_s=5.0
+    )
     base.update(kw)
     return mr.MrBenchConfig(**base)
 
@@ -62,15 +64,22 @@ def test_duration_mode_and_write_with_imm():
 
 def test_latency_and_blocks_and_reg_cost():
     (lat,) = mr.run(soft(iterations=200, qps=1), mode="latency")
-    assert lat.status is Status.OK and lat.unit == "us" and lat.metrics["lat_p99_us"] >= lat.metrics["lat_p50_us"]
+    assert (
+        lat.status is Status.OK
+        and lat.unit == "us"
+        and lat.metrics["lat_p99_us"] >= lat.metrics["lat_p50_us"]
+    )
     blocks = mr.run(soft(blocks=500, qps=1, repeats=1), mode="blocks")
     assert [b.params["variant"] for b in blocks] == ["wr_per_block", "post_list", "coalesced"]
     assert all(b.status is Status.OK and b.verified for b in blocks)
     assert blocks[2].metrics["wrs_per_set"] == 1 and blocks[0].metrics["wrs_per_set"] == 500
     reg = mr.run(soft(reg_sizes=(4096, 1 << 20), reg_iterations=3), mode="reg")
     assert [(r.key, r.params["size"]) for r in reg] == [
-        ("mr_reg_pageable_mr", 4096), ("mr_reuse_pageable_mr", 4096),
-        ("mr_reg_pageable_mr", 1 << 20), ("mr_reuse_pageable_mr", 1 << 20)]
+        ("mr_reg_pageable_mr", 4096),
+        ("mr_reuse_pageable_mr", 4096),
+        ("mr_reg_pageable_mr", 1 << 20),
+        ("mr_reuse_pageable_mr", 1 << 20),
+    ]
     assert all(r.status is Status.OK for r in reg)
     assert reg[1].metrics["register_each_us"] > 0 and reg[1].verified
 
@@ -84,7 +93,10 @@ def test_gpu_kinds_and_dmabuf_are_waived_with_the_reason_without_a_gpu():
     by = {(r.params["memory"], r.params["reg_path"]): r for r in res}
     assert by[("pinned", "mr")].status is Status.WAIVED
     assert by[("pinned", "mr")].reason.startswith("pinned memory needs a GPU context")
-    assert by[("pageable", "dmabuf")].status is Status.WAIVED and "device memory" in by[("pageable", "dmabuf")].reason
+    assert (
+        by[("pageable", "dmabuf")].status is Status.WAIVED
+        and "device memory" in by[("pageable", "dmabuf")].reason
+    )
     assert by[("pageable", "mr")].status is Status.OK
 
 
@@ -128,6 +140,7 @@ def test_loop_cost_reports_the_bound():
 
 # -- two machines over TCP on 127.0.0.1 (both ends in this process: the soft wire is in-process) ---------
 
+
 def _serve_in_thread(cfg, listener, out):
     def target():
         try:
@@ -149,7 +162,12 @@ def test_two_machines_client_server_verified():
     assert not t.is_alive() and "server_error" not in out
     (s,) = out["server"]
     assert c.status is Status.OK and c.verified and c.params["topology"] == "two_machine" and c.params["ro"]
-    assert s.status is Status.OK and s.verified and s.params["role"] == "server" and s.metrics["verified_runs"] == 2
+    assert (
+        s.status is Status.OK
+        and s.verified
+        and s.params["role"] == "server"
+        and s.metrics["verified_runs"] == 2
+    )
     assert s.params["ro"] is True  # the server registered its MR with RO as the client asked
 
 
@@ -170,12 +188,18 @@ def test_server_waits_a_bounded_time_for_a_client():
 def test_peer_dying_mid_run_ends_with_a_clear_error():
     """A server that vanishes after the handshake: the client errors out, bounded, and releases."""
     with exchange.Listener(0, "127.0.0.1") as lst:
+
         def fake_server():
             with lst.accept(5.0, 5.0) as ch:
                 hello = ch.recv("hello")
                 # Offer plausible QPs and an MR, then die without answering "run".
-                ch.send("welcome", qps=hello["qps"], mr={"addr": 4096, "rkey": 1, "length": 1 << 20},
-                        memory="pageable", reg_path="mr")
+                ch.send(
+                    "welcome",
+                    qps=hello["qps"],
+                    mr={"addr": 4096, "rkey": 1, "length": 1 << 20},
+                    memory="pageable",
+                    reg_path="mr",
+                )
 
         t = threading.Thread(target=fake_server, daemon=True)
         t.start()
@@ -186,6 +210,7 @@ def test_peer_dying_mid_run_ends_with_a_clear_error():
 
 def test_garbage_peer_is_rejected():
     with exchange.Listener(0, "127.0.0.1") as lst:
+
         def garbage():
             conn, _ = lst.sock.accept()
             conn.sendall(b"\xff\xff\xff\xffHTTP/1.1 400")
@@ -203,9 +228,20 @@ def test_client_dying_is_seen_by_the_server():
     with exchange.Listener(0, "127.0.0.1") as lst:
         t = _serve_in_thread(soft(timeout_s=2.0), lst, out)
         with exchange.connect("127.0.0.1", lst.port, timeout_s=2.0) as ch:
-            ch.send("hello", protocol=exchange.PROTOCOL, params={"qps": 1, "slot": 4096, "run_timeout_s": 2.0},
-                    qps=[{"qp_num": 0x999, "psn": 1, "lid": 1, "gid": "fe80:0000:0000:0000:0000:0000:0000:0001",
-                          "mtu": 4096}])
+            ch.send(
+                "hello",
+                protocol=exchange.PROTOCOL,
+                params={"qps": 1, "slot": 4096, "run_timeout_s": 2.0},
+                qps=[
+                    {
+                        "qp_num": 0x999,
+                        "psn": 1,
+                        "lid": 1,
+                        "gid": "fe80:0000:0000:0000:0000:0000:0000:0001",
+                        "mtu": 4096,
+                    }
+                ],
+            )
             ch.recv("welcome")
         t.join(10)
     assert "closed the connection" in str(out.get("server_error"))

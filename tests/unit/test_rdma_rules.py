@@ -8,23 +8,56 @@ from gdrdiag.diagnose import rdma_rules as rr
 from gdrdiag.model.findings import Severity
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 
-LANDING = {"device": "gpu", "managed": "host", "pinned": "host", "pinned-wc": "host", "registered": "host",
-           "pageable": "host"}
+LANDING = {
+    "device": "gpu",
+    "managed": "host",
+    "pinned": "host",
+    "pinned-wc": "host",
+    "registered": "host",
+    "pageable": "host",
+}
 
 
-def bw(memory, reg="mr", ro=False, gbps=100.0, spread=0.0, provider="pyverbs", size=1 << 20, status=Status.OK,
-       reason=None):
+def bw(
+    memory,
+    reg="mr",
+    ro=False,
+    gbps=100.0,
+    spread=0.0,
+    provider="pyverbs",
+    size=1 << 20,
+    status=Status.OK,
+    reason=None,
+):
     samples = (gbps * (1 - spread / 2), gbps, gbps * (1 + spread / 2))
-    params = {"memory": memory, "reg_path": reg, "size": size, "qps": 4, "ro": ro, "mode": "bw",
-              "landing": LANDING[memory], "lands_in": f"{memory} words", "access": "local_write|remote_write"}
+    params = {
+        "memory": memory,
+        "reg_path": reg,
+        "size": size,
+        "qps": 4,
+        "ro": ro,
+        "mode": "bw",
+        "landing": LANDING[memory],
+        "lands_in": f"{memory} words",
+        "access": "local_write|remote_write",
+    }
     key = f"rdma_write_{memory.replace('-', '_')}_{reg}"
     if status is not Status.OK:
         return BenchResult(key=key, status=status, reason=reason, params=params, provider=provider)
-    return BenchResult(key=key, status=Status.OK, params=params, unit="Gb/s", samples=samples,
-                       stats=SampleStats.of(samples), provider=provider, verified=True)
+    return BenchResult(
+        key=key,
+        status=Status.OK,
+        params=params,
+        unit="Gb/s",
+        samples=samples,
+        stats=SampleStats.of(samples),
+        provider=provider,
+        verified=True,
+    )
 
 
 # -- classify_ro -------------------------------------------------------------------------------------------
+
 
 def test_ro_sensitive_when_ro_raises_bandwidth():
     v = rr.classify_ro(84.0, 380.0, reference_gbps=400.0)
@@ -40,7 +73,9 @@ def test_ro_probably_ignored_when_gpu_path_is_slow_and_ro_changes_nothing():
 
 def test_no_effect_when_path_is_fast_and_ro_changes_nothing():
     assert rr.classify_ro(390.0, 392.0, reference_gbps=400.0).code == "no_effect"
-    assert rr.classify_ro(84.0, 85.0, reference_gbps=None).code == "no_effect"  # no reference: cannot say slow
+    assert (
+        rr.classify_ro(84.0, 85.0, reference_gbps=None).code == "no_effect"
+    )  # no reference: cannot say slow
     v = rr.classify_ro(84.0, 85.0, reference_gbps=400.0, landing="host")
     assert v.code == "no_effect" and rr.CAVEAT_HOST in v.caveats
 
@@ -57,23 +92,34 @@ def test_soft_results_are_never_judged():
     assert v.code == "not_judged" and "soft" in v.words
 
 
-@pytest.mark.parametrize("ratio,code", [(1.09, "no_effect"), (1.10, "ro_sensitive"), (0.96, "no_effect"),
-                                        (0.94, "inconclusive")])
+@pytest.mark.parametrize(
+    "ratio,code", [(1.09, "no_effect"), (1.10, "ro_sensitive"), (0.96, "no_effect"), (0.94, "inconclusive")]
+)
 def test_thresholds(ratio, code):
     assert rr.classify_ro(100.0, 100.0 * ratio).code == code
 
 
 # -- pairing, matrix, findings ---------------------------------------------------------------------------
 
+
 def vm_matrix(provider="pyverbs"):
     """The #1731 pattern: GPU memory 84 Gb/s without RO, host ~400."""
     return [
-        bw("device", "mr", False, 84, provider=provider), bw("device", "mr", True, 360, provider=provider),
-        bw("device", "dmabuf", False, 86, provider=provider), bw("device", "dmabuf", True, 365, provider=provider),
-        bw("managed", "mr", False, 395, provider=provider), bw("managed", "mr", True, 396, provider=provider),
-        bw("pinned", "mr", False, 398, provider=provider), bw("pinned", "mr", True, 399, provider=provider),
-        bw("pinned", "dmabuf", status=Status.WAIVED, reason="dma-buf path exports device memory only",
-           provider=provider),
+        bw("device", "mr", False, 84, provider=provider),
+        bw("device", "mr", True, 360, provider=provider),
+        bw("device", "dmabuf", False, 86, provider=provider),
+        bw("device", "dmabuf", True, 365, provider=provider),
+        bw("managed", "mr", False, 395, provider=provider),
+        bw("managed", "mr", True, 396, provider=provider),
+        bw("pinned", "mr", False, 398, provider=provider),
+        bw("pinned", "mr", True, 399, provider=provider),
+        bw(
+            "pinned",
+            "dmabuf",
+            status=Status.WAIVED,
+            reason="dma-buf path exports device memory only",
+            provider=provider,
+        ),
     ]
 
 
@@ -81,7 +127,11 @@ def test_ro_pairs_match_only_identical_cases():
     res = vm_matrix() + [bw("device", "mr", False, 50, size=4096)]  # an unpaired size
     pairs = rr.ro_pairs(res)
     assert {(p.off.params["memory"], p.off.params["reg_path"]) for p in pairs} == {
-        ("device", "mr"), ("device", "dmabuf"), ("managed", "mr"), ("pinned", "mr")}
+        ("device", "mr"),
+        ("device", "dmabuf"),
+        ("managed", "mr"),
+        ("pinned", "mr"),
+    }
     dev = next(p for p in pairs if p.subject.startswith("device/mr"))
     assert dev.verdict.code == "ro_sensitive"
 
@@ -122,8 +172,12 @@ def test_ro_ignored_finding():
 
 
 def test_healthy_bare_metal_has_no_warnings():
-    res = [bw("device", "mr", False, 390), bw("device", "mr", True, 392), bw("pinned", "mr", False, 398),
-           bw("pinned", "mr", True, 398)]
+    res = [
+        bw("device", "mr", False, 390),
+        bw("device", "mr", True, 392),
+        bw("pinned", "mr", False, 398),
+        bw("pinned", "mr", True, 398),
+    ]
     f = rr.rdma_findings(res)
     assert all(x.severity is Severity.INFO for x in f)
     assert "GDR-DEVICE-SLOW" not in [x.code for x in f]

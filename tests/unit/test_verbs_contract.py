@@ -212,6 +212,7 @@ def test_close_is_idempotent_and_closes_children(rig):
 
 # -- soft-only: behaviour that takes minutes (RNR/transport retries) or needs a fake fd on hardware ----
 
+
 @pytest.fixture
 def soft_rig():
     with contextlib.ExitStack() as stack:
