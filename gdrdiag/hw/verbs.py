@@ -1133,6 +1133,45 @@ def device_facts(name: str) -> dict:
     return facts
 
 
+def dmabuf_probe(name: str) -> str:
+    """Whether this device can register dma-buf MRs (diagnostics-kb GPU-12, the NCCL/UCX probe).
+
+    Calls ``ibv_reg_dmabuf_mr`` with fd -1: EOPNOTSUPP/EPROTONOSUPPORT mean the kernel or provider
+    lacks dma-buf MRs (raised as NotSupported); any other error (EBADF is typical) means the path
+    exists and only the fd was bad. Returns a one-line description of the outcome.
+    """
+    names = list_device_names()
+    if name not in names:
+        raise NotSupported(f"RDMA device {name!r} not found (devices: {', '.join(names)})")
+    from pyverbs.device import Context
+    from pyverbs.pd import PD as PvPD
+    from pyverbs.pyverbs_error import PyverbsError
+
+    try:
+        from pyverbs.mr import DmaBufMR
+    except ImportError:
+        raise NotSupported("this pyverbs has no DmaBufMR (rdma-core < v34)") from None
+    try:
+        ctx = Context(name=name)
+    except PyverbsError as exc:
+        raise _verbs_error(exc, "ibv_open_device", name) from None
+    with ctx, PvPD(ctx) as pd:
+        try:
+            mr = DmaBufMR(pd, 0, 0, dmabuf=-1, offset=0)
+        except TypeError:
+            too_old = "this pyverbs' DmaBufMR cannot take an fd (needs rdma-core >= v44)"
+            raise NotSupported(too_old) from None
+        except PyverbsError as exc:
+            code = int(getattr(exc, "error_code", -1) or -1)
+            if code in (errno.EOPNOTSUPP, errno.EPROTONOSUPPORT):
+                why = f"ibv_reg_dmabuf_mr: {errno.errorcode[code]}: the kernel or provider has no dma-buf MRs"
+                raise NotSupported(f"{why} (kernel >= 5.12 and rdma-core >= v34 needed)") from None
+            return (f"supported: ibv_reg_dmabuf_mr(fd=-1) failed with "
+                    f"{errno.errorcode.get(code, str(code))}, i.e. only the fd was rejected")
+        mr.close()
+        return "supported: ibv_reg_dmabuf_mr(fd=-1) unexpectedly succeeded"
+
+
 # -- CUDA dma-buf export (the `dmabuf` registration path) ----------------------------------------
 
 

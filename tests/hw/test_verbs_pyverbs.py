@@ -29,6 +29,16 @@ def test_device_list_and_facts_are_plain_json():
     assert {"state", "active_mtu", "link_layer", "gids"} <= set(facts["ports"][0])
 
 
+def test_dmabuf_probe_answers_or_says_why_not():
+    from gdrdiag.errors import NotSupported
+
+    name = v.list_device_names()[0]
+    try:
+        assert v.dmabuf_probe(name).startswith("supported")
+    except NotSupported as exc:
+        assert "dma-buf" in exc.reason or "DmaBufMR" in exc.reason
+
+
 def test_unknown_device_name_is_a_usage_error():
     from gdrdiag.errors import UserInputError
 

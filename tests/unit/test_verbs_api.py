@@ -68,6 +68,8 @@ def test_pyverbs_provider_reports_no_rdma_devices_through_libibverbs():
             v.open_device("auto")
         with pytest.raises(NotSupported, match="no RDMA devices"):
             v.device_facts("mlx5_0")
+        with pytest.raises(NotSupported, match="no RDMA devices"):
+            v.dmabuf_probe("mlx5_0")
         return
     pytest.skip(f"this machine has RDMA devices: {names}")
 
