@@ -164,7 +164,15 @@ def _nic_ats(m: MachineInfo) -> str:
 def _path_acs(m: MachineInfo) -> str:
     flags = set()
     seen_any = False
+    # Judge each GPU's closest NIC(s): that is the path GPUDirect traffic should take.
+    order = ("PIX", "PXB", "PHB", "NODE", "SYS")
+    best: dict[str, int] = {}
     for pair in m.topology:
+        rank = order.index(pair.path_class.value) if pair.path_class else len(order)
+        best[pair.gpu_bdf] = min(best.get(pair.gpu_bdf, rank), rank)
+    for pair in m.topology:
+        if (order.index(pair.path_class.value) if pair.path_class else len(order)) != best[pair.gpu_bdf]:
+            continue
         for bdf in pair.bridges:
             fn = m.function(bdf)
             if fn is not None and fn.acs is not None:

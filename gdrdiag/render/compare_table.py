@@ -18,13 +18,17 @@ def render_comparison(c: Comparison, *, all_cases: bool = False) -> str:
     out = []
     if c.machine:
         rows = [[d.fact, d.a, d.b] for d in c.machine]
-        out.append("Machine differences that matter\n" + table(rows, ["fact", c.a_label, c.b_label]))
+        out.append("Machine differences that matter\n"
+                   + table(rows, ["fact", c.a_label, c.b_label], max_widths=[28, 60, 60]))
         out.append("\n".join(f"  {d.fact}: {d.why}" for d in c.machine))
     else:
         out.append("Machine differences that matter: none found")
     shown = [d for d in c.cases if all_cases or d.large or d.a_status != d.b_status]
     if shown:
-        rows = [[d.key, _params(d.params), num(d.a_value), num(d.b_value), d.unit,
+        # Show only the parameters that tell the shown rows apart.
+        varying = {k for d in shown for k, v in d.params.items()
+                   if any(o.params.get(k) != v for o in shown if o.key == d.key)}
+        rows = [[d.key, _params({k: v for k, v in d.params.items() if k in varying}), num(d.a_value), num(d.b_value), d.unit,
                  num(d.ratio, 3) if d.ratio is not None else f"{d.a_status or '-'}/{d.b_status or '-'}",
                  "<<" if d.large and d.ratio is not None and d.ratio < 1 else (">>" if d.large else "")]
                 for d in shown]
@@ -36,7 +40,8 @@ def render_comparison(c: Comparison, *, all_cases: bool = False) -> str:
     if c.explanations:
         rows = [[e.case, str(e.rank), e.cause, e.evidence_a, e.evidence_b] for e in c.explanations]
         out.append("Likely causes of the large deltas, most likely first\n"
-                   + table(rows, ["case", "#", "cause", f"evidence ({c.a_label})", f"evidence ({c.b_label})"]))
+                   + table(rows, ["case", "#", "cause", f"evidence ({c.a_label})", f"evidence ({c.b_label})"],
+                           max_widths=[24, 3, 30, 50, 50]))
     if c.findings_only_b:
         out.append(render_findings(c.findings_only_b, title=f"Findings only in {c.b_label}"))
     if c.findings_only_a:

@@ -49,7 +49,7 @@ def problems(results: Iterable[BenchResult]) -> str:
     return "\n".join(lines)
 
 
-def table(rows: list[list[str]], headers: list[str]) -> str:
-    """A plain tabulate table with right-aligned numbers."""
+def table(rows: list[list[str]], headers: list[str], max_widths: Optional[list[int]] = None) -> str:
+    """A plain tabulate table; ``max_widths`` wraps long cells per column."""
     return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
-                    colalign=None)
+                    maxcolwidths=max_widths)
