@@ -6,7 +6,7 @@ mapping on the owning record), never 0 or "N/A".
 """
 
 from gdrdiag.model.findings import Finding, Severity
-from gdrdiag.model.results import BenchResult, SampleStats, Status
 from gdrdiag.model.report import SCHEMA_VERSION, Report
+from gdrdiag.model.results import BenchResult, SampleStats, Status
 
 __all__ = ["BenchResult", "Finding", "Report", "SCHEMA_VERSION", "SampleStats", "Severity", "Status"]
