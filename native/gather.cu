@@ -33,6 +33,9 @@
 //   gather_lines_l2pf  gather_lines with non-caching ".nc.L1::no_allocate.L2::256B" loads: tests
 //                      whether the L2 prefetch-size hint turns into larger sysmem reads (it does
 //                      not on H200: same GB/s as gather_lines at 656 B, docs/gather-bench.md).
+//   sorted-lines       (gather.py) sort_count + sort_scan + sort_scatter, then gather_lines:
+//                      the index pairs are counting-sorted by source slot on the GPU inside the
+//                      timed batch, so runs merge and repeated slots are read once (L1 hits).
 //   gather_bulk        Hopper (sm_90+) bulk asynchronous copies (cp.async.bulk, the TMA unit):
 //                      one instruction per record copies it into shared memory, completion is
 //                      tracked by an mbarrier, and each warp keeps `depth` records in flight.
@@ -443,6 +446,83 @@ gather_lines_l2pf(unsigned char *__restrict__ dst, const unsigned char *__restri
                   u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
 {
     lines_kernel<LOAD_L2PF>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
+}
+
+// ------------------------------------------------------------------------------------------
+// Sort-first (gather_sorted_lines = these three + gather_lines, one batch, timed together)
+// ------------------------------------------------------------------------------------------
+//
+// A counting sort of the (source, destination) pairs by source slot, on the GPU, before the
+// line-aware gather (GraphBolt sorts its indices first with CUB, perf-anchors 1.4). In slot order
+// consecutive slots become runs that gather_lines reads as one range (whole lines instead of one
+// partial line per record, pcie_model "runs"), and a slot that appears twice is read by the same
+// warp back to back, so the second read hits L1 instead of crossing PCIe. The pairs move
+// together, so every destination still gets its own record. Cost: one pass over the indices
+// for counts, a scan over the slots, one scattering pass (tens of microseconds per batch).
+
+extern "C" __global__ void sort_count(const unsigned *__restrict__ sidx, u64 n, unsigned *__restrict__ counts)
+{
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        atomicAdd(&counts[sidx[i]], 1u);
+    }
+}
+
+// Exclusive prefix sum of counts[0..slots) in place; one CTA of 1024 threads. Each thread owns a
+// contiguous chunk: sums it, the CTA scans the 1024 sums (warp shuffles + one shared array),
+// then each thread rewrites its chunk.
+extern "C" __global__ void __launch_bounds__(1024) sort_scan(unsigned *__restrict__ counts, u64 slots)
+{
+    __shared__ unsigned warp_sums[32];
+    const unsigned t = threadIdx.x, lane = t & 31, w = t >> 5;
+    const u64 per = (slots + blockDim.x - 1) / blockDim.x;
+    const u64 lo = (u64)t * per, hi = lo + per < slots ? lo + per : slots;
+    unsigned sum = 0;
+    for (u64 i = lo; i < hi; ++i) {
+        sum += counts[i];
+    }
+    unsigned incl = sum;
+#pragma unroll
+    for (unsigned off = 1; off < 32; off <<= 1) {
+        const unsigned v = __shfl_up_sync(FULL_MASK, incl, off);
+        if (lane >= off) {
+            incl += v;
+        }
+    }
+    if (lane == 31) {
+        warp_sums[w] = incl;
+    }
+    __syncthreads();
+    if (w == 0) {
+        unsigned ws = lane < blockDim.x / 32 ? warp_sums[lane] : 0u;
+        unsigned wincl = ws;
+#pragma unroll
+        for (unsigned off = 1; off < 32; off <<= 1) {
+            const unsigned v = __shfl_up_sync(FULL_MASK, wincl, off);
+            if (lane >= off) {
+                wincl += v;
+            }
+        }
+        warp_sums[lane] = wincl - ws;  // exclusive prefix of the warp totals
+    }
+    __syncthreads();
+    unsigned run = warp_sums[w] + incl - sum;  // exclusive prefix of this thread's chunk
+    for (u64 i = lo; i < hi; ++i) {
+        const unsigned c = counts[i];
+        counts[i] = run;
+        run += c;
+    }
+}
+
+extern "C" __global__ void sort_scatter(const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx, u64 n,
+                                        unsigned *__restrict__ offsets, unsigned *__restrict__ out_s,
+                                        unsigned *__restrict__ out_d)
+{
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        const unsigned s = sidx[i];
+        const unsigned pos = atomicAdd(&offsets[s], 1u);
+        out_s[pos] = s;
+        out_d[pos] = didx[i];
+    }
 }
 
 // ------------------------------------------------------------------------------------------

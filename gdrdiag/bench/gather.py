@@ -59,12 +59,14 @@ class KernelSpec:
     model_mode: Optional[str]  # pcie_model mode, None where the model does not describe it
     line_aware: bool = False
     merges_runs: bool = False
+    l1_dedupe: bool = False  # L1-allocating loads: a slot read twice in a row is fetched once
+    presort: bool = False  # counting-sort the pairs by source slot on the GPU first (timed)
     min_cc: int = 80
     doc: str = ""
 
     @property
     def key(self) -> str:
-        """Case key in results: ``gather_<kernel>`` with underscores."""
+        """Case key in results: ``gather_<kernel>`` with underscores (not the CUDA function's name)."""
         return "gather_" + self.name.replace("-", "_")
 
 
@@ -73,14 +75,18 @@ KERNELS: dict[str, KernelSpec] = {k.name: k for k in (
                doc="a thread per record, byte copies"),
     KernelSpec("vec16", "gather_vec16", "thread", 256, None,
                doc="a thread per record, 16-byte loads"),
-    KernelSpec("warp", "gather_warp", "warp", 256, "sector",
+    KernelSpec("warp", "gather_warp", "warp", 256, "sector", l1_dedupe=True,
                doc="a warp per record, 16 B per lane, load/store per 512 B"),
-    KernelSpec("warp-ilp", "gather_warp_ilp", "warp", 256, "sector",
+    KernelSpec("warp-ilp", "gather_warp_ilp", "warp", 256, "sector", l1_dedupe=True,
                doc="a warp per record, all loads (up to 4 KiB) before the stores"),
-    KernelSpec("persistent", "gather_persistent", "persistent", 1024, "sector",
+    KernelSpec("persistent", "gather_persistent", "persistent", 1024, "sector", l1_dedupe=True,
                doc="warp-ilp in a grid-stride loop, one CTA per SM (--sm-limit)"),
     KernelSpec("lines", "gather_lines", "persistent", 1024, "sector", line_aware=True, merges_runs=True,
+               l1_dedupe=True,
                doc="persistent; 8 records per warp in flight, line-aware loads, consecutive slots merged"),
+    KernelSpec("sorted-lines", "gather_lines", "persistent", 1024, "sector", line_aware=True, merges_runs=True,
+               l1_dedupe=True, presort=True,
+               doc="GPU counting sort of the pairs by source slot, then lines (sort timed with the gather)"),
     KernelSpec("lines-l2pf", "gather_lines_l2pf", "persistent", 1024, "sector", line_aware=True,
                merges_runs=True, doc="lines with non-caching loads and the .L2::256B prefetch-size hint"),
     # Modelled as line-aware SM reads: the H200 measurements show the TMA's sysmem reads get no
@@ -90,13 +96,13 @@ KERNELS: dict[str, KernelSpec] = {k.name: k for k in (
                doc="Hopper cp.async.bulk (TMA) per record into shared memory, mbarrier ring per warp"),
 )}
 LADDER = tuple(KERNELS)
-BEST_CANDIDATES = ("lines", "lines-l2pf", "bulk", "persistent", "warp-ilp")
+BEST_CANDIDATES = ("sorted-lines", "lines", "lines-l2pf", "bulk", "persistent", "warp-ilp")
 LINES_RECORDS_PER_WARP = 8  # LINES_M in native/gather.cu
 LINES_INSTR_IN_FLIGHT = 8  # LINES_K
 ILP_CHUNKS = 8  # warp_ilp's K (chunks per lane per pass)
 BULK_MAX_DEPTH = 8
 
-PATTERNS = ("random", "sorted", "runs", "sequential")
+PATTERNS = ("random", "unique", "sorted", "runs", "sequential")
 SWEEPS = ("ladder", "record-size", "stride", "offset", "pattern", "sm", "threads")
 
 
@@ -127,7 +133,7 @@ def parse_pattern(text: str) -> tuple[str, int]:
             raise UserInputError(f"pattern {text!r}: write runs:K with K >= 1 records per run")
         return "runs", int(k_text)
     if t not in PATTERNS:
-        raise UserInputError(f"unknown index pattern {text!r} (random, sorted, sequential, runs:K)")
+        raise UserInputError(f"unknown index pattern {text!r} (random, unique, sorted, sequential, runs:K)")
     return t, 1
 
 
@@ -190,8 +196,8 @@ class Layout:
             raise UserInputError(f"table slots must be in 1..{MAX_SLOTS}, got {self.slots}")
         if self.pattern not in PATTERNS:
             raise UserInputError(f"unknown index pattern {self.pattern!r}")
-        if self.pattern == "sequential" and self.records > self.slots:
-            raise UserInputError(f"sequential indices need {self.records} slots but the table has {self.slots}")
+        if self.pattern in ("sequential", "unique") and self.records > self.slots:
+            raise UserInputError(f"{self.pattern} indices need {self.records} slots but the table has {self.slots}")
         if self.pattern == "runs" and self.run_length > self.slots:
             raise UserInputError(f"runs of {self.run_length} records need at least {self.run_length} slots, "
                                  f"the table has {self.slots}")
@@ -217,7 +223,8 @@ class Case:
 def make_indices(layout: Layout):
     """(source slots, destination slots) as uint32 numpy arrays; deterministic in layout.seed.
 
-    random: uniform slots with replacement; sorted: the same, sorted; runs: runs of
+    random: uniform slots with replacement (repeats happen: ~1/3 of 262,144 draws from 300,000
+    slots); unique: random without replacement; sorted: random, sorted; runs: runs of
     ``run_length`` consecutive slots from random starts; sequential: 0..n-1. Destinations are a
     random permutation of 0..n-1 (unique).
     """
@@ -229,6 +236,8 @@ def make_indices(layout: Layout):
         src = rng.integers(0, s, size=n, dtype=np.int64)
         if layout.pattern == "sorted":
             src.sort()
+    elif layout.pattern == "unique":
+        src = rng.permutation(s)[:n].astype(np.int64)
     elif layout.pattern == "runs":
         k = layout.run_length
         starts = rng.integers(0, s - k + 1, size=-(-n // k), dtype=np.int64)
@@ -267,6 +276,26 @@ def segment_histogram(src, layout: Layout, spec: KernelSpec) -> dict[tuple[int, 
     return {(int(k // 64), int(k % 64)): int(c) for k, c in zip(uniq, counts)}
 
 
+def read_plan(src, layout: Layout, spec: KernelSpec):
+    """(segment histogram, records whose bytes cross PCIe) for ``spec`` reading ``src``.
+
+    Sort-first kernels read in slot order. Kernels with L1-allocating loads fetch a slot that
+    repeats the previous record's slot once (the second read hits L1: same warp or CTA, back to
+    back); such repeats are left out of the reads, so the model's ratio to CE is scaled by
+    records / records read.
+    """
+    import numpy as np
+
+    src = np.asarray(src, dtype=np.int64)
+    if spec.presort:
+        src = np.sort(src)
+    if spec.l1_dedupe and src.size > 1:
+        keep = np.ones(src.size, dtype=bool)
+        keep[1:] = src[1:] != src[:-1]
+        src = src[keep]
+    return segment_histogram(src, layout, spec), int(src.size)
+
+
 def bytes_in_flight_per_warp(spec: KernelSpec, record_bytes: int, depth: int = 0) -> int:
     """Most useful bytes one warp has requested and not yet received, by design."""
     R = record_bytes
@@ -278,7 +307,7 @@ def bytes_in_flight_per_warp(spec: KernelSpec, record_bytes: int, depth: int = 0
         return min(round_up(R, 16), pcie_model.INSTRUCTION_BYTES)
     if spec.name in ("warp-ilp", "persistent"):
         return min(round_up(R, 16), ILP_CHUNKS * pcie_model.INSTRUCTION_BYTES)
-    if spec.name in ("lines", "lines-l2pf"):
+    if spec.name in ("lines", "lines-l2pf", "sorted-lines"):
         per_record = max(1, math.ceil((R + 112) / pcie_model.INSTRUCTION_BYTES))
         records = max(1, min(LINES_RECORDS_PER_WARP, LINES_INSTR_IN_FLIGHT // per_record))
         return min(records * R, LINES_INSTR_IN_FLIGHT * pcie_model.INSTRUCTION_BYTES)
@@ -333,10 +362,11 @@ def sweep_cases(sweep: str, base: Layout, kernels: Sequence[str], sm_count: int,
                 add(replace(base, record_bytes=R, stride=R, base_offset=off))
     elif sweep == "pattern":
         pats = (("random", 1), ("sorted", 1), ("runs", 16)) if quick else \
-            (("random", 1), ("sorted", 1), ("runs", 4), ("runs", 16), ("runs", 64), ("sequential", 1))
+            (("random", 1), ("unique", 1), ("sorted", 1), ("runs", 4), ("runs", 16), ("runs", 64),
+             ("sequential", 1))
         for pat, k in pats:
             layout = replace(base, pattern=pat, run_length=k)
-            if pat == "sequential" and layout.records > layout.slots:
+            if pat in ("sequential", "unique") and layout.records > layout.slots:
                 continue
             add(layout)
     elif sweep == "sm":
@@ -564,8 +594,12 @@ class _Session:
             if self.idx is not None:
                 for b in self.idx:
                     b.close()
+            # source, destination, and the sort-first kernel's sorted copies of both
             self.idx = tuple(self.stack.enter_context(self.memory.allocate("device", idx_bytes, gpu=self.gpu))
-                             for _ in range(2))
+                             for _ in range(4))
+        count_bytes = 4 * max(lay.slots for lay in layouts)
+        if getattr(self, "counts", None) is None or self.counts.size < count_bytes:
+            self.counts = self.stack.enter_context(self.memory.allocate("device", count_bytes, gpu=self.gpu))
         self._loaded_indices = None
         self._index_cache: dict = {}
 
@@ -582,7 +616,7 @@ class _Session:
         return src, dst
 
     # -- measurement ----------------------------------------------------------------------------
-    def _samples(self, op, what: str):
+    def _samples(self, op, what: str, entries: int = 3):
         """Estimate, then poison and time behind the gate; returns Timed."""
         from gdrdiag.bench import timing
 
@@ -591,7 +625,7 @@ class _Session:
         iters = int(min(self.config.iterations, max(3, self.config.time_budget_s / t)))
         if self.config.quick:
             iters = min(iters, 8)
-        iters = timing.gated_iterations(iters, 3)
+        iters = timing.gated_iterations(iters, entries)
         self.dst.fill(POISON)
         return timing.time_stream(self.stream, op, iterations=iters, warmup=1, gate=self.gate, what=what)
 
@@ -654,18 +688,24 @@ class _Session:
         persistent = spec.mapping == "persistent"
         sm_ids_ptr = self.sm_ids.ptr if persistent else 0
         table_ptr = self.table.device_ptr + layout.base_offset
+        sidx, didx = (self.idx[2].ptr, self.idx[3].ptr) if spec.presort else (self.idx[0].ptr, self.idx[1].ptr)
         args = [(self.dst.ptr, ctypes.c_void_p), (table_ptr, ctypes.c_void_p),
-                (self.idx[0].ptr, ctypes.c_void_p), (self.idx[1].ptr, ctypes.c_void_p),
+                (sidx, ctypes.c_void_p), (didx, ctypes.c_void_p),
                 (layout.records, ctypes.c_ulonglong), (layout.record_bytes, ctypes.c_ulonglong),
                 (layout.stride, ctypes.c_ulonglong), (layout.dst_stride, ctypes.c_ulonglong),
                 (sm_ids_ptr, ctypes.c_void_p), (depth, ctypes.c_uint)]
 
-        def op(stream) -> None:
-            cuda.launch(fn, grid, threads, args, stream, shared)
+        entries = 3
+        if spec.presort:
+            op = self._presorted(layout, fn, grid, threads, args, shared)
+            entries = 7
+        else:
+            def op(stream) -> None:
+                cuda.launch(fn, grid, threads, args, stream, shared)
 
         if persistent:
             self.sm_ids.fill(0xFF)
-        timed = self._samples(op, f"gather {spec.name}")
+        timed = self._samples(op, f"gather {spec.name}", entries)
         nbytes = layout.nbytes
         samples = tuple(nbytes / s / 1e9 for s in timed.seconds)
         stats = SampleStats.of(samples)
@@ -701,15 +741,37 @@ class _Session:
             return BenchResult.error(spec.key, f"wrong data: {problem}", verified=False, **common)
         return BenchResult(key=spec.key, status=Status.OK, verified=True, **common)
 
+    def _presorted(self, layout: Layout, fn, grid: int, threads: int, args, shared: int):
+        """The sort-first batch: count, scan, scatter (native/gather.cu), then gather_lines."""
+        from gdrdiag.hw import cuda
+
+        f_count, f_scan, f_scatter = (self.module.function(n) for n in ("sort_count", "sort_scan", "sort_scatter"))
+        n, slots = layout.records, layout.slots
+        cgrid = max(1, min(-(-n // 256), 8 * self.sm_count))
+        counts, s_in, d_in, s_out, d_out = (self.counts.ptr, self.idx[0].ptr, self.idx[1].ptr, self.idx[2].ptr,
+                                            self.idx[3].ptr)
+        vp, ull = ctypes.c_void_p, ctypes.c_ulonglong
+
+        def op(stream) -> None:
+            cuda.call("cuMemsetD32Async", counts, 0, slots, stream.handle)
+            cuda.launch(f_count, cgrid, 256, [(s_in, vp), (n, ull), (counts, vp)], stream)
+            cuda.launch(f_scan, 1, 1024, [(counts, vp), (slots, ull)], stream)
+            cuda.launch(f_scatter, cgrid, 256, [(s_in, vp), (d_in, vp), (n, ull), (counts, vp), (s_out, vp),
+                                               (d_out, vp)], stream)
+            cuda.launch(fn, grid, threads, args, stream, shared)
+
+        return op
+
     def _model_metrics(self, spec: KernelSpec, layout: Layout, src, ce_gbps) -> dict[str, Optional[float]]:
         out: dict[str, Optional[float]] = {}
         if spec.model_mode is None:
             return {"model_ratio_to_ce": None}
-        hist = segment_histogram(src, layout, spec)
+        hist, n_read = read_plan(src, layout, spec)
         pred = pcie_model.predict(hist, layout.record_bytes, spec.model_mode, line_aware=spec.line_aware,
                                   p=self.config.link)
-        out["model_ratio_to_ce"] = pred.ratio_to_ce
-        out["model_gbytes_per_s"] = pred.ratio_to_ce * ce_gbps if ce_gbps else None
+        out["records_read_fraction"] = n_read / layout.records
+        out["model_ratio_to_ce"] = pred.ratio_to_ce * layout.records / max(1, n_read)
+        out["model_gbytes_per_s"] = out["model_ratio_to_ce"] * ce_gbps if ce_gbps else None
         out["model_efficiency"] = pred.efficiency
         out["partial_line_loss"] = pred.partial_line_loss
         out["completions_per_record"] = pred.completions_per_record

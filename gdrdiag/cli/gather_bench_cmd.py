@@ -28,11 +28,11 @@ def gather_bench(
     ctx: typer.Context,
     kernels: str = typer.Option("all", "--kernels", "-k",
                                 help="Kernels for the ladder: byte,vec16,warp,warp-ilp,persistent,lines,"
-                                     "lines-l2pf,bulk or all."),
+                                     "sorted-lines,lines-l2pf,bulk or all."),
     record_bytes: str = typer.Option("656", "--record-bytes", "-s", help="Record size R in bytes."),
     stride: str = typer.Option("packed", "--stride", help="Slot stride: packed (= R), padded (R up to 128) or bytes."),
     base_offset: int = typer.Option(0, "--base-offset", help="Table start past a 4 KiB boundary, bytes."),
-    pattern: str = typer.Option("random", "--pattern", help="random, sorted, sequential or runs:K."),
+    pattern: str = typer.Option("random", "--pattern", help="random, unique, sorted, sequential or runs:K."),
     slots: int = typer.Option(300_000, "--slots", help="Table slots S."),
     requests: int = typer.Option(128, "--requests", help="Requests per batch."),
     records_per_request: int = typer.Option(2048, "--records-per-request", help="Records per request."),

@@ -29,7 +29,8 @@ def test_defaults_are_the_issue_workload():
     assert lay.dst_stride == 656 and lay.nbytes == 262144 * 656
 
 
-@pytest.mark.parametrize("pattern_,k", [("random", 1), ("sorted", 1), ("runs", 16), ("sequential", 1)])
+@pytest.mark.parametrize("pattern_,k", [("random", 1), ("unique", 1), ("sorted", 1), ("runs", 16),
+                                        ("sequential", 1)])
 def test_indices_are_deterministic_in_range_and_destinations_unique(pattern_, k):
     lay = small(pattern=pattern_, run_length=k)
     s1, d1 = g.make_indices(lay)
@@ -43,6 +44,8 @@ def test_indices_are_deterministic_in_range_and_destinations_unique(pattern_, k)
         assert np.all(np.diff(s1[:16].astype(np.int64)) == 1)
     if pattern_ == "sequential":
         assert np.array_equal(s1, np.arange(lay.records))
+    if pattern_ == "unique":
+        assert np.unique(s1).size == lay.records
     other, _ = g.make_indices(small(pattern=pattern_, run_length=k, seed=8))
     assert pattern_ == "sequential" or not np.array_equal(s1, other)
 
@@ -55,6 +58,7 @@ def test_indices_are_deterministic_in_range_and_destinations_unique(pattern_, k)
     (dict(slots=0), "slots"),
     (dict(records=0), "records"),
     (dict(pattern="sequential", slots=100), "sequential indices need"),
+    (dict(pattern="unique", slots=100), "unique indices need"),
     (dict(pattern="runs", run_length=6000), "runs of 6000"),
     (dict(pattern="zigzag"), "unknown index pattern"),
 ])
@@ -88,7 +92,21 @@ def test_parsers():
 
 def test_case_keys_follow_kernel_names():
     assert g.KERNELS["warp-ilp"].key == "gather_warp_ilp"
-    assert [k.function for k in g.KERNELS.values()] == [k.key for k in g.KERNELS.values()]
+    assert g.KERNELS["sorted-lines"].key == "gather_sorted_lines"
+    assert g.KERNELS["sorted-lines"].function == "gather_lines"
+    assert all(k.function == k.key for k in g.KERNELS.values() if not k.presort)
+
+
+def test_read_plan_sorts_and_drops_back_to_back_repeats():
+    lay = small(record_bytes=656, stride=656, records=6, slots=100)
+    src = np.array([7, 3, 3, 4, 9, 7], dtype=np.uint32)
+    hist, n_read = g.read_plan(src, lay, g.KERNELS["sorted-lines"])  # 3 3 4 7 7 9 -> 3 4 7 9
+    assert n_read == 4 and sum(k * c for (_, k), c in hist.items()) == 4
+    assert sorted(k for (_, k) in hist) == [1, 1, 2]  # (3,4) merged, 7, 9
+    hist, n_read = g.read_plan(src, lay, g.KERNELS["lines"])  # 7 3 (3) 4 9 7: one repeat in a row
+    assert n_read == 5
+    hist, n_read = g.read_plan(src, lay, g.KERNELS["bulk"])  # TMA bypasses L1: every record read
+    assert n_read == 6
 
 
 @pytest.mark.parametrize("R,stride,off", [(100, 100, 0), (656, 656, 16), (640, 768, 112), (17, 33, 3)])
@@ -134,6 +152,7 @@ def test_bytes_in_flight_per_warp_by_design():
     assert g.bytes_in_flight_per_warp(g.KERNELS["warp"], 656) == 512
     assert g.bytes_in_flight_per_warp(g.KERNELS["warp-ilp"], 656) == 656
     assert g.bytes_in_flight_per_warp(g.KERNELS["lines"], 656) == 4 * 656
+    assert g.bytes_in_flight_per_warp(g.KERNELS["sorted-lines"], 656) == 4 * 656
     assert g.bytes_in_flight_per_warp(g.KERNELS["bulk"], 656, depth=8) == 8 * 656
 
 
@@ -159,7 +178,7 @@ def test_sweep_plans():
     sm = g.sweep_cases("sm", base, ["lines", "warp"], 132)
     assert {c.kernel for c in sm} == {"lines"} and sm[-1].sm_limit == 132 and sm[0].sm_limit == 1
     pats = g.sweep_cases("pattern", base, ["lines"], 132)
-    assert {c.layout.pattern for c in pats} == {"random", "sorted", "runs", "sequential"}
+    assert {c.layout.pattern for c in pats} == {"random", "unique", "sorted", "runs", "sequential"}
     few_slots = g.sweep_cases("pattern", g.Layout(slots=1000), ["lines"], 132)
     assert "sequential" not in {c.layout.pattern for c in few_slots}  # needs records <= slots
     assert len(g.sweep_cases("record-size", base, ["lines"], 132, quick=True)) == 3
