@@ -9,8 +9,10 @@ mkdir -p "$OUT"
   > "$OUT/gpu.txt" 2>&1
 python3 -m pytest -q -rs tests/hw/test_gather_gpu.py tests/unit/test_native_compile.py > "$OUT/pytest.txt" 2>&1
 echo "pytest rc=$?"
-s=$(date +%s.%N); python3 -m gdrdiag gather-bench --quick --json-out "$OUT/quick.json" > "$OUT/quick.txt" 2> "$OUT/quick.err"
-echo "quick rc=$? wall=$(echo "$(date +%s.%N) - $s" | bc) s"
-s=$(date +%s.%N); python3 -m gdrdiag gather-bench --sweep all --json-out "$OUT/full.json" > "$OUT/full.txt" 2> "$OUT/full.err"
-echo "full rc=$? wall=$(echo "$(date +%s.%N) - $s" | bc) s"
-tail -15 "$OUT/pytest.txt"; tail -3 "$OUT/quick.err" "$OUT/full.err"
+s=$(date +%s%N); python3 -m gdrdiag gather-bench --quick --json-out "$OUT/quick.json" > "$OUT/quick.txt" 2> "$OUT/quick.err"
+rc=$?; echo "quick rc=$rc wall_ms=$(( ($(date +%s%N) - s) / 1000000 ))"
+s=$(date +%s%N); python3 -m gdrdiag gather-bench --sweep all --json-out "$OUT/full.json" > "$OUT/full.txt" 2> "$OUT/full.err"
+rc=$?; echo "full rc=$rc wall_ms=$(( ($(date +%s%N) - s) / 1000000 ))"
+tail -n 15 "$OUT/pytest.txt"; tail -n 3 "$OUT/quick.err" "$OUT/full.err"
+grep -E "^(byte|vec16|warp|warp-ilp|persistent|lines|sorted-lines|lines-l2pf|bulk) " "$OUT/full.txt" | head -9
+grep -E "best kernel|SMs$|link:" "$OUT/full.txt"
