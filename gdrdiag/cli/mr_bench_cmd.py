@@ -114,8 +114,9 @@ def mr_bench(
 ) -> None:
     """RDMA WRITE loops into every memory kind; relaxed ordering A/B; registration cost.
 
-    The command people type: `gdrdiag mr-bench --relaxed-ordering`. Without an RDMA device it
-    says so and exits 1 unless --provider soft is given.
+    The command people type: `gdrdiag mr-bench --relaxed-ordering`.
+
+    Without an RDMA device it says so and exits 1, unless --provider soft is given.
     """
     from gdrdiag.bench import mr as mrb
     from gdrdiag.hw import verbs
