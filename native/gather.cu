@@ -33,7 +33,7 @@
 //   gather_lines_l2pf  gather_lines with non-caching ".nc.L1::no_allocate.L2::256B" loads: tests
 //                      whether the L2 prefetch-size hint turns into larger sysmem reads (it does
 //                      not on H200: same GB/s as gather_lines at 656 B, docs/gather-bench.md).
-//   sorted-lines       (gather.py) sort_count + sort_scan + sort_scatter, then gather_lines:
+//   sorted-lines       (gather.py) sort_count, sort_scan_*, sort_scatter, then gather_lines:
 //                      the index pairs are counting-sorted by source slot on the GPU inside the
 //                      timed batch, so runs merge and repeated slots are read once (L1 hits).
 //   gather_bulk        Hopper (sm_90+) bulk asynchronous copies (cp.async.bulk, the TMA unit):
@@ -458,7 +458,7 @@ gather_lines_l2pf(unsigned char *__restrict__ dst, const unsigned char *__restri
 // partial line per record, pcie_model "runs"), and a slot that appears twice is read by the same
 // warp back to back, so the second read hits L1 instead of crossing PCIe. The pairs move
 // together, so every destination still gets its own record. Cost: one pass over the indices
-// for counts, a scan over the slots, one scattering pass (tens of microseconds per batch).
+// for counts, a three-step scan over the slots, one scattering pass.
 
 extern "C" __global__ void sort_count(const unsigned *__restrict__ sidx, u64 n, unsigned *__restrict__ counts)
 {
@@ -467,25 +467,24 @@ extern "C" __global__ void sort_count(const unsigned *__restrict__ sidx, u64 n, 
     }
 }
 
-// Exclusive prefix sum of counts[0..slots) in place; one CTA of 1024 threads. Each thread owns a
-// contiguous chunk: sums it, the CTA scans the 1024 sums (warp shuffles + one shared array),
-// then each thread rewrites its chunk.
-extern "C" __global__ void __launch_bounds__(1024) sort_scan(unsigned *__restrict__ counts, u64 slots)
+// Exclusive prefix sum of counts[0..slots) in place, in three steps so every load is coalesced
+// and every CTA short (a single CTA walking 300,000 counts serially measured ~0.3 ms per batch):
+//   sort_scan_blocks (one CTA per 1024 counts): scan the tile in place, tile total -> sums[b];
+//   sort_scan        (one CTA): exclusive scan of the tile totals;
+//   sort_scan_add    (one CTA per tile): add the tile's offset.
+
+// Block-wide exclusive scan of one value per thread (1024 threads); returns this thread's
+// exclusive prefix and writes the block total to *total.
+__device__ __forceinline__ unsigned block_exclusive_scan(unsigned v, unsigned *total)
 {
     __shared__ unsigned warp_sums[32];
     const unsigned t = threadIdx.x, lane = t & 31, w = t >> 5;
-    const u64 per = (slots + blockDim.x - 1) / blockDim.x;
-    const u64 lo = (u64)t * per, hi = lo + per < slots ? lo + per : slots;
-    unsigned sum = 0;
-    for (u64 i = lo; i < hi; ++i) {
-        sum += counts[i];
-    }
-    unsigned incl = sum;
+    unsigned incl = v;
 #pragma unroll
     for (unsigned off = 1; off < 32; off <<= 1) {
-        const unsigned v = __shfl_up_sync(FULL_MASK, incl, off);
+        const unsigned x = __shfl_up_sync(FULL_MASK, incl, off);
         if (lane >= off) {
-            incl += v;
+            incl += x;
         }
     }
     if (lane == 31) {
@@ -493,23 +492,63 @@ extern "C" __global__ void __launch_bounds__(1024) sort_scan(unsigned *__restric
     }
     __syncthreads();
     if (w == 0) {
-        unsigned ws = lane < blockDim.x / 32 ? warp_sums[lane] : 0u;
+        const unsigned ws = lane < blockDim.x / 32 ? warp_sums[lane] : 0u;
         unsigned wincl = ws;
 #pragma unroll
         for (unsigned off = 1; off < 32; off <<= 1) {
-            const unsigned v = __shfl_up_sync(FULL_MASK, wincl, off);
+            const unsigned x = __shfl_up_sync(FULL_MASK, wincl, off);
             if (lane >= off) {
-                wincl += v;
+                wincl += x;
             }
         }
-        warp_sums[lane] = wincl - ws;  // exclusive prefix of the warp totals
+        warp_sums[lane] = wincl - ws;
+        if (lane == 31) {
+            *total = wincl;
+        }
     }
     __syncthreads();
-    unsigned run = warp_sums[w] + incl - sum;  // exclusive prefix of this thread's chunk
-    for (u64 i = lo; i < hi; ++i) {
-        const unsigned c = counts[i];
-        counts[i] = run;
-        run += c;
+    const unsigned out = warp_sums[w] + incl - v;
+    __syncthreads();  // warp_sums is reused by the next call
+    return out;
+}
+
+extern "C" __global__ void __launch_bounds__(1024) sort_scan_blocks(unsigned *__restrict__ counts, u64 slots,
+                                                                     unsigned *__restrict__ sums)
+{
+    __shared__ unsigned total;
+    const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned v = i < slots ? counts[i] : 0u;
+    const unsigned ex = block_exclusive_scan(v, &total);
+    if (i < slots) {
+        counts[i] = ex;
+    }
+    if (threadIdx.x == 0) {
+        sums[blockIdx.x] = total;
+    }
+}
+
+// Exclusive scan of n values in place with one CTA of 1024 threads; tiles of 1024 with a carry.
+extern "C" __global__ void __launch_bounds__(1024) sort_scan(unsigned *__restrict__ vals, u64 n)
+{
+    __shared__ unsigned total;
+    unsigned carry = 0;
+    for (u64 base = 0; base < n; base += blockDim.x) {
+        const u64 i = base + threadIdx.x;
+        const unsigned v = i < n ? vals[i] : 0u;
+        const unsigned ex = block_exclusive_scan(v, &total);
+        if (i < n) {
+            vals[i] = carry + ex;
+        }
+        carry += total;  // every thread reads the same total after the scan's barrier
+        __syncthreads();
+    }
+}
+
+extern "C" __global__ void sort_scan_add(unsigned *__restrict__ counts, u64 slots, const unsigned *__restrict__ sums)
+{
+    const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < slots) {
+        counts[i] += sums[blockIdx.x];
     }
 }
 

@@ -597,7 +597,8 @@ class _Session:
             # source, destination, and the sort-first kernel's sorted copies of both
             self.idx = tuple(self.stack.enter_context(self.memory.allocate("device", idx_bytes, gpu=self.gpu))
                              for _ in range(4))
-        count_bytes = 4 * max(lay.slots for lay in layouts)
+        # counts per slot, then one total per 1024-slot tile (the sort-first kernel's scan)
+        count_bytes = 4 * max(round_up(lay.slots, 64) + -(-lay.slots // 1024) for lay in layouts)
         if getattr(self, "counts", None) is None or self.counts.size < count_bytes:
             self.counts = self.stack.enter_context(self.memory.allocate("device", count_bytes, gpu=self.gpu))
         self._loaded_indices = None
@@ -698,7 +699,7 @@ class _Session:
         entries = 3
         if spec.presort:
             op = self._presorted(layout, fn, grid, threads, args, shared)
-            entries = 7
+            entries = 9
         else:
             def op(stream) -> None:
                 cuda.launch(fn, grid, threads, args, stream, shared)
@@ -745,17 +746,22 @@ class _Session:
         """The sort-first batch: count, scan, scatter (native/gather.cu), then gather_lines."""
         from gdrdiag.hw import cuda
 
-        f_count, f_scan, f_scatter = (self.module.function(n) for n in ("sort_count", "sort_scan", "sort_scatter"))
+        names = ("sort_count", "sort_scan_blocks", "sort_scan", "sort_scan_add", "sort_scatter")
+        f_count, f_blocks, f_scan, f_add, f_scatter = (self.module.function(n) for n in names)
         n, slots = layout.records, layout.slots
+        tiles = -(-slots // 1024)
         cgrid = max(1, min(-(-n // 256), 8 * self.sm_count))
         counts, s_in, d_in, s_out, d_out = (self.counts.ptr, self.idx[0].ptr, self.idx[1].ptr, self.idx[2].ptr,
                                             self.idx[3].ptr)
+        sums = counts + 4 * round_up(slots, 64)
         vp, ull = ctypes.c_void_p, ctypes.c_ulonglong
 
         def op(stream) -> None:
             cuda.call("cuMemsetD32Async", counts, 0, slots, stream.handle)
             cuda.launch(f_count, cgrid, 256, [(s_in, vp), (n, ull), (counts, vp)], stream)
-            cuda.launch(f_scan, 1, 1024, [(counts, vp), (slots, ull)], stream)
+            cuda.launch(f_blocks, tiles, 1024, [(counts, vp), (slots, ull), (sums, vp)], stream)
+            cuda.launch(f_scan, 1, 1024, [(sums, vp), (tiles, ull)], stream)
+            cuda.launch(f_add, tiles, 1024, [(counts, vp), (slots, ull), (sums, vp)], stream)
             cuda.launch(f_scatter, cgrid, 256, [(s_in, vp), (d_in, vp), (n, ull), (counts, vp), (s_out, vp),
                                                (d_out, vp)], stream)
             cuda.launch(fn, grid, threads, args, stream, shared)
@@ -763,15 +769,24 @@ class _Session:
         return op
 
     def _model_metrics(self, spec: KernelSpec, layout: Layout, src, ce_gbps) -> dict[str, Optional[float]]:
+        import numpy as np
+
         out: dict[str, Optional[float]] = {}
         if spec.model_mode is None:
             return {"model_ratio_to_ce": None}
-        hist, n_read = read_plan(src, layout, spec)
+        # Link-bound model: every record read once, in the order the kernel reads them.
+        order = np.sort(np.asarray(src)) if spec.presort else src
+        hist = segment_histogram(order, layout, spec)
         pred = pcie_model.predict(hist, layout.record_bytes, spec.model_mode, line_aware=spec.line_aware,
                                   p=self.config.link)
+        out["model_ratio_to_ce"] = pred.ratio_to_ce
+        out["model_gbytes_per_s"] = pred.ratio_to_ce * ce_gbps if ce_gbps else None
+        # If back-to-back repeats of a slot hit L1, fewer bytes cross PCIe than are delivered.
+        read_hist, n_read = read_plan(src, layout, spec)
+        read_pred = pcie_model.predict(read_hist, layout.record_bytes, spec.model_mode,
+                                       line_aware=spec.line_aware, p=self.config.link)
         out["records_read_fraction"] = n_read / layout.records
-        out["model_ratio_to_ce"] = pred.ratio_to_ce * layout.records / max(1, n_read)
-        out["model_gbytes_per_s"] = out["model_ratio_to_ce"] * ce_gbps if ce_gbps else None
+        out["model_ratio_if_repeats_hit_l1"] = read_pred.ratio_to_ce * layout.records / max(1, n_read)
         out["model_efficiency"] = pred.efficiency
         out["partial_line_loss"] = pred.partial_line_loss
         out["completions_per_record"] = pred.completions_per_record
