@@ -4,7 +4,7 @@
 #
 #   OUT=/some/dir bash scripts/gpu_check.sh [section ...]
 #
-# Sections: tests copy gather mr inspect (default: all). Results land under $OUT:
+# Sections: tests copy gather mr inspect report (default: all). Results land under $OUT:
 #   tests.txt, copy.json/copy.txt, gather.json/gather.txt, mr.json/mr.txt, inspect.*, bundle
 # The project runs from the source tree (nothing is installed there): PYTHONPATH=. .
 set -uo pipefail
@@ -15,7 +15,7 @@ export PYTHONPATH=.
 export GDRDIAG_CACHE_DIR="$OUT/.nvrtc-cache"
 PY=${PYTHON:-python3}
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(tests copy gather mr inspect)
+[ ${#sections[@]} -eq 0 ] && sections=(tests copy gather mr inspect report)
 want() { local s; for s in "${sections[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 has_cmd() { $PY -m gdrdiag --help 2>/dev/null | grep -q " $1 "; }
 
@@ -43,11 +43,20 @@ if want mr && has_cmd mr-bench; then
   echo "rc=$?"; head -80 "$OUT/mr.txt"; tail -5 "$OUT/mr.err"
 fi
 if want inspect && has_cmd inspect; then
-  echo "== inspect / collect"
-  ( time $PY -m gdrdiag inspect ) > "$OUT/inspect.txt" 2>&1; echo "rc=$?"
-  $PY -m gdrdiag --json inspect > "$OUT/inspect.json" 2> "$OUT/inspect.err"
-  has_cmd collect && $PY -m gdrdiag collect -o "$OUT/gpu-machine.tar.gz" > "$OUT/collect.txt" 2>&1
+  echo "== inspect / collect (fixture b) / replay"
+  { /usr/bin/time -f "wall %e s" $PY -m gdrdiag inspect; echo "rc=$?"; } > "$OUT/inspect.txt" 2>&1
+  $PY -m gdrdiag --json inspect > "$OUT/inspect.json" 2> "$OUT/inspect.err"; echo $? > "$OUT/inspect.rc"
+  $PY -m gdrdiag collect -o "$OUT/b_gpu_firecracker_h200.tar.gz" > "$OUT/collect.txt" 2>&1; echo "rc=$?" >> "$OUT/collect.txt"
+  $PY -m gdrdiag --json inspect --bundle "$OUT/b_gpu_firecracker_h200.tar.gz" > "$OUT/replay.json" 2>&1
+  $PY -c "import json;a=json.load(open('$OUT/inspect.json'));b=json.load(open('$OUT/replay.json'));a['machine']['source']=b['machine']['source']='';print('SAME' if a['machine']==b['machine'] and a['findings']==b['findings'] else 'DIFF')" > "$OUT/replay_check.txt" 2>&1
+  $PY -c "import sys;sys.modules['pyverbs']=None;from gdrdiag.inspect.collect import collect_bundle;print(collect_bundle('$OUT/nopyverbs.tar.gz')[1])" > "$OUT/nopyverbs.txt" 2>&1
+  lspci -vvv -s 00:06.0 > "$OUT/lspci_gpu.txt" 2>&1; lspci -tv > "$OUT/lspci_tree.txt" 2>&1
   nvidia-smi -q > "$OUT/nvidia-smi-q.txt" 2>&1
-  cat "$OUT/inspect.txt"
+  cat "$OUT/inspect.txt"; cat "$OUT/replay_check.txt"
+fi
+if want report && has_cmd report; then
+  echo "== report (the real Report of this machine)"
+  timeout 500 $PY -m gdrdiag report -o "$OUT/gpu_machine_h200.json" --html "$OUT/gpu_machine_h200.html" ${REPORT_ARGS:-} > "$OUT/report.txt" 2>&1
+  echo "rc=$?"; head -60 "$OUT/report.txt"
 fi
 echo "== done"
