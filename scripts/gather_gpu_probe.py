@@ -3,15 +3,13 @@
 Usage: PYTHONPATH=. python3 scripts/gather_gpu_probe.py OUT.json [--kernels k1,k2] [--sizes 656,640]
        [--sweeps ladder,sm] [--quick] [--sweep-kernels best,warp]
 """
+
 import argparse
-import json
 import sys
 import time
-from dataclasses import replace
 
 from gdrdiag.bench import gather
 from gdrdiag.model import Report
-from gdrdiag.model.serde import to_jsonable
 
 ap = argparse.ArgumentParser()
 ap.add_argument("out")
@@ -25,22 +23,33 @@ a = ap.parse_args()
 allres, notes = [], []
 t0 = time.time()
 for size in [int(x) for x in a.sizes.split(",")]:
-    cfg = gather.GatherConfig(base=gather.Layout(record_bytes=size, stride=size),
-                              kernels=gather.parse_kernels(a.kernels), sweeps=gather.parse_sweeps(a.sweeps),
-                              sweep_kernels=tuple(a.sweep_kernels.split(",")), quick=a.quick,
-                              iterations=a.iterations)
-    run = gather.run(cfg, progress=lambda i, n, label: print(f"[{i}/{n}] {label}", file=sys.stderr, flush=True))
+    cfg = gather.GatherConfig(
+        base=gather.Layout(record_bytes=size, stride=size),
+        kernels=gather.parse_kernels(a.kernels),
+        sweeps=gather.parse_sweeps(a.sweeps),
+        sweep_kernels=tuple(a.sweep_kernels.split(",")),
+        quick=a.quick,
+        iterations=a.iterations,
+    )
+    run = gather.run(
+        cfg, progress=lambda i, n, label: print(f"[{i}/{n}] {label}", file=sys.stderr, flush=True)
+    )
     allres += run.results
     notes += run.notes
     for r in run.results:
-        m = r.metrics
-        f = lambda k: ("%.3f" % m[k]) if m.get(k) is not None else "-"
-        print(f"{r.key:22s} {r.status.value:6s} R={r.params.get('record_bytes')} st={r.params.get('stride')} "
-              f"off={r.params.get('base_offset')} pat={r.params.get('pattern')} sm={r.params.get('sm_limit')} "
-              f"thr={r.params.get('threads')} sw={r.params.get('sweep')} "
-              f"GBps={r.value and round(r.value, 2)} ce={f('ratio_to_ce')} model={f('model_ratio_to_ce')} "
-              f"sms={f('sms_used')} infl={f('bytes_in_flight_per_sm')} lat={f('littles_law_latency_us')} "
-              f"{r.reason or ''}", flush=True)
+
+        def f(k, m=r.metrics):
+            return ("%.3f" % m[k]) if m.get(k) is not None else "-"
+
+        print(
+            f"{r.key:22s} {r.status.value:6s} R={r.params.get('record_bytes')} st={r.params.get('stride')} "
+            f"off={r.params.get('base_offset')} pat={r.params.get('pattern')} sm={r.params.get('sm_limit')} "
+            f"thr={r.params.get('threads')} sw={r.params.get('sweep')} "
+            f"GBps={r.value and round(r.value, 2)} ce={f('ratio_to_ce')} model={f('model_ratio_to_ce')} "
+            f"sms={f('sms_used')} infl={f('bytes_in_flight_per_sm')} lat={f('littles_law_latency_us')} "
+            f"{r.reason or ''}",
+            flush=True,
+        )
     print("\n".join(run.notes), flush=True)
 print(f"elapsed {time.time() - t0:.1f} s")
 rep = Report(command="gather-probe", results=tuple(allres), notes=tuple(notes))

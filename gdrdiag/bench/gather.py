@@ -70,31 +70,86 @@ class KernelSpec:
         return "gather_" + self.name.replace("-", "_")
 
 
-KERNELS: dict[str, KernelSpec] = {k.name: k for k in (
-    KernelSpec("byte", "gather_byte", "thread", 256, None,
-               doc="a thread per record, byte copies"),
-    KernelSpec("vec16", "gather_vec16", "thread", 256, None,
-               doc="a thread per record, 16-byte loads"),
-    KernelSpec("warp", "gather_warp", "warp", 256, "sector", l1_dedupe=True,
-               doc="a warp per record, 16 B per lane, load/store per 512 B"),
-    KernelSpec("warp-ilp", "gather_warp_ilp", "warp", 256, "sector", l1_dedupe=True,
-               doc="a warp per record, all loads (up to 4 KiB) before the stores"),
-    KernelSpec("persistent", "gather_persistent", "persistent", 1024, "sector", l1_dedupe=True,
-               doc="warp-ilp in a grid-stride loop, one CTA per SM (--sm-limit)"),
-    KernelSpec("lines", "gather_lines", "persistent", 1024, "sector", line_aware=True, merges_runs=True,
-               l1_dedupe=True,
-               doc="persistent; 8 records per warp in flight, line-aware loads, consecutive slots merged"),
-    KernelSpec("sorted-lines", "gather_lines", "persistent", 1024, "sector", line_aware=True, merges_runs=True,
-               l1_dedupe=True, presort=True,
-               doc="GPU counting sort of the pairs by source slot, then lines (sort timed with the gather)"),
-    KernelSpec("lines-l2pf", "gather_lines_l2pf", "persistent", 1024, "sector", line_aware=True,
-               merges_runs=True, doc="lines with non-caching loads and the .L2::256B prefetch-size hint"),
-    # Modelled as line-aware SM reads: the H200 measurements show the TMA's sysmem reads get no
-    # larger completions than SM loads (640 B: 0.924 of CE, the whole-line ceiling), so the
-    # model's "bulk" mode (one request per record) is kept only as the disproved hypothesis.
-    KernelSpec("bulk", "gather_bulk", "persistent", 1024, "sector", line_aware=True, min_cc=90,
-               doc="Hopper cp.async.bulk (TMA) per record into shared memory, mbarrier ring per warp"),
-)}
+KERNELS: dict[str, KernelSpec] = {
+    k.name: k
+    for k in (
+        KernelSpec("byte", "gather_byte", "thread", 256, None, doc="a thread per record, byte copies"),
+        KernelSpec("vec16", "gather_vec16", "thread", 256, None, doc="a thread per record, 16-byte loads"),
+        KernelSpec(
+            "warp",
+            "gather_warp",
+            "warp",
+            256,
+            "sector",
+            l1_dedupe=True,
+            doc="a warp per record, 16 B per lane, load/store per 512 B",
+        ),
+        KernelSpec(
+            "warp-ilp",
+            "gather_warp_ilp",
+            "warp",
+            256,
+            "sector",
+            l1_dedupe=True,
+            doc="a warp per record, all loads (up to 4 KiB) before the stores",
+        ),
+        KernelSpec(
+            "persistent",
+            "gather_persistent",
+            "persistent",
+            1024,
+            "sector",
+            l1_dedupe=True,
+            doc="warp-ilp in a grid-stride loop, one CTA per SM (--sm-limit)",
+        ),
+        KernelSpec(
+            "lines",
+            "gather_lines",
+            "persistent",
+            1024,
+            "sector",
+            line_aware=True,
+            merges_runs=True,
+            l1_dedupe=True,
+            doc="persistent; 8 records per warp in flight, line-aware loads, consecutive slots merged",
+        ),
+        KernelSpec(
+            "sorted-lines",
+            "gather_lines",
+            "persistent",
+            1024,
+            "sector",
+            line_aware=True,
+            merges_runs=True,
+            l1_dedupe=True,
+            presort=True,
+            doc="GPU counting sort of the pairs by source slot, then lines (sort timed with the gather)",
+        ),
+        KernelSpec(
+            "lines-l2pf",
+            "gather_lines_l2pf",
+            "persistent",
+            1024,
+            "sector",
+            line_aware=True,
+            merges_runs=True,
+            doc="lines with non-caching loads and the .L2::256B prefetch-size hint",
+        ),
+        # Modelled as line-aware SM reads: the H200 measurements show the TMA's sysmem reads get no
+        # larger completions than SM loads (640 B: 0.924 of CE, the whole-line ceiling), so the
+        # model's "bulk" mode (one request per record) is kept only as the disproved hypothesis.
+        KernelSpec(
+            "bulk",
+            "gather_bulk",
+            "persistent",
+            1024,
+            "sector",
+            line_aware=True,
+            min_cc=90,
+            doc="Hopper cp.async.bulk (TMA) per record into shared memory, mbarrier ring per warp",
+        ),
+    )
+}
 LADDER = tuple(KERNELS)
 BEST_CANDIDATES = ("sorted-lines", "lines", "lines-l2pf", "bulk", "persistent", "warp-ilp")
 LINES_RECORDS_PER_WARP = 8  # LINES_M in native/gather.cu
@@ -185,7 +240,9 @@ class Layout:
         if self.record_bytes <= 0:
             raise UserInputError(f"record size must be greater than 0, got {self.record_bytes}")
         if self.record_bytes > MAX_RECORD_BYTES:
-            raise UserInputError(f"record size {self.record_bytes} is above the {MAX_RECORD_BYTES}-byte limit")
+            raise UserInputError(
+                f"record size {self.record_bytes} is above the {MAX_RECORD_BYTES}-byte limit"
+            )
         if self.stride < self.record_bytes:
             raise UserInputError(f"stride {self.stride} is smaller than the record size {self.record_bytes}")
         if not 0 <= self.base_offset < 4096:
@@ -197,10 +254,14 @@ class Layout:
         if self.pattern not in PATTERNS:
             raise UserInputError(f"unknown index pattern {self.pattern!r}")
         if self.pattern in ("sequential", "unique") and self.records > self.slots:
-            raise UserInputError(f"{self.pattern} indices need {self.records} slots but the table has {self.slots}")
+            raise UserInputError(
+                f"{self.pattern} indices need {self.records} slots but the table has {self.slots}"
+            )
         if self.pattern == "runs" and self.run_length > self.slots:
-            raise UserInputError(f"runs of {self.run_length} records need at least {self.run_length} slots, "
-                                 f"the table has {self.slots}")
+            raise UserInputError(
+                f"runs of {self.run_length} records need at least {self.run_length} slots, "
+                f"the table has {self.slots}"
+            )
         return self
 
 
@@ -260,7 +321,7 @@ def segment_histogram(src, layout: Layout, spec: KernelSpec) -> dict[tuple[int, 
     src = np.asarray(src, dtype=np.int64)
     n = src.size
     R, stride, base = layout.record_bytes, layout.stride, layout.base_offset
-    merge = (spec.merges_runs and stride == R and R % 16 == 0 and base % 16 == 0)
+    merge = spec.merges_runs and stride == R and R % 16 == 0 and base % 16 == 0
     if merge:
         starts = np.ones(n, dtype=bool)
         starts[1:] = src[1:] != src[:-1] + 1
@@ -273,7 +334,7 @@ def segment_histogram(src, layout: Layout, spec: KernelSpec) -> dict[tuple[int, 
     offsets = (base + src[first] * stride) % pcie_model.PAGE
     keys = offsets * 64 + lengths  # lengths <= 8 < 64
     uniq, counts = np.unique(keys, return_counts=True)
-    return {(int(k // 64), int(k % 64)): int(c) for k, c in zip(uniq, counts)}
+    return {(int(k // 64), int(k % 64)): int(c) for k, c in zip(uniq, counts, strict=True)}
 
 
 def read_plan(src, layout: Layout, spec: KernelSpec):
@@ -324,8 +385,10 @@ def bulk_config(record_bytes: int, threads: int, smem_optin: int) -> tuple[int, 
     if depth < 1:
         warps = smem_optin // (slot + 8)
         if warps < 1:
-            raise NotSupported(f"a {record_bytes}-byte record does not fit the {smem_optin} bytes of shared "
-                               "memory a CTA may use")
+            raise NotSupported(
+                f"a {record_bytes}-byte record does not fit the {smem_optin} bytes of shared "
+                "memory a CTA may use"
+            )
         depth = 1
     return warps * 32, depth, warps * depth * (slot + 8)
 
@@ -337,8 +400,15 @@ def sm_limits(sm_count: int, quick: bool = False) -> list[int]:
     return out
 
 
-def sweep_cases(sweep: str, base: Layout, kernels: Sequence[str], sm_count: int, *, quick: bool = False,
-                threads: Optional[int] = None) -> list[Case]:
+def sweep_cases(
+    sweep: str,
+    base: Layout,
+    kernels: Sequence[str],
+    sm_count: int,
+    *,
+    quick: bool = False,
+    threads: Optional[int] = None,
+) -> list[Case]:
     """Cases of one sweep around ``base`` for ``kernels`` (the ladder takes every kernel given)."""
     cases: list[Case] = []
 
@@ -353,7 +423,7 @@ def sweep_cases(sweep: str, base: Layout, kernels: Sequence[str], sm_count: int,
         for R in sizes:
             add(replace(base, record_bytes=R, stride=R))
     elif sweep == "stride":
-        for R in ((base.record_bytes,) if quick else (base.record_bytes, 96, 1000)):
+        for R in (base.record_bytes,) if quick else (base.record_bytes, 96, 1000):
             for stride in sorted({R, round_up(R, 128)}):
                 add(replace(base, record_bytes=R, stride=stride))
     elif sweep == "offset":
@@ -361,9 +431,19 @@ def sweep_cases(sweep: str, base: Layout, kernels: Sequence[str], sm_count: int,
             for off in (0, 16, 64, 112):
                 add(replace(base, record_bytes=R, stride=R, base_offset=off))
     elif sweep == "pattern":
-        pats = (("random", 1), ("sorted", 1), ("runs", 16)) if quick else \
-            (("random", 1), ("unique", 1), ("sorted", 1), ("runs", 4), ("runs", 16), ("runs", 64),
-             ("sequential", 1))
+        pats = (
+            (("random", 1), ("sorted", 1), ("runs", 16))
+            if quick
+            else (
+                ("random", 1),
+                ("unique", 1),
+                ("sorted", 1),
+                ("runs", 4),
+                ("runs", 16),
+                ("runs", 64),
+                ("sequential", 1),
+            )
+        )
         for pat, k in pats:
             layout = replace(base, pattern=pat, run_length=k)
             if pat in ("sequential", "unique") and layout.records > layout.slots:
@@ -376,7 +456,7 @@ def sweep_cases(sweep: str, base: Layout, kernels: Sequence[str], sm_count: int,
             for limit in sm_limits(sm_count, quick):
                 cases.append(Case(k, base, sweep=sweep, sm_limit=limit, threads=threads))
     elif sweep == "threads":
-        for t in ((256, 1024) if quick else (128, 256, 512, 1024)):
+        for t in (256, 1024) if quick else (128, 256, 512, 1024):
             for k in kernels:
                 cases.append(Case(k, base, sweep=sweep, threads=t))
     else:
@@ -442,7 +522,7 @@ def verify_gather(table_bytes, dst_bytes, src_idx, dst_idx, layout: Layout) -> O
     from numpy.lib.stride_tricks import as_strided
 
     R, stride, dstr, n = layout.record_bytes, layout.stride, layout.dst_stride, layout.records
-    tab = np.asarray(table_bytes, dtype=np.uint8)[layout.base_offset:]
+    tab = np.asarray(table_bytes, dtype=np.uint8)[layout.base_offset :]
     src_view = as_strided(tab, shape=(layout.slots, R), strides=(stride, 1), writeable=False)
     got = np.asarray(dst_bytes, dtype=np.uint8)[: n * dstr].reshape(n, dstr)
     # Check in chunks of records to bound the temporaries (1 GiB tables at 4 KiB records).
@@ -454,9 +534,11 @@ def verify_gather(table_bytes, dst_bytes, src_idx, dst_idx, layout: Layout) -> O
         if not np.array_equal(actual, expected):
             bad = np.argwhere(actual != expected)[0]
             i = lo + int(bad[0])
-            return (f"record {i} (source slot {int(src_idx[i])} -> destination slot {int(dst_idx[i])}) "
-                    f"byte {int(bad[1])}: got 0x{int(actual[bad[0], bad[1]]):02x}, "
-                    f"expected 0x{int(expected[bad[0], bad[1]]):02x}")
+            return (
+                f"record {i} (source slot {int(src_idx[i])} -> destination slot {int(dst_idx[i])}) "
+                f"byte {int(bad[1])}: got 0x{int(actual[bad[0], bad[1]]):02x}, "
+                f"expected 0x{int(expected[bad[0], bad[1]]):02x}"
+            )
     if dstr > R:
         pad = got[:, R:]
         if not np.all(pad == POISON):
@@ -507,8 +589,10 @@ class GatherConfig:
         need = max(self.base.table_bytes, self.base.nbytes + TABLE_PAD)
         free = host_available_bytes()
         if need > free:
-            raise UserInputError(f"the pinned table needs {need} bytes but only {free} bytes of host memory are "
-                                 "free; use fewer --slots or a smaller record or stride")
+            raise UserInputError(
+                f"the pinned table needs {need} bytes but only {free} bytes of host memory are "
+                "free; use fewer --slots or a smaller record or stride"
+            )
         return self
 
 
@@ -555,13 +639,16 @@ class _Session:
             self.stream = self.stack.enter_context(cuda.Stream())
             self.gate = self.stack.enter_context(timing.SpinGate(self.gpu))
             self.module = self.stack.enter_context(nvrtc.load("gather", self.gpu.arch))
-            self.smem_optin = cuda.device_attribute(self.gpu.device, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN") or 49152
+            self.smem_optin = (
+                cuda.device_attribute(self.gpu.device, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN") or 49152
+            )
             self.memory = memory
             self.table = None
             self.dst = None
             self.idx = None
-            self.sm_ids = self.stack.enter_context(memory.allocate("device", 4 * max(1, self.sm_count),
-                                                                   gpu=self.gpu))
+            self.sm_ids = self.stack.enter_context(
+                memory.allocate("device", 4 * max(1, self.sm_count), gpu=self.gpu)
+            )
         except BaseException:
             self.stack.close()
             raise
@@ -582,8 +669,9 @@ class _Session:
         if self.table is None or self.table.size < table_bytes:
             if self.table is not None:
                 self.table.close()
-            self.table = self.stack.enter_context(self.memory.allocate("pinned", table_bytes, alignment=4096,
-                                                                       gpu=self.gpu))
+            self.table = self.stack.enter_context(
+                self.memory.allocate("pinned", table_bytes, alignment=4096, gpu=self.gpu)
+            )
             self.table.write(self.memory.pattern(table_bytes, seed=0x3C))
             self.table_np = np.ctypeslib.as_array((ctypes.c_uint8 * table_bytes).from_address(self.table.ptr))
         if self.dst is None or self.dst.size < dst_bytes:
@@ -595,8 +683,10 @@ class _Session:
                 for b in self.idx:
                     b.close()
             # source, destination, and the sort-first kernel's sorted copies of both
-            self.idx = tuple(self.stack.enter_context(self.memory.allocate("device", idx_bytes, gpu=self.gpu))
-                             for _ in range(4))
+            self.idx = tuple(
+                self.stack.enter_context(self.memory.allocate("device", idx_bytes, gpu=self.gpu))
+                for _ in range(4)
+            )
         # counts per slot, then one total per 1024-slot tile (the sort-first kernel's scan)
         count_bytes = 4 * max(round_up(lay.slots, 64) + -(-lay.slots // 1024) for lay in layouts)
         if getattr(self, "counts", None) is None or self.counts.size < count_bytes:
@@ -631,7 +721,7 @@ class _Session:
         return timing.time_stream(self.stream, op, iterations=iters, warmup=1, gate=self.gate, what=what)
 
     def ce_reference(self, nbytes: int, layout: Layout) -> BenchResult:
-        """cuMemcpyHtoDAsync of ``nbytes`` from the pinned table start, verified."""
+        """CuMemcpyHtoDAsync of ``nbytes`` from the pinned table start, verified."""
         from gdrdiag.hw import cuda
 
         table_ptr, dst_ptr = self.table.ptr, self.dst.ptr
@@ -644,16 +734,36 @@ class _Session:
         bad = self.memory.first_mismatch(got, self.table_np[:nbytes])
         params = {"record_bytes": layout.record_bytes, "records": layout.records, "nbytes": nbytes}
         samples = tuple(nbytes / s / 1e9 for s in timed.seconds)
-        common = dict(description="copy-engine H2D reference: cuMemcpyHtoDAsync of the same bytes from the "
-                                  "same pinned table", params=params, unit="GB/s", provider="cuda",
-                      method=timed.method + "; destination poisoned before, every byte compared after")
+        common = dict(
+            description="copy-engine H2D reference: cuMemcpyHtoDAsync of the same bytes from the "
+            "same pinned table",
+            params=params,
+            unit="GB/s",
+            provider="cuda",
+            method=timed.method + "; destination poisoned before, every byte compared after",
+        )
         if bad is not None:
-            return BenchResult.error(CE_KEY, f"copy engine wrote a wrong byte at offset {bad}", verified=False,
-                                     samples=samples, stats=SampleStats.of(samples), **common)
+            return BenchResult.error(
+                CE_KEY,
+                f"copy engine wrote a wrong byte at offset {bad}",
+                verified=False,
+                samples=samples,
+                stats=SampleStats.of(samples),
+                **common,
+            )
         stats = SampleStats.of(samples)
-        return BenchResult(key=CE_KEY, status=Status.OK, samples=samples, stats=stats, verified=True,
-                           metrics={"us_per_batch": stats.median and nbytes / stats.median / 1e3,
-                                    "ratio_to_raw": self._ratio_raw(stats.median)}, **common)
+        return BenchResult(
+            key=CE_KEY,
+            status=Status.OK,
+            samples=samples,
+            stats=stats,
+            verified=True,
+            metrics={
+                "us_per_batch": stats.median and nbytes / stats.median / 1e3,
+                "ratio_to_raw": self._ratio_raw(stats.median),
+            },
+            **common,
+        )
 
     def _ratio_raw(self, gbps: float) -> Optional[float]:
         raw = getattr(self.link, "raw_gbytes_per_s", None)
@@ -675,8 +785,12 @@ class _Session:
         if spec.name == "bulk":
             threads, depth, shared = bulk_config(layout.record_bytes, threads, self.smem_optin)
             drv = cuda.driver()
-            cuda.call("cuFuncSetAttribute", fn,
-                      drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+            cuda.call(
+                "cuFuncSetAttribute",
+                fn,
+                drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared,
+            )
         if spec.mapping == "thread":
             grid = -(-layout.records // threads)
         elif spec.mapping == "warp":
@@ -689,18 +803,28 @@ class _Session:
         persistent = spec.mapping == "persistent"
         sm_ids_ptr = self.sm_ids.ptr if persistent else 0
         table_ptr = self.table.device_ptr + layout.base_offset
-        sidx, didx = (self.idx[2].ptr, self.idx[3].ptr) if spec.presort else (self.idx[0].ptr, self.idx[1].ptr)
-        args = [(self.dst.ptr, ctypes.c_void_p), (table_ptr, ctypes.c_void_p),
-                (sidx, ctypes.c_void_p), (didx, ctypes.c_void_p),
-                (layout.records, ctypes.c_ulonglong), (layout.record_bytes, ctypes.c_ulonglong),
-                (layout.stride, ctypes.c_ulonglong), (layout.dst_stride, ctypes.c_ulonglong),
-                (sm_ids_ptr, ctypes.c_void_p), (depth, ctypes.c_uint)]
+        sidx, didx = (
+            (self.idx[2].ptr, self.idx[3].ptr) if spec.presort else (self.idx[0].ptr, self.idx[1].ptr)
+        )
+        args = [
+            (self.dst.ptr, ctypes.c_void_p),
+            (table_ptr, ctypes.c_void_p),
+            (sidx, ctypes.c_void_p),
+            (didx, ctypes.c_void_p),
+            (layout.records, ctypes.c_ulonglong),
+            (layout.record_bytes, ctypes.c_ulonglong),
+            (layout.stride, ctypes.c_ulonglong),
+            (layout.dst_stride, ctypes.c_ulonglong),
+            (sm_ids_ptr, ctypes.c_void_p),
+            (depth, ctypes.c_uint),
+        ]
 
         entries = 3
         if spec.presort:
             op = self._presorted(layout, fn, grid, threads, args, shared)
             entries = 9
         else:
+
             def op(stream) -> None:
                 cuda.launch(fn, grid, threads, args, stream, shared)
 
@@ -713,8 +837,9 @@ class _Session:
         got = self.dst.read_array(layout.records * layout.dst_stride)
         problem = verify_gather(self.table_np, got, src, dst, layout)
 
-        metrics: dict[str, Optional[float]] = {"us_per_batch": float(sorted(timed.seconds)[len(timed.seconds) // 2]
-                                                                     * 1e6)}
+        metrics: dict[str, Optional[float]] = {
+            "us_per_batch": float(sorted(timed.seconds)[len(timed.seconds) // 2] * 1e6)
+        }
         ce_gbps = ce.value if ce is not None and ce.status is Status.OK else None
         metrics["ratio_to_ce"] = stats.median / ce_gbps if ce_gbps else None
         metrics["ce_gbytes_per_s"] = ce_gbps
@@ -725,19 +850,30 @@ class _Session:
             blocks_per_sm = 1.0
         else:
             sms_used = self.sm_count
-            blocks_per_sm = float(cuda.call("cuOccupancyMaxActiveBlocksPerMultiprocessor", fn, threads, shared))
+            blocks_per_sm = float(
+                cuda.call("cuOccupancyMaxActiveBlocksPerMultiprocessor", fn, threads, shared)
+            )
             blocks_per_sm = min(blocks_per_sm, grid / max(1, self.sm_count)) or 1.0
         warps_per_sm = blocks_per_sm * threads / 32
         per_sm = warps_per_sm * bytes_in_flight_per_warp(spec, layout.record_bytes, depth)
         metrics["sms_used"] = float(sms_used)
         metrics["bytes_in_flight_per_sm"] = per_sm
         # Little's law: the round trip the design's in-flight bytes would allow at this rate.
-        metrics["littles_law_latency_us"] = per_sm * sms_used / (stats.median * 1e9) * 1e6 if stats.median else None
+        metrics["littles_law_latency_us"] = (
+            per_sm * sms_used / (stats.median * 1e9) * 1e6 if stats.median else None
+        )
         metrics.update(self._model_metrics(spec, layout, src, ce_gbps))
-        common = dict(description=f"zero-copy gather, {spec.doc}", params=params, unit="GB/s", samples=samples,
-                      stats=stats, metrics=metrics, provider="cuda",
-                      method=timed.method + "; destination poisoned before the run, every byte checked on the "
-                                            "host with numpy after it (records and the poison past them)")
+        common = dict(
+            description=f"zero-copy gather, {spec.doc}",
+            params=params,
+            unit="GB/s",
+            samples=samples,
+            stats=stats,
+            metrics=metrics,
+            provider="cuda",
+            method=timed.method + "; destination poisoned before the run, every byte checked on the "
+            "host with numpy after it (records and the poison past them)",
+        )
         if problem:
             return BenchResult.error(spec.key, f"wrong data: {problem}", verified=False, **common)
         return BenchResult(key=spec.key, status=Status.OK, verified=True, **common)
@@ -751,8 +887,13 @@ class _Session:
         n, slots = layout.records, layout.slots
         tiles = -(-slots // 1024)
         cgrid = max(1, min(-(-n // 256), 8 * self.sm_count))
-        counts, s_in, d_in, s_out, d_out = (self.counts.ptr, self.idx[0].ptr, self.idx[1].ptr, self.idx[2].ptr,
-                                            self.idx[3].ptr)
+        counts, s_in, d_in, s_out, d_out = (
+            self.counts.ptr,
+            self.idx[0].ptr,
+            self.idx[1].ptr,
+            self.idx[2].ptr,
+            self.idx[3].ptr,
+        )
         sums = counts + 4 * round_up(slots, 64)
         vp, ull = ctypes.c_void_p, ctypes.c_ulonglong
 
@@ -762,8 +903,13 @@ class _Session:
             cuda.launch(f_blocks, tiles, 1024, [(counts, vp), (slots, ull), (sums, vp)], stream)
             cuda.launch(f_scan, 1, 1024, [(sums, vp), (tiles, ull)], stream)
             cuda.launch(f_add, tiles, 1024, [(counts, vp), (slots, ull), (sums, vp)], stream)
-            cuda.launch(f_scatter, cgrid, 256, [(s_in, vp), (d_in, vp), (n, ull), (counts, vp), (s_out, vp),
-                                               (d_out, vp)], stream)
+            cuda.launch(
+                f_scatter,
+                cgrid,
+                256,
+                [(s_in, vp), (d_in, vp), (n, ull), (counts, vp), (s_out, vp), (d_out, vp)],
+                stream,
+            )
             cuda.launch(fn, grid, threads, args, stream, shared)
 
         return op
@@ -777,22 +923,29 @@ class _Session:
         # Link-bound model: every record read once, in the order the kernel reads them.
         order = np.sort(np.asarray(src)) if spec.presort else src
         hist = segment_histogram(order, layout, spec)
-        pred = pcie_model.predict(hist, layout.record_bytes, spec.model_mode, line_aware=spec.line_aware,
-                                  p=self.config.link)
+        pred = pcie_model.predict(
+            hist, layout.record_bytes, spec.model_mode, line_aware=spec.line_aware, p=self.config.link
+        )
         out["model_ratio_to_ce"] = pred.ratio_to_ce
         out["model_gbytes_per_s"] = pred.ratio_to_ce * ce_gbps if ce_gbps else None
         # If back-to-back repeats of a slot hit L1, fewer bytes cross PCIe than are delivered.
         read_hist, n_read = read_plan(src, layout, spec)
-        read_pred = pcie_model.predict(read_hist, layout.record_bytes, spec.model_mode,
-                                       line_aware=spec.line_aware, p=self.config.link)
+        read_pred = pcie_model.predict(
+            read_hist, layout.record_bytes, spec.model_mode, line_aware=spec.line_aware, p=self.config.link
+        )
         out["records_read_fraction"] = n_read / layout.records
         out["model_ratio_if_repeats_hit_l1"] = read_pred.ratio_to_ce * layout.records / max(1, n_read)
         out["model_efficiency"] = pred.efficiency
         out["partial_line_loss"] = pred.partial_line_loss
         out["completions_per_record"] = pred.completions_per_record
         # The layout's own loss, read the best SM way (line-aware), for ALIGN rules.
-        best = pcie_model.predict(segment_histogram(src, layout, KERNELS["lines"]), layout.record_bytes, "sector",
-                                  line_aware=True, p=self.config.link)
+        best = pcie_model.predict(
+            segment_histogram(src, layout, KERNELS["lines"]),
+            layout.record_bytes,
+            "sector",
+            line_aware=True,
+            p=self.config.link,
+        )
         out["layout_partial_line_loss"] = best.partial_line_loss
         out["layout_model_ratio_to_ce"] = best.ratio_to_ce
         return out
@@ -800,11 +953,25 @@ class _Session:
     def _params(self, case: Case) -> dict:
         lay = case.layout
         p = self.config.link
-        return {"kernel": case.kernel, "sweep": case.sweep, "record_bytes": lay.record_bytes, "stride": lay.stride,
-                "base_offset": lay.base_offset, "pattern": pattern_name(lay.pattern, lay.run_length),
-                "sm_limit": case.sm_limit, "sms_total": self.sm_count, "records": lay.records,
-                "slots": lay.slots, "seed": lay.seed, "dst_stride": lay.dst_stride, "mps": p.mps, "mrrs": p.mrrs,
-                "rcb": p.rcb, "link_params": self.config.link_source, "link": self.link_text}
+        return {
+            "kernel": case.kernel,
+            "sweep": case.sweep,
+            "record_bytes": lay.record_bytes,
+            "stride": lay.stride,
+            "base_offset": lay.base_offset,
+            "pattern": pattern_name(lay.pattern, lay.run_length),
+            "sm_limit": case.sm_limit,
+            "sms_total": self.sm_count,
+            "records": lay.records,
+            "slots": lay.slots,
+            "seed": lay.seed,
+            "dst_stride": lay.dst_stride,
+            "mps": p.mps,
+            "mrrs": p.mrrs,
+            "rcb": p.rcb,
+            "link_params": self.config.link_source,
+            "link": self.link_text,
+        }
 
     # -- orchestration ---------------------------------------------------------------------------
     def sample_link(self) -> None:
@@ -823,8 +990,10 @@ class _Session:
             self.stream.synchronize()
         if self.link is not None:
             if self.link.raw_gbytes_per_s:
-                self.link_text = (f"Gen{self.link.generation} x{self.link.width} "
-                                  f"({self.link.raw_gbytes_per_s:.2f} GB/s raw, sysfs, sampled during a copy)")
+                self.link_text = (
+                    f"Gen{self.link.generation} x{self.link.width} "
+                    f"({self.link.raw_gbytes_per_s:.2f} GB/s raw, sysfs, sampled during a copy)"
+                )
             else:
                 self.link_text = "unknown: " + "; ".join(f"{k}: {v}" for k, v in self.link.unknown.items())
 
@@ -833,8 +1002,11 @@ class _Session:
         ladder = sweep_cases("ladder", cfg.base, cfg.kernels, self.sm_count, threads=cfg.threads)
         ladder = [replace(c, sm_limit=cfg.sm_limit) for c in ladder]
         other = [s for s in cfg.sweeps if s != "ladder"]
-        planned_layouts = [cfg.base] + [c.layout for s in other
-                                        for c in sweep_cases(s, cfg.base, ["warp"], self.sm_count, quick=cfg.quick)]
+        planned_layouts = [cfg.base] + [
+            c.layout
+            for s in other
+            for c in sweep_cases(s, cfg.base, ["warp"], self.sm_count, quick=cfg.quick)
+        ]
         for lay in planned_layouts:
             lay.validate()
         self.allocate_for(planned_layouts)
@@ -850,14 +1022,21 @@ class _Session:
         results: list[BenchResult] = []
         ce_cache: dict[int, BenchResult] = {}
         notes: list[str] = []
-        placeholder = ["lines", "warp", "warp-ilp", "persistent"][:max(1, len(cfg.sweep_kernels))]
-        total_est = len(ladder) + sum(len(sweep_cases(s, cfg.base, placeholder if s != "sm" else ["lines"],
-                                                      self.sm_count, quick=cfg.quick)) for s in other)
+        placeholder = ["lines", "warp", "warp-ilp", "persistent"][: max(1, len(cfg.sweep_kernels))]
+        total_est = len(ladder) + sum(
+            len(
+                sweep_cases(
+                    s, cfg.base, placeholder if s != "sm" else ["lines"], self.sm_count, quick=cfg.quick
+                )
+            )
+            for s in other
+        )
         done = 0
 
         def ce_for(layout: Layout) -> BenchResult:
             if layout.nbytes not in ce_cache:
                 from gdrdiag.bench.runner import run_case
+
                 res = run_case(CE_KEY, lambda: self.ce_reference(layout.nbytes, layout))
                 ce_cache[layout.nbytes] = res[0]
                 results.extend(res)
@@ -866,16 +1045,26 @@ class _Session:
         def measure(case: Case) -> list[BenchResult]:
             nonlocal done
             from gdrdiag.bench.runner import run_case
+
             done += 1
             if progress:
-                progress(done, max(total_est, done), f"{case.sweep}: {case.kernel} R={case.layout.record_bytes}")
+                progress(
+                    done, max(total_est, done), f"{case.sweep}: {case.kernel} R={case.layout.record_bytes}"
+                )
             ce = ce_for(case.layout)
             spec = KERNELS[case.kernel]
-            fields = dict(params={"kernel": case.kernel, "sweep": case.sweep,
-                                  "record_bytes": case.layout.record_bytes, "stride": case.layout.stride,
-                                  "base_offset": case.layout.base_offset,
-                                  "pattern": pattern_name(case.layout.pattern, case.layout.run_length),
-                                  "sm_limit": case.sm_limit, "threads": case.threads})
+            fields = dict(
+                params={
+                    "kernel": case.kernel,
+                    "sweep": case.sweep,
+                    "record_bytes": case.layout.record_bytes,
+                    "stride": case.layout.stride,
+                    "base_offset": case.layout.base_offset,
+                    "pattern": pattern_name(case.layout.pattern, case.layout.run_length),
+                    "sm_limit": case.sm_limit,
+                    "threads": case.threads,
+                }
+            )
             out = run_case(spec.key, lambda: self.gather(case, ce), **fields)
             results.extend(out)
             return out
@@ -887,27 +1076,41 @@ class _Session:
         if best is not None:
             ratio = best.metrics.get("ratio_to_ce")
             model = best.metrics.get("model_ratio_to_ce")
-            notes.append(f"best kernel at R={cfg.base.record_bytes} B, {pattern_name(cfg.base.pattern, cfg.base.run_length)}"
-                         f" indices: {best_name}, {best.value:.2f} GB/s"
-                         + (f" = {ratio:.3f} of CE measured in the same run" if ratio else "")
-                         + (f" (model allows {model:.3f})" if model else ""))
+            notes.append(
+                f"best kernel at R={cfg.base.record_bytes} B, "
+                f"{pattern_name(cfg.base.pattern, cfg.base.run_length)}"
+                f" indices: {best_name}, {best.value:.2f} GB/s"
+                + (f" = {ratio:.3f} of CE measured in the same run" if ratio else "")
+                + (f" (model allows {model:.3f})" if model else "")
+            )
         kernels = tuple(dict.fromkeys(best_name if k == "best" else k for k in cfg.sweep_kernels))
         for sweep in other:
             ks = kernels if sweep != "sm" else (best_name,)
             if sweep == "sm" and KERNELS[best_name].mapping != "persistent":
                 ks = ("lines",)
-            sweep_results = [r for c in sweep_cases(sweep, cfg.base, ks, self.sm_count, quick=cfg.quick,
-                                                    threads=cfg.threads) for r in measure(c)]
+            sweep_results = [
+                r
+                for c in sweep_cases(sweep, cfg.base, ks, self.sm_count, quick=cfg.quick, threads=cfg.threads)
+                for r in measure(c)
+            ]
             if sweep == "sm":
-                pts = [(int(r.params["sm_limit"]), r.value) for r in sweep_results
-                       if r.status is Status.OK and r.value and r.params.get("sm_limit")]
+                pts = [
+                    (int(r.params["sm_limit"]), r.value)
+                    for r in sweep_results
+                    if r.status is Status.OK and r.value and r.params.get("sm_limit")
+                ]
                 need = min_sms_for_fraction(pts, 0.95)
                 if need is not None:
-                    notes.append(f"{ks[0]} reaches 95% of its all-SM bandwidth with {need} of {self.sm_count} SMs")
+                    notes.append(
+                        f"{ks[0]} reaches 95% of its all-SM bandwidth with {need} of {self.sm_count} SMs"
+                    )
                     for i, r in enumerate(results):
                         if r in sweep_results and r.params.get("sm_limit") == self.sm_count:
                             results[i] = replace(r, metrics={**r.metrics, "min_sms_for_95pct": float(need)})
-        notes.append(f"link: {self.link_text}; model PCIe parameters: MPS {cfg.link.mps}, MRRS {cfg.link.mrrs}, "
-                     f"RCB {cfg.link.rcb}, {cfg.link.cpl_overhead} B per completion ({cfg.link_source})")
-        return GatherRun(results=results, notes=notes, link=self.link, gpu_name=self.facts.name,
-                         sm_count=self.sm_count)
+        notes.append(
+            f"link: {self.link_text}; model PCIe parameters: MPS {cfg.link.mps}, MRRS {cfg.link.mrrs}, "
+            f"RCB {cfg.link.rcb}, {cfg.link.cpl_overhead} B per completion ({cfg.link_source})"
+        )
+        return GatherRun(
+            results=results, notes=notes, link=self.link, gpu_name=self.facts.name, sm_count=self.sm_count
+        )

@@ -87,7 +87,6 @@ class Efficiency:
         return self.useful / self.wire if self.wire else 0.0
 
 
-
 def completion_sizes(addr: int, length: int, p: LinkParams) -> list[int]:
     """Payloads of the completions answering one read request of ``length`` bytes at ``addr``.
 
@@ -144,7 +143,9 @@ def _sm_requests(lo: int, hi: int, window_start: int, mode: str) -> list[tuple[i
     return reqs
 
 
-def range_requests(start: int, length: int, mode: str, *, line_aware: bool, p: LinkParams) -> list[tuple[int, int]]:
+def range_requests(
+    start: int, length: int, mode: str, *, line_aware: bool, p: LinkParams
+) -> list[tuple[int, int]]:
     """Read requests for one contiguous source range (a record, or a merged run of records)."""
     if mode not in MODES or mode == "ce":
         raise ValueError(f"mode must be one of sector, line, bulk; got {mode!r}")
@@ -158,8 +159,9 @@ def range_requests(start: int, length: int, mode: str, *, line_aware: bool, p: L
     return _sm_requests(start, start + length, window, mode)
 
 
-def segments_efficiency(segments: Mapping[tuple[int, int], int], record_bytes: int, mode: str, *,
-                        line_aware: bool, p: LinkParams) -> Efficiency:
+def segments_efficiency(
+    segments: Mapping[tuple[int, int], int], record_bytes: int, mode: str, *, line_aware: bool, p: LinkParams
+) -> Efficiency:
     """Totals over ``segments``: {(start address mod 4096, records in the run): count}.
 
     A run of ``k`` records is read as one contiguous range of ``k * record_bytes`` (only kernels
@@ -222,13 +224,21 @@ class Prediction:
     mean_completion_payload: float
 
 
-def predict(segments: Mapping[tuple[int, int], float], record_bytes: int, mode: str, *, line_aware: bool,
-            p: LinkParams) -> Prediction:
+def predict(
+    segments: Mapping[tuple[int, int], float],
+    record_bytes: int,
+    mode: str,
+    *,
+    line_aware: bool,
+    p: LinkParams,
+) -> Prediction:
     """Predict efficiency and the ratio to CE for a segment histogram (counts or probabilities)."""
     if record_bytes <= 0:
         raise ValueError("record_bytes must be > 0")
     # Scale probabilities to integer counts so totals stay exact.
-    scaled = {key: int(round(v * 1_000_000)) if isinstance(v, float) else int(v) for key, v in segments.items()}
+    scaled = {
+        key: int(round(v * 1_000_000)) if isinstance(v, float) else int(v) for key, v in segments.items()
+    }
     eff = segments_efficiency(scaled, record_bytes, mode, line_aware=line_aware, p=p)
     ce = ce_efficiency(p)
     ideal = whole_line_efficiency(p) if mode in ("sector", "line") else ce
@@ -247,20 +257,42 @@ def predict(segments: Mapping[tuple[int, int], float], record_bytes: int, mode: 
     )
 
 
-def predict_random(record_bytes: int, stride: int, base_offset: int, slots: int, mode: str, *,
-                   line_aware: bool, p: LinkParams) -> Prediction:
+def predict_random(
+    record_bytes: int,
+    stride: int,
+    base_offset: int,
+    slots: int,
+    mode: str,
+    *,
+    line_aware: bool,
+    p: LinkParams,
+) -> Prediction:
     """Prediction for uniformly random single records (no merging) of a table layout."""
     hist = offset_histogram(stride, base_offset, slots)
-    return predict({(off, 1): prob for off, prob in hist.items()}, record_bytes, mode,
-                   line_aware=line_aware, p=p)
+    return predict(
+        {(off, 1): prob for off, prob in hist.items()}, record_bytes, mode, line_aware=line_aware, p=p
+    )
 
 
-def predict_runs(record_bytes: int, base_offset: int, run_records: int, mode: str, *, line_aware: bool,
-                 p: LinkParams, slots: int = 1 << 20) -> Prediction:
+def predict_runs(
+    record_bytes: int,
+    base_offset: int,
+    run_records: int,
+    mode: str,
+    *,
+    line_aware: bool,
+    p: LinkParams,
+    slots: int = 1 << 20,
+) -> Prediction:
     """Prediction for packed records read as merged runs of ``run_records`` consecutive slots."""
     hist = offset_histogram(record_bytes, base_offset, slots)
-    return predict({(off, max(1, run_records)): prob for off, prob in hist.items()}, record_bytes, mode,
-                   line_aware=line_aware, p=p)
+    return predict(
+        {(off, max(1, run_records)): prob for off, prob in hist.items()},
+        record_bytes,
+        mode,
+        line_aware=line_aware,
+        p=p,
+    )
 
 
 def padded_stride(record_bytes: int) -> int:
@@ -276,19 +308,33 @@ def ce_run_ratio(run_bytes: int, ce_gbytes_per_s: float, call_overhead_us: float
     return t_copy / (t_copy + call_overhead_us * 1e-6)
 
 
-def best_alternatives(record_bytes: int, stride: int, base_offset: int, slots: int, mode: str, *,
-                      line_aware: bool, p: LinkParams) -> dict[str, Optional[float]]:
+def best_alternatives(
+    record_bytes: int,
+    stride: int,
+    base_offset: int,
+    slots: int,
+    mode: str,
+    *,
+    line_aware: bool,
+    p: LinkParams,
+) -> dict[str, Optional[float]]:
     """Model ratios to CE of the layout changes ALIGN findings can advise, by name."""
     out: dict[str, Optional[float]] = {}
-    out["as_is"] = predict_random(record_bytes, stride, base_offset, slots, mode, line_aware=line_aware,
-                                  p=p).ratio_to_ce
+    out["as_is"] = predict_random(
+        record_bytes, stride, base_offset, slots, mode, line_aware=line_aware, p=p
+    ).ratio_to_ce
     pad = padded_stride(record_bytes)
-    out["padded_stride"] = predict_random(record_bytes, pad, 0, slots, mode, line_aware=line_aware,
-                                          p=p).ratio_to_ce
-    out["aligned_base"] = predict_random(record_bytes, stride, base_offset - base_offset % LINE, slots, mode,
-                                         line_aware=line_aware, p=p).ratio_to_ce
-    out["runs_of_8"] = (predict_runs(record_bytes, base_offset, 8, mode, line_aware=True, p=p).ratio_to_ce
-                        if stride == record_bytes and record_bytes % 16 == 0 else None)
+    out["padded_stride"] = predict_random(
+        record_bytes, pad, 0, slots, mode, line_aware=line_aware, p=p
+    ).ratio_to_ce
+    out["aligned_base"] = predict_random(
+        record_bytes, stride, base_offset - base_offset % LINE, slots, mode, line_aware=line_aware, p=p
+    ).ratio_to_ce
+    out["runs_of_8"] = (
+        predict_runs(record_bytes, base_offset, 8, mode, line_aware=True, p=p).ratio_to_ce
+        if stride == record_bytes and record_bytes % 16 == 0
+        else None
+    )
     return out
 
 

@@ -26,28 +26,44 @@ def _stride(text: str, record_bytes: int) -> int:
 @handles_errors
 def gather_bench(
     ctx: typer.Context,
-    kernels: str = typer.Option("all", "--kernels", "-k",
-                                help="Kernels for the ladder: byte,vec16,warp,warp-ilp,persistent,lines,"
-                                     "sorted-lines,lines-l2pf,bulk or all."),
+    kernels: str = typer.Option(
+        "all",
+        "--kernels",
+        "-k",
+        help="Kernels for the ladder: byte,vec16,warp,warp-ilp,persistent,lines,"
+        "sorted-lines,lines-l2pf,bulk or all.",
+    ),
     record_bytes: str = typer.Option("656", "--record-bytes", "-s", help="Record size R in bytes."),
-    stride: str = typer.Option("packed", "--stride", help="Slot stride: packed (= R), padded (R up to 128) or bytes."),
+    stride: str = typer.Option(
+        "packed", "--stride", help="Slot stride: packed (= R), padded (R up to 128) or bytes."
+    ),
     base_offset: int = typer.Option(0, "--base-offset", help="Table start past a 4 KiB boundary, bytes."),
     pattern: str = typer.Option("random", "--pattern", help="random, unique, sorted, sequential or runs:K."),
     slots: int = typer.Option(300_000, "--slots", help="Table slots S."),
     requests: int = typer.Option(128, "--requests", help="Requests per batch."),
     records_per_request: int = typer.Option(2048, "--records-per-request", help="Records per request."),
     seed: int = typer.Option(20251121, "--seed", help="Seed of the index generator (recorded in params)."),
-    sweep: Optional[str] = typer.Option(None, "--sweep",
-                                        help="Also sweep: record-size,stride,offset,pattern,sm,threads or all."),
-    sweep_kernels: str = typer.Option("best,warp", "--sweep-kernels",
-                                      help="Kernels for the sweeps; 'best' is the ladder's fastest."),
-    sm_limit: Optional[int] = typer.Option(None, "--sm-limit", help="SMs for persistent kernels (default all)."),
+    sweep: Optional[str] = typer.Option(
+        None, "--sweep", help="Also sweep: record-size,stride,offset,pattern,sm,threads or all."
+    ),
+    sweep_kernels: str = typer.Option(
+        "best,warp", "--sweep-kernels", help="Kernels for the sweeps; 'best' is the ladder's fastest."
+    ),
+    sm_limit: Optional[int] = typer.Option(
+        None, "--sm-limit", help="SMs for persistent kernels (default all)."
+    ),
     threads: Optional[int] = typer.Option(None, "--threads", help="Threads per block (default per kernel)."),
     iterations: int = typer.Option(20, "--iters", "-n", help="Most timed samples per case."),
     device: int = typer.Option(0, "--device", "-d", help="CUDA device ordinal."),
-    mps: Optional[int] = typer.Option(None, "--mps", help="Model: Max Payload Size (default: read, else 256)."),
-    mrrs: Optional[int] = typer.Option(None, "--mrrs", help="Model: Max Read Request Size (default: read, else 4096)."),
-    rcb: Optional[int] = typer.Option(None, "--rcb", help="Model: Read Completion Boundary 64/128 (default: read, else 128)."),
+    mps: Optional[int] = typer.Option(
+        None, "--mps", help="Model: Max Payload Size (default: read, else 256)."
+    ),
+    mrrs: Optional[int] = typer.Option(
+        None, "--mrrs", help="Model: Max Read Request Size (default: read, else 4096)."
+    ),
+    rcb: Optional[int] = typer.Option(
+        None, "--rcb", help="Model: Read Completion Boundary 64/128 (default: read, else 128)."
+    ),
     quick: bool = typer.Option(False, "--quick", help="A short run: fewer sweep points and samples."),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the Report as JSON here."),
 ) -> None:
@@ -58,8 +74,16 @@ def gather_bench(
     pat, run_length = gather.parse_pattern(pattern)
     if requests <= 0 or records_per_request <= 0:
         raise UserInputError("--requests and --records-per-request must be greater than 0")
-    layout = gather.Layout(record_bytes=R, stride=_stride(stride, R), base_offset=base_offset, pattern=pat,
-                           run_length=run_length, slots=slots, records=requests * records_per_request, seed=seed)
+    layout = gather.Layout(
+        record_bytes=R,
+        stride=_stride(stride, R),
+        base_offset=base_offset,
+        pattern=pat,
+        run_length=run_length,
+        slots=slots,
+        records=requests * records_per_request,
+        seed=seed,
+    )
     try:
         link = pcie_model.LinkParams(mps=mps or 256, mrrs=mrrs or 4096, rcb=rcb or 128)
     except ValueError as exc:
@@ -69,12 +93,20 @@ def gather_bench(
     if quick and sweep is None:
         sweeps = ("ladder", "record-size", "sm")
     config = gather.GatherConfig(
-        base=layout, kernels=gather.parse_kernels(kernels), sweeps=sweeps,
+        base=layout,
+        kernels=gather.parse_kernels(kernels),
+        sweeps=sweeps,
         sweep_kernels=tuple(k.strip().lower() for k in sweep_kernels.split(",") if k.strip()),
-        sm_limit=sm_limit, threads=threads, device=device, iterations=min(iterations, 8) if quick else iterations,
-        time_budget_s=0.1 if quick else 0.25, quick=quick, link=link,
+        sm_limit=sm_limit,
+        threads=threads,
+        device=device,
+        iterations=min(iterations, 8) if quick else iterations,
+        time_budget_s=0.1 if quick else 0.25,
+        quick=quick,
+        link=link,
         link_source="given on the command line" if explicit else "assumed (diagnostics-kb 14, H200 VM)",
-        link_explicit=explicit)
+        link_explicit=explicit,
+    )
     config.validate()
     if json_out is not None and json_out.parent and not json_out.parent.exists():
         raise UserInputError(f"--json-out: directory {json_out.parent} does not exist")
@@ -96,7 +128,9 @@ def gather_bench(
     from gdrdiag.diagnose.gather_rules import gather_findings
 
     findings = gather_findings(result.results)
-    report = results_report("gather-bench", result.results, findings=tuple(findings), notes=tuple(result.notes))
+    report = results_report(
+        "gather-bench", result.results, findings=tuple(findings), notes=tuple(result.notes)
+    )
     if json_out is not None:
         json_out.write_text(report.to_json())
     if wants_json(ctx):
@@ -106,9 +140,16 @@ def gather_bench(
         from gdrdiag.render.gather_table import render_gather_results
 
         header = f"gather-bench on {result.gpu_name} ({result.sm_count} SMs)"
-        echo(header + "\n\n" + render_gather_results(result.results, result.notes) + "\n\n"
-             + render_findings(findings))
+        echo(
+            header
+            + "\n\n"
+            + render_gather_results(result.results, result.notes)
+            + "\n\n"
+            + render_findings(findings)
+        )
     from gdrdiag.model.results import Status
 
-    failed = any(r.status is Status.ERROR for r in result.results) or any(f.severity.value == "FAIL" for f in findings)
+    failed = any(r.status is Status.ERROR for r in result.results) or any(
+        f.severity.value == "FAIL" for f in findings
+    )
     raise typer.Exit(EXIT_FAIL if failed else EXIT_OK)

@@ -41,14 +41,17 @@ def _is_gather(r: BenchResult) -> bool:
 
 
 def _layout_text(p: dict) -> str:
-    return (f"R={p.get('record_bytes')} B, stride {p.get('stride')} B, base offset {p.get('base_offset')} B, "
-            f"{p.get('pattern')} indices")
+    return (
+        f"R={p.get('record_bytes')} B, stride {p.get('stride')} B, base offset {p.get('base_offset')} B, "
+        f"{p.get('pattern')} indices"
+    )
 
 
 def _link_params(p: dict) -> pcie_model.LinkParams:
     try:
-        return pcie_model.LinkParams(mps=int(p.get("mps") or 256), mrrs=int(p.get("mrrs") or 4096),
-                                     rcb=int(p.get("rcb") or 128))
+        return pcie_model.LinkParams(
+            mps=int(p.get("mps") or 256), mrrs=int(p.get("mrrs") or 4096), rcb=int(p.get("rcb") or 128)
+        )
     except (TypeError, ValueError):
         return pcie_model.LinkParams()
 
@@ -79,58 +82,99 @@ def align_findings(results: Sequence[BenchResult]) -> list[Finding]:
         loss = _num(r.metrics.get("layout_partial_line_loss"))
         pattern = str(p.get("pattern") or "random")
         if loss is None and pattern == "random":
-            loss = pcie_model.predict_random(R, stride, base, slots, "sector", line_aware=True, p=link).partial_line_loss
+            loss = pcie_model.predict_random(
+                R, stride, base, slots, "sector", line_aware=True, p=link
+            ).partial_line_loss
         if loss is not None and loss > ALIGN_LOSS_THRESHOLD and pattern in ("random", "sorted"):
             alts = pcie_model.best_alternatives(R, stride, base, slots, "sector", line_aware=True, p=link)
             now = alts["as_is"] or 0.0
             advice = []
-            if (pcie_model.padded_stride(R) != stride and alts["padded_stride"]
-                    and alts["padded_stride"] > now * (1 + ALIGN_GAIN_THRESHOLD)):
-                advice.append(f"pad the stride to {pcie_model.padded_stride(R)} B and keep the table 128-B aligned "
-                              f"(model: {now:.3f} -> {alts['padded_stride']:.3f} of CE)")
-            if base % pcie_model.LINE and alts["aligned_base"] and alts["aligned_base"] > now * (1 + ALIGN_GAIN_THRESHOLD):
-                advice.append(f"start the table on a 128-B boundary instead of +{base} B "
-                              f"(model: {now:.3f} -> {alts['aligned_base']:.3f} of CE)")
+            if (
+                pcie_model.padded_stride(R) != stride
+                and alts["padded_stride"]
+                and alts["padded_stride"] > now * (1 + ALIGN_GAIN_THRESHOLD)
+            ):
+                advice.append(
+                    f"pad the stride to {pcie_model.padded_stride(R)} B and keep the table 128-B aligned "
+                    f"(model: {now:.3f} -> {alts['padded_stride']:.3f} of CE)"
+                )
+            if (
+                base % pcie_model.LINE
+                and alts["aligned_base"]
+                and alts["aligned_base"] > now * (1 + ALIGN_GAIN_THRESHOLD)
+            ):
+                advice.append(
+                    f"start the table on a 128-B boundary instead of +{base} B "
+                    f"(model: {now:.3f} -> {alts['aligned_base']:.3f} of CE)"
+                )
             if alts["runs_of_8"] and alts["runs_of_8"] > now * (1 + ALIGN_GAIN_THRESHOLD):
-                advice.append("sort or batch the indices so neighbouring records are gathered together and read "
-                              f"as one range by the line-aware kernel (model for runs of 8: {alts['runs_of_8']:.3f} "
-                              "of CE)")
+                advice.append(
+                    "sort or batch the indices so neighbouring records are gathered together and read "
+                    f"as one range by the line-aware kernel (model for runs of 8: {alts['runs_of_8']:.3f} "
+                    "of CE)"
+                )
             if not advice:
-                advice.append(f"no layout change recovers it: {R}-B records always cover a partial 128-B line; "
-                              "gather contiguous runs with the copy engine where the indices allow")
-            out.append(Finding(
-                code="ALIGN-01", severity=Severity.WARN,
-                title=f"layout loses {loss:.1%} of the link to partial-line reads",
-                evidence=(f"results[{r.key}].params = {subject}",
-                          f"results[{r.key}].metrics.layout_partial_line_loss = {loss:.3f}",
-                          f"model ratio to CE as laid out = {now:.3f}"),
-                advice="; ".join(advice), reference=_REF_KB, subject=subject))
-        if (stride % 16 or base % 16):
-            out.append(Finding(
-                code="ALIGN-02", severity=Severity.WARN,
-                title="records are not 16-byte aligned, so 16-B loads need two chunks and a shift",
-                evidence=(f"results[{r.key}].params.stride = {stride}",
-                          f"results[{r.key}].params.base_offset = {base}"),
-                advice=(f"use a stride that is a multiple of 16 (e.g. {-(-stride // 16) * 16} B, or "
-                        f"{pcie_model.padded_stride(R)} B for whole lines) and a 16-B aligned table base"),
-                reference="native/gather.cu (fast paths need 16-B aligned records); CUDA Best Practices, "
-                          "coalesced access",
-                subject=subject))
+                advice.append(
+                    f"no layout change recovers it: {R}-B records always cover a partial 128-B line; "
+                    "gather contiguous runs with the copy engine where the indices allow"
+                )
+            out.append(
+                Finding(
+                    code="ALIGN-01",
+                    severity=Severity.WARN,
+                    title=f"layout loses {loss:.1%} of the link to partial-line reads",
+                    evidence=(
+                        f"results[{r.key}].params = {subject}",
+                        f"results[{r.key}].metrics.layout_partial_line_loss = {loss:.3f}",
+                        f"model ratio to CE as laid out = {now:.3f}",
+                    ),
+                    advice="; ".join(advice),
+                    reference=_REF_KB,
+                    subject=subject,
+                )
+            )
+        if stride % 16 or base % 16:
+            out.append(
+                Finding(
+                    code="ALIGN-02",
+                    severity=Severity.WARN,
+                    title="records are not 16-byte aligned, so 16-B loads need two chunks and a shift",
+                    evidence=(
+                        f"results[{r.key}].params.stride = {stride}",
+                        f"results[{r.key}].params.base_offset = {base}",
+                    ),
+                    advice=(
+                        f"use a stride that is a multiple of 16 (e.g. {-(-stride // 16) * 16} B, or "
+                        f"{pcie_model.padded_stride(R)} B for whole lines) and a 16-B aligned table base"
+                    ),
+                    reference="native/gather.cu (fast paths need 16-B aligned records); CUDA Best Practices, "
+                    "coalesced access",
+                    subject=subject,
+                )
+            )
         run_k = _run_length(pattern)
         ratio = _num(r.metrics.get("ratio_to_ce"))
         ce = _num(r.metrics.get("ce_gbytes_per_s"))
         if run_k and ratio is not None and ce:
             ce_ratio = pcie_model.ce_run_ratio(run_k * R, ce, CE_CALL_OVERHEAD_US)
             if ce_ratio > ratio + 0.05:
-                out.append(Finding(
-                    code="ALIGN-03", severity=Severity.INFO,
-                    title=f"runs of {run_k} records ({run_k * R} B) are long enough for the copy engine",
-                    evidence=(f"results[{r.key}].metrics.ratio_to_ce = {ratio:.3f}",
-                              f"one cuMemcpyAsync per run at {CE_CALL_OVERHEAD_US} us per call: {ce_ratio:.3f} of CE"),
-                    advice="copy each run with the copy engine (cuMemcpyBatchAsync where available) and gather "
-                           "only the short remainder with the kernel",
-                    reference="perf-anchors 0.5 and 4 (per-call cost, half-bandwidth block size)",
-                    subject=subject))
+                out.append(
+                    Finding(
+                        code="ALIGN-03",
+                        severity=Severity.INFO,
+                        title=f"runs of {run_k} records ({run_k * R} B) are long enough for the copy engine",
+                        evidence=(
+                            f"results[{r.key}].metrics.ratio_to_ce = {ratio:.3f}",
+                            f"one cuMemcpyAsync per run at {CE_CALL_OVERHEAD_US} us per call: "
+                            f"{ce_ratio:.3f} of CE",
+                        ),
+                        advice="copy each run with the copy engine (cuMemcpyBatchAsync where available) "
+                        "and gather "
+                        "only the short remainder with the kernel",
+                        reference="perf-anchors 0.5 and 4 (per-call cost, half-bandwidth block size)",
+                        subject=subject,
+                    )
+                )
     return out
 
 
@@ -162,32 +206,48 @@ def perf_findings(results: Sequence[BenchResult]) -> list[Finding]:
     for kernel, rows in by_kernel.items():
         rows.sort(key=lambda t: t[0])
         worst = rows[:5]
-        out.append(Finding(
-            code="PERF-GATHER-01", severity=Severity.WARN,
-            title=f"{kernel} reaches only {worst[0][0]:.0%} of what the PCIe model allows for its layout",
-            evidence=tuple(f"results[{r.key}] {_layout_text(r.params)}: ratio_to_ce = "
-                           f"{r.metrics.get('ratio_to_ce'):.3f}, model_ratio_to_ce = "
-                           f"{r.metrics.get('model_ratio_to_ce'):.3f}" for _, r in worst),
-            advice="the link is not what limits it: too few bytes in flight (raise --sm-limit/--threads, use "
-                   "the lines kernel that keeps 8 records in flight per warp), split lines (use line-aware "
-                   "loads), or small requests exhausting read tags (diagnostics-kb LINK-07)",
-            reference="diagnostics-kb 10.4 (flag below 85% of model), 12; perf-anchors 2.3 (Little's law)",
-            subject=kernel))
+        out.append(
+            Finding(
+                code="PERF-GATHER-01",
+                severity=Severity.WARN,
+                title=f"{kernel} reaches only {worst[0][0]:.0%} of what the PCIe model allows for its layout",
+                evidence=tuple(
+                    f"results[{r.key}] {_layout_text(r.params)}: ratio_to_ce = "
+                    f"{r.metrics.get('ratio_to_ce'):.3f}, model_ratio_to_ce = "
+                    f"{r.metrics.get('model_ratio_to_ce'):.3f}"
+                    for _, r in worst
+                ),
+                advice="the link is not what limits it: too few bytes in flight "
+                "(raise --sm-limit/--threads, use "
+                "the lines kernel that keeps 8 records in flight per warp), split lines (use line-aware "
+                "loads), or small requests exhausting read tags (diagnostics-kb LINK-07)",
+                reference="diagnostics-kb 10.4 (flag below 85% of model), 12; "
+                "perf-anchors 2.3 (Little's law)",
+                subject=kernel,
+            )
+        )
     # 02: weak copy-engine reference.
     for r in results:
         if r.key != CE_KEY or r.status is not Status.OK:
             continue
         raw_ratio = _num(r.metrics.get("ratio_to_raw"))
         if raw_ratio is not None and raw_ratio < CE_RAW_FRACTION:
-            out.append(Finding(
-                code="PERF-GATHER-02", severity=Severity.WARN,
-                title=f"copy-engine H2D reaches only {raw_ratio:.0%} of the link's raw rate",
-                evidence=(f"results[{CE_KEY}].value = {r.value:.2f} GB/s",
-                          f"results[{CE_KEY}].metrics.ratio_to_raw = {raw_ratio:.3f}"),
-                advice="check the negotiated link (LINK-01/02), MPS/MRRS, IOMMU mode and NUMA placement of the "
-                       "pinned table before reading gather ratios",
-                reference="diagnostics-kb 13 PROBE-05; perf-anchors 7.1",
-                subject=CE_KEY))
+            out.append(
+                Finding(
+                    code="PERF-GATHER-02",
+                    severity=Severity.WARN,
+                    title=f"copy-engine H2D reaches only {raw_ratio:.0%} of the link's raw rate",
+                    evidence=(
+                        f"results[{CE_KEY}].value = {r.value:.2f} GB/s",
+                        f"results[{CE_KEY}].metrics.ratio_to_raw = {raw_ratio:.3f}",
+                    ),
+                    advice="check the negotiated link (LINK-01/02), MPS/MRRS, IOMMU mode and NUMA "
+                    "placement of the "
+                    "pinned table before reading gather ratios",
+                    reference="diagnostics-kb 13 PROBE-05; perf-anchors 7.1",
+                    subject=CE_KEY,
+                )
+            )
             break
     # 03: SM budget of the best kernel.
     for r in results:
@@ -196,18 +256,25 @@ def perf_findings(results: Sequence[BenchResult]) -> list[Finding]:
         if need is None or not total:
             continue
         frac = need / total
-        out.append(Finding(
-            code="PERF-GATHER-03",
-            severity=Severity.WARN if frac > SM_BUDGET_WARN_FRACTION else Severity.INFO,
-            title=f"{r.params.get('kernel')} needs {int(need)} of {int(total)} SMs ({frac:.0%}) for 95% of its "
-                  "all-SM bandwidth",
-            evidence=(f"results[{r.key}].metrics.min_sms_for_95pct = {int(need)}",
-                      f"results[{r.key}].metrics.bytes_in_flight_per_sm = "
-                      f"{r.metrics.get('bytes_in_flight_per_sm')}"),
-            advice="cap the gather's grid at this many SMs (leave the rest to compute)" if frac <= 0.25 else
-                   "keep more bytes in flight per SM (more records per warp, more warps per SM)",
-            reference="perf-anchors 1.6 and 7.4 (bytes in flight per SM; <= 12% of SMs on H100)",
-            subject=str(r.params.get("kernel"))))
+        out.append(
+            Finding(
+                code="PERF-GATHER-03",
+                severity=Severity.WARN if frac > SM_BUDGET_WARN_FRACTION else Severity.INFO,
+                title=f"{r.params.get('kernel')} needs {int(need)} of {int(total)} SMs ({frac:.0%}) "
+                "for 95% of its "
+                "all-SM bandwidth",
+                evidence=(
+                    f"results[{r.key}].metrics.min_sms_for_95pct = {int(need)}",
+                    f"results[{r.key}].metrics.bytes_in_flight_per_sm = "
+                    f"{r.metrics.get('bytes_in_flight_per_sm')}",
+                ),
+                advice="cap the gather's grid at this many SMs (leave the rest to compute)"
+                if frac <= 0.25
+                else "keep more bytes in flight per SM (more records per warp, more warps per SM)",
+                reference="perf-anchors 1.6 and 7.4 (bytes in flight per SM; <= 12% of SMs on H100)",
+                subject=str(r.params.get("kernel")),
+            )
+        )
     return out
 
 

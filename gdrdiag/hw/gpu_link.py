@@ -78,13 +78,18 @@ def _devctl_from_config(cfg: bytes) -> tuple[Optional[dict[str, int]], str]:
     while ptr and ptr not in seen:
         seen.add(ptr)
         if ptr + 0x12 > len(cfg):
-            return None, ("PCIe capability beyond the readable config bytes "
-                          f"({len(cfg)} readable; full config space needs root)")
+            return None, (
+                "PCIe capability beyond the readable config bytes "
+                f"({len(cfg)} readable; full config space needs root)"
+            )
         if cfg[ptr] == PCI_CAP_ID_EXP:
-            devctl = int.from_bytes(cfg[ptr + 0x08:ptr + 0x0A], "little")
-            lnkctl = int.from_bytes(cfg[ptr + 0x10:ptr + 0x12], "little")
-            return {"mps": 128 << ((devctl >> 5) & 7), "mrrs": 128 << ((devctl >> 12) & 7),
-                    "rcb": 128 if lnkctl & 0x8 else 64}, ""
+            devctl = int.from_bytes(cfg[ptr + 0x08 : ptr + 0x0A], "little")
+            lnkctl = int.from_bytes(cfg[ptr + 0x10 : ptr + 0x12], "little")
+            return {
+                "mps": 128 << ((devctl >> 5) & 7),
+                "mrrs": 128 << ((devctl >> 12) & 7),
+                "rcb": 128 if lnkctl & 0x8 else 64,
+            }, ""
         ptr = cfg[ptr + 1] & 0xFC
     return None, "no PCI Express capability found"
 
@@ -95,10 +100,12 @@ def read_link(bus_id: str, root: str = "/") -> GpuLink:
     base = os.path.join(root, "sys/bus/pci/devices", bdf)
     unknown: dict[str, str] = {}
     vals: dict[str, Optional[int]] = {}
-    for key, fname, parse in (("generation", "current_link_speed", parse_speed),
-                              ("max_generation", "max_link_speed", parse_speed),
-                              ("width", "current_link_width", _parse_width),
-                              ("max_width", "max_link_width", _parse_width)):
+    for key, fname, parse in (
+        ("generation", "current_link_speed", parse_speed),
+        ("max_generation", "max_link_speed", parse_speed),
+        ("width", "current_link_width", _parse_width),
+        ("max_width", "max_link_width", _parse_width),
+    ):
         text, err = _read(os.path.join(base, fname))
         value = parse(text) if text is not None else None
         if value is None:
@@ -120,10 +127,18 @@ def read_link(bus_id: str, root: str = "/") -> GpuLink:
         for k in ("mps", "mrrs", "rcb"):
             unknown[k] = why
         regs = {}
-    return GpuLink(bus_id=bdf, generation=vals["generation"], width=vals["width"],
-                   max_generation=vals["max_generation"], max_width=vals["max_width"],
-                   raw_gbytes_per_s=raw, mps=regs.get("mps"), mrrs=regs.get("mrrs"), rcb=regs.get("rcb"),
-                   unknown=unknown)
+    return GpuLink(
+        bus_id=bdf,
+        generation=vals["generation"],
+        width=vals["width"],
+        max_generation=vals["max_generation"],
+        max_width=vals["max_width"],
+        raw_gbytes_per_s=raw,
+        mps=regs.get("mps"),
+        mrrs=regs.get("mrrs"),
+        rcb=regs.get("rcb"),
+        unknown=unknown,
+    )
 
 
 def _parse_width(text: str) -> Optional[int]:

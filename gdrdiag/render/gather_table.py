@@ -29,8 +29,14 @@ _SWEEP_COLUMNS = {
     "sm": ("sm_limit",),
     "threads": ("threads",),
 }
-_HEAD = {"record_bytes": "R", "stride": "stride", "base_offset": "offset", "pattern": "pattern",
-         "sm_limit": "SMs", "threads": "threads"}
+_HEAD = {
+    "record_bytes": "R",
+    "stride": "stride",
+    "base_offset": "offset",
+    "pattern": "pattern",
+    "sm_limit": "SMs",
+    "threads": "threads",
+}
 
 
 def _kib(v: Optional[float]) -> str:
@@ -59,8 +65,19 @@ def _row(r: BenchResult, cols: Iterable[str]) -> list[str]:
     ]
 
 
-_TAIL = ["kernel", "GB/s", "min-max", "x CE", "model x CE", "line loss", "x raw", "us/batch", "KiB/SM in flight",
-         "SMs used", "payload"]
+_TAIL = [
+    "kernel",
+    "GB/s",
+    "min-max",
+    "x CE",
+    "model x CE",
+    "line loss",
+    "x raw",
+    "us/batch",
+    "KiB/SM in flight",
+    "SMs used",
+    "payload",
+]
 
 
 def render_gather_results(results: list[BenchResult], notes: Iterable[str] = ()) -> str:
@@ -68,23 +85,45 @@ def render_gather_results(results: list[BenchResult], notes: Iterable[str] = ())
     out: list[str] = []
     ce = [r for r in results if r.key == CE_KEY and r.status is not Status.WAIVED]
     if ce:
-        rows = [[size(r.params.get("nbytes")), num(r.value), spread(r), num(r.metrics.get("ratio_to_raw"), 3),
-                 num(r.metrics.get("us_per_batch"), 0), check_mark(r)] for r in ce]
-        out.append("Copy-engine reference (cuMemcpyHtoDAsync, same bytes, same pinned table, same run)\n"
-                   + table(rows, ["bytes", "GB/s", "min-max", "x raw", "us/batch", "payload"]))
-    gathers = [r for r in results if r.key.startswith("gather_") and r.key != CE_KEY
-               and r.status is not Status.WAIVED]
+        rows = [
+            [
+                size(r.params.get("nbytes")),
+                num(r.value),
+                spread(r),
+                num(r.metrics.get("ratio_to_raw"), 3),
+                num(r.metrics.get("us_per_batch"), 0),
+                check_mark(r),
+            ]
+            for r in ce
+        ]
+        out.append(
+            "Copy-engine reference (cuMemcpyHtoDAsync, same bytes, same pinned table, same run)\n"
+            + table(rows, ["bytes", "GB/s", "min-max", "x raw", "us/batch", "payload"])
+        )
+    gathers = [
+        r
+        for r in results
+        if r.key.startswith("gather_") and r.key != CE_KEY and r.status is not Status.WAIVED
+    ]
     sweeps: dict[str, list[BenchResult]] = {}
     for r in gathers:
         sweeps.setdefault(str(r.params.get("sweep") or "ladder"), []).append(r)
     for sweep, rows in sweeps.items():
         cols = _SWEEP_COLUMNS.get(sweep, ())
         first = rows[0].params
-        where = "" if sweep in ("record-size", "stride", "offset") else (
-            f" - R={first.get('record_bytes')} B, stride {first.get('stride')} B, offset {first.get('base_offset')} B, "
-            f"{first.get('pattern')} indices, {first.get('records')} records")
-        out.append(f"{_SWEEP_TITLES.get(sweep, sweep)}{where} (GB/s = 1e9 B/s of records, median)\n"
-                   + table([_row(r, cols) for r in rows], [_HEAD[c] for c in cols] + _TAIL))
+        where = (
+            ""
+            if sweep in ("record-size", "stride", "offset")
+            else (
+                f" - R={first.get('record_bytes')} B, stride {first.get('stride')} B, "
+                f"offset {first.get('base_offset')} B, "
+                f"{first.get('pattern')} indices, {first.get('records')} records"
+            )
+        )
+        out.append(
+            f"{_SWEEP_TITLES.get(sweep, sweep)}{where} (GB/s = 1e9 B/s of records, median)\n"
+            + table([_row(r, cols) for r in rows], [_HEAD[c] for c in cols] + _TAIL)
+        )
     notes = list(notes)
     if notes:
         out.append("\n".join(notes))

@@ -15,22 +15,25 @@ from gdrdiag.model.results import BenchResult, SampleStats, Status
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["-s", "0"], "must be greater than 0"),
-    (["--kernels", "warp,turbo"], "unknown gather kernel 'turbo'"),
-    (["--slots", "0"], "slots"),
-    (["--pattern", "runs:500", "--slots", "100"], "runs of 500"),
-    (["--pattern", "sequential", "--slots", "1000"], "sequential indices need 262144 slots"),
-    (["-s", "1M", "--slots", "4000000000"], "host memory"),
-    (["--stride", "64"], "smaller than the record size"),
-    (["--sweep", "sideways"], "unknown sweep"),
-    (["--sweep-kernels", "best,nope"], "unknown gather kernel"),
-    (["--threads", "48"], "multiple of 32"),
-    (["--sm-limit", "0"], "--sm-limit"),
-    (["--rcb", "256"], "rcb must be 64 or 128"),
-    (["--requests", "0"], "greater than 0"),
-    (["--json-out", "/nonexistent/dir/x.json"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["-s", "0"], "must be greater than 0"),
+        (["--kernels", "warp,turbo"], "unknown gather kernel 'turbo'"),
+        (["--slots", "0"], "slots"),
+        (["--pattern", "runs:500", "--slots", "100"], "runs of 500"),
+        (["--pattern", "sequential", "--slots", "1000"], "sequential indices need 262144 slots"),
+        (["-s", "1M", "--slots", "4000000000"], "host memory"),
+        (["--stride", "64"], "smaller than the record size"),
+        (["--sweep", "sideways"], "unknown sweep"),
+        (["--sweep-kernels", "best,nope"], "unknown gather kernel"),
+        (["--threads", "48"], "multiple of 32"),
+        (["--sm-limit", "0"], "--sm-limit"),
+        (["--rcb", "256"], "rcb must be 64 or 128"),
+        (["--requests", "0"], "greater than 0"),
+        (["--json-out", "/nonexistent/dir/x.json"], "does not exist"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(args, needle, monkeypatch):
     def no_run(*a, **k):  # nothing may be measured (or allocated) for bad input
         raise AssertionError("gather.run called on bad input")
@@ -55,21 +58,50 @@ def test_no_gpu_is_not_supported_exit_1():
 
 def _fake_run(status=Status.OK):
     def run(config, progress=None):
-        ce = BenchResult(key="gather_ce_reference", status=Status.OK, stats=SampleStats.of([55.5]),
-                         params={"nbytes": config.base.nbytes, "record_bytes": config.base.record_bytes},
-                         metrics={"ratio_to_raw": 0.881}, verified=True)
+        ce = BenchResult(
+            key="gather_ce_reference",
+            status=Status.OK,
+            stats=SampleStats.of([55.5]),
+            params={"nbytes": config.base.nbytes, "record_bytes": config.base.record_bytes},
+            metrics={"ratio_to_raw": 0.881},
+            verified=True,
+        )
         rows = [ce]
         for k, v in (("warp", 47.5), ("lines", 48.8)):
-            params = {"kernel": k, "sweep": "ladder", "record_bytes": 640, "stride": 640, "base_offset": 16,
-                      "pattern": "random", "sm_limit": None, "sms_total": 132, "records": 262144,
-                      "slots": 300000, "mps": 256, "mrrs": 4096, "rcb": 128}
-            rows.append(BenchResult(key="gather_" + k, status=status, stats=SampleStats.of([v]), params=params,
-                                    metrics={"ratio_to_ce": v / 55.5, "model_ratio_to_ce": 0.87,
-                                             "layout_partial_line_loss": 0.066}, verified=status is Status.OK,
-                                    reason=None if status is Status.OK else "wrong data: record 3 byte 0"))
+            params = {
+                "kernel": k,
+                "sweep": "ladder",
+                "record_bytes": 640,
+                "stride": 640,
+                "base_offset": 16,
+                "pattern": "random",
+                "sm_limit": None,
+                "sms_total": 132,
+                "records": 262144,
+                "slots": 300000,
+                "mps": 256,
+                "mrrs": 4096,
+                "rcb": 128,
+            }
+            rows.append(
+                BenchResult(
+                    key="gather_" + k,
+                    status=status,
+                    stats=SampleStats.of([v]),
+                    params=params,
+                    metrics={
+                        "ratio_to_ce": v / 55.5,
+                        "model_ratio_to_ce": 0.87,
+                        "layout_partial_line_loss": 0.066,
+                    },
+                    verified=status is Status.OK,
+                    reason=None if status is Status.OK else "wrong data: record 3 byte 0",
+                )
+            )
         if progress:
             progress(1, 2, "ladder")
         return gather.GatherRun(results=rows, notes=["best kernel: lines"], gpu_name="Fake GPU", sm_count=132)
+
     return run
 
 
@@ -108,9 +140,30 @@ def test_options_reach_the_config(monkeypatch):
         return gather.GatherRun(results=[], notes=[])
 
     monkeypatch.setattr(gather, "run", run)
-    res = runner.invoke(app, ["gather-bench", "-s", "640", "--stride", "padded", "--base-offset", "16",
-                              "--pattern", "runs:8", "--sm-limit", "16", "--threads", "512", "--mps", "512",
-                              "--sweep", "sm,offset", "--seed", "3"])
+    res = runner.invoke(
+        app,
+        [
+            "gather-bench",
+            "-s",
+            "640",
+            "--stride",
+            "padded",
+            "--base-offset",
+            "16",
+            "--pattern",
+            "runs:8",
+            "--sm-limit",
+            "16",
+            "--threads",
+            "512",
+            "--mps",
+            "512",
+            "--sweep",
+            "sm,offset",
+            "--seed",
+            "3",
+        ],
+    )
     assert res.exit_code == 0, res.output
     c = seen["config"]
     assert (c.base.record_bytes, c.base.stride, c.base.base_offset) == (640, 640, 16)

@@ -21,7 +21,9 @@ def _free() -> int:
 
 
 def _run(layout, kernels=gather.LADDER, sweeps=("ladder",), **kw):
-    cfg = gather.GatherConfig(base=layout, kernels=kernels, sweeps=sweeps, iterations=5, time_budget_s=0.05, **kw)
+    cfg = gather.GatherConfig(
+        base=layout, kernels=kernels, sweeps=sweeps, iterations=5, time_budget_s=0.05, **kw
+    )
     return gather.run(cfg)
 
 
@@ -29,18 +31,29 @@ def _by_kernel(results):
     return {r.params["kernel"]: r for r in results if r.key != gather.CE_KEY}
 
 
-@pytest.mark.parametrize("R,stride,off,pattern,k", [
-    (656, 656, 0, "random", 1),     # the KV token, 16-B aligned, partial lines
-    (640, 640, 16, "random", 1),    # whole lines made partial by the base offset
-    (100, 100, 0, "random", 1),     # not 16-B aligned: the shifted general paths
-    (37, 53, 3, "random", 1),       # odd everything
-    (656, 656, 0, "runs", 5),       # merged runs in gather_lines, runs crossing warp groups
-    (4096, 4096, 0, "sorted", 1),   # several passes per record, duplicates
-    (5000, 5120, 64, "random", 1),  # records larger than one warp_ilp pass (4 KiB)
-])
+@pytest.mark.parametrize(
+    "R,stride,off,pattern,k",
+    [
+        (656, 656, 0, "random", 1),  # the KV token, 16-B aligned, partial lines
+        (640, 640, 16, "random", 1),  # whole lines made partial by the base offset
+        (100, 100, 0, "random", 1),  # not 16-B aligned: the shifted general paths
+        (37, 53, 3, "random", 1),  # odd everything
+        (656, 656, 0, "runs", 5),  # merged runs in gather_lines, runs crossing warp groups
+        (4096, 4096, 0, "sorted", 1),  # several passes per record, duplicates
+        (5000, 5120, 64, "random", 1),  # records larger than one warp_ilp pass (4 KiB)
+    ],
+)
 def test_every_kernel_is_verified(R, stride, off, pattern, k):
-    lay = gather.Layout(record_bytes=R, stride=stride, base_offset=off, pattern=pattern, run_length=k,
-                        slots=20_000, records=8_192, seed=11)
+    lay = gather.Layout(
+        record_bytes=R,
+        stride=stride,
+        base_offset=off,
+        pattern=pattern,
+        run_length=k,
+        slots=20_000,
+        records=8_192,
+        seed=11,
+    )
     run = _run(lay)
     for r in run.results:
         if r.params.get("kernel") == "bulk" and r.status is Status.WAIVED:
@@ -107,8 +120,13 @@ def test_an_unwritten_destination_slot_is_an_error(monkeypatch):
 
 
 def test_ce_reference_is_measured_once_per_byte_count_and_verified():
-    run = _run(gather.Layout(slots=10_000, records=4_096), kernels=("warp",),
-               sweeps=("ladder", "record-size"), sweep_kernels=("warp",), quick=True)
+    run = _run(
+        gather.Layout(slots=10_000, records=4_096),
+        kernels=("warp",),
+        sweeps=("ladder", "record-size"),
+        sweep_kernels=("warp",),
+        quick=True,
+    )
     ce = [r for r in run.results if r.key == gather.CE_KEY]
     assert len({r.params["nbytes"] for r in ce}) == len(ce) >= 3
     assert all(r.status is Status.OK and r.verified for r in ce)
@@ -135,8 +153,22 @@ def test_cli_quick_json_end_to_end(tmp_path):
     from gdrdiag.cli import app
 
     out = tmp_path / "g.json"
-    res = CliRunner().invoke(app, ["--json", "gather-bench", "--quick", "--kernels", "warp,lines",
-                                   "--requests", "16", "--sweep", "sm", "--json-out", str(out)])
+    res = CliRunner().invoke(
+        app,
+        [
+            "--json",
+            "gather-bench",
+            "--quick",
+            "--kernels",
+            "warp,lines",
+            "--requests",
+            "16",
+            "--sweep",
+            "sm",
+            "--json-out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert data == json.loads(out.read_text())

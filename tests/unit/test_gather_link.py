@@ -23,8 +23,8 @@ def config_with_pcie_cap(devctl, lnkctl, size=256):
     cfg[0x34] = 0x60
     cfg[0x60], cfg[0x61] = 0x05, 0x78  # MSI -> next
     cfg[0x78], cfg[0x79] = 0x10, 0x00  # PCIe capability, end of list
-    cfg[0x78 + 8:0x78 + 10] = devctl.to_bytes(2, "little")
-    cfg[0x78 + 0x10:0x78 + 0x12] = lnkctl.to_bytes(2, "little")
+    cfg[0x78 + 8 : 0x78 + 10] = devctl.to_bytes(2, "little")
+    cfg[0x78 + 0x10 : 0x78 + 0x12] = lnkctl.to_bytes(2, "little")
     return bytes(cfg)
 
 

@@ -19,7 +19,7 @@ def host_gather(layout, table, src, dst):
     out = np.full((layout.records, layout.dst_stride), g.POISON, np.uint8)
     for i in range(layout.records):
         o = layout.base_offset + int(src[i]) * layout.stride
-        out[dst[i], :layout.record_bytes] = table[o:o + layout.record_bytes]
+        out[dst[i], : layout.record_bytes] = table[o : o + layout.record_bytes]
     return out.reshape(-1)
 
 
@@ -29,8 +29,9 @@ def test_defaults_are_the_issue_workload():
     assert lay.dst_stride == 656 and lay.nbytes == 262144 * 656
 
 
-@pytest.mark.parametrize("pattern_,k", [("random", 1), ("unique", 1), ("sorted", 1), ("runs", 16),
-                                        ("sequential", 1)])
+@pytest.mark.parametrize(
+    "pattern_,k", [("random", 1), ("unique", 1), ("sorted", 1), ("runs", 16), ("sequential", 1)]
+)
 def test_indices_are_deterministic_in_range_and_destinations_unique(pattern_, k):
     lay = small(pattern=pattern_, run_length=k)
     s1, d1 = g.make_indices(lay)
@@ -50,18 +51,21 @@ def test_indices_are_deterministic_in_range_and_destinations_unique(pattern_, k)
     assert pattern_ == "sequential" or not np.array_equal(s1, other)
 
 
-@pytest.mark.parametrize("kw,needle", [
-    (dict(record_bytes=0), "greater than 0"),
-    (dict(record_bytes=2 << 20, stride=2 << 20), "limit"),
-    (dict(stride=50), "smaller than the record size"),
-    (dict(base_offset=5000), "0..4095"),
-    (dict(slots=0), "slots"),
-    (dict(records=0), "records"),
-    (dict(pattern="sequential", slots=100), "sequential indices need"),
-    (dict(pattern="unique", slots=100), "unique indices need"),
-    (dict(pattern="runs", run_length=6000), "runs of 6000"),
-    (dict(pattern="zigzag"), "unknown index pattern"),
-])
+@pytest.mark.parametrize(
+    "kw,needle",
+    [
+        (dict(record_bytes=0), "greater than 0"),
+        (dict(record_bytes=2 << 20, stride=2 << 20), "limit"),
+        (dict(stride=50), "smaller than the record size"),
+        (dict(base_offset=5000), "0..4095"),
+        (dict(slots=0), "slots"),
+        (dict(records=0), "records"),
+        (dict(pattern="sequential", slots=100), "sequential indices need"),
+        (dict(pattern="unique", slots=100), "unique indices need"),
+        (dict(pattern="runs", run_length=6000), "runs of 6000"),
+        (dict(pattern="zigzag"), "unknown index pattern"),
+    ],
+)
 def test_bad_layouts_are_user_errors(kw, needle):
     with pytest.raises(UserInputError, match=needle):
         small(**kw).validate()
@@ -141,8 +145,11 @@ def test_segments_merge_only_consecutive_packed_slots_within_a_warp_group():
     assert sum(merged.values()) == 2 and all(k == 8 for (_, k) in merged)
     single = g.segment_histogram(src, lay, g.KERNELS["warp"])
     assert sum(single.values()) == 16 and all(k == 1 for (_, k) in single)
-    padded = g.segment_histogram(src, small(record_bytes=656, stride=768, pattern="sequential", records=16,
-                                            slots=100), g.KERNELS["lines"])
+    padded = g.segment_histogram(
+        src,
+        small(record_bytes=656, stride=768, pattern="sequential", records=16, slots=100),
+        g.KERNELS["lines"],
+    )
     assert all(k == 1 for (_, k) in padded)
     offsets = {o for (o, _) in single}
     assert offsets == {(i * 656) % 4096 for i in range(16)}
@@ -197,8 +204,9 @@ def test_min_sms_and_best_pick():
     assert g.min_sms_for_fraction([], 0.95) is None
 
     def res(kernel, v, status=Status.OK):
-        return BenchResult(key="gather_" + kernel, status=status, params={"kernel": kernel},
-                           stats=SampleStats.of([v]))
+        return BenchResult(
+            key="gather_" + kernel, status=status, params={"kernel": kernel}, stats=SampleStats.of([v])
+        )
 
     rs = [res("warp", 47.5), res("lines-l2pf", 48.77), res("lines", 48.75), res("bulk", 60.0, Status.ERROR)]
     assert g.pick_best(rs).params["kernel"] == "lines"  # tie within 0.5% -> candidate order

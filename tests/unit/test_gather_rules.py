@@ -5,16 +5,48 @@ from gdrdiag.model import Report
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 
 
-def gather(kernel="lines", R=656, stride=None, off=0, pattern="random", ratio=0.88, model=0.893, loss=0.042,
-           sweep="ladder", sm_limit=None, sms_total=132, **metrics):
-    m = {"ratio_to_ce": ratio, "model_ratio_to_ce": model, "layout_partial_line_loss": loss,
-         "ce_gbytes_per_s": 55.5}
+def gather(
+    kernel="lines",
+    R=656,
+    stride=None,
+    off=0,
+    pattern="random",
+    ratio=0.88,
+    model=0.893,
+    loss=0.042,
+    sweep="ladder",
+    sm_limit=None,
+    sms_total=132,
+    **metrics,
+):
+    m = {
+        "ratio_to_ce": ratio,
+        "model_ratio_to_ce": model,
+        "layout_partial_line_loss": loss,
+        "ce_gbytes_per_s": 55.5,
+    }
     m.update(metrics)
-    return BenchResult(key="gather_" + kernel.replace("-", "_"), status=Status.OK,
-                       params={"kernel": kernel, "sweep": sweep, "record_bytes": R, "stride": stride or R,
-                               "base_offset": off, "pattern": pattern, "sm_limit": sm_limit,
-                               "sms_total": sms_total, "slots": 300000, "mps": 256, "mrrs": 4096, "rcb": 128},
-                       stats=SampleStats.of([ratio * 55.5]), metrics=m, verified=True)
+    return BenchResult(
+        key="gather_" + kernel.replace("-", "_"),
+        status=Status.OK,
+        params={
+            "kernel": kernel,
+            "sweep": sweep,
+            "record_bytes": R,
+            "stride": stride or R,
+            "base_offset": off,
+            "pattern": pattern,
+            "sm_limit": sm_limit,
+            "sms_total": sms_total,
+            "slots": 300000,
+            "mps": 256,
+            "mrrs": 4096,
+            "rcb": 128,
+        },
+        stats=SampleStats.of([ratio * 55.5]),
+        metrics=m,
+        verified=True,
+    )
 
 
 def codes(findings):
@@ -54,26 +86,45 @@ def test_long_runs_suggest_the_copy_engine():
 
 
 def test_perf_01_when_measurement_is_well_below_the_model():
-    f = gr.perf_findings([gather(kernel="lines", R=100, ratio=0.37, model=0.66),
-                          gather(kernel="lines", R=64, ratio=0.50, model=0.82)])
+    f = gr.perf_findings(
+        [
+            gather(kernel="lines", R=100, ratio=0.37, model=0.66),
+            gather(kernel="lines", R=64, ratio=0.50, model=0.82),
+        ]
+    )
     assert codes(f) == ["PERF-GATHER-01"]
     assert len(f[0].evidence) == 2 and "R=100" in f[0].evidence[0]  # worst first
 
 
 def test_perf_01_ignores_sm_limited_rows_and_close_results():
-    rs = [gather(ratio=0.3, sweep="sm", sm_limit=1), gather(ratio=0.86, model=0.893),
-          gather(kernel="byte", ratio=0.02, model=None)]
+    rs = [
+        gather(ratio=0.3, sweep="sm", sm_limit=1),
+        gather(ratio=0.86, model=0.893),
+        gather(kernel="byte", ratio=0.02, model=None),
+    ]
     assert gr.perf_findings(rs) == []
 
 
 def test_perf_02_weak_copy_engine_reference():
-    ce = BenchResult(key="gather_ce_reference", status=Status.OK, stats=SampleStats.of([40.0]),
-                     metrics={"ratio_to_raw": 40 / 63.02})
+    ce = BenchResult(
+        key="gather_ce_reference",
+        status=Status.OK,
+        stats=SampleStats.of([40.0]),
+        metrics={"ratio_to_raw": 40 / 63.02},
+    )
     assert codes(gr.perf_findings([ce])) == ["PERF-GATHER-02"]
-    good = BenchResult(key="gather_ce_reference", status=Status.OK, stats=SampleStats.of([55.5]),
-                       metrics={"ratio_to_raw": 0.88})
-    unknown = BenchResult(key="gather_ce_reference", status=Status.OK, stats=SampleStats.of([55.5]),
-                          metrics={"ratio_to_raw": None})
+    good = BenchResult(
+        key="gather_ce_reference",
+        status=Status.OK,
+        stats=SampleStats.of([55.5]),
+        metrics={"ratio_to_raw": 0.88},
+    )
+    unknown = BenchResult(
+        key="gather_ce_reference",
+        status=Status.OK,
+        stats=SampleStats.of([55.5]),
+        metrics={"ratio_to_raw": None},
+    )
     assert gr.perf_findings([good, unknown]) == []
 
 

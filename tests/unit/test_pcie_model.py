@@ -90,9 +90,14 @@ def test_bad_link_parameters_are_refused():
 
 
 @settings(max_examples=200, deadline=None)
-@given(start=st.integers(0, 8191), length=st.integers(1, 5000),
-       mode=st.sampled_from(["sector", "line", "bulk"]), line_aware=st.booleans(),
-       mps=st.sampled_from([128, 256, 512]), rcb=st.sampled_from([64, 128]))
+@given(
+    start=st.integers(0, 8191),
+    length=st.integers(1, 5000),
+    mode=st.sampled_from(["sector", "line", "bulk"]),
+    line_aware=st.booleans(),
+    mps=st.sampled_from([128, 256, 512]),
+    rcb=st.sampled_from([64, 128]),
+)
 def test_requests_cover_the_range_and_completions_cover_requests(start, length, mode, line_aware, mps, rcb):
     p = m.LinkParams(mps=mps, rcb=rcb)
     reqs = m.range_requests(start, length, mode, line_aware=line_aware, p=p)
