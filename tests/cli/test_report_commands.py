@@ -97,3 +97,26 @@ def test_report_without_gpu_writes_a_valid_report(tmp_path):
 def test_report_flag_conflict():
     res = runner.invoke(app, ["report", "-o", "x.json", "--quick", "--full"])
     assert res.exit_code == 2 and "not both" in res.output
+
+
+def test_compare_html_renders_in_headless_chromium(tmp_path):
+    """The documented browser check, automated where Chromium is installed (Debian: chromium)."""
+    import shutil
+    import subprocess
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no Chromium here (apt-get install chromium to run this check)")
+    html = tmp_path / "c.html"
+    runner.invoke(app, ["compare", str(REPORTS / "baremetal_hgx.json"), str(REPORTS / "vm_guest_kvm.json"),
+                        "--html", str(html)])
+    png = tmp_path / "c.png"
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1300,2400", f"--screenshot={png}",
+                    html.as_uri()], check=False, capture_output=True, timeout=120)
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert (width, height) == (1300, 2400)
+    assert len(data) > 100_000  # a blank page compresses to a few KiB; tables and plots do not
