@@ -267,6 +267,14 @@ def _fs_entries(tree: SysfsTree) -> dict[str, tuple]:
         full = os.path.join(parent, os.path.basename(path))
         add_dirs(parent)
         resolve(full)
+    for path in sorted(tree.present):
+        real = resolve(path)
+        if os.path.isdir(real):
+            add_dirs(real)
+        elif real not in entries:
+            # Existence only: an empty placeholder; real reads below overwrite it with content.
+            add_dirs(os.path.dirname(real))
+            entries.setdefault(real, ("file", b""))
     for path, data in sorted(tree.files.items()):
         parent = resolve(os.path.dirname(path))
         add_dirs(parent)

@@ -71,6 +71,7 @@ class SysfsTree:
         self.files: dict[str, bytes] = {}
         self.listed: set[str] = set()
         self.links: set[str] = set()
+        self.present: set[str] = set()  # paths whose mere existence was asked about
         self.sizes: dict[str, int] = {}
         self.failures: dict[str, str] = {}
 
@@ -145,9 +146,14 @@ class SysfsTree:
     def exists(self, path: str) -> bool:
         """True when ``path`` exists (a dangling symlink counts: its name is a fact)."""
         try:
-            return os.path.lexists(self.host_path(path))
+            found = os.path.lexists(self.host_path(path))
         except SysfsError:
             return False
+        if found and self.recording:
+            # An existence test is a fact too (e.g. /sys/module/mlx5_core without a version
+            # file): a bundle must answer it the same way, so remember the path.
+            self.present.add(path)
+        return found
 
     def is_dir(self, path: str) -> bool:
         """True for a folder (following symlinks inside the tree)."""
