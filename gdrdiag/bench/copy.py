@@ -458,24 +458,34 @@ def overlap_results(ctx: _Ctx) -> list[BenchResult]:
 # 4. block sweep
 # --------------------------------------------------------------------------------------------
 
-def _batched_copy(dsts: list[int], srcs: list[int], sizes: list[int], stream: cuda.Stream) -> None:
-    """One cuMemcpyBatchAsync (CUDA 12.8+); NotSupported where the driver or bindings lack it."""
+def _batched_copy_op(dsts: list[int], srcs: list[int], sizes: list[int]) -> Callable[[cuda.Stream], None]:
+    """An op issuing one cuMemcpyBatchAsync (CUDA 12.8+) for all blocks.
+
+    The argument lists are converted to the bindings' ``CUdeviceptr`` objects here, once, so
+    the timed call measures the driver, not Python object construction. NotSupported where the
+    driver or bindings lack the call.
+    """
     drv = cuda.driver()
     fn = getattr(drv, "cuMemcpyBatchAsync", None)
     if fn is None:
         raise NotSupported("cuMemcpyBatchAsync is not in these cuda-python bindings (needs CUDA 12.8+)")
     attrs = drv.CUmemcpyAttributes()
     attrs.srcAccessOrder = drv.CUmemcpySrcAccessOrder.CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
-    as_ptrs = drv.CUdeviceptr
-    try:
-        result = fn([as_ptrs(p) for p in dsts], [as_ptrs(p) for p in srcs], sizes, len(sizes), [attrs], [0], 1,
-                    stream.handle)
-    except TypeError as exc:  # a bindings signature this code does not know
-        raise NotSupported(f"cuMemcpyBatchAsync: unexpected bindings signature ({exc})") from None
-    err = result[0] if isinstance(result, tuple) else result
-    if int(err) == int(drv.CUresult.CUDA_ERROR_NOT_SUPPORTED):
-        raise NotSupported("cuMemcpyBatchAsync: CUDA_ERROR_NOT_SUPPORTED on this driver")
-    cuda.check(result, "cuMemcpyBatchAsync")
+    dst_ptrs = [drv.CUdeviceptr(p) for p in dsts]
+    src_ptrs = [drv.CUdeviceptr(p) for p in srcs]
+    count = len(sizes)
+
+    def op(stream: cuda.Stream) -> None:
+        try:
+            result = fn(dst_ptrs, src_ptrs, sizes, count, [attrs], [0], 1, stream.handle)
+        except TypeError as exc:  # a bindings signature this code does not know
+            raise NotSupported(f"cuMemcpyBatchAsync: unexpected bindings signature ({exc})") from None
+        err = result[0] if isinstance(result, tuple) else result
+        if int(err) == int(drv.CUresult.CUDA_ERROR_NOT_SUPPORTED):
+            raise NotSupported("cuMemcpyBatchAsync: CUDA_ERROR_NOT_SUPPORTED on this driver")
+        cuda.check(result, "cuMemcpyBatchAsync")
+
+    return op
 
 
 def _block_row(ctx: _Ctx, host: Buffer, dev: Buffer, kernel: Any, expected: Any, size: int,
@@ -497,16 +507,21 @@ def _block_row(ctx: _Ctx, host: Buffer, dev: Buffer, kernel: Any, expected: Any,
             if err != success:
                 cuda.check((err,), "cuMemcpyHtoDAsync")
 
-    dsts = [d + i * size for i in range(count)]
-    srcs = [h + i * size for i in range(count)]
-    sizes = [size] * count
+    try:
+        batched: Any = _batched_copy_op([d + i * size for i in range(count)],
+                                        [h + i * size for i in range(count)], [size] * count)
+    except NotSupported as exc:
+        reason = exc.reason
+
+        def batched(stream: cuda.Stream) -> None:
+            raise NotSupported(reason)
     kernel_grid = min(count, ctx.gpu.sm_count * 16)
     kernel_args = [(d, ctypes.c_void_p), (host.device_ptr, ctypes.c_void_p), (size, ctypes.c_ulonglong),
                    (count, ctypes.c_ulonglong)]
     methods = (
         ("copy_blocks_per_call", "one cuMemcpyHtoDAsync per block, issued from Python", per_block, None),
         ("copy_blocks_batched", "one cuMemcpyBatchAsync for all blocks",
-         lambda s: _batched_copy(dsts, srcs, sizes, s), None),
+         batched, None),
         ("copy_blocks_coalesced", "one cuMemcpyHtoDAsync of the contiguous region",
          lambda s: cuda.call("cuMemcpyHtoDAsync", d, h, total, s.handle), ctx.gate),
         ("copy_blocks_kernel", "NVRTC copy kernel, one CTA per block, reading mapped pinned memory",
