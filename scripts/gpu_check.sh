@@ -9,8 +9,11 @@
 # The project runs from the source tree (nothing is installed there): PYTHONPATH=. .
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-./out}
-mkdir -p "$OUT"
+FINAL=${OUT:-./out}
+mkdir -p "$FINAL"
+# Work in a scratch folder and hand back one archive: the device tool returns few files.
+OUT=$(mktemp -d)
+trap 'tar -czf "$FINAL/gpu-check.tar.gz" -C "$OUT" --exclude=.nvrtc-cache . ; echo "results: $FINAL/gpu-check.tar.gz"' EXIT
 export PYTHONPATH=.
 export GDRDIAG_CACHE_DIR="$OUT/.nvrtc-cache"
 PY=${PYTHON:-python3}
@@ -25,12 +28,13 @@ has_cmd() { $PY -m gdrdiag --help 2>/dev/null | grep -q " $1 "; }
 
 if want tests; then
   echo "== GPU tests"
-  timeout 420 $PY -m pytest -q -m "gpu" tests/hw -p no:cacheprovider 2>&1 | tee "$OUT/tests.txt" | tail -25
+  timeout 420 $PY -m pytest -q -rs -m "gpu" tests/hw -p no:cacheprovider > "$OUT/tests.txt" 2>&1
+  grep -E "passed|failed|error|FAILED|ERROR" "$OUT/tests.txt" | tail -30
 fi
 if want copy; then
   echo "== copy-bench"
   timeout 400 $PY -m gdrdiag copy-bench --json-out "$OUT/copy.json" ${COPY_ARGS:-} > "$OUT/copy.txt" 2> "$OUT/copy.err"
-  echo "rc=$?"; cat "$OUT/copy.txt" | head -150; tail -5 "$OUT/copy.err"
+  echo "rc=$?"; sed -n '/Pinned H2D against/,$p' "$OUT/copy.txt"; tail -5 "$OUT/copy.err"
 fi
 if want gather && has_cmd gather-bench; then
   echo "== gather-bench"
