@@ -30,7 +30,8 @@ def rdma_absent_reason() -> str | None:
         from gdrdiag.hw import verbs
         names = verbs.list_device_names()
     except Exception as exc:
-        return f"no RDMA devices: {exc}"
+        text = str(exc)
+        return text if text.startswith("no RDMA devices") else f"no RDMA devices: {text}"
     return None if names else "no RDMA devices"
 
 
