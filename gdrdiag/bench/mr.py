@@ -387,6 +387,13 @@ def _base_params(cfg: MrBenchConfig, kind: MemoryKind, reg_path: str, provider: 
     }
 
 
+def _checked_result(key: str, failure: Optional[str], fields: dict) -> BenchResult:
+    """OK and verified, or ERROR with the payload/run failure: one place decides."""
+    if failure:
+        return BenchResult.error(key, failure, verified=False, **fields)
+    return BenchResult(key=key, status=_ok(), verified=True, **fields)
+
+
 def _describe(kind: MemoryKind, reg_path: str, provider: str, what: str) -> str:
     d = f"{what} into {kind.value} memory registered via {'ibv_reg_mr' if reg_path == 'mr' else 'dma-buf'}"
     return f"{d} ({SOFT_NOTE})" if provider == "soft" else d
@@ -651,10 +658,7 @@ def _lat_case(
                 method=f"{method}; {SOFT_NOTE}" if provider == "soft" else method,
                 provider=provider,
             )
-            if bad:
-                results.append(BenchResult.error(key, bad, verified=False, **fields))
-            else:
-                results.append(BenchResult(key=key, status=_ok(), verified=True, **fields))
+            results.append(_checked_result(key, bad, fields))
     return results
 
 
@@ -761,10 +765,7 @@ def _blocks_case(
                 method=f"{method}; {SOFT_NOTE}" if provider == "soft" else method,
                 provider=provider,
             )
-            if failure:
-                results.append(BenchResult.error(key, failure, verified=False, **fields))
-            else:
-                results.append(BenchResult(key=key, status=_ok(), verified=True, **fields))
+            results.append(_checked_result(key, failure, fields))
     return results
 
 
@@ -964,8 +965,8 @@ def _reuse_one(
         provider=provider,
     )
     if bad is not None:
-        return BenchResult.error(key, f"payload mismatch at byte {bad}", verified=False, **fields)
-    return BenchResult(key=key, status=_ok(), verified=True, **fields)
+        return _checked_result(key, f"payload mismatch at byte {bad}", fields)
+    return _checked_result(key, None, fields)
 
 
 # -- the loop's own cost -----------------------------------------------------------------------------------

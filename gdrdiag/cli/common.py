@@ -59,6 +59,14 @@ def echo(text: str = "") -> None:
     typer.echo(text)
 
 
+def split_list(text: str, what: str) -> tuple[str, ...]:
+    """Split a comma-separated option value into lower-case items; UserInputError when empty."""
+    items = tuple(p.strip().lower() for p in text.split(",") if p.strip())
+    if not items:
+        raise UserInputError(f"{what}: empty list")
+    return items
+
+
 def progress_enabled() -> bool:
     """Show progress bars only on an interactive terminal."""
     return sys.stderr.isatty()

@@ -8,7 +8,15 @@ from typing import Optional
 import typer
 
 from gdrdiag.cli import app
-from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
+from gdrdiag.cli.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    echo,
+    handles_errors,
+    progress_enabled,
+    split_list,
+    wants_json,
+)
 from gdrdiag.errors import UserInputError
 from gdrdiag.units import parse_size, parse_size_list
 
@@ -16,12 +24,6 @@ DEFAULT_KINDS = "pinned,pinned-wc,registered,pageable,managed"
 DEFAULT_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M,256M,1G"
 DEFAULT_BLOCKS = "128..2M"
 
-
-def _split(text: str, what: str) -> tuple[str, ...]:
-    items = tuple(p.strip().lower() for p in text.split(",") if p.strip())
-    if not items:
-        raise UserInputError(f"{what}: empty list")
-    return items
 
 
 @app.command("copy-bench")
@@ -55,11 +57,11 @@ def copy_bench(
         kinds, sizes, block_sizes = "pinned,pageable", "64K,16M,256M", "4K,64K,1M"
         iterations, layers, chunk = min(iterations, 5), 8, "32M"
     opts = CopyBenchOptions(
-        kinds=tuple(MemoryKind.parse(k) for k in _split(kinds, "--kinds")),
-        directions=_split(directions, "--directions"),
-        modes=_split(modes, "--modes"),
+        kinds=tuple(MemoryKind.parse(k) for k in split_list(kinds, "--kinds")),
+        directions=split_list(directions, "--directions"),
+        modes=split_list(modes, "--modes"),
         sizes=tuple(parse_size_list(sizes, what="--sizes")),
-        parts=_split(parts, "--parts"),
+        parts=split_list(parts, "--parts"),
         iterations=iterations,
         warmup=warmup,
         device=device,

@@ -8,18 +8,20 @@ from typing import Optional
 import typer
 
 from gdrdiag.cli import app
-from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
+from gdrdiag.cli.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    echo,
+    handles_errors,
+    progress_enabled,
+    split_list,
+    wants_json,
+)
 from gdrdiag.errors import NotSupported, UserInputError
 from gdrdiag.units import parse_size, parse_size_list
 
 SOFT_HINT = "use --provider soft to run the whole pipeline in software (not a hardware measurement)"
 
-
-def _split(text: str, what: str) -> tuple[str, ...]:
-    items = tuple(p.strip().lower() for p in text.split(",") if p.strip())
-    if not items:
-        raise UserInputError(f"{what}: empty list")
-    return items
 
 
 @app.command("mr-bench")
@@ -151,7 +153,7 @@ def mr_bench(
     if iters is not None and duration is not None:
         raise UserInputError("give either -n or -D, not both")
 
-    kinds = tuple(MemoryKind.parse(k) for k in _split(memory, "--memory"))
+    kinds = tuple(MemoryKind.parse(k) for k in split_list(memory, "--memory"))
     sizes = (
         mrb.SWEEP_SIZES if all_sizes else (parse_size(size or ("1M" if matrix else "64K"), what="--size"),)
     )
@@ -165,7 +167,7 @@ def mr_bench(
         peer_device=peer_dev,
         peer_port=peer_port if peer_port is not None else ib_port,
         kinds=kinds,
-        reg_paths=_split(reg, "--reg"),
+        reg_paths=split_list(reg, "--reg"),
         src_kind=MemoryKind.parse(src_memory) if src_memory else None,
         access=verbs.parse_access(access),
         relaxed_ordering=relaxed_ordering,
