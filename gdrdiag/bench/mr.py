@@ -253,6 +253,28 @@ def allocate_region(
 # -- the loopback / two-machine plumbing --------------------------------------------------------------------
 
 
+
+def loopback_regions(
+    stack: contextlib.ExitStack,
+    cfg: "MrBenchConfig",
+    ep: "Endpoints",
+    gpus: "GpuScope",
+    kind: MemoryKind,
+    reg_path: str,
+    nbytes: int,
+    access: int,
+) -> tuple["Region", "Region"]:
+    """Source region on the requester and destination region on the responder.
+
+    The source is ``--src-memory`` when given, else the destination kind; it uses the same
+    registration path when it is the same kind, else plain ``mr``.
+    """
+    src_kind = cfg.src_kind or kind
+    src_reg = reg_path if src_kind is kind else "mr"
+    src = allocate_region(stack, ep.req_pd, gpus, src_kind, src_reg, nbytes, access, cfg.offset)
+    dst = allocate_region(stack, ep.resp_pd, gpus, kind, reg_path, nbytes, access, cfg.offset)
+    return src, dst
+
 class Endpoints:
     """Requester and responder devices/PDs for loopback (one port, or two ports/devices)."""
 
@@ -447,8 +469,7 @@ def _bw_case(
         for ro in ro_settings:
             access = base_access | (v.ACCESS_RELAXED_ORDERING if ro else 0)
             if not regions:
-                src = allocate_region(stack, ep.req_pd, gpus, src_kind, src_reg, nbytes, access, cfg.offset)
-                dst = allocate_region(stack, ep.resp_pd, gpus, kind, reg_path, nbytes, access, cfg.offset)
+                src, dst = loopback_regions(stack, cfg, ep, gpus, kind, reg_path, nbytes, access)
             else:  # same buffers, registered again with the other access flags
                 first_src, first_dst = next(iter(regions.values()))
                 src = _reregister(stack, ep.req_pd, first_src, src_reg, access)
@@ -606,17 +627,7 @@ def _lat_case(
     results = []
     slot = max(cfg.sizes)
     with contextlib.ExitStack() as stack:
-        src = allocate_region(
-            stack,
-            ep.req_pd,
-            gpus,
-            cfg.src_kind or kind,
-            reg_path if not cfg.src_kind else "mr",
-            slot,
-            cfg.access_mask,
-            cfg.offset,
-        )
-        dst = allocate_region(stack, ep.resp_pd, gpus, kind, reg_path, slot, cfg.access_mask, cfg.offset)
+        src, dst = loopback_regions(stack, cfg, ep, gpus, kind, reg_path, slot, cfg.access_mask)
         wiring = wire_loopback(stack, ep, cfg, 1, max(cfg.tx_depth, 1))
         for size in cfg.sizes:
             if progress:
@@ -683,17 +694,7 @@ def _blocks_case(
     plist = cfg.post_list if cfg.post_list > 1 else min(32, cfg.tx_depth)
     results = []
     with contextlib.ExitStack() as stack:
-        src = allocate_region(
-            stack,
-            ep.req_pd,
-            gpus,
-            cfg.src_kind or kind,
-            reg_path if not cfg.src_kind else "mr",
-            total,
-            cfg.access_mask,
-            cfg.offset,
-        )
-        dst = allocate_region(stack, ep.resp_pd, gpus, kind, reg_path, total, cfg.access_mask, cfg.offset)
+        src, dst = loopback_regions(stack, cfg, ep, gpus, kind, reg_path, total, cfg.access_mask)
         wiring = wire_loopback(stack, ep, cfg, 1, cfg.tx_depth)
         expected = fill_sources(src, 1, total, total)
         blocks = [
