@@ -16,7 +16,7 @@ Method, per case (docs/gather-bench.md):
 4. every destination byte is checked on the host with numpy (records gathered by fancy indexing
    of the pinned table; bytes past each record must still hold the poison); one wrong byte makes
    the result ERROR;
-5. the PCIe model (bench/pcie_model.py) predicts the best ratio to CE the layout allows for the
+5. the PCIe model (gdrdiag/pcie_model.py) predicts the best ratio to CE the layout allows for the
    kernel's way of reading, from the exact start offsets of the indices used.
 
 Only ``hw/`` talks to the driver; this module uses it through ``hw.cuda``, ``hw.memory``,
@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Sequence
 
-from gdrdiag.bench import pcie_model
+from gdrdiag import pcie_model
 from gdrdiag.errors import NotSupported, UserInputError
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 

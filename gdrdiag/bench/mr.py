@@ -29,7 +29,7 @@ from gdrdiag.bench.rdma_loop import Lane, LoopOutcome, build_lanes, run_bw, run_
 from gdrdiag.bench.runner import run_case
 from gdrdiag.errors import GdrdiagError, NotSupported, UserInputError
 from gdrdiag.hw import verbs as v
-from gdrdiag.hw.memory import GPU_PAGE, Buffer, MemoryKind, first_mismatch, pattern
+from gdrdiag.hw.memory import GPU_PAGE, Buffer, MemoryKind, first_mismatch, parse_memory_kind, pattern
 from gdrdiag.model.results import BenchResult, SampleStats
 from gdrdiag.units import GiB, KiB, MiB, format_size
 
@@ -1317,7 +1317,7 @@ def run_client(
         for qp, r in zip(qps, remote, strict=True):
             qp.to_rtr(r)
             qp.to_rts()
-        dst_kind = MemoryKind.parse(str(welcome.get("memory", "pageable")))
+        dst_kind = parse_memory_kind(str(welcome.get("memory", "pageable")))
         dst_reg = str(welcome.get("reg_path", "mr"))
         seeds = [0x5A + 17 * i for i in range(cfg.qps)]
         for i, s in enumerate(seeds):

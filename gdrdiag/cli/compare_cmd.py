@@ -31,9 +31,10 @@ def compare_cmd(
     a, b = load_report(a_path), load_report(b_path)
     comparison = compare(a, b, a_label=a_path.stem, b_label=b_path.stem)
     if html is not None:
-        from gdrdiag.render.html import write_comparison_html
+        from gdrdiag.cli.report_files import write_text_file
+        from gdrdiag.render.html import comparison_html
 
-        write_comparison_html(html, comparison, a, b)
+        write_text_file(html, comparison_html(comparison, a, b))
     if wants_json(ctx):
         echo(json.dumps(to_jsonable(comparison), indent=2))
     else:

@@ -50,14 +50,14 @@ def copy_bench(
 ) -> None:
     """Host<->GPU copy bandwidth: memory kinds, directions, sizes, pinning, overlap, many small blocks."""
     from gdrdiag.bench.copy import CopyBenchOptions, run_copy_bench
-    from gdrdiag.hw.memory import MemoryKind
+    from gdrdiag.hw.memory import parse_memory_kind
     from gdrdiag.model.results import Status
 
     if quick:
         kinds, sizes, block_sizes = "pinned,pageable", "64K,16M,256M", "4K,64K,1M"
         iterations, layers, chunk = min(iterations, 5), 8, "32M"
     opts = CopyBenchOptions(
-        kinds=tuple(MemoryKind.parse(k) for k in split_list(kinds, "--kinds")),
+        kinds=tuple(parse_memory_kind(k) for k in split_list(kinds, "--kinds")),
         directions=split_list(directions, "--directions"),
         modes=split_list(modes, "--modes"),
         sizes=tuple(parse_size_list(sizes, what="--sizes")),

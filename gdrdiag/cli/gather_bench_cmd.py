@@ -68,7 +68,8 @@ def gather_bench(
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the Report as JSON here."),
 ) -> None:
     """Gather R-byte records from pinned host memory into the GPU by zero-copy, against the copy engine."""
-    from gdrdiag.bench import gather, pcie_model
+    from gdrdiag import pcie_model
+    from gdrdiag.bench import gather
 
     R = parse_size(record_bytes, what="--record-bytes")
     pat, run_length = gather.parse_pattern(pattern)

@@ -122,7 +122,7 @@ def mr_bench(
     """
     from gdrdiag.bench import mr as mrb
     from gdrdiag.hw import verbs
-    from gdrdiag.hw.memory import MemoryKind
+    from gdrdiag.hw.memory import parse_memory_kind
     from gdrdiag.model.results import Status
 
     provider_name = verbs.resolve_provider(provider)
@@ -153,7 +153,7 @@ def mr_bench(
     if iters is not None and duration is not None:
         raise UserInputError("give either -n or -D, not both")
 
-    kinds = tuple(MemoryKind.parse(k) for k in split_list(memory, "--memory"))
+    kinds = tuple(parse_memory_kind(k) for k in split_list(memory, "--memory"))
     sizes = (
         mrb.SWEEP_SIZES if all_sizes else (parse_size(size or ("1M" if matrix else "64K"), what="--size"),)
     )
@@ -168,7 +168,7 @@ def mr_bench(
         peer_port=peer_port if peer_port is not None else ib_port,
         kinds=kinds,
         reg_paths=split_list(reg, "--reg"),
-        src_kind=MemoryKind.parse(src_memory) if src_memory else None,
+        src_kind=parse_memory_kind(src_memory) if src_memory else None,
         access=verbs.parse_access(access),
         relaxed_ordering=relaxed_ordering,
         ro_ab=ro_ab,

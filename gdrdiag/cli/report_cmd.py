@@ -120,9 +120,10 @@ def report_cmd(
         report = build_report(level)
     output.write_text(report.to_json())
     if html is not None:
-        from gdrdiag.render.html import write_report_html
+        from gdrdiag.cli.report_files import write_text_file
+        from gdrdiag.render.html import report_html
 
-        write_report_html(html, report, report.findings)
+        write_text_file(html, report_html(report, report.findings))
     if wants_json(ctx):
         echo(report.to_json())
     else:

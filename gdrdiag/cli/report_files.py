@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 from gdrdiag.errors import UserInputError
@@ -31,3 +33,23 @@ def load_report(path: Path) -> Report:
         return Report.from_json(text)
     except SchemaError as exc:
         raise UserInputError(f"{path}: not a gdrdiag report: {str(exc).splitlines()[0][:300]}") from None
+
+
+def write_text_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
+
+    A full disk or a crash leaves the old file (or none), never a truncated one; any OS error becomes
+    a one-line UserInputError.
+    """
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    except OSError as exc:
+        raise UserInputError(f"{path}: cannot write there ({exc.strerror})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        os.unlink(tmp)
+        raise UserInputError(f"{path}: cannot write ({exc.strerror})") from None

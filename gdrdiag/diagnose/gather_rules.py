@@ -1,7 +1,7 @@
 """Findings from gather-bench results: ALIGN-* (layout) and PERF-GATHER-* (measurement vs model).
 
 Pure functions of ``BenchResult`` lists (saved Reports work the same); the PCIe model they call
-(gdrdiag/bench/pcie_model.py) is pure too. Codes are stable:
+(gdrdiag/pcie_model.py) is pure too. Codes are stable:
 
 - ``ALIGN-01`` (WARN): the layout loses more than 5% to partial-line reads even when read the
   best SM way (line-aware); advice lists the layout changes the model says recover it.
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Sequence
 
-from gdrdiag.bench import pcie_model
+from gdrdiag import pcie_model
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.results import BenchResult, Status
 

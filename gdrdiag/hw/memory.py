@@ -26,7 +26,6 @@ idempotent ``close()``; a ``weakref.finalize`` is the last safety net.
 from __future__ import annotations
 
 import ctypes
-import enum
 import os
 import weakref
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from typing import Any, Optional
 
 from gdrdiag.errors import HardwareError, NotSupported, UserInputError
 from gdrdiag.hw import cuda
+from gdrdiag.model.vocabulary import MemoryKind
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_size_t]
@@ -45,54 +45,13 @@ GPU_PAGE = 64 * 1024  # GPUDirect RDMA pins GPU memory in 64 KiB pages (NVIDIA G
 HOST_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-class MemoryKind(str, enum.Enum):
-    """The memory kinds gdrdiag allocates; the value is what users type."""
-
-    DEVICE = "device"
-    MANAGED = "managed"
-    PINNED = "pinned"
-    PINNED_WC = "pinned-wc"
-    REGISTERED = "registered"
-    PAGEABLE = "pageable"
-
-    @property
-    def needs_gpu(self) -> bool:
-        """True for kinds that need the CUDA driver (all but pageable)."""
-        return self is not MemoryKind.PAGEABLE
-
-    @property
-    def on_gpu(self) -> bool:
-        """True when the bytes live in GPU memory (device only; managed is placement-dependent)."""
-        return self is MemoryKind.DEVICE
-
-    @property
-    def host_accessible(self) -> bool:
-        """True when the CPU can load/store the range directly."""
-        return self not in (MemoryKind.DEVICE,)
-
-    @property
-    def location(self) -> str:
-        """Where the bytes physically live, in words, for reports."""
-        return _LOCATIONS[self]
-
-    @classmethod
-    def parse(cls, text: str) -> "MemoryKind":
-        """Parse a user-typed kind name; UserInputError lists the allowed names."""
-        try:
-            return cls(text.strip().lower())
-        except ValueError:
-            allowed = ", ".join(k.value for k in cls)
-            raise UserInputError(f"unknown memory kind {text!r} (choose from: {allowed})") from None
-
-
-_LOCATIONS = {
-    MemoryKind.DEVICE: "GPU memory",
-    MemoryKind.MANAGED: "managed: host DRAM until the GPU touches it (pages migrate)",
-    MemoryKind.PINNED: "host DRAM, page-locked",
-    MemoryKind.PINNED_WC: "host DRAM, page-locked, write-combined",
-    MemoryKind.REGISTERED: "host DRAM, page-locked by cuMemHostRegister",
-    MemoryKind.PAGEABLE: "host DRAM, pageable",
-}
+def parse_memory_kind(text: str) -> MemoryKind:
+    """Parse a user-typed kind name; UserInputError lists the allowed names."""
+    try:
+        return MemoryKind(text.strip().lower())
+    except ValueError:
+        allowed = ", ".join(k.value for k in MemoryKind)
+        raise UserInputError(f"unknown memory kind {text!r} (choose from: {allowed})") from None
 
 
 def host_available_bytes() -> int:
@@ -323,7 +282,7 @@ class Buffer:
 def allocate(kind: MemoryKind | str, size: int, *, alignment: int = 4096, offset: int = 0,
              gpu: Optional[cuda.GpuContext] = None) -> Buffer:
     """Allocate a :class:`Buffer`; ``kind`` may be a MemoryKind or its user-facing name."""
-    k = kind if isinstance(kind, MemoryKind) else MemoryKind.parse(kind)
+    k = kind if isinstance(kind, MemoryKind) else parse_memory_kind(kind)
     return Buffer(k, size, alignment=alignment, offset=offset, gpu=gpu)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import html
-from pathlib import Path
 from typing import Iterable, Optional
 
 from gdrdiag.compare import Comparison
@@ -86,13 +85,3 @@ def comparison_html(c: Comparison, a: Report, b: Report) -> str:
     body += f"<h2>Findings only in {html.escape(c.a_label)}</h2>{_findings(c.findings_only_a)}"
     body += f"<h2>{html.escape(c.a_label)}</h2>{_plots(a)}<h2>{html.escape(c.b_label)}</h2>{_plots(b)}"
     return _page(f"gdrdiag compare: {c.a_label} vs {c.b_label}", body)
-
-
-def write_report_html(path: Path, report: Report, findings: Iterable[Finding]) -> None:
-    """Write :func:`report_html` to ``path``."""
-    path.write_text(report_html(report, findings), encoding="utf-8")
-
-
-def write_comparison_html(path: Path, c: Comparison, a: Report, b: Report) -> None:
-    """Write :func:`comparison_html` to ``path``."""
-    path.write_text(comparison_html(c, a, b), encoding="utf-8")

@@ -1,0 +1,191 @@
+"""The layer rules of docs/architecture.md, checked by reading every module's imports.
+
+Data flows one way: hw/ adapters -> inspect/, bench/ -> model/ -> diagnose/, compare -> render/ -> cli/.
+A rule broken here is a design regression even when every other test passes, so this test reads
+the source (``ast``; nothing is imported) and names each crossing.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "gdrdiag"
+
+# Third-party modules that touch hardware; only gdrdiag/hw/ may import them. (ctypes is allowed
+# elsewhere: benches use its scalar types to describe kernel arguments, which touches nothing.)
+HARDWARE_MODULES = ("cuda", "pyverbs", "pynvml", "cupy", "torch")
+# Layers that may open files: hw/ reads the machine, cli/ reads and writes the user's files.
+FILE_LAYERS = ("hw", "cli")
+PATH_METHODS = ("read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "glob", "rglob")
+PRINTING_CALLS = ("print", "echo", "secho")
+
+
+@dataclass(frozen=True)
+class Module:
+    """One module of the package: its dotted name, source tree and every gdrdiag import in it."""
+
+    name: str
+    path: Path
+    tree: ast.Module
+
+    @property
+    def layer(self) -> str:
+        """The first component under gdrdiag (``hw``, ``bench``, ``compare``...)."""
+        parts = self.name.split(".")
+        return parts[1] if len(parts) > 1 else ""
+
+    def imports(self) -> list[str]:
+        """Every imported dotted name, module-level or lazy (inside functions) alike."""
+        names: list[str] = []
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Import):
+                names.extend(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve_from(self.name, node, self.path.name == "__init__.py")
+                names.append(base)
+                names.extend(f"{base}.{alias.name}" for alias in node.names)
+        return names
+
+    def gdrdiag_imports(self, known: set[str]) -> set[str]:
+        """Imported gdrdiag modules (``from pkg import name`` counts pkg.name only when it is a module)."""
+        return {name for name in self.imports() if name in known and name != self.name}
+
+
+def _resolve_from(module: str, node: ast.ImportFrom, is_package: bool) -> str:
+    if node.level == 0:
+        return node.module or ""
+    parts = module.split(".")
+    keep = len(parts) - node.level + (1 if is_package else 0)
+    base = ".".join(parts[:keep])
+    return f"{base}.{node.module}" if node.module else base
+
+
+def _modules() -> list[Module]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found.append(Module(".".join(parts), path, ast.parse(path.read_text(), filename=str(path))))
+    return found
+
+
+MODULES = _modules()
+KNOWN = {m.name for m in MODULES}
+
+
+def test_the_package_was_found():
+    assert len(MODULES) > 40 and "gdrdiag.model.report" in KNOWN
+
+
+def test_only_hw_imports_hardware_libraries():
+    crossings = [
+        f"{m.name} imports {name}"
+        for m in MODULES
+        if m.layer != "hw"
+        for name in m.imports()
+        if name.split(".")[0] in HARDWARE_MODULES
+    ]
+    assert crossings == []
+
+
+def test_only_hw_and_cli_open_files():
+    """/sys, /proc and /dev are read through hw.sysfs.SysfsTree (live or bundle); no one else opens files."""
+    crossings = []
+    for m in MODULES:
+        if m.layer in FILE_LAYERS:
+            continue
+        for node in ast.walk(m.tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Name) and func.id == "open":
+                    crossings.append(f"{m.name}:{node.lineno} calls open")
+                elif isinstance(func, ast.Attribute) and func.attr in PATH_METHODS:
+                    crossings.append(f"{m.name}:{node.lineno} calls {func.attr}")
+                elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "os":
+                    if func.attr in ("open", "listdir", "scandir", "readlink", "walk"):
+                        crossings.append(f"{m.name}:{node.lineno} calls os.{func.attr}")
+    assert crossings == []
+
+
+def _printing_calls(tree: ast.Module) -> list[int]:
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name in PRINTING_CALLS:
+                lines.append(node.lineno)
+            if name == "write" and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
+                if func.value.attr in ("stdout", "stderr"):
+                    lines.append(node.lineno)
+    return lines
+
+
+def test_only_cli_prints():
+    crossings = [
+        f"{m.name}:{line}" for m in MODULES if m.layer not in ("cli", "__main__") for line in _printing_calls(m.tree)
+    ]
+    assert crossings == []
+
+
+def test_model_imports_nothing_else_from_gdrdiag():
+    crossings = [
+        f"{m.name} imports {name}"
+        for m in MODULES
+        if m.layer == "model"
+        for name in m.gdrdiag_imports(KNOWN)
+        if not name.startswith("gdrdiag.model")
+    ]
+    assert crossings == []
+
+
+@pytest.mark.parametrize(
+    ("layer", "forbidden"),
+    [
+        ("diagnose", ("bench", "hw", "inspect", "cli", "render")),
+        ("compare", ("bench", "hw", "inspect", "cli", "render")),
+        ("render", ("bench", "hw", "inspect", "cli", "diagnose")),
+        ("hw", ("bench", "inspect", "diagnose", "compare", "render", "cli")),
+        ("inspect", ("bench", "diagnose", "compare", "render", "cli")),
+        ("bench", ("diagnose", "compare", "render", "cli", "inspect")),
+        ("pcie_model", ("bench", "hw", "inspect", "diagnose", "render", "cli")),
+    ],
+)
+def test_pure_layers_import_no_layer_above_or_beside(layer, forbidden):
+    crossings = [
+        f"{m.name} imports {name}"
+        for m in MODULES
+        if m.layer == layer
+        for name in m.gdrdiag_imports(KNOWN)
+        if name.split(".")[1:2] and name.split(".")[1] in forbidden
+    ]
+    assert crossings == []
+
+
+def test_no_import_cycles():
+    graph = {m.name: m.gdrdiag_imports(KNOWN) for m in MODULES}
+    # A package's __init__ re-exporting its children is not a cycle of design; drop parent->child edges.
+    for name, deps in graph.items():
+        graph[name] = {d for d in deps if not d.startswith(name + ".")}
+    cycles = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == 1:
+                cycles.append(" -> ".join(stack[stack.index(dep) :] + [dep]))
+            elif dep not in state:
+                visit(dep, stack + [dep])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
