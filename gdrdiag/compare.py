@@ -1,39 +1,66 @@
-"""Compare two Reports: bench cases side by side, the machine differences that matter, and
-for each large delta a ranked explanation with evidence from both sides.
+"""Compare two Reports: cases side by side, machine differences that matter, and causes.
 
-Pure: a function of two Reports, tested from saved Reports. Cases are matched by key plus
-their parameters (descriptive-only parameters such as the memory's location text are
-ignored). Ratios are ``b / a``: a ratio below 1 means the second report is slower.
+For each large delta, a ranked explanation with evidence from both sides.
+
+Pure: a function of two Reports, tested from saved Reports. Cases are matched by their
+``CaseId`` (bench, key, the parameters that define the physics, and the provider): run settings
+never split a case, status never does, and results of different providers are never paired (a
+soft or fixture number is not a hardware number). Ratios are ``b / a``: a ratio below 1 means the
+second report is slower.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Optional
 
+from gdrdiag.model.case import CaseId, Scalar, run_settings
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo, PciFunction
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import BenchResult, Status
 
-# Parameters that describe a result but do not distinguish two measurements.
-DESCRIPTIVE_PARAMS = frozenset({"location", "library", "provider_note", "lands_in"})
 # A delta is "large" when b/a leaves [1 - LARGE, 1 + LARGE].
 LARGE_DELTA = 0.10
 
 
 @dataclass(frozen=True)
 class CaseDelta:
-    """One case measured in both reports (or in only one, with the other side None)."""
+    """One case and its outcome in each report (a side that lacks it is None).
 
-    key: str
-    params: dict[str, object]
+    ``ratio`` is b/a and exists only when both sides measured the case with the same provider.
+    ``not_comparable`` says why a row has no ratio although both sides have numbers (another
+    provider); ``settings`` lists run settings that differ (shown, never used to split cases).
+    """
+
+    case: CaseId
     unit: str
     a_value: Optional[float]
     b_value: Optional[float]
     a_status: Optional[str]
     b_status: Optional[str]
     ratio: Optional[float]
+    a_reason: Optional[str] = None
+    b_reason: Optional[str] = None
+    a_provider: Optional[str] = None
+    b_provider: Optional[str] = None
+    not_comparable: Optional[str] = None
+    settings: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """The case key (``rdma_write_device_mr``)."""
+        return self.case.key
+
+    @property
+    def params(self) -> dict[str, Scalar]:
+        """The physics parameters of the case."""
+        return dict(self.case.physics)
+
+    @property
+    def hardware(self) -> bool:
+        """False when either side's number came from the soft provider or a fixture."""
+        return self.case.provider is not None and self.case.provider.is_hardware
 
     @property
     def large(self) -> bool:
@@ -79,33 +106,88 @@ class Comparison:
 # cases
 # ---------------------------------------------------------------------------------------------
 
-def case_identity(result: BenchResult) -> tuple[str, tuple]:
-    """(key, sorted distinguishing params): what makes two results the same case."""
-    params = tuple(sorted((k, repr(v)) for k, v in result.params.items() if k not in DESCRIPTIVE_PARAMS))
-    return result.key, params
+def _value(r: Optional[BenchResult]) -> Optional[float]:
+    return r.value if r is not None and r.status is Status.OK else None
+
+
+def _settings_that_differ(ra: BenchResult, rb: BenchResult) -> tuple[str, ...]:
+    sa, sb = run_settings(ra), run_settings(rb)
+    return tuple(f"{k}: {sa.get(k)} vs {sb.get(k)}" for k in sorted(set(sa) | set(sb)) if sa.get(k) != sb.get(k))
+
+
+def _delta(ident: CaseId, ra: Optional[BenchResult], rb: Optional[BenchResult], note: Optional[str] = None) -> CaseDelta:
+    ref = ra or rb
+    assert ref is not None
+    va, vb = _value(ra), _value(rb)
+    return CaseDelta(
+        case=ident,
+        unit=ref.unit,
+        a_value=va,
+        b_value=vb,
+        a_status=ra.status.value if ra else None,
+        b_status=rb.status.value if rb else None,
+        ratio=(vb / va) if note is None and va and vb is not None else None,
+        a_reason=ra.reason if ra else None,
+        b_reason=rb.reason if rb else None,
+        a_provider=ra.provider if ra else None,
+        b_provider=rb.provider if rb else None,
+        not_comparable=note,
+        settings=_settings_that_differ(ra, rb) if ra and rb else (),
+    )
 
 
 def match_cases(a: Iterable[BenchResult], b: Iterable[BenchResult]) -> list[CaseDelta]:
-    """Pair results by identity; order follows the first report, then cases only in the second."""
-    a_map = {case_identity(r): r for r in a}
-    b_map = {case_identity(r): r for r in b}
-    out = []
-    for ident in list(a_map) + [i for i in b_map if i not in a_map]:
-        ra, rb = a_map.get(ident), b_map.get(ident)
-        va = ra.value if ra and ra.status is Status.OK else None
-        vb = rb.value if rb and rb.status is Status.OK else None
-        ref = ra or rb
-        assert ref is not None
-        out.append(CaseDelta(
-            key=ident[0],
-            params={k: v for k, v in ref.params.items() if k not in DESCRIPTIVE_PARAMS},
-            unit=ref.unit,
-            a_value=va, b_value=vb,
-            a_status=ra.status.value if ra else None,
-            b_status=rb.status.value if rb else None,
-            ratio=(vb / va) if va and vb is not None else None,
-        ))
-    return out
+    """Pair results by CaseId; order follows the first report, then cases only in the second.
+
+    Linear in the number of results. A result whose physics was measured on the other side by
+    another provider becomes one "not comparable" row. A WAIVED or ERROR result that carries no
+    physics parameters (the bench gave up before choosing any) stands for every result of its key
+    and provider on the other side, so "OK here, WAIVED there" is one row with the reason.
+    """
+    a_map = {CaseId.of(r): r for r in a}
+    b_map = {CaseId.of(r): r for r in b}
+    out = [_delta(i, r, b_map.get(i)) for i, r in a_map.items()]
+    out += [_delta(i, None, r) for i, r in b_map.items() if i not in a_map]
+    return _merge_unpaired(out)
+
+
+def _merge_unpaired(rows: list[CaseDelta]) -> list[CaseDelta]:
+    """Join one-sided rows that are the same physics under another provider, or a bare WAIVED/ERROR."""
+    only_b = {}
+    for i, d in enumerate(rows):
+        if d.a_status is None:
+            only_b.setdefault(d.case.without_provider(), []).append(i)
+    bare_b = {(d.key, d.case.provider): i for i, d in enumerate(rows) if d.a_status is None and not d.case.physics}
+    bare_a = {(d.key, d.case.provider): i for i, d in enumerate(rows) if d.b_status is None and not d.case.physics}
+    used: set[int] = set()
+    merged: list[CaseDelta] = []
+    for i, d in enumerate(rows):
+        if i in used:
+            continue
+        if d.b_status is None and d.a_status is not None:
+            twins = [j for j in only_b.get(d.case.without_provider(), []) if j not in used]
+            if twins:
+                other = rows[twins[0]]
+                used.update((i, twins[0]))
+                note = f"not comparable: provider {d.a_provider or '?'} vs {other.b_provider or '?'}"
+                merged.append(replace(d, b_value=other.b_value, b_status=other.b_status, b_reason=other.b_reason,
+                                      b_provider=other.b_provider, not_comparable=note))
+                continue
+            j = bare_b.get((d.key, d.case.provider))
+            if j is not None and d.case.physics:
+                used.add(j)
+                other = rows[j]
+                merged.append(replace(d, b_status=other.b_status, b_reason=other.b_reason, b_provider=other.b_provider))
+                continue
+        if d.a_status is None and d.case.physics and (d.key, d.case.provider) in bare_a:
+            other = rows[bare_a[(d.key, d.case.provider)]]
+            used.add(bare_a[(d.key, d.case.provider)])
+            merged.append(replace(d, a_status=other.a_status, a_reason=other.a_reason, a_provider=other.a_provider))
+            continue
+        merged.append(d)
+    # A row that stood in for, or was joined to, another is not shown again on its own.
+    absorbed = {id(rows[j]) for j in used}
+    return [d for d in merged if id(d) not in absorbed]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gdrdiag.compare import Comparison
+from gdrdiag.compare import CaseDelta, Comparison
 from gdrdiag.render.findings_table import render_findings
 from gdrdiag.render.results_table import num, size, table
 
@@ -11,6 +11,33 @@ _SIZE_PARAMS = ("size", "block_size", "record_bytes", "chunk")
 
 def _params(p: dict) -> str:
     return " ".join(f"{k}={size(v) if k in _SIZE_PARAMS else v}" for k, v in p.items())
+
+
+def _case_label(d: CaseDelta, varying: set) -> str:
+    provider = d.case.provider.value if d.case.provider else "?"
+    mark = "" if d.hardware or d.not_comparable else f" [{provider}]"
+    params = _params({k: v for k, v in d.params.items() if k in varying})
+    return f"{d.key}{mark}" + (f" {params}" if params else "")
+
+
+def _ratio_cell(d: CaseDelta) -> str:
+    if d.ratio is not None:
+        return num(d.ratio, 3)
+    if d.not_comparable:
+        return d.not_comparable
+    return f"{d.a_status or '-'}/{d.b_status or '-'}"
+
+
+def _row_notes(rows: list[CaseDelta], a_label: str, b_label: str) -> list[str]:
+    """Why a side has no number, and run settings that differ, under the table."""
+    notes = []
+    for d in rows:
+        for label, status, reason in ((a_label, d.a_status, d.a_reason), (b_label, d.b_status, d.b_reason)):
+            if status in ("WAIVED", "ERROR") and reason:
+                notes.append(f"  {d.key} in {label}: {status}: {reason}")
+        if d.settings:
+            notes.append(f"  {d.key}: run settings differ ({'; '.join(d.settings)})")
+    return notes
 
 
 def render_comparison(c: Comparison, *, all_cases: bool = False) -> str:
@@ -23,20 +50,25 @@ def render_comparison(c: Comparison, *, all_cases: bool = False) -> str:
         out.append("\n".join(f"  {d.fact}: {d.why}" for d in c.machine))
     else:
         out.append("Machine differences that matter: none found")
-    shown = [d for d in c.cases if all_cases or d.large or d.a_status != d.b_status]
+    shown = [d for d in c.cases if all_cases or d.large or d.a_status != d.b_status or d.not_comparable]
     if shown:
         # Show only the parameters that tell the shown rows apart.
         varying = {k for d in shown for k, v in d.params.items()
                    if any(o.params.get(k) != v for o in shown if o.key == d.key)}
-        rows = [[d.key, _params({k: v for k, v in d.params.items() if k in varying}), num(d.a_value), num(d.b_value), d.unit,
-                 num(d.ratio, 3) if d.ratio is not None else f"{d.a_status or '-'}/{d.b_status or '-'}",
+        rows = [[_case_label(d, varying), num(d.a_value), num(d.b_value), d.unit, _ratio_cell(d),
                  "<<" if d.large and d.ratio is not None and d.ratio < 1 else (">>" if d.large else "")]
                 for d in shown]
         label = "All cases" if all_cases else "Cases that differ by more than 10% (or in status)"
         out.append(f"{label}; ratio = {c.b_label}/{c.a_label}\n"
-                   + table(rows, ["case", "params", c.a_label, c.b_label, "unit", "ratio", ""]))
+                   + table(rows, ["case", c.a_label, c.b_label, "unit", "ratio", ""], max_widths=[44, 12, 12, 6, 40, 2]))
+        notes = _row_notes(shown, c.a_label, c.b_label)
+        if notes:
+            out.append("\n".join(notes))
     else:
         out.append(f"Cases: {len(c.cases)} matched, none differ by more than 10%")
+    if any(not d.hardware and d.a_status and d.b_status for d in c.cases):
+        out.append("Cases marked [soft] or [fixture] were not measured on hardware: their ratios compare "
+                   "software or synthetic numbers, never a NIC or GPU.")
     if c.explanations:
         rows = [[e.case, str(e.rank), e.cause, e.evidence_a, e.evidence_b] for e in c.explanations]
         out.append("Likely causes of the large deltas, most likely first\n"

@@ -40,7 +40,7 @@ def test_compare_json_round_numbers():
     res = runner.invoke(app, ["--json", "compare", str(REPORTS / "baremetal_hgx.json"),
                               str(REPORTS / "vm_guest_kvm.json")])
     data = json.loads(res.output)
-    assert any(c["key"] == "rdma_write_device_mr" and c["ratio"] < 0.25 for c in data["cases"])
+    assert any(c["case"]["key"] == "rdma_write_device_mr" and c["ratio"] < 0.25 for c in data["cases"])
 
 
 HOSTILE = {
