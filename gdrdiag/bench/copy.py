@@ -60,6 +60,7 @@ class CopyBenchOptions:
     block_sizes: tuple[int, ...] = BLOCK_SIZES
     block_region_max: int = 2 * GiB
     reference: bool = True
+    only: Optional[frozenset[str]] = None  # sweep case keys to run (a --list selection); None: all
 
     def validate(self) -> None:
         """Raise UserInputError for impossible combinations (checked before allocating)."""
@@ -150,8 +151,10 @@ def sweep_cases(ctx: _Ctx) -> Iterator[tuple[str, Callable[[], Any], dict]]:
             for mode in opts.modes:
                 if direction == "bidir" and mode == "sync":
                     continue  # bidirectional overlap needs asynchronous copies on two streams
+                key = f"copy_{direction}_{kind.value.replace('-', '_')}"
+                if opts.only is not None and key not in opts.only:
+                    continue
                 for size in opts.sizes:
-                    key = f"copy_{direction}_{kind.value.replace('-', '_')}"
                     params = {"kind": kind.value, "direction": direction, "mode": mode, "size": size,
                               "location": kind.location}
                     yield key, _SweepCase(ctx, kind, direction, mode, size, expected), {"params": params}
@@ -609,10 +612,26 @@ def planned_case_count(opts: CopyBenchOptions) -> int:
     """How many progress steps a run has (for the progress bar)."""
     n = 0
     if "sweep" in opts.parts:
-        per_kind = sum(1 for d in opts.directions for m in opts.modes if not (d == "bidir" and m == "sync"))
-        n += len(opts.kinds) * per_kind * len(opts.sizes) + (1 if opts.reference else 0)
+        for key in sweep_keys(opts):
+            modes = [m for m in opts.modes if not (key.startswith("copy_bidir") and m == "sync")]
+            n += len(modes) * len(opts.sizes)
+        n += 1 if opts.reference else 0
     n += sum(1 for p in ("pinning", "overlap", "blocks") if p in opts.parts)
     return n
+
+
+def sweep_keys(opts: CopyBenchOptions) -> list[str]:
+    """The sweep case keys these options run, in run order."""
+    keys = [f"copy_{d}_{k.value.replace('-', '_')}" for k in opts.kinds for d in opts.directions]
+    return [k for k in keys if opts.only is None or k in opts.only]
+
+
+def waived_cases(opts: CopyBenchOptions, reason: str) -> list[BenchResult]:
+    """One WAIVED result per case these options would run, so a Report names each one."""
+    keys = sweep_keys(opts) if "sweep" in opts.parts else []
+    keys += ["copy_h2d_pinned_reference"] if "sweep" in opts.parts and opts.reference else []
+    keys += [f"copy_{p}" for p in opts.parts if p != "sweep"]
+    return [BenchResult.waived(k, reason, provider="cuda", description=f"copy-bench {k}") for k in keys]
 
 
 def run_copy_bench(opts: CopyBenchOptions, progress: Optional[Callable[[str], None]] = None) -> list[BenchResult]:
@@ -622,7 +641,7 @@ def run_copy_bench(opts: CopyBenchOptions, progress: Optional[Callable[[str], No
         cuda.init()
         gpu = cuda.GpuContext(opts.device)
     except NotSupported as exc:
-        return [BenchResult.waived(f"copy_{p}", exc.reason, description=f"copy-bench {p}") for p in opts.parts]
+        return waived_cases(opts, exc.reason)
     results: list[BenchResult] = []
     with gpu, cuda.Stream() as s0, cuda.Stream() as s1:
         gate = None

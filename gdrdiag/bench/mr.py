@@ -79,6 +79,7 @@ class MrBenchConfig:
     reg_sizes: tuple[int, ...] = REG_COST_SIZES
     reg_iterations: int = 10
     soft_options: dict = field(default_factory=dict)
+    only: Optional[frozenset[str]] = None  # case keys to run (a --list selection); None: every kind x path
 
     @property
     def access_mask(self) -> int:
@@ -1086,6 +1087,11 @@ def run(
         stack.callback(gpus.close)
         for kind in cfg.kinds:
             for reg in cfg.reg_paths:
+                prefix = {"bw": "rdma_write", "latency": "rdma_write_lat", "blocks": "rdma_write_blocks"}.get(
+                    mode, "mr_reg"
+                )
+                if cfg.only is not None and case_key(prefix, kind, reg) not in cfg.only:
+                    continue
                 if mode == "reg":
                     results.extend(_reg_case(cfg, ep, gpus, kind, reg, progress))
                     continue

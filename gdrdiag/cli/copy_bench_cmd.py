@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from gdrdiag.cli import app
+from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
 from gdrdiag.cli.common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -26,10 +27,34 @@ DEFAULT_BLOCKS = "128..2M"
 
 
 
+def _narrowed_to(opts, selected):
+    """Options that run just the selected cases (kinds and directions from the sweep keys)."""
+    import dataclasses
+
+    from gdrdiag.model.vocabulary import MemoryKind
+
+    sweep = [c.key for c in selected if c.part == "sweep"]
+    kinds = tuple(k for k in MemoryKind if any(key.endswith("_" + k.value.replace("-", "_")) for key in sweep))
+    directions = tuple(d for d in ("h2d", "d2h", "bidir") if any(key.startswith(f"copy_{d}_") for key in sweep))
+    parts = tuple(p for p in ("sweep", "pinning", "overlap", "blocks")
+                  if (p == "sweep" and (sweep or any(c.part == "reference" for c in selected)))
+                  or any(c.part == p for c in selected))
+    return dataclasses.replace(
+        opts,
+        kinds=kinds or opts.kinds,
+        directions=directions or opts.directions,
+        parts=parts,
+        reference=any(c.part == "reference" for c in selected),
+        only=frozenset(sweep),
+    )
+
+
 @app.command("copy-bench")
 @handles_errors
 def copy_bench(
     ctx: typer.Context,
+    cases: Optional[list[str]] = typer.Argument(None, help=CASES_HELP, show_default=False),
+    list_cases: bool = typer.Option(False, "--list", help=LIST_HELP),
     kinds: str = typer.Option(DEFAULT_KINDS, "--kinds", "-m", help="Host memory kinds, comma-separated."),
     directions: str = typer.Option("h2d,d2h,bidir", "--directions", help="h2d, d2h, bidir."),
     sizes: str = typer.Option(DEFAULT_SIZES, "--sizes", "-s", help="Sizes (4K,1M,...) or a range 4K..1G."),
@@ -50,8 +75,16 @@ def copy_bench(
 ) -> None:
     """Host<->GPU copy bandwidth: memory kinds, directions, sizes, pinning, overlap, many small blocks."""
     from gdrdiag.bench.copy import CopyBenchOptions, run_copy_bench
+    from gdrdiag.bench.registry import copy_registry
     from gdrdiag.hw.memory import parse_memory_kind
     from gdrdiag.model.results import Status
+
+    registry = copy_registry()
+    if list_cases:
+        from gdrdiag.cli.cases import print_case_list, probe_capabilities
+
+        print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx))
+    selected = registry.select(cases or ())
 
     if quick:
         kinds, sizes, block_sizes = "pinned,pageable", "64K,16M,256M", "4K,64K,1M"
@@ -72,6 +105,8 @@ def copy_bench(
         block_sizes=tuple(parse_size_list(block_sizes, what="--block-sizes")),
         reference=reference,
     )
+    if cases:
+        opts = _narrowed_to(opts, selected)
     opts.validate()
     if json_out is not None and json_out.parent and not json_out.parent.exists():
         raise UserInputError(f"--json-out: directory {json_out.parent} does not exist")

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from gdrdiag.cli import app
+from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
 from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
 from gdrdiag.errors import UserInputError
 from gdrdiag.units import parse_size
@@ -26,6 +27,8 @@ def _stride(text: str, record_bytes: int) -> int:
 @handles_errors
 def gather_bench(
     ctx: typer.Context,
+    cases: Optional[list[str]] = typer.Argument(None, help=CASES_HELP, show_default=False),
+    list_cases: bool = typer.Option(False, "--list", help=LIST_HELP),
     kernels: str = typer.Option(
         "all",
         "--kernels",
@@ -70,7 +73,19 @@ def gather_bench(
     """Gather R-byte records from pinned host memory into the GPU by zero-copy, against the copy engine."""
     from gdrdiag import pcie_model
     from gdrdiag.bench import gather
+    from gdrdiag.bench.registry import gather_kernels, gather_registry
 
+    registry = gather_registry((k.name, k.doc) for k in gather.KERNELS.values())
+    if list_cases:
+        from gdrdiag.cli.cases import print_case_list, probe_capabilities
+
+        print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx))
+    if cases:
+        if kernels != "all":
+            raise UserInputError("give cases or --kernels, not both (cases gather_<kernel> choose kernels)")
+        kernels = ",".join(gather_kernels(registry.select(cases)))
+        if not kernels:
+            raise UserInputError("gather_ce_reference runs with every kernel (it is their reference); name a kernel")
     R = parse_size(record_bytes, what="--record-bytes")
     pat, run_length = gather.parse_pattern(pattern)
     if requests <= 0 or records_per_request <= 0:

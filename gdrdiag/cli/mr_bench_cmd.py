@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from gdrdiag.cli import app
+from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
 from gdrdiag.cli.common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -28,6 +29,8 @@ SOFT_HINT = "use --provider soft to run the whole pipeline in software (not a ha
 @handles_errors
 def mr_bench(
     ctx: typer.Context,
+    cases: Optional[list[str]] = typer.Argument(None, help=CASES_HELP, show_default=False),
+    list_cases: bool = typer.Option(False, "--list", help=LIST_HELP),
     provider: str = typer.Option(
         "auto", "--provider", help="auto (= pyverbs), pyverbs, or soft (software, no NIC)."
     ),
@@ -126,6 +129,28 @@ def mr_bench(
     from gdrdiag.model.results import Status
 
     provider_name = verbs.resolve_provider(provider)
+    from gdrdiag.bench.registry import mr_registry, mr_selection
+
+    registry = mr_registry()
+    if list_cases:
+        from gdrdiag.cli.cases import print_case_list, probe_capabilities
+
+        print_case_list(ctx, registry, probe_capabilities(provider_name), wants_json(ctx))
+    only = None
+    if cases:
+        chosen = mr_selection(registry.select(cases))
+        flags = {"latency": latency, "blocks": blocks is not None, "reg": reg_cost, "loop": loop_cost}
+        given = [m for m, on in flags.items() if on] + (["matrix"] if matrix else [])
+        if given and given != [chosen.mode]:
+            raise UserInputError(f"the selected cases are {chosen.mode} cases; drop --{given[0]}")
+        if memory != "device,pinned" or reg != "mr":
+            raise UserInputError("give cases or --memory/--reg, not both (a case names its memory and path)")
+        latency, reg_cost, loop_cost = chosen.mode == "latency", chosen.mode == "reg", chosen.mode == "loop"
+        if chosen.mode == "blocks" and blocks is None:
+            blocks = 64
+        if chosen.kinds:
+            memory, reg = ",".join(k.value for k in chosen.kinds), ",".join(chosen.reg_paths)
+        only = frozenset(c.key for c in registry.select(cases))
     if json_out is not None and json_out.parent and not json_out.parent.exists():
         raise UserInputError(f"--json-out: directory {json_out.parent} does not exist")
     if server and connect:
@@ -188,6 +213,7 @@ def mr_bench(
         gpu=gpu,
         timeout_s=timeout,
         reg_sizes=tuple(parse_size_list(reg_sizes, what="--reg-sizes")),
+        only=only,
     )
     if matrix:
         cfg = mrb.matrix_config(cfg)

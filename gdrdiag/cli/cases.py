@@ -1,0 +1,61 @@
+"""``<bench> --list`` and case selectors, shared by the three bench commands."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+from gdrdiag.bench.registry import Capabilities, Registry
+from gdrdiag.cli.common import EXIT_OK, echo
+
+LIST_HELP = "List this bench's cases (and whether each runs here), then exit."
+CASES_HELP = "Cases to run: keys, prefixes or globs from --list (default: the options below decide)."
+
+
+def probe_capabilities(rdma_provider: Optional[str] = None) -> Capabilities:
+    """Ask the hardware layer whether a GPU (and, for mr-bench, an RDMA device) is here."""
+    from gdrdiag.errors import GdrdiagError
+    from gdrdiag.hw import cuda
+
+    gpu_missing = None
+    try:
+        cuda.init()
+        if cuda.device_count() < 1:
+            gpu_missing = "no CUDA device"
+    except GdrdiagError as exc:
+        gpu_missing = getattr(exc, "reason", None) or str(exc)
+    rdma_missing = None
+    if rdma_provider is not None and rdma_provider != "soft":
+        from gdrdiag.hw import verbs
+
+        try:
+            verbs.list_device_names()
+        except GdrdiagError as exc:
+            rdma_missing = getattr(exc, "reason", None) or str(exc)
+    return Capabilities(gpu_missing=gpu_missing, rdma_missing=rdma_missing)
+
+
+def print_case_list(ctx: typer.Context, registry: Registry, caps: Capabilities, as_json: bool) -> None:
+    """Print the registry (text table or JSON) and exit 0."""
+    rows = registry.lines(caps)
+    if as_json:
+        echo(json.dumps([{"key": k, "description": d, "here": h} for k, d, h in rows], indent=2))
+        raise typer.Exit(EXIT_OK)
+    from gdrdiag.render.results_table import table
+
+    # Long WAIVED reasons are numbered under the table instead of filling every row.
+    reasons: list[str] = []
+    cells = []
+    for key, desc, here in rows:
+        if here.startswith("WAIVED: "):
+            reason = here[len("WAIVED: "):]
+            if reason not in reasons:
+                reasons.append(reason)
+            here = f"WAIVED ({reasons.index(reason) + 1})"
+        cells.append([key, desc, here])
+    echo(table(cells, ["case", "what it measures", "here"], max_widths=[30, 56, 12]))
+    for i, reason in enumerate(reasons, 1):
+        echo(f"({i}) {reason}")
+    raise typer.Exit(EXIT_OK)
