@@ -19,6 +19,7 @@ the PD and before the memory under them, on every exit path (Ctrl-C included).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -1054,9 +1055,9 @@ def loop_cost(
         fixed, per_wr = rdma_math.fit_post_cost(
             [(int(r.params["post_list"]), 1.0 / float(r.metrics["posts_per_s"] or 1)) for r in results]
         )
-        for r in results:
-            r.metrics["loop_us_per_post"] = fixed * 1e6
-            r.metrics["provider_us_per_wr"] = per_wr * 1e6
+        # Results are immutable once made: the fit over all of them is added by making new ones.
+        fit = {"loop_us_per_post": fixed * 1e6, "provider_us_per_wr": per_wr * 1e6}
+        results = [dataclasses.replace(r, metrics={**r.metrics, **fit}) for r in results]
     return results
 
 

@@ -7,69 +7,10 @@ from typing import Callable, Optional
 
 import typer
 
+from gdrdiag.bench.profiles import PROFILE_BENCHES
 from gdrdiag.cli import app
 from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
 from gdrdiag.errors import UserInputError
-
-
-def _copy_results(level: str) -> list:
-    from gdrdiag.bench.copy import CopyBenchOptions, run_copy_bench
-    from gdrdiag.hw.memory import MemoryKind
-    from gdrdiag.units import KiB, MiB
-
-    if level == "full":
-        return run_copy_bench(CopyBenchOptions())
-    kinds = (MemoryKind.PINNED, MemoryKind.PAGEABLE) if level == "quick" else \
-        (MemoryKind.PINNED, MemoryKind.PINNED_WC, MemoryKind.REGISTERED, MemoryKind.PAGEABLE, MemoryKind.MANAGED)
-    opts = CopyBenchOptions(
-        kinds=kinds,
-        directions=("h2d", "d2h") if level == "quick" else ("h2d", "d2h", "bidir"),
-        modes=("async",),
-        sizes=(64 * KiB, 64 * MiB) if level == "quick" else (64 * KiB, 1 * MiB, 64 * MiB, 256 * MiB),
-        parts=("sweep",) if level == "quick" else ("sweep", "pinning", "overlap", "blocks"),
-        iterations=5,
-        pin_size=64 * MiB,
-        overlap_layers=8,
-        overlap_chunk=32 * MiB,
-        block_sizes=(4 * KiB, 64 * KiB, 1 * MiB) if level != "quick" else (64 * KiB,),
-        reference=False,
-    )
-    return run_copy_bench(opts)
-
-
-def _gather_results(level: str) -> list:
-    from gdrdiag.bench import gather
-    from gdrdiag.errors import NotSupported
-    from gdrdiag.model.results import BenchResult
-
-    config = gather.GatherConfig(quick=level == "quick",
-                                 sweeps=gather.SWEEPS if level == "full" else ("ladder",))
-    try:
-        return list(gather.run(config).results)
-    except NotSupported as exc:
-        return [BenchResult.waived("gather_ladder", exc.reason, description="gather-bench ladder")]
-
-
-def _rdma_results(level: str) -> list:
-    """RDMA matrix on a real device only: soft-provider numbers never go into a machine's Report."""
-    from gdrdiag.bench import mr
-    from gdrdiag.errors import NotSupported
-    from gdrdiag.model.results import BenchResult
-
-    cfg = mr.matrix_config(mr.MrBenchConfig(provider="pyverbs", sizes=(1 << 20,), qps=4,
-                                            iterations=2000 if level != "full" else 20000))
-    try:
-        return list(mr.run(cfg, mode="bw"))
-    except NotSupported as exc:
-        return [BenchResult.waived("rdma_write_matrix", exc.reason,
-                                   description="RDMA WRITE matrix (memory kinds x registration x RO)")]
-
-
-BENCHES: tuple[tuple[str, Callable[[str], list]], ...] = (
-    ("copy-bench", _copy_results),
-    ("gather-bench", _gather_results),
-    ("mr-bench", _rdma_results),
-)
 
 
 def build_report(level: str, progress: Optional[Callable[[str], None]] = None):
@@ -86,7 +27,7 @@ def build_report(level: str, progress: Optional[Callable[[str], None]] = None):
         progress("inspect")
     machine = inspect_source(LiveSource())
     results = []
-    for name, bench in BENCHES:
+    for name, bench in PROFILE_BENCHES:
         if progress:
             progress(name)
         results.extend(run_case(name.replace("-", "_"), lambda b=bench: b(level)))
@@ -114,7 +55,7 @@ def report_cmd(
             raise UserInputError(f"{path}: directory {path.parent} does not exist")
     level = "quick" if quick else ("full" if full else "standard")
     if progress_enabled() and not wants_json(ctx):
-        with typer.progressbar(length=1 + len(BENCHES), label=f"report ({level})") as bar:
+        with typer.progressbar(length=1 + len(PROFILE_BENCHES), label=f"report ({level})") as bar:
             report = build_report(level, progress=lambda _step: bar.update(1))
     else:
         report = build_report(level)

@@ -8,23 +8,23 @@ CAP_SYS_ADMIN (diagnostics-kb 0, [R3]), and in a VM MPS/MRRS are the guest's vir
 ([R22]). GPUs lower their link speed at idle (diagnostics-kb LINK-01), so callers sample the
 link while a copy is running.
 
-``root`` lets tests point the reader at a fixture tree shaped like ``/``.
+Every read goes through ``SysfsTree`` and ``pciconfig`` (the same walker and decoder inspect uses),
+so ``root`` (or a ``tree``) points the reader at a fixture tree or an unpacked bundle.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from gdrdiag.hw import pciconfig
+from gdrdiag.hw.sysfs import SysfsError, SysfsTree
 from gdrdiag.units import pcie_raw_gbytes_per_s
 
 # GT/s per lane -> PCIe generation (PCIe Base Spec 4.2.1 data rates).
 _GEN_BY_GTS = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 _SPEED_RE = re.compile(r"^\s*([0-9.]+)\s*GT/s")
-
-PCI_CAP_ID_EXP = 0x10
 
 
 @dataclass(frozen=True)
@@ -60,44 +60,34 @@ def parse_speed(text: str) -> Optional[int]:
     return _GEN_BY_GTS.get(float(m.group(1)))
 
 
-def _read(path: str) -> tuple[Optional[str], Optional[str]]:
+def _registers(tree: SysfsTree, bdf: str) -> tuple[Optional[dict[str, int]], str]:
+    """MPS/MRRS/RCB from the PCI Express capability (pciconfig's walker); None + reason if unreadable."""
     try:
-        with open(path, "r", encoding="ascii", errors="replace") as fh:
-            return fh.read(4096).strip(), None
-    except OSError as exc:
-        return None, f"{path}: {exc.strerror or exc}"
-
-
-def _devctl_from_config(cfg: bytes) -> tuple[Optional[dict[str, int]], str]:
-    """MPS/MRRS/RCB from config bytes via the capability list; None + reason if unreadable."""
-    if len(cfg) < 0x40:
-        return None, "config space shorter than the 64-byte header"
-    if not cfg[0x06] & 0x10:  # Status register: capabilities list present
-        return None, "no capability list"
-    ptr, seen = cfg[0x34] & 0xFC, set()
-    while ptr and ptr not in seen:
-        seen.add(ptr)
-        if ptr + 0x12 > len(cfg):
+        cfg = pciconfig.read_config(tree, bdf)
+    except SysfsError as exc:
+        return None, f"config: {exc}"
+    caps, problems = pciconfig.walk_std_caps(cfg)
+    exp = next((c for c in caps if c.cap_id == pciconfig.CAP_ID_EXP), None)
+    decoded = pciconfig.decode_pcie(cfg, exp.offset) if exp is not None else None
+    if decoded is None or decoded.rcb_bytes is None:
+        beyond = any("beyond readable" in p for p in problems)
+        if cfg.truncated_by_privilege or beyond or (exp is not None and decoded is None):
             return None, (
-                "PCIe capability beyond the readable config bytes "
-                f"({len(cfg)} readable; full config space needs root)"
+                f"PCIe capability beyond the readable config bytes ({cfg.readable} readable; "
+                "full config space needs root)"
             )
-        if cfg[ptr] == PCI_CAP_ID_EXP:
-            devctl = int.from_bytes(cfg[ptr + 0x08 : ptr + 0x0A], "little")
-            lnkctl = int.from_bytes(cfg[ptr + 0x10 : ptr + 0x12], "little")
-            return {
-                "mps": 128 << ((devctl >> 5) & 7),
-                "mrrs": 128 << ((devctl >> 12) & 7),
-                "rcb": 128 if lnkctl & 0x8 else 64,
-            }, ""
-        ptr = cfg[ptr + 1] & 0xFC
-    return None, "no PCI Express capability found"
+        return None, "; ".join(problems) or "no PCI Express capability found"
+    return {"mps": decoded.max_payload, "mrrs": decoded.max_read_request, "rcb": decoded.rcb_bytes}, ""
 
 
-def read_link(bus_id: str, root: str = "/") -> GpuLink:
-    """Read the link of the PCI function ``bus_id``; unreadable facts are None with a reason."""
+def read_link(bus_id: str, root: str = "/", tree: Optional[SysfsTree] = None) -> GpuLink:
+    """Read the link of the PCI function ``bus_id``; unreadable facts are None with a reason.
+
+    Every read goes through ``SysfsTree`` (``root`` or an explicit ``tree``), like the rest of inspect.
+    """
+    tree = tree if tree is not None else SysfsTree(root)
     bdf = normalize_bus_id(bus_id)
-    base = os.path.join(root, "sys/bus/pci/devices", bdf)
+    base = f"/sys/bus/pci/devices/{bdf}"
     unknown: dict[str, str] = {}
     vals: dict[str, Optional[int]] = {}
     for key, fname, parse in (
@@ -106,23 +96,17 @@ def read_link(bus_id: str, root: str = "/") -> GpuLink:
         ("width", "current_link_width", _parse_width),
         ("max_width", "max_link_width", _parse_width),
     ):
-        text, err = _read(os.path.join(base, fname))
-        value = parse(text) if text is not None else None
+        text, err = tree.try_text(f"{base}/{fname}")
+        value = parse(str(text)) if text is not None else None
         if value is None:
-            unknown[key] = err or f"{fname}: unrecognised value {text!r}"
+            unknown[key] = f"{fname}: {err}" if err else f"{fname}: unrecognised value {text!r}"
         vals[key] = value
     raw = None
     if vals["generation"] and vals["width"]:
         raw = pcie_raw_gbytes_per_s(vals["generation"], vals["width"])
     else:
         unknown["raw_gbytes_per_s"] = "link generation or width unknown"
-    regs: Optional[dict[str, int]] = None
-    try:
-        with open(os.path.join(base, "config"), "rb") as fh:
-            cfg = fh.read(4096)
-        regs, why = _devctl_from_config(cfg)
-    except OSError as exc:
-        why = f"config: {exc.strerror or exc}"
+    regs, why = _registers(tree, bdf)
     if regs is None:
         for k in ("mps", "mrrs", "rcb"):
             unknown[k] = why

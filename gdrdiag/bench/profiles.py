@@ -1,0 +1,72 @@
+"""The report profiles (quick, standard, full): which cases of each bench a ``report`` runs.
+
+Defined once, beside the case registry, so ``gdrdiag report`` and anything else that builds a
+standard Report (fleet records) run the same measurements. Each bench function takes the level
+and returns its results; a bench that cannot run here returns WAIVED results with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+LEVELS = ("quick", "standard", "full")
+
+
+def _copy_results(level: str) -> list:
+    from gdrdiag.bench.copy import CopyBenchOptions, run_copy_bench
+    from gdrdiag.hw.memory import MemoryKind
+    from gdrdiag.units import KiB, MiB
+
+    if level == "full":
+        return run_copy_bench(CopyBenchOptions())
+    kinds = (MemoryKind.PINNED, MemoryKind.PAGEABLE) if level == "quick" else \
+        (MemoryKind.PINNED, MemoryKind.PINNED_WC, MemoryKind.REGISTERED, MemoryKind.PAGEABLE, MemoryKind.MANAGED)
+    opts = CopyBenchOptions(
+        kinds=kinds,
+        directions=("h2d", "d2h") if level == "quick" else ("h2d", "d2h", "bidir"),
+        modes=("async",),
+        sizes=(64 * KiB, 64 * MiB) if level == "quick" else (64 * KiB, 1 * MiB, 64 * MiB, 256 * MiB),
+        parts=("sweep",) if level == "quick" else ("sweep", "pinning", "overlap", "blocks"),
+        iterations=5,
+        pin_size=64 * MiB,
+        overlap_layers=8,
+        overlap_chunk=32 * MiB,
+        block_sizes=(4 * KiB, 64 * KiB, 1 * MiB) if level != "quick" else (64 * KiB,),
+        reference=False,
+    )
+    return run_copy_bench(opts)
+
+
+def _gather_results(level: str) -> list:
+    from gdrdiag.bench import gather
+    from gdrdiag.errors import NotSupported
+    from gdrdiag.model.results import BenchResult
+
+    config = gather.GatherConfig(quick=level == "quick",
+                                 sweeps=gather.SWEEPS if level == "full" else ("ladder",))
+    try:
+        return list(gather.run(config).results)
+    except NotSupported as exc:
+        return [BenchResult.waived("gather_ladder", exc.reason, description="gather-bench ladder")]
+
+
+def _rdma_results(level: str) -> list:
+    """RDMA matrix on a real device only: soft-provider numbers never go into a machine's Report."""
+    from gdrdiag.bench import mr
+    from gdrdiag.errors import NotSupported
+    from gdrdiag.model.results import BenchResult
+
+    cfg = mr.matrix_config(mr.MrBenchConfig(provider="pyverbs", sizes=(1 << 20,), qps=4,
+                                            iterations=2000 if level != "full" else 20000))
+    try:
+        return list(mr.run(cfg, mode="bw"))
+    except NotSupported as exc:
+        return [BenchResult.waived("rdma_write_matrix", exc.reason,
+                                   description="RDMA WRITE matrix (memory kinds x registration x RO)")]
+
+
+PROFILE_BENCHES: tuple[tuple[str, Callable[[str], list]], ...] = (
+    ("copy-bench", _copy_results),
+    ("gather-bench", _gather_results),
+    ("mr-bench", _rdma_results),
+)
