@@ -42,9 +42,9 @@ for size in [int(x) for x in a.sizes.split(",")]:
             return ("%.3f" % m[k]) if m.get(k) is not None else "-"
 
         print(
-            f"{r.key:22s} {r.status.value:6s} R={r.params.get('record_bytes')} st={r.params.get('stride')} "
-            f"off={r.params.get('base_offset')} pat={r.params.get('pattern')} sm={r.params.get('sm_limit')} "
-            f"thr={r.params.get('threads')} sw={r.params.get('sweep')} "
+            f"{r.key:22s} {r.status.value:6s} R={r.params.record_bytes} st={r.params.stride_bytes} "
+            f"off={r.params.base_offset_bytes} pat={r.params.pattern} sm={r.params.sm_limit} "
+            f"thr={r.params.threads} sw={r.settings.sweep} "
             f"GBps={r.value and round(r.value, 2)} ce={f('ratio_to_ce')} model={f('model_ratio_to_ce')} "
             f"sms={f('sms_used')} infl={f('bytes_in_flight_per_sm')} lat={f('littles_law_latency_us')} "
             f"{r.reason or ''}",

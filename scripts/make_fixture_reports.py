@@ -29,8 +29,17 @@ sys.path.insert(0, str(ROOT))
 from gdrdiag.diagnose import diagnose  # noqa: E402
 from gdrdiag.hw.bundle import open_bundle  # noqa: E402
 from gdrdiag.inspect.collect import inspect_source  # noqa: E402
+from gdrdiag.model.params import (  # noqa: E402
+    CopyParams,
+    GatherMetrics,
+    GatherParams,
+    MrMetrics,
+    MrParams,
+    RunSettings,
+)
 from gdrdiag.model.report import Report  # noqa: E402
 from gdrdiag.model.results import BenchResult, SampleStats, Status  # noqa: E402
+from gdrdiag.model.vocabulary import AccessFlags, Direction, MemoryKind, RegPath  # noqa: E402
 
 MACHINES = ROOT / "tests" / "fixtures" / "machines"
 OUT = ROOT / "tests" / "fixtures" / "reports"
@@ -44,11 +53,11 @@ def samples(value: float) -> tuple[float, ...]:
     return tuple(round(value * f, 4) for f in (0.995, 0.998, 1.0, 1.002, 1.004))
 
 
-def result(key: str, value: float, unit: str, params: dict, metrics: dict | None = None) -> BenchResult:
+def result(key: str, value: float, unit: str, params, metrics=None, settings=None) -> BenchResult:
     s = samples(value)
     return BenchResult(key=key, status=Status.OK, description="fixture", params=params, unit=unit, samples=s,
-                       stats=SampleStats.of(s), metrics=metrics or {}, method="synthetic fixture (see notes)",
-                       provider="fixture", verified=True)
+                       stats=SampleStats.of(s), metrics=metrics, settings=settings or RunSettings(),
+                       method="synthetic fixture (see notes)", provider="fixture", verified=True)
 
 
 def copy_results(pinned: float, pageable: float) -> list[BenchResult]:
@@ -56,7 +65,8 @@ def copy_results(pinned: float, pageable: float) -> list[BenchResult]:
     for kind, value in (("pinned", pinned), ("pageable", pageable)):
         for size in (64 * MiB, 256 * MiB):
             out.append(result(f"copy_h2d_{kind}", value, "GB/s",
-                              {"kind": kind, "direction": "h2d", "mode": "async", "size": size}))
+                              CopyParams(memory=MemoryKind(kind), direction=Direction.H2D, mode="async",
+                                         size_bytes=size)))
     return out
 
 
@@ -67,20 +77,24 @@ def rdma_results(values: dict[tuple[str, str, bool], float], qps: int = 4) -> li
         lands_in = ("GPU memory" if memory == "device" else
                     "host DRAM (managed memory registered with ibv_reg_mr pins CPU pages on x86)"
                     if memory == "managed" else "host DRAM, page-locked")
-        params = {"memory": memory, "src_memory": memory, "reg_path": reg, "landing": landing, "lands_in": lands_in,
-                  "topology": "loopback", "qps": qps, "tx_depth": 128, "post_list": 1, "offset": 0,
-                  "size": 1 * MiB, "ro": ro, "mode": "bw", "ro_ab": True}
+        access = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE
+        params = MrParams(memory=MemoryKind(memory), src_memory=MemoryKind(memory), reg_path=RegPath(reg),
+                          landing=landing, lands_in=lands_in, topology="loopback", qps=qps, tx_depth=128,
+                          post_list=1, offset_bytes=0, size_bytes=1 * MiB, mode="bw",
+                          access=access | AccessFlags.RELAXED_ORDERING if ro else access)
         out.append(result(f"rdma_write_{memory.replace('-', '_')}_{reg}", gbps, "Gb/s", params,
-                          {"msgs_per_s": gbps * 1e9 / 8 / MiB}))
+                          MrMetrics(msgs_per_s=gbps * 1e9 / 8 / MiB), RunSettings(ro_ab=True)))
     return out
 
 
 def gather_results(ce: float, warp: float, best: float) -> list[BenchResult]:
-    base = {"record_bytes": 656, "stride": 656, "base_offset": 0, "pattern": "random", "slots": 300000,
-            "records": 262144}
-    return [result("gather_ce_reference", ce, "GB/s", dict(base)),
-            result("gather_warp", warp, "GB/s", {**base, "kernel": "warp"}, {"ratio_to_ce": warp / ce}),
-            result("gather_best", best, "GB/s", {**base, "kernel": "best"}, {"ratio_to_ce": best / ce})]
+    base = GatherParams(record_bytes=656, stride_bytes=656, base_offset_bytes=0, pattern="random", slots=300000,
+                        records=262144)
+    return [result("gather_ce_reference", ce, "GB/s", base),
+            result("gather_warp", warp, "GB/s", dataclasses.replace(base, kernel="warp"),
+                   GatherMetrics(ratio_to_ce=warp / ce)),
+            result("gather_best", best, "GB/s", dataclasses.replace(base, kernel="best"),
+                   GatherMetrics(ratio_to_ce=best / ce))]
 
 
 def build(machine_dir: str, results: list[BenchResult], command: str) -> Report:

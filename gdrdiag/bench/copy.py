@@ -28,7 +28,9 @@ from gdrdiag.bench.timing import SpinGate, Timed, gated_iterations, time_host, t
 from gdrdiag.errors import NotSupported, UserInputError
 from gdrdiag.hw import cuda, memory, nvrtc
 from gdrdiag.hw.memory import Buffer, MemoryKind
+from gdrdiag.model.params import CopyMetrics, CopyParams
 from gdrdiag.model.results import BenchResult, SampleStats, Status
+from gdrdiag.model.vocabulary import Direction
 from gdrdiag.units import GiB, KiB, MiB
 
 DIRECTIONS = ("h2d", "d2h", "bidir")
@@ -100,21 +102,20 @@ class _Ctx:
 
 def with_metrics(result: BenchResult, **metrics: Optional[float]) -> BenchResult:
     """A copy of ``result`` with extra derived metrics (results are frozen)."""
-    return dataclasses.replace(result, metrics={**result.metrics, **metrics})
+    return dataclasses.replace(result, metrics=dataclasses.replace(result.metrics, **metrics))
 
 
 def _gbps(nbytes: int, seconds: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(nbytes / s / 1e9 for s in seconds)
 
 
-def _result(key: str, nbytes: int, timed: Timed, params: dict, *, verified: bool,
+def _result(key: str, nbytes: int, timed: Timed, params: CopyParams, *, verified: bool,
             description: str, metrics: Optional[dict] = None, bytes_per_sample: Optional[int] = None,
             mismatch: Optional[int] = None) -> BenchResult:
     moved = bytes_per_sample if bytes_per_sample is not None else nbytes
     samples = _gbps(moved, timed.seconds)
     stats = SampleStats.of(samples)
-    m = {"seconds_median": SampleStats.of(timed.seconds).median}
-    m.update(metrics or {})
+    m = CopyMetrics(seconds_median=SampleStats.of(timed.seconds).median, **(metrics or {}))
     if not verified:
         return BenchResult(key=key, status=Status.ERROR, description=description, params=params,
                            unit="GB/s", samples=samples, stats=stats, metrics=m, method=timed.method,
@@ -155,8 +156,7 @@ def sweep_cases(ctx: _Ctx) -> Iterator[tuple[str, Callable[[], Any], dict]]:
                 if opts.only is not None and key not in opts.only:
                     continue
                 for size in opts.sizes:
-                    params = {"kind": kind.value, "direction": direction, "mode": mode, "size": size,
-                              "location": kind.location}
+                    params = CopyParams(memory=kind, direction=Direction(direction), mode=mode, size_bytes=size)
                     yield key, _SweepCase(ctx, kind, direction, mode, size, expected), {"params": params}
 
 
@@ -207,9 +207,8 @@ class _SweepCase:
             location = ("managed, preferred location host DRAM (cuMemAdvise), mapped for the GPU"
                         if ctx.sweep_buffers.managed_on_host else
                         "managed; the driver refused a host preference, pages may have migrated to the GPU")
-        params = {"kind": kind.value, "direction": self.direction, "mode": self.mode, "size": n,
-                  "location": location}
-        desc = f"{self.direction.upper()} {self.mode} copy, {kind.value} host memory"
+        params = CopyParams(memory=kind, direction=Direction(self.direction), mode=self.mode, size_bytes=n)
+        desc = f"{self.direction.upper()} {self.mode} copy, {kind.value} host memory ({location})"
         # Sources carry the pattern; destinations are poisoned.
         if self.direction in ("h2d", "bidir"):
             host_a.write(self.expected[:n])
@@ -276,7 +275,7 @@ def reference_results(ctx: _Ctx) -> list[BenchResult]:
                                 iterations=gated_iterations(ctx.opts.iterations), warmup=ctx.opts.warmup,
                                 gate=ctx.gate, what="cuMemcpyAsync (gdrdiag)")
             mm = _verify(dev, expected, n)
-            return _result("copy_h2d_pinned_gdrdiag", n, timed, {"size": n, "kind": "pinned"},
+            return _result("copy_h2d_pinned_gdrdiag", n, timed, CopyParams(size_bytes=n, memory=MemoryKind.PINNED),
                            verified=mm is None, mismatch=mm,
                            description="gdrdiag pinned H2D, beside the references")
 
@@ -287,7 +286,7 @@ def reference_results(ctx: _Ctx) -> list[BenchResult]:
             mm = _verify(dev, expected, n)
             timed = Timed(ref.seconds, ref.method)
             return _result("copy_h2d_pinned_reference", n, timed,
-                           {"size": n, "kind": "pinned", "library": ref.library, "same_buffers": True},
+                           CopyParams(size_bytes=n, memory=MemoryKind.PINNED, library=ref.library, same_buffers=True),
                            verified=mm is None, mismatch=mm, description=f"reference H2D copy by {ref.library}")
 
         def torch_case() -> BenchResult:
@@ -296,13 +295,13 @@ def reference_results(ctx: _Ctx) -> list[BenchResult]:
             timed = Timed(ref.seconds, ref.method)
             # Torch copies its own tensors; its payload is torch's business, so it is unverified here.
             res = _result("copy_h2d_pinned_reference", n, timed,
-                          {"size": n, "kind": "pinned", "library": ref.library, "same_buffers": False},
+                          CopyParams(size_bytes=n, memory=MemoryKind.PINNED, library=ref.library, same_buffers=False),
                           verified=True, description=f"reference H2D copy by {ref.library}")
             return dataclasses.replace(res, verified=None)
 
         mine = run_case("copy_h2d_pinned_gdrdiag", ours_now)
-        refs = run_case("copy_h2d_pinned_reference", cupy_case, params={"library": "cupy"}) + \
-            run_case("copy_h2d_pinned_reference", torch_case, params={"library": "torch"})
+        refs = run_case("copy_h2d_pinned_reference", cupy_case, params=CopyParams(library="cupy")) + \
+            run_case("copy_h2d_pinned_reference", torch_case, params=CopyParams(library="torch"))
     ours_value = mine[0].value
     refs = [with_metrics(r, gdrdiag_over_reference=ours_value / r.value)
             if r.status is Status.OK and ours_value and r.value else r for r in refs]
@@ -317,7 +316,7 @@ def pinning_results(ctx: _Ctx) -> list[BenchResult]:
     """Pageable copy vs pin-on-demand (pin + copy + unpin) vs preallocated pinned, host->device."""
     n, opts = ctx.opts.pin_size, ctx.opts
     expected = memory.pattern(n)
-    params = {"size": n, "direction": "h2d"}
+    params = CopyParams(size_bytes=n, direction=Direction.H2D)
     results = []
     drv = cuda.driver()
     with memory.allocate(MemoryKind.PAGEABLE, n, gpu=ctx.gpu) as pageable, \
@@ -352,9 +351,7 @@ def pinning_results(ctx: _Ctx) -> list[BenchResult]:
                 pin_seconds.clear()
                 timed = time_host(fn, iterations=opts.iterations, warmup=opts.warmup, what="cuMemcpy")
                 mm = _verify(dev, expected, n)
-                metrics = {}
-                if pin_seconds:
-                    metrics["pin_ms_median"] = SampleStats.of(pin_seconds).median * 1e3
+                metrics = {"pin_ms_median": SampleStats.of(pin_seconds).median * 1e3} if pin_seconds else {}
                 return _result(key, n, timed, params, verified=mm is None, mismatch=mm, description=desc,
                                metrics=metrics)
 
@@ -376,7 +373,7 @@ def overlap_results(ctx: _Ctx) -> list[BenchResult]:
     kernel = module.function("busy_compute")
     elements = chunk // 4
     grid, block = ctx.gpu.sm_count * 4, 256
-    params = {"layers": layers, "chunk": chunk, "streams": 2}
+    params = CopyParams(layers=layers, chunk_bytes=chunk, streams=2)
     try:
         with memory.allocate(MemoryKind.PINNED, layers * chunk, gpu=ctx.gpu) as host_in, \
                 memory.allocate(MemoryKind.PINNED, layers * chunk, gpu=ctx.gpu) as host_out, \
@@ -443,7 +440,7 @@ def overlap_results(ctx: _Ctx) -> list[BenchResult]:
             total_bytes = 2 * layers * chunk
             metrics_common = {"parts_sum_ms": parts_sum * 1e3, "h2d_ms": t_h2d * 1e3, "compute_ms": t_k * 1e3,
                               "d2h_ms": t_d2h * 1e3, "compute_iters": float(iters)}
-            one = _result("copy_overlap_one_stream", total_bytes, t_one, {**params, "streams": 1},
+            one = _result("copy_overlap_one_stream", total_bytes, t_one, dataclasses.replace(params, streams=1),
                           verified=changed, mismatch=0, metrics=dict(metrics_common),
                           description="N x (H2D -> compute -> D2H) on one stream")
             two = _result("copy_overlap_two_streams", total_bytes, t_two, params, verified=ok,
@@ -496,7 +493,7 @@ def _block_row(ctx: _Ctx, host: Buffer, dev: Buffer, kernel: Any, expected: Any,
     """All four methods for one block size; ratios against the coalesced copy."""
     opts, s0 = ctx.opts, ctx.streams[0]
     total = count * size
-    params = {"block_size": size, "blocks": count, "kind": "pinned", "direction": "h2d"}
+    params = CopyParams(block_bytes=size, blocks=count, memory=MemoryKind.PINNED, direction=Direction.H2D)
     drv = cuda.driver()
     memcpy_async, success = drv.cuMemcpyHtoDAsync, drv.CUresult.CUDA_SUCCESS
     h, d = host.ptr, dev.ptr
@@ -592,12 +589,13 @@ def half_bandwidth_block_size(points: list[tuple[int, float]]) -> Optional[float
 
 def block_summary(results: list[BenchResult]) -> BenchResult:
     """The half-bandwidth block sizes of the per-call and batched methods."""
-    metrics: dict[str, Optional[float]] = {}
+    half: dict[str, Optional[float]] = {}
     for key, name in (("copy_blocks_per_call", "per_call"), ("copy_blocks_batched", "batched"),
                       ("copy_blocks_kernel", "kernel")):
-        pts = [(int(r.params["block_size"]), r.metrics["ratio_to_coalesced"]) for r in results  # type: ignore[misc]
-               if r.key == key and r.status is Status.OK and r.metrics.get("ratio_to_coalesced") is not None]
-        metrics[f"half_bandwidth_block_bytes_{name}"] = half_bandwidth_block_size(pts) if pts else None
+        pts = [(r.params.block_bytes, r.metrics.ratio_to_coalesced) for r in results
+               if r.key == key and r.status is Status.OK and r.metrics.ratio_to_coalesced is not None]
+        half[f"half_bandwidth_block_bytes_{name}"] = half_bandwidth_block_size(pts) if pts else None
+    metrics = CopyMetrics(**half)
     return BenchResult(key="copy_blocks_summary", status=Status.OK,
                        description="block size at which each method reaches half the coalesced bandwidth",
                        metrics=metrics, method="log2-linear interpolation of ratio_to_coalesced between "

@@ -33,6 +33,7 @@ from typing import Callable, Optional, Sequence
 
 from gdrdiag import pcie_model
 from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.model.params import GatherMetrics, GatherParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 
 POISON = 0xA5
@@ -497,7 +498,7 @@ def pick_best(results: Sequence[BenchResult], tie: float = 0.005) -> Optional[Be
     top = max(r.value for r in ok)
     near = [r for r in ok if r.value >= top * (1 - tie)]
     order = {name: i for i, name in enumerate(BEST_CANDIDATES)}
-    return min(near, key=lambda r: (order.get(str(r.params.get("kernel")), len(order)), -r.value))
+    return min(near, key=lambda r: (order.get(str(r.params.kernel), len(order)), -r.value))
 
 
 def min_sms_for_fraction(points: Sequence[tuple[int, float]], fraction: float = 0.95) -> Optional[int]:
@@ -732,7 +733,7 @@ class _Session:
         timed = self._samples(op, "copy engine")
         got = self.dst.read_array(nbytes)
         bad = self.memory.first_mismatch(got, self.table_np[:nbytes])
-        params = {"record_bytes": layout.record_bytes, "records": layout.records, "nbytes": nbytes}
+        params = GatherParams(record_bytes=layout.record_bytes, records=layout.records, copy_bytes=nbytes)
         samples = tuple(nbytes / s / 1e9 for s in timed.seconds)
         common = dict(
             description="copy-engine H2D reference: cuMemcpyHtoDAsync of the same bytes from the "
@@ -758,10 +759,10 @@ class _Session:
             samples=samples,
             stats=stats,
             verified=True,
-            metrics={
-                "us_per_batch": stats.median and nbytes / stats.median / 1e3,
-                "ratio_to_raw": self._ratio_raw(stats.median),
-            },
+            metrics=GatherMetrics(
+                us_per_batch=stats.median and nbytes / stats.median / 1e3,
+                ratio_to_raw=self._ratio_raw(stats.median),
+            ),
             **common,
         )
 
@@ -797,9 +798,7 @@ class _Session:
             grid = -(-layout.records // (threads // 32))
         else:
             grid = min(case.sm_limit or self.sm_count, self.sm_count)
-        params.update(threads=threads, grid=grid)
-        if depth:
-            params["depth"] = depth
+        params = replace(params, threads=threads, grid=grid, depth=depth or None)
         persistent = spec.mapping == "persistent"
         sm_ids_ptr = self.sm_ids.ptr if persistent else 0
         table_ptr = self.table.device_ptr + layout.base_offset
@@ -866,10 +865,11 @@ class _Session:
         common = dict(
             description=f"zero-copy gather, {spec.doc}",
             params=params,
+            settings=self._settings(case),
             unit="GB/s",
             samples=samples,
             stats=stats,
-            metrics=metrics,
+            metrics=GatherMetrics(**metrics),
             provider="cuda",
             method=timed.method + "; destination poisoned before the run, every byte checked on the "
             "host with numpy after it (records and the poison past them)",
@@ -950,28 +950,30 @@ class _Session:
         out["layout_model_ratio_to_ce"] = best.ratio_to_ce
         return out
 
-    def _params(self, case: Case) -> dict:
+    def _params(self, case: Case) -> GatherParams:
         lay = case.layout
         p = self.config.link
-        return {
-            "kernel": case.kernel,
-            "sweep": case.sweep,
-            "record_bytes": lay.record_bytes,
-            "stride": lay.stride,
-            "base_offset": lay.base_offset,
-            "pattern": pattern_name(lay.pattern, lay.run_length),
-            "sm_limit": case.sm_limit,
-            "sms_total": self.sm_count,
-            "records": lay.records,
-            "slots": lay.slots,
-            "seed": lay.seed,
-            "dst_stride": lay.dst_stride,
-            "mps": p.mps,
-            "mrrs": p.mrrs,
-            "rcb": p.rcb,
-            "link_params": self.config.link_source,
-            "link": self.link_text,
-        }
+        return GatherParams(
+            kernel=case.kernel,
+            record_bytes=lay.record_bytes,
+            stride_bytes=lay.stride,
+            base_offset_bytes=lay.base_offset,
+            pattern=pattern_name(lay.pattern, lay.run_length),
+            sm_limit=case.sm_limit,
+            sms_total=self.sm_count,
+            records=lay.records,
+            slots=lay.slots,
+            dst_stride_bytes=lay.dst_stride,
+            mps_bytes=p.mps,
+            mrrs_bytes=p.mrrs,
+            rcb_bytes=p.rcb,
+            link_params=self.config.link_source,
+            link=self.link_text,
+        )
+
+    @staticmethod
+    def _settings(case: Case) -> RunSettings:
+        return RunSettings(sweep=case.sweep, seed=case.layout.seed)
 
     # -- orchestration ---------------------------------------------------------------------------
     def sample_link(self) -> None:
@@ -1053,17 +1055,18 @@ class _Session:
                 )
             ce = ce_for(case.layout)
             spec = KERNELS[case.kernel]
+            # What a WAIVED/ERROR result of this case records (the measured one records more).
             fields = dict(
-                params={
-                    "kernel": case.kernel,
-                    "sweep": case.sweep,
-                    "record_bytes": case.layout.record_bytes,
-                    "stride": case.layout.stride,
-                    "base_offset": case.layout.base_offset,
-                    "pattern": pattern_name(case.layout.pattern, case.layout.run_length),
-                    "sm_limit": case.sm_limit,
-                    "threads": case.threads,
-                }
+                params=GatherParams(
+                    kernel=case.kernel,
+                    record_bytes=case.layout.record_bytes,
+                    stride_bytes=case.layout.stride,
+                    base_offset_bytes=case.layout.base_offset,
+                    pattern=pattern_name(case.layout.pattern, case.layout.run_length),
+                    sm_limit=case.sm_limit,
+                    threads=case.threads,
+                ),
+                settings=self._settings(case),
             )
             out = run_case(spec.key, lambda: self.gather(case, ce), **fields)
             results.extend(out)
@@ -1072,10 +1075,10 @@ class _Session:
         ladder_results = [r for c in ladder for r in measure(c)]
         ok = [r for r in ladder_results if r.status is Status.OK and r.value]
         best = pick_best(ok)
-        best_name = str(best.params["kernel"]) if best is not None else "lines"
+        best_name = str(best.params.kernel) if best is not None else "lines"
         if best is not None:
-            ratio = best.metrics.get("ratio_to_ce")
-            model = best.metrics.get("model_ratio_to_ce")
+            ratio = best.metrics.ratio_to_ce
+            model = best.metrics.model_ratio_to_ce
             notes.append(
                 f"best kernel at R={cfg.base.record_bytes} B, "
                 f"{pattern_name(cfg.base.pattern, cfg.base.run_length)}"
@@ -1095,9 +1098,9 @@ class _Session:
             ]
             if sweep == "sm":
                 pts = [
-                    (int(r.params["sm_limit"]), r.value)
+                    (int(r.params.sm_limit), r.value)
                     for r in sweep_results
-                    if r.status is Status.OK and r.value and r.params.get("sm_limit")
+                    if r.status is Status.OK and r.value and r.params.sm_limit
                 ]
                 need = min_sms_for_fraction(pts, 0.95)
                 if need is not None:
@@ -1105,8 +1108,8 @@ class _Session:
                         f"{ks[0]} reaches 95% of its all-SM bandwidth with {need} of {self.sm_count} SMs"
                     )
                     for i, r in enumerate(results):
-                        if r in sweep_results and r.params.get("sm_limit") == self.sm_count:
-                            results[i] = replace(r, metrics={**r.metrics, "min_sms_for_95pct": float(need)})
+                        if r in sweep_results and r.params.sm_limit == self.sm_count:
+                            results[i] = replace(r, metrics=replace(r.metrics, min_sms_for_95pct=float(need)))
         notes.append(
             f"link: {self.link_text}; model PCIe parameters: MPS {cfg.link.mps}, MRRS {cfg.link.mrrs}, "
             f"RCB {cfg.link.rcb}, {cfg.link.cpl_overhead} B per completion ({cfg.link_source})"

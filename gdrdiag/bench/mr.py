@@ -31,7 +31,9 @@ from gdrdiag.bench.runner import run_case
 from gdrdiag.errors import GdrdiagError, NotSupported, UserInputError
 from gdrdiag.hw import verbs as v
 from gdrdiag.hw.memory import GPU_PAGE, Buffer, MemoryKind, first_mismatch, parse_memory_kind, pattern
+from gdrdiag.model.params import MrMetrics, MrParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats
+from gdrdiag.model.vocabulary import AccessFlags, RegPath
 from gdrdiag.units import GiB, KiB, MiB, format_size
 
 REG_PATHS = ("mr", "dmabuf")
@@ -392,23 +394,26 @@ def _wrs(
     ]
 
 
-def _base_params(cfg: MrBenchConfig, kind: MemoryKind, reg_path: str, provider: str, topology: str) -> dict:
+def _base_params(cfg: MrBenchConfig, kind: MemoryKind, reg_path: str, provider: str, topology: str) -> MrParams:
     where, words = landing(kind, reg_path, provider)
-    src = cfg.src_kind or kind
-    return {
-        "memory": kind.value,
-        "src_memory": src.value,
-        "reg_path": reg_path,
-        "landing": where,
-        "lands_in": words,
-        "topology": topology,
-        "qps": cfg.qps,
-        "tx_depth": cfg.tx_depth,
-        "post_list": cfg.post_list,
-        "offset": cfg.offset,
-        "device": cfg.device or "",
-        "port": cfg.port,
-    }
+    return MrParams(
+        memory=kind,
+        src_memory=cfg.src_kind or kind,
+        reg_path=RegPath(reg_path),
+        access=AccessFlags(cfg.access_mask),
+        landing=where,
+        lands_in=words,
+        topology=topology,
+        qps=cfg.qps,
+        tx_depth=cfg.tx_depth,
+        post_list=cfg.post_list,
+        offset_bytes=cfg.offset,
+    )
+
+
+def _settings(cfg: MrBenchConfig, **more: object) -> RunSettings:
+    """How this run was made (device, port, iterations...): recorded, never part of a case's identity."""
+    return RunSettings(device_name=cfg.device or None, port=cfg.port, repeats=cfg.repeats, **more)  # type: ignore[arg-type]
 
 
 def _checked_result(key: str, failure: Optional[str], fields: dict) -> BenchResult:
@@ -532,21 +537,19 @@ def _bw_case(
                         failure = bad
                     outcomes[ro].append(out)
             for ro in ro_settings:
-                params = _base_params(cfg, kind, reg_path, provider, "loopback")
-                params.update(
-                    size=size,
-                    ro=ro,
-                    access="|".join(v.access_names(regions[ro][1].mr.access)),
+                params = dataclasses.replace(
+                    _base_params(cfg, kind, reg_path, provider, "loopback"),
+                    size_bytes=size,
+                    access=AccessFlags(regions[ro][1].mr.access),
                     mode="bw",
-                    ro_ab=cfg.ro_ab,
                     write_with_imm=cfg.write_with_imm,
-                    iterations=cfg.iterations,
-                    duration_s=cfg.duration,
                 )
+                settings = _settings(cfg, ro_ab=cfg.ro_ab, iterations=cfg.iterations, duration_s=cfg.duration)
                 results.append(
                     _bw_result(
                         key,
                         params,
+                        settings,
                         outcomes[ro],
                         failure,
                         provider,
@@ -573,7 +576,8 @@ def _reregister(stack: contextlib.ExitStack, pd: v.PD, first: Region, reg_path: 
 
 def _bw_result(
     key: str,
-    params: dict,
+    params: MrParams,
+    settings: RunSettings,
     outs: list[LoopOutcome],
     failure: Optional[str],
     provider: str,
@@ -583,14 +587,15 @@ def _bw_result(
     samples = tuple(o.gbps for o in outs)
     rates = sorted(o.msgs_per_s for o in outs)
     cpu = sorted(o.cpu_seconds / o.messages * 1e6 for o in outs if o.messages)
-    metrics = {
-        "msgs_per_s": rates[len(rates) // 2],
-        "cpu_us_per_msg": cpu[len(cpu) // 2] if cpu else None,
-        "messages_per_run": float(outs[0].messages),
-    }
+    metrics = MrMetrics(
+        msgs_per_s=rates[len(rates) // 2],
+        cpu_us_per_msg=cpu[len(cpu) // 2] if cpu else None,
+        messages_per_run=float(outs[0].messages),
+    )
     fields = dict(
         description=description,
         params=params,
+        settings=settings,
         unit="Gb/s",
         samples=samples,
         stats=SampleStats.of(samples),
@@ -645,17 +650,16 @@ def _lat_case(
             )
             bad = verify(dst, expected, slot)
             us = tuple(s * 1e6 for s in samples)
-            params = _base_params(cfg, kind, reg_path, provider, "loopback")
-            params.update(
-                size=size,
+            params = dataclasses.replace(
+                _base_params(cfg, kind, reg_path, provider, "loopback"),
+                size_bytes=size,
                 qps=1,
-                ro=bool(cfg.access_mask & v.ACCESS_RELAXED_ORDERING),
-                access="|".join(v.access_names(dst.mr.access)),
+                access=AccessFlags(dst.mr.access),
                 mode="latency",
-                iterations=iterations,
             )
-            metrics: dict[str, Optional[float]] = dict(rdma_math.latency_summary_us(samples))
-            metrics["cpu_us_per_msg"] = out.cpu_seconds / out.messages * 1e6
+            metrics = MrMetrics(
+                **rdma_math.latency_summary_us(samples), cpu_us_per_msg=out.cpu_seconds / out.messages * 1e6
+            )
             method = (
                 f"one signalled RDMA WRITE outstanding at a time; each sample is ibv_post_send -> its "
                 f"completion polled (perf_counter), not ib_write_lat's half round trip; {iterations} "
@@ -664,6 +668,7 @@ def _lat_case(
             fields = dict(
                 description=_describe(kind, reg_path, provider, "RDMA WRITE completion latency"),
                 params=params,
+                settings=_settings(cfg, iterations=iterations),
                 unit="us",
                 samples=us,
                 stats=SampleStats.of(us),
@@ -734,24 +739,23 @@ def _blocks_case(
                     )
                 )
                 failure = failure or verify(dst, expected, total)
-            params = _base_params(cfg, kind, reg_path, provider, "loopback")
-            params.update(
-                size=size,
+            params = dataclasses.replace(
+                _base_params(cfg, kind, reg_path, provider, "loopback"),
+                size_bytes=size,
                 blocks=nblocks,
                 variant=variant,
                 qps=1,
                 post_list=pl,
                 mode="blocks",
-                ro=bool(cfg.access_mask & v.ACCESS_RELAXED_ORDERING),
             )
             samples = tuple(o.seconds / nblocks * 1e6 for o in outs)
             gb = sorted(o.gbps for o in outs)
-            metrics = {
-                "gbps": gb[len(gb) // 2],
-                "wrs_per_set": float(sum(len(x) for x in lists)),
-                "total_us": sorted(o.seconds * 1e6 for o in outs)[len(outs) // 2],
-                "cpu_us_per_block": sorted(o.cpu_seconds / nblocks * 1e6 for o in outs)[len(outs) // 2],
-            }
+            metrics = MrMetrics(
+                gbps=gb[len(gb) // 2],
+                wrs_per_set=float(sum(len(x) for x in lists)),
+                total_us=sorted(o.seconds * 1e6 for o in outs)[len(outs) // 2],
+                cpu_us_per_block=sorted(o.cpu_seconds / nblocks * 1e6 for o in outs)[len(outs) // 2],
+            )
             method = (
                 f"{nblocks} blocks of {size} B moved as {variant.replace('_', ' ')} (TX depth "
                 f"{cfg.tx_depth}); "
@@ -801,7 +805,7 @@ def _reg_case(
             run_case(
                 case_key("mr_reg", kind, reg_path),
                 lambda s=size: _reg_one(cfg, ep, gpus, kind, reg_path, s, provider),
-                params={"memory": kind.value, "reg_path": reg_path, "size": size},
+                params=MrParams(memory=kind, reg_path=RegPath(reg_path), size_bytes=size),
                 provider=provider,
             )
         )
@@ -809,7 +813,7 @@ def _reg_case(
             run_case(
                 case_key("mr_reuse", kind, reg_path),
                 lambda s=size: _reuse_one(cfg, ep, gpus, kind, reg_path, s, provider),
-                params={"memory": kind.value, "reg_path": reg_path, "size": size},
+                params=MrParams(memory=kind, reg_path=RegPath(reg_path), size_bytes=size),
                 provider=provider,
             )
         )
@@ -875,19 +879,14 @@ def _reg_one(
         key=key,
         status=_ok(),
         description=_describe(kind, reg_path, provider, f"MR registration of {format_size(size)}"),
-        params={
-            "memory": kind.value,
-            "reg_path": reg_path,
-            "size": size,
-            "access": "|".join(v.access_names(cfg.access_mask)),
-        },
+        params=MrParams(memory=kind, reg_path=RegPath(reg_path), size_bytes=size, access=AccessFlags(cfg.access_mask)),
         unit="us",
         samples=tuple(reg_us),
         stats=SampleStats.of(reg_us),
-        metrics={
-            "dereg_us": dereg_sorted[len(dereg_sorted) // 2],
-            "reg_us_per_gib": SampleStats.of(reg_us).median * GiB / size,
-        },
+        metrics=MrMetrics(
+            dereg_us=dereg_sorted[len(dereg_sorted) // 2],
+            reg_us_per_gib=SampleStats.of(reg_us).median * GiB / size,
+        ),
         method=f"{method}; {SOFT_NOTE}" if provider == "soft" else method,
         provider=provider,
     )
@@ -959,11 +958,11 @@ def _reuse_one(
     )
     fields = dict(
         description=_describe(kind, reg_path, provider, "register once vs per transfer"),
-        params={"memory": kind.value, "reg_path": reg_path, "size": size},
+        params=MrParams(memory=kind, reg_path=RegPath(reg_path), size_bytes=size),
         unit="us",
         samples=tuple(each),
         stats=SampleStats.of(each),
-        metrics={"reuse_us": r, "register_each_us": e, "register_each_over_reuse": e / r if r > 0 else None},
+        metrics=MrMetrics(reuse_us=r, register_each_us=e, register_each_over_reuse=e / r if r > 0 else None),
         method=f"{method}; {SOFT_NOTE}" if provider == "soft" else method,
         provider=provider,
     )
@@ -1018,12 +1017,11 @@ def loop_cost(
             ]
             rates = tuple(o.messages / o.seconds for o in outs)
             med = SampleStats.of(rates).median
-            metrics: dict[str, Optional[float]] = {
-                "posts_per_s": sorted(o.posts / o.seconds for o in outs)[len(outs) // 2],
-                "cpu_us_per_wr": sorted(o.cpu_seconds / o.messages * 1e6 for o in outs)[len(outs) // 2],
-            }
-            for g in rdma_math.LINK_RATES_GBPS:
-                metrics[f"min_msg_bytes_{int(g)}g"] = rdma_math.min_message_for_rate(med, g)
+            metrics = MrMetrics(
+                posts_per_s=sorted(o.posts / o.seconds for o in outs)[len(outs) // 2],
+                cpu_us_per_wr=sorted(o.cpu_seconds / o.messages * 1e6 for o in outs)[len(outs) // 2],
+                **{f"min_msg_bytes_{int(g)}g": rdma_math.min_message_for_rate(med, g) for g in rdma_math.LINK_RATES_GBPS},
+            )
             results.append(
                 BenchResult(
                     key="mr_loop_cost",
@@ -1034,13 +1032,8 @@ def loop_cost(
                         "mode: every key/state check, no bytes moved); bounds the smallest message that can "
                         "keep a link busy"
                     ),
-                    params={
-                        "post_list": pl,
-                        "tx_depth": tx_depth,
-                        "signal_every_wrs": se * pl,
-                        "size": size,
-                        "link_gbps": link_gbps,
-                    },
+                    params=MrParams(post_list=pl, tx_depth=tx_depth, signal_every_wrs=se * pl, size_bytes=size),
+                    settings=RunSettings(link_gbps=link_gbps, duration_s=duration, repeats=repeats),
                     unit="WR/s",
                     samples=rates,
                     stats=SampleStats.of(rates),
@@ -1051,13 +1044,18 @@ def loop_cost(
                     ),
                 )
             )
-    if len({r.params["post_list"] for r in results}) >= 2:
+    if len({r.params.post_list for r in results}) >= 2:
         fixed, per_wr = rdma_math.fit_post_cost(
-            [(int(r.params["post_list"]), 1.0 / float(r.metrics["posts_per_s"] or 1)) for r in results]
+            [(int(r.params.post_list), 1.0 / float(r.metrics.posts_per_s or 1)) for r in results]
         )
         # Results are immutable once made: the fit over all of them is added by making new ones.
-        fit = {"loop_us_per_post": fixed * 1e6, "provider_us_per_wr": per_wr * 1e6}
-        results = [dataclasses.replace(r, metrics={**r.metrics, **fit}) for r in results]
+        results = [
+            dataclasses.replace(
+                r,
+                metrics=dataclasses.replace(r.metrics, loop_us_per_post=fixed * 1e6, provider_us_per_wr=per_wr * 1e6),
+            )
+            for r in results
+        ]
     return results
 
 
@@ -1100,8 +1098,9 @@ def run(
                     mode
                 ]
                 fn = {"bw": _bw_case, "latency": _lat_case, "blocks": _blocks_case}[mode]
-                params = {"memory": kind.value, "reg_path": reg, "topology": "loopback"}
-                params.update({"landing": landing(kind, reg, ep.provider)[0]})
+                params = MrParams(
+                    memory=kind, reg_path=RegPath(reg), topology="loopback", landing=landing(kind, reg, ep.provider)[0]
+                )
                 results.extend(
                     run_case(
                         case_key(key_prefix, kind, reg),
@@ -1216,21 +1215,21 @@ def serve(
             else:
                 verified_runs += 1
             ch.send("verified", ok=bad is None, detail=bad or "")
-    params = {
-        "memory": kind.value,
-        "reg_path": reg_path,
-        "landing": where,
-        "lands_in": words,
-        "topology": "two_machine",
-        "role": "server",
-        "qps": qps,
-        "slot": slot,
-        "ro": ro,
-    }
+    params = MrParams(
+        memory=kind,
+        reg_path=RegPath(reg_path),
+        landing=where,
+        lands_in=words,
+        topology="two_machine",
+        role="server",
+        qps=qps,
+        slot_bytes=slot,
+        access=AccessFlags(DEFAULT_ACCESS | (AccessFlags.RELAXED_ORDERING if ro else 0)),
+    )
     fields = dict(
         description=_describe(kind, reg_path, dev.provider, "RDMA WRITE target (server side)"),
         params=params,
-        metrics={"runs": float(runs), "verified_runs": float(verified_runs)},
+        metrics=MrMetrics(runs=float(runs), verified_runs=float(verified_runs)),
         method="server side: destination poisoned before and every byte checked after each client run; "
         "bandwidth is measured by the client",
         provider=dev.provider,
@@ -1362,24 +1361,22 @@ def run_client(
             if not ver.get("ok") and failure is None:
                 failure = f"server reports: {ver.get('detail') or 'payload mismatch'}"
         ch.send("bye")
-    params = _base_params(cfg, dst_kind, dst_reg, dev.provider, "two_machine")
-    params.update(
-        size=size,
-        ro=ro,
-        src_memory=kind.value,
+    params = dataclasses.replace(
+        _base_params(cfg, dst_kind, dst_reg, dev.provider, "two_machine"),
+        size_bytes=size,
+        src_memory=kind,
         role="client",
-        peer=f"{host}:{port}",
         mode="bw",
         lands_in=str(welcome.get("lands_in", "")),
         landing=str(welcome.get("landing", "")),
-        access="|".join(v.access_names(cfg.access_mask)),
-        iterations=cfg.iterations,
-        duration_s=cfg.duration,
+        access=AccessFlags(cfg.access_mask | (AccessFlags.RELAXED_ORDERING if ro else 0)),
     )
+    settings = _settings(cfg, peer=f"{host}:{port}", iterations=cfg.iterations, duration_s=cfg.duration)
     return [
         _bw_result(
             case_key("rdma_write", dst_kind, dst_reg),
             params,
+            settings,
             outs,
             failure,
             dev.provider,

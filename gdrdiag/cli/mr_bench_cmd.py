@@ -286,13 +286,13 @@ def _loop_cost_note(results, link_gbps: float) -> str:
     if not ok:
         return ""
     key = f"min_msg_bytes_{int(link_gbps)}g"
-    single = next((r for r in ok if r.params.get("post_list") == 1), ok[0])
-    best = min(ok, key=lambda r: r.metrics.get(key) or float("inf"))
-    one, low = single.metrics.get(key), best.metrics.get(key)
+    single = next((r for r in ok if r.params.post_list == 1), ok[0])
+    best = min(ok, key=lambda r: getattr(r.metrics, key, None) or float("inf"))
+    one, low = getattr(single.metrics, key, None), getattr(best.metrics, key, None)
     if one is None or low is None:
         return f"(no bound computed for {link_gbps:g} Gb/s; try 100/200/400/800)"
     verdict = "above" if one > 64 * 1024 else "at or below"
-    fixed, per_wr = single.metrics.get("loop_us_per_post"), single.metrics.get("provider_us_per_wr")
+    fixed, per_wr = single.metrics.loop_us_per_post, single.metrics.provider_us_per_wr
     split = ""
     if fixed is not None and per_wr is not None:
         split = (
@@ -302,6 +302,6 @@ def _loop_cost_note(results, link_gbps: float) -> str:
     return split + (
         f"At {link_gbps:g} Gb/s the loop needs messages of at least {one / 1024:.1f} KiB with one "
         "WR per post "
-        f"({verdict} 64 KiB) and {low / 1024:.1f} KiB with post lists of {best.params.get('post_list')}. "
+        f"({verdict} 64 KiB) and {low / 1024:.1f} KiB with post lists of {best.params.post_list}. "
         f"See docs/mr-bench.md, 'The loop's own cost', for the design that removes this bound."
     )

@@ -26,12 +26,12 @@ LARGE_COPY = 64 * MiB
 def _largest(results: Iterable[BenchResult], key: str, *, direction: str = "h2d") -> Optional[BenchResult]:
     best = None
     for r in results:
-        if r.key != key or r.status is not Status.OK or r.params.get("mode") != "async":
+        if r.key != key or r.status is not Status.OK or r.params.mode != "async":
             continue
-        if r.params.get("direction") != direction:
+        if r.params.direction != direction:
             continue
-        size = r.params.get("size")
-        if isinstance(size, int) and size >= LARGE_COPY and (best is None or size > best.params["size"]):  # type: ignore[operator]
+        size = r.params.size_bytes
+        if isinstance(size, int) and size >= LARGE_COPY and (best is None or size > best.params.size_bytes):  # type: ignore[operator]
             best = r
     return best
 
@@ -61,7 +61,7 @@ def ce_h2d_low(report: Report) -> Iterable[Finding]:
         code="PERF-CE-H2D-LOW",
         severity=Severity.WARN if frac >= 0.5 else Severity.FAIL,
         title=f"pinned H2D copies reach {frac:.0%} of the GPU link's raw rate (healthy: >= 85%)",
-        evidence=(f"results[copy_h2d_pinned size={format_size(r.params['size'])}] = {r.value:.2f} GB/s",  # type: ignore[arg-type]
+        evidence=(f"results[copy_h2d_pinned size={format_size(r.params.size_bytes)}] = {r.value:.2f} GB/s",  # type: ignore[arg-type]
                   rate_ev),
         advice="Check the link (LnkSta vs LnkCap, under load), MaxPayload along the path (256 B or more), "
                "IOMMU mode (passthrough or ATS for DMA-heavy devices) and that the process runs on the "
@@ -84,8 +84,8 @@ def pageable_slow(report: Report) -> Iterable[Finding]:
         code="PERF-PAGEABLE-SLOW",
         severity=Severity.INFO,
         title=f"copies from pageable memory run at {ratio:.0%} of pinned",
-        evidence=(f"copy_h2d_pageable = {pageable.value:.2f} GB/s at {format_size(pageable.params['size'])}",  # type: ignore[arg-type]
-                  f"copy_h2d_pinned = {pinned.value:.2f} GB/s at {format_size(pinned.params['size'])}"),  # type: ignore[arg-type]
+        evidence=(f"copy_h2d_pageable = {pageable.value:.2f} GB/s at {format_size(pageable.params.size_bytes)}",  # type: ignore[arg-type]
+                  f"copy_h2d_pinned = {pinned.value:.2f} GB/s at {format_size(pinned.params.size_bytes)}"),  # type: ignore[arg-type]
         advice="Allocate transfer buffers pinned (cudaHostAlloc / cuMemHostAlloc) or register them once "
                "(cudaHostRegister) and reuse them; pinning per transfer costs more than it saves "
                "(copy-bench --parts pinning).",
@@ -99,8 +99,8 @@ def small_copies(report: Report) -> Iterable[Finding]:
     summary = next((r for r in report.results if r.key == "copy_blocks_summary" and r.status is Status.OK), None)
     if summary is None:
         return
-    half = summary.metrics.get("half_bandwidth_block_bytes_per_call")
-    batched = summary.metrics.get("half_bandwidth_block_bytes_batched")
+    half = summary.metrics.half_bandwidth_block_bytes_per_call
+    batched = summary.metrics.half_bandwidth_block_bytes_batched
     if half is None:
         return
     yield Finding(

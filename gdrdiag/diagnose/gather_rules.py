@@ -23,6 +23,7 @@ from typing import Iterable, Optional, Sequence
 
 from gdrdiag import pcie_model
 from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.params import GatherParams
 from gdrdiag.model.results import BenchResult, Status
 
 ALIGN_LOSS_THRESHOLD = 0.05
@@ -40,17 +41,17 @@ def _is_gather(r: BenchResult) -> bool:
     return r.key.startswith("gather_") and r.key != CE_KEY
 
 
-def _layout_text(p: dict) -> str:
+def _layout_text(p: GatherParams) -> str:
     return (
-        f"R={p.get('record_bytes')} B, stride {p.get('stride')} B, base offset {p.get('base_offset')} B, "
-        f"{p.get('pattern')} indices"
+        f"R={p.record_bytes} B, stride {p.stride_bytes} B, base offset {p.base_offset_bytes} B, "
+        f"{p.pattern} indices"
     )
 
 
-def _link_params(p: dict) -> pcie_model.LinkParams:
+def _link_params(p: GatherParams) -> pcie_model.LinkParams:
     try:
         return pcie_model.LinkParams(
-            mps=int(p.get("mps") or 256), mrrs=int(p.get("mrrs") or 4096), rcb=int(p.get("rcb") or 128)
+            mps=int(p.mps_bytes or 256), mrrs=int(p.mrrs_bytes or 4096), rcb=int(p.rcb_bytes or 128)
         )
     except (TypeError, ValueError):
         return pcie_model.LinkParams()
@@ -68,19 +69,19 @@ def align_findings(results: Sequence[BenchResult]) -> list[Finding]:
         if not _is_gather(r) or r.status is not Status.OK:
             continue
         p = r.params
-        R, stride, base = (int(p.get(k) or 0) for k in ("record_bytes", "stride", "base_offset"))
+        R, stride, base = (int(v or 0) for v in (p.record_bytes, p.stride_bytes, p.base_offset_bytes))
         if R <= 0 or stride < R:
             continue
-        layout = (R, stride, base, p.get("pattern"))
+        layout = (R, stride, base, p.pattern)
         if layout in seen:
             continue
         seen.add(layout)
         subject = _layout_text(p)
         link = _link_params(p)
-        slots = int(p.get("slots") or 1 << 20)
+        slots = int(p.slots or 1 << 20)
 
-        loss = _num(r.metrics.get("layout_partial_line_loss"))
-        pattern = str(p.get("pattern") or "random")
+        loss = _num(r.metrics.layout_partial_line_loss)
+        pattern = str(p.pattern or "random")
         if loss is None and pattern == "random":
             loss = pcie_model.predict_random(
                 R, stride, base, slots, "sector", line_aware=True, p=link
@@ -153,8 +154,8 @@ def align_findings(results: Sequence[BenchResult]) -> list[Finding]:
                 )
             )
         run_k = _run_length(pattern)
-        ratio = _num(r.metrics.get("ratio_to_ce"))
-        ce = _num(r.metrics.get("ce_gbytes_per_s"))
+        ratio = _num(r.metrics.ratio_to_ce)
+        ce = _num(r.metrics.ce_gbytes_per_s)
         if run_k and ratio is not None and ce:
             ce_ratio = pcie_model.ce_run_ratio(run_k * R, ce, CE_CALL_OVERHEAD_US)
             if ce_ratio > ratio + 0.05:
@@ -195,14 +196,14 @@ def perf_findings(results: Sequence[BenchResult]) -> list[Finding]:
     for r in results:
         if not _is_gather(r) or r.status is not Status.OK:
             continue
-        limit, total = r.params.get("sm_limit"), r.params.get("sms_total")
+        limit, total = r.params.sm_limit, r.params.sms_total
         if limit is not None and total is not None and limit != total:
             continue
-        ratio, model = _num(r.metrics.get("ratio_to_ce")), _num(r.metrics.get("model_ratio_to_ce"))
+        ratio, model = _num(r.metrics.ratio_to_ce), _num(r.metrics.model_ratio_to_ce)
         if ratio is None or not model:
             continue
         if ratio < PERF_MODEL_FRACTION * model:
-            by_kernel.setdefault(str(r.params.get("kernel") or r.key), []).append((ratio / model, r))
+            by_kernel.setdefault(str(r.params.kernel or r.key), []).append((ratio / model, r))
     for kernel, rows in by_kernel.items():
         rows.sort(key=lambda t: t[0])
         worst = rows[:5]
@@ -213,8 +214,8 @@ def perf_findings(results: Sequence[BenchResult]) -> list[Finding]:
                 title=f"{kernel} reaches only {worst[0][0]:.0%} of what the PCIe model allows for its layout",
                 evidence=tuple(
                     f"results[{r.key}] {_layout_text(r.params)}: ratio_to_ce = "
-                    f"{r.metrics.get('ratio_to_ce'):.3f}, model_ratio_to_ce = "
-                    f"{r.metrics.get('model_ratio_to_ce'):.3f}"
+                    f"{r.metrics.ratio_to_ce:.3f}, model_ratio_to_ce = "
+                    f"{r.metrics.model_ratio_to_ce:.3f}"
                     for _, r in worst
                 ),
                 advice="the link is not what limits it: too few bytes in flight "
@@ -230,7 +231,7 @@ def perf_findings(results: Sequence[BenchResult]) -> list[Finding]:
     for r in results:
         if r.key != CE_KEY or r.status is not Status.OK:
             continue
-        raw_ratio = _num(r.metrics.get("ratio_to_raw"))
+        raw_ratio = _num(r.metrics.ratio_to_raw)
         if raw_ratio is not None and raw_ratio < CE_RAW_FRACTION:
             out.append(
                 Finding(
@@ -251,8 +252,10 @@ def perf_findings(results: Sequence[BenchResult]) -> list[Finding]:
             break
     # 03: SM budget of the best kernel.
     for r in results:
-        need = _num(r.metrics.get("min_sms_for_95pct")) if _is_gather(r) else None
-        total = _num(r.params.get("sms_total"))
+        if not _is_gather(r):
+            continue
+        need = _num(r.metrics.min_sms_for_95pct)
+        total = _num(r.params.sms_total)
         if need is None or not total:
             continue
         frac = need / total
@@ -260,19 +263,19 @@ def perf_findings(results: Sequence[BenchResult]) -> list[Finding]:
             Finding(
                 code="PERF-GATHER-03",
                 severity=Severity.WARN if frac > SM_BUDGET_WARN_FRACTION else Severity.INFO,
-                title=f"{r.params.get('kernel')} needs {int(need)} of {int(total)} SMs ({frac:.0%}) "
+                title=f"{r.params.kernel} needs {int(need)} of {int(total)} SMs ({frac:.0%}) "
                 "for 95% of its "
                 "all-SM bandwidth",
                 evidence=(
                     f"results[{r.key}].metrics.min_sms_for_95pct = {int(need)}",
                     f"results[{r.key}].metrics.bytes_in_flight_per_sm = "
-                    f"{r.metrics.get('bytes_in_flight_per_sm')}",
+                    f"{r.metrics.bytes_in_flight_per_sm}",
                 ),
                 advice="cap the gather's grid at this many SMs (leave the rest to compute)"
                 if frac <= 0.25
                 else "keep more bytes in flight per SM (more records per warp, more warps per SM)",
                 reference="perf-anchors 1.6 and 7.4 (bytes in flight per SM; <= 12% of SMs on H100)",
-                subject=str(r.params.get("kernel")),
+                subject=str(r.params.kernel),
             )
         )
     return out

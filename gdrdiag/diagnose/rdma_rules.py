@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
 from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.params import identity_items
 from gdrdiag.model.results import BenchResult, Status
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -135,11 +136,9 @@ def classify_ro(
 
 # -- pairing results ------------------------------------------------------------------------------------
 
-_IGNORED_FOR_PAIRING = {"ro", "access"}
-
-
 def _identity(r: BenchResult) -> tuple:
-    return (r.key,) + tuple(sorted((k, str(v)) for k, v in r.params.items() if k not in _IGNORED_FOR_PAIRING))
+    """The case with its access flags left out: RO off and on of one case share it."""
+    return (r.key,) + tuple(sorted((k, str(v)) for k, v in identity_items(r.params) if k != "access"))
 
 
 def _rel_spread(r: BenchResult) -> float:
@@ -159,7 +158,7 @@ class RoPair:
     def subject(self) -> str:
         """Memory kind / registration path / size, for titles."""
         p = self.off.params
-        return f"{p.get('memory')}/{p.get('reg_path')} {p.get('size')} B"
+        return f"{p.memory}/{p.reg_path} {p.size_bytes} B"
 
 
 def _bw_ok(results: Iterable[BenchResult]) -> list[BenchResult]:
@@ -169,8 +168,8 @@ def _bw_ok(results: Iterable[BenchResult]) -> list[BenchResult]:
         if r.status is Status.OK
         and r.value is not None
         and r.key.startswith("rdma_write_")
-        and r.params.get("mode", "bw") == "bw"
-        and r.params.get("role") != "server"
+        and (r.params.mode or "bw") == "bw"
+        and r.params.role != "server"
     ]
 
 
@@ -179,13 +178,13 @@ def host_reference(results: Sequence[BenchResult], size: object = None) -> Optio
     cands = [
         r
         for r in _bw_ok(results)
-        if r.params.get("landing") == "host"
-        and not r.params.get("ro")
-        and (size is None or r.params.get("size") == size)
+        if r.params.landing == "host"
+        and not r.params.relaxed_ordering
+        and (size is None or r.params.size_bytes == size)
     ]
     for kind in _HOST_REFERENCE_ORDER:
         for r in cands:
-            if r.params.get("memory") == kind:
+            if r.params.memory == kind:
                 return r
     return None
 
@@ -194,17 +193,17 @@ def ro_pairs(results: Sequence[BenchResult]) -> list[RoPair]:
     """Match RO off/on results of the same case and params; classify each pair."""
     by_id: dict[tuple, dict[bool, BenchResult]] = {}
     for r in _bw_ok(results):
-        by_id.setdefault(_identity(r), {})[bool(r.params.get("ro"))] = r
+        by_id.setdefault(_identity(r), {})[bool(r.params.relaxed_ordering)] = r
     pairs = []
     for sides in by_id.values():
         if False in sides and True in sides:
             off, on = sides[False], sides[True]
-            ref = host_reference(results, off.params.get("size"))
+            ref = host_reference(results, off.params.size_bytes)
             verdict = classify_ro(
                 off.value,
                 on.value,
                 reference_gbps=ref.value if ref else None,
-                landing=str(off.params.get("landing", "gpu")),
+                landing=str(off.params.landing or "gpu"),
                 provider=off.provider,
                 off_spread=_rel_spread(off),
                 on_spread=_rel_spread(on),
@@ -239,35 +238,35 @@ def interpret_matrix(results: Sequence[BenchResult]) -> list[MatrixRow]:
     rows: dict[tuple[str, str], dict] = {}
     order: list[tuple[str, str]] = []
     for r in results:
-        if not r.key.startswith("rdma_write_") or r.params.get("mode", "bw") != "bw":
+        if not r.key.startswith("rdma_write_") or (r.params.mode or "bw") != "bw":
             continue
-        ident = (str(r.params.get("memory", "?")), str(r.params.get("reg_path", "?")))
+        ident = (str(r.params.memory or "?"), str(r.params.reg_path or "?"))
         if ident not in rows:
             rows[ident] = {"results": []}
             order.append(ident)
         rows[ident]["results"].append(r)
     pairs = {
-        (str(p.off.params.get("memory")), str(p.off.params.get("reg_path"))): p for p in ro_pairs(results)
+        (str(p.off.params.memory), str(p.off.params.reg_path)): p for p in ro_pairs(results)
     }
     out = []
     for ident in order:
         rs = rows[ident]["results"]
         ok = [r for r in rs if r.status is Status.OK]
-        off = next((r for r in ok if not r.params.get("ro")), None)
-        on = next((r for r in ok if r.params.get("ro")), None)
+        off = next((r for r in ok if not r.params.relaxed_ordering), None)
+        on = next((r for r in ok if r.params.relaxed_ordering), None)
         first = (ok or rs)[0]
-        ref = host_reference(results, first.params.get("size"))
+        ref = host_reference(results, first.params.size_bytes)
         pair = pairs.get(ident)
         bad = next((r for r in rs if r.status is not Status.OK), None)
         vs_host = None
-        if off is not None and ref is not None and ref.value and off.params.get("landing") == "gpu":
+        if off is not None and ref is not None and ref.value and off.params.landing == "gpu":
             vs_host = off.value / ref.value  # type: ignore[operator]
         out.append(
             MatrixRow(
                 memory=ident[0],
                 reg_path=ident[1],
-                landing=str(first.params.get("landing", "")),
-                lands_in=str(first.params.get("lands_in", "")),
+                landing=str(first.params.landing or ""),
+                lands_in=str(first.params.lands_in or ""),
                 off_gbps=off.value if off else None,
                 on_gbps=on.value if on else None,
                 ratio=pair.verdict.ratio if pair else None,
@@ -287,7 +286,7 @@ def interpret_matrix(results: Sequence[BenchResult]) -> list[MatrixRow]:
 def _ev(r: BenchResult, label: str) -> str:
     p = r.params
     return (
-        f"results[{r.key} size={p.get('size')} qps={p.get('qps')} ro={'on' if p.get('ro') else 'off'}]"
+        f"results[{r.key} size={p.size_bytes} qps={p.qps} ro={'on' if p.relaxed_ordering else 'off'}]"
         f".{label} = {r.value:.1f} {r.unit}"
     )
 
@@ -303,7 +302,7 @@ def ro_findings(results: Sequence[BenchResult]) -> list[Finding]:
             _ev(pair.off, "median"),
             _ev(pair.on, "median"),
             f"ratio RO on/off = {v.ratio:.2f}",
-            f"lands in: {pair.off.params.get('lands_in', '?')}",
+            f"lands in: {pair.off.params.lands_in or '?'}",
         )
         if v.code == "ro_sensitive":
             out.append(
@@ -376,7 +375,7 @@ def gdr_findings(results: Sequence[BenchResult]) -> list[Finding]:
                     subject=subject,
                     evidence=(
                         f"{subject} RO off = {row.off_gbps:.1f} Gb/s",
-                        f"host reference {ref.params.get('memory') if ref else '?'} = "
+                        f"host reference {ref.params.memory if ref else '?'} = "
                         f"{ref.value if ref and ref.value else 0:.1f} Gb/s",
                         f"RO on = {row.on_gbps:.1f} Gb/s" if row.on_gbps else "RO on not measured",
                     ),

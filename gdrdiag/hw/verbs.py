@@ -30,25 +30,14 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
 from gdrdiag.errors import GdrdiagError, HardwareError, NotSupported, UserInputError
+from gdrdiag.model.vocabulary import AccessFlags
 
 PROVIDERS = ("auto", "pyverbs", "soft")
 
 # -- libibverbs ABI values ---------------------------------------------------------------------
 
-#: ``ibv_access_flags`` by the names users type (``--access``).
-ACCESS_FLAGS: dict[str, int] = {
-    "local_write": 1 << 0,
-    "remote_write": 1 << 1,
-    "remote_read": 1 << 2,
-    "remote_atomic": 1 << 3,
-    "mw_bind": 1 << 4,
-    "zero_based": 1 << 5,
-    "on_demand": 1 << 6,
-    "hugetlb": 1 << 7,
-    "flush_global": 1 << 8,
-    "flush_persistent": 1 << 9,
-    "relaxed_ordering": 1 << 20,  # IBV_ACCESS_OPTIONAL_FIRST
-}
+#: ``ibv_access_flags`` by the names users type (``--access``); the bits are model.AccessFlags.
+ACCESS_FLAGS: dict[str, int] = {flag.name.lower(): int(flag) for flag in AccessFlags}  # type: ignore[union-attr]
 ACCESS_LOCAL_WRITE = ACCESS_FLAGS["local_write"]
 ACCESS_REMOTE_WRITE = ACCESS_FLAGS["remote_write"]
 ACCESS_REMOTE_READ = ACCESS_FLAGS["remote_read"]

@@ -7,8 +7,8 @@ the memory lives) and facts of the machine (SM count, MPS) are *not* identity: t
 differ only in those still pair every case. Status is not identity either: a case that is OK in one
 Report and WAIVED in the other is one case with two outcomes.
 
-Every parameter name a bench writes is classified below, once; a test fails on a name that is in
-neither list, so a new parameter cannot silently split or merge cases.
+Which parameters are identity is decided once, in ``model/params.py``: every params field is identity
+unless marked ``IDENTITY_NO``; run settings live in their own record.
 """
 
 from __future__ import annotations
@@ -16,38 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Union
 
+from gdrdiag.model.params import identity_items, shown_items
 from gdrdiag.model.results import BenchResult
 from gdrdiag.model.vocabulary import Bench, Provider
 
 Scalar = Union[str, int, float, bool, None]
-
-# Parameters that define what was measured, per bench.
-PHYSICS_PARAMS: dict[Bench, frozenset[str]] = {
-    Bench.COPY: frozenset(
-        {"kind", "direction", "mode", "size", "layers", "chunk", "streams", "block_size", "blocks", "library"}
-    ),
-    Bench.GATHER: frozenset(
-        {"kernel", "record_bytes", "stride", "base_offset", "pattern", "slots", "records", "nbytes",
-         "sm_limit", "dst_stride", "threads", "depth"}
-    ),
-    Bench.MR: frozenset(
-        {"memory", "src_memory", "reg_path", "size", "qps", "tx_depth", "post_list", "offset", "ro", "mode",
-         "role", "depth", "inline", "signal_every_wrs", "opcode", "access", "blocks", "variant",
-         "write_with_imm"}
-    ),
-    Bench.IMPORTED: frozenset({"tool", "test", "size", "qps", "post_list", "tx_depth", "direction", "memory",
-                               "use_cuda", "use_dmabuf", "ro"}),
-}
-
-# Parameters that describe a run or the machine, never the case: shown when they differ, not matched.
-SETTING_PARAMS: frozenset[str] = frozenset(
-    {
-        "iterations", "repeats", "warmup", "seed", "sweep", "device", "device_name", "ro_ab",
-        "location", "lands_in", "landing", "topology", "provider_note", "sms_total", "mps", "mrrs",
-        "rcb", "link_params", "link", "grid", "port", "duration_s", "link_gbps",
-    }
-)
-
 
 @dataclass(frozen=True)
 class CaseId:
@@ -61,10 +34,7 @@ class CaseId:
     @classmethod
     def of(cls, result: BenchResult) -> "CaseId":
         """The identity of one result (parameters in a stable order)."""
-        bench = Bench.of_key(result.key)
-        physics_names = PHYSICS_PARAMS[bench]
-        physics = tuple(sorted((k, v) for k, v in result.params.items() if k in physics_names))
-        return cls(bench, result.key, physics, Provider.parse(result.provider))
+        return cls(result.bench, result.key, identity_items(result.params), result.provider_kind)
 
     def without_provider(self) -> tuple:
         """The identity with the provider left out: finds the same physics measured by another provider."""
@@ -77,12 +47,8 @@ class CaseId:
 
 
 def run_settings(result: BenchResult) -> dict[str, Scalar]:
-    """The parameters of a result that are not identity (run settings, descriptions, machine facts)."""
-    physics_names = PHYSICS_PARAMS[Bench.of_key(result.key)]
-    return {k: v for k, v in result.params.items() if k not in physics_names}
-
-
-def unclassified_params(result: BenchResult) -> set[str]:
-    """Parameter names that are neither physics nor a setting: a bug in the bench that wrote them."""
-    physics_names = PHYSICS_PARAMS[Bench.of_key(result.key)]
-    return {k for k in result.params if k not in physics_names and k not in SETTING_PARAMS}
+    """What a result records beside its identity: run settings and descriptive parameters."""
+    described = dict(shown_items(result.params))
+    for name, _ in identity_items(result.params):
+        described.pop(name, None)
+    return {**described, **dict(shown_items(result.settings))}

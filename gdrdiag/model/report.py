@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from gdrdiag.model import report_v1
 from gdrdiag.model.findings import Finding
 from gdrdiag.model.machine import MachineInfo
 from gdrdiag.model.results import BenchResult
@@ -13,8 +14,9 @@ from gdrdiag.model.serde import SchemaError, from_jsonable, to_jsonable
 
 # Bump when a field changes meaning or a key/code is renamed; compare reads every version
 # listed in SUPPORTED_SCHEMA_VERSIONS and refuses others.
-SCHEMA_VERSION = 1
-SUPPORTED_SCHEMA_VERSIONS = (1,)
+# v2 (gdrdiag 0.2): typed params/metrics per bench and run settings apart; v1 is upgraded on read.
+SCHEMA_VERSION = 2
+SUPPORTED_SCHEMA_VERSIONS = (1, 2)
 
 # Hostile-input limits for reading reports from disk.
 MAX_REPORT_BYTES = 64 * 1024 * 1024
@@ -56,6 +58,8 @@ class Report:
                 f"$.schema_version: {version!r} is not a schema this gdrdiag reads "
                 f"(it reads {', '.join(map(str, SUPPORTED_SCHEMA_VERSIONS))})"
             )
+        if version == 1:
+            data = report_v1.upgrade(data)
         return from_jsonable(cls, data)
 
 

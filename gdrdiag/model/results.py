@@ -7,6 +7,15 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
+from gdrdiag.model.params import (
+    METRICS_BY_BENCH,
+    PARAMS_BY_BENCH,
+    BenchMetrics,
+    BenchParams,
+    RunSettings,
+)
+from gdrdiag.model.vocabulary import Bench, Provider
+
 Scalar = Union[str, int, float, bool, None]
 
 
@@ -49,32 +58,54 @@ class SampleStats:
 class BenchResult:
     """One measured case.
 
-    ``key`` names the case (``copy_h2d_pinned``); ``params`` are the knobs that distinguish two
-    results of the same key (size, memory kind, ...), and together they identify a result when
-    two Reports are compared. ``samples`` are per-iteration values in ``unit`` (for bandwidth
-    cases GB/s or Gb/s); ``stats`` summarises them. ``metrics`` holds derived numbers (ratios to
-    a reference measured in the same run, microseconds per block, ...) with their names carrying
-    the unit. ``method`` says how it was timed and verified, ``provider`` where the bytes were
-    moved by (``cuda``, ``pyverbs``, ``soft``); a ``soft`` result is never a hardware number.
+    ``key`` names the case (``copy_h2d_pinned``); ``params`` (typed per bench) say what was
+    measured, and with the provider make up its identity (:class:`gdrdiag.model.case.CaseId`).
+    ``settings`` say how it was run (iterations, seed): never identity. ``samples`` are
+    per-iteration values in ``unit`` (GB/s or Gb/s for bandwidth cases); ``stats`` summarises them;
+    ``metrics`` (typed per bench) hold derived numbers. ``method`` says how it was timed and
+    verified, ``provider`` what moved the bytes (``cuda``, ``pyverbs``, ``soft``, ``fixture``, an
+    imported tool); a ``soft`` or ``fixture`` result is never a hardware number.
+
+    ``params`` and ``metrics`` default to the empty typed record of the key's bench, so every
+    result of a bench can be read the same way. Results are frozen: derive a new one with
+    ``dataclasses.replace``.
     """
 
     key: str
     status: Status
     description: str = ""
-    params: dict[str, Scalar] = field(default_factory=dict)
+    params: Optional[BenchParams] = None
     unit: str = ""
     samples: tuple[float, ...] = ()
     stats: Optional[SampleStats] = None
-    metrics: dict[str, Optional[float]] = field(default_factory=dict)
+    metrics: Optional[BenchMetrics] = None
+    settings: RunSettings = field(default_factory=RunSettings)
     method: str = ""
     provider: str = ""
     verified: Optional[bool] = None
     reason: Optional[str] = None
 
+    def __post_init__(self) -> None:
+        bench = Bench.of_key(self.key)
+        if self.params is None:
+            object.__setattr__(self, "params", PARAMS_BY_BENCH[bench]())
+        if self.metrics is None:
+            object.__setattr__(self, "metrics", METRICS_BY_BENCH[bench]())
+
     @property
     def value(self) -> Optional[float]:
         """The headline number: the median sample, or None when nothing was measured."""
         return self.stats.median if self.stats else None
+
+    @property
+    def bench(self) -> Bench:
+        """The bench that produced this result."""
+        return self.params.bench  # type: ignore[union-attr]
+
+    @property
+    def provider_kind(self) -> Optional[Provider]:
+        """``provider`` as the enum (None for a name this version does not know)."""
+        return Provider.parse(self.provider)
 
     @classmethod
     def waived(cls, key: str, reason: str, **kw) -> "BenchResult":

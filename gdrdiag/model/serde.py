@@ -47,6 +47,20 @@ def _hints(cls: type) -> dict[str, Any]:
     return _hints_cache[cls]
 
 
+def _tagged_union(args: tuple) -> "dict[str, Any] | None":
+    """{bench value: class} when every non-None member is a dataclass with a ``bench`` default."""
+    members = [a for a in args if a is not type(None)]
+    if len(members) < 2 or not all(dataclasses.is_dataclass(a) for a in members):
+        return None
+    tags = {}
+    for a in members:
+        f = next((f for f in dataclasses.fields(a) if f.name == "bench"), None)
+        if f is None or f.default is dataclasses.MISSING:
+            return None
+        tags[getattr(f.default, "value", f.default)] = a
+    return tags
+
+
 def from_jsonable(cls: Any, data: Any, path: str = "$", depth: int = 0) -> Any:
     """Build ``cls`` from plain JSON data, checking types; raises ``SchemaError``."""
     if depth > _MAX_DEPTH:
@@ -59,6 +73,13 @@ def from_jsonable(cls: Any, data: Any, path: str = "$", depth: int = 0) -> Any:
     if origin is Union or (hasattr(types, "UnionType") and isinstance(cls, types.UnionType)):
         if data is None and type(None) in args:
             return None
+        tagged = _tagged_union(args)
+        if tagged is not None:
+            # A union of records told apart by their ``bench`` field (typed params/metrics).
+            tag = data.get("bench") if isinstance(data, dict) else None
+            if tag not in tagged:
+                raise SchemaError(f"{path}.bench: {tag!r:.40} is not one of {', '.join(sorted(tagged))}")
+            return from_jsonable(tagged[tag], data, path, depth + 1)
         errors = []
         for arg in args:
             if arg is type(None):

@@ -11,7 +11,17 @@ from __future__ import annotations
 import enum
 
 
-class Bench(str, enum.Enum):
+class Word(str, enum.Enum):
+    """A str enum that prints as its value (``f"{MemoryKind.PINNED}"`` is ``pinned``, on 3.10-3.12)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class Bench(Word):
     """Which bench produced a result; the first part of every case identity."""
 
     COPY = "copy"
@@ -31,7 +41,7 @@ class Bench(str, enum.Enum):
         return cls.IMPORTED
 
 
-class Provider(str, enum.Enum):
+class Provider(Word):
     """What moved the bytes of a result.
 
     Only hardware providers produce numbers that may judge hardware or be paired with each other;
@@ -60,7 +70,7 @@ class Provider(str, enum.Enum):
             return None
 
 
-class MemoryKind(str, enum.Enum):
+class MemoryKind(Word):
     """The memory kinds gdrdiag allocates; the value is what users type."""
 
     DEVICE = "device"
@@ -101,14 +111,14 @@ _LOCATIONS = {
 }
 
 
-class RegPath(str, enum.Enum):
+class RegPath(Word):
     """How an RDMA memory region was registered."""
 
     MR = "mr"  # ibv_reg_mr (GPU memory through nvidia-peermem)
     DMABUF = "dmabuf"  # cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr
 
 
-class Direction(str, enum.Enum):
+class Direction(Word):
     """Which way a host<->GPU copy moves bytes."""
 
     H2D = "h2d"
@@ -136,7 +146,7 @@ class AccessFlags(enum.IntFlag):
     RELAXED_ORDERING = 1 << 20
 
 
-class RelaxedOrdering(str, enum.Enum):
+class RelaxedOrdering(Word):
     """The user's relaxed-ordering choice for an RDMA run: one setting, not a bool plus a bit."""
 
     OFF = "off"

@@ -6,7 +6,7 @@ from gdrdiag.compare import CaseDelta, Comparison
 from gdrdiag.render.findings_table import render_findings
 from gdrdiag.render.results_table import num, size, table
 
-_SIZE_PARAMS = ("size", "block_size", "record_bytes", "chunk")
+_SIZE_PARAMS = ("size_bytes", "block_bytes", "record_bytes", "chunk_bytes", "stride_bytes", "copy_bytes", "offset_bytes")
 
 
 def _params(p: dict) -> str:

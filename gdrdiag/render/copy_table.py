@@ -14,35 +14,42 @@ def _ok(results: list[BenchResult], prefix: str) -> list[BenchResult]:
     return [r for r in results if r.key.startswith(prefix) and r.status is not Status.WAIVED]
 
 
+HALF_BANDWIDTH_FIELDS = (
+    "half_bandwidth_block_bytes_per_call",
+    "half_bandwidth_block_bytes_batched",
+    "half_bandwidth_block_bytes_kernel",
+)
+
+
 def render_copy_results(results: list[BenchResult]) -> str:
     """All copy-bench sections that have results, then WAIVED/ERROR reasons."""
     out: list[str] = []
-    sweep = [r for r in results if r.params.get("direction") and "mode" in r.params
+    sweep = [r for r in results if r.params.direction and "mode" in r.params
              and r.status is not Status.WAIVED]
     if sweep:
-        rows = [[str(r.params["kind"]), str(r.params["direction"]), str(r.params["mode"]), size(r.params["size"]),
+        rows = [[str(r.params.memory), str(r.params.direction), str(r.params.mode), size(r.params.size_bytes),
                  num(r.value), spread(r), check_mark(r)] for r in sweep]
         out.append("Host<->GPU copies (GB/s = 1e9 B/s, median of samples)\n"
                    + table(rows, ["memory", "dir", "mode", "size", "GB/s", "min-max", "payload"]))
     refs = [r for r in results if r.key in ("copy_h2d_pinned_gdrdiag", "copy_h2d_pinned_reference")
             and r.status is not Status.WAIVED]
     if refs:
-        rows = [[r.key, str(r.params.get("library", "gdrdiag")), size(r.params.get("size")), num(r.value),
-                 num(r.metrics.get("gdrdiag_over_reference"), 3), check_mark(r)] for r in refs]
+        rows = [[r.key, str(r.params.library or "gdrdiag"), size(r.params.size_bytes), num(r.value),
+                 num(r.metrics.gdrdiag_over_reference, 3), check_mark(r)] for r in refs]
         out.append("Pinned H2D against other libraries, same run\n"
                    + table(rows, ["case", "library", "size", "GB/s", "gdrdiag/ref", "payload"]))
     pin = _ok(results, "copy_pinning_")
     if pin:
-        rows = [[r.key.removeprefix("copy_pinning_"), size(r.params.get("size")), num(r.value),
-                 num(r.metrics.get("ratio_to_preallocated"), 3), num(r.metrics.get("pin_ms_median"), 1),
+        rows = [[r.key.removeprefix("copy_pinning_"), size(r.params.size_bytes), num(r.value),
+                 num(r.metrics.ratio_to_preallocated, 3), num(r.metrics.pin_ms_median, 1),
                  check_mark(r)] for r in pin]
         out.append("Pinning trade-off, host->device\n"
                    + table(rows, ["variant", "size", "GB/s", "vs pinned", "pin ms", "payload"]))
     ov = _ok(results, "copy_overlap_")
     if ov:
-        rows = [[r.key.removeprefix("copy_overlap_"), str(r.params.get("layers")), size(r.params.get("chunk")),
-                 num(_ms(r.metrics.get("seconds_median")), 1),
-                 num(r.metrics.get("parts_sum_ms"), 1), num(r.metrics.get("speedup_vs_one_stream"), 2),
+        rows = [[r.key.removeprefix("copy_overlap_"), str(r.params.layers), size(r.params.chunk_bytes),
+                 num(_ms(r.metrics.seconds_median), 1),
+                 num(r.metrics.parts_sum_ms, 1), num(r.metrics.speedup_vs_one_stream, 2),
                  check_mark(r)] for r in ov]
         out.append("Overlap: N x (H2D -> compute -> D2H)\n"
                    + table(rows, ["pipeline", "layers", "chunk", "ms", "sum of parts ms", "speed-up", "payload"]))
@@ -50,23 +57,25 @@ def render_copy_results(results: list[BenchResult]) -> str:
     by_size: dict[int, dict[str, BenchResult]] = {}
     for r in blocks:
         if "block_size" in r.params:
-            by_size.setdefault(int(r.params["block_size"]), {})[r.key.removeprefix("copy_blocks_")] = r  # type: ignore[arg-type]
+            by_size.setdefault(int(r.params.block_bytes), {})[r.key.removeprefix("copy_blocks_")] = r  # type: ignore[arg-type]
     if by_size:
         rows = []
         for bs in sorted(by_size):
             row = by_size[bs]
-            cells = [size(bs), str(next(iter(row.values())).params.get("blocks"))]
+            cells = [size(bs), str(next(iter(row.values())).params.blocks)]
             for m in ("per_call", "batched", "coalesced", "kernel"):
                 r = row.get(m)
                 cells.append("-" if r is None or r.status is not Status.OK else
-                             f"{num(r.value)} ({num(r.metrics.get('us_per_block'), 2)} us)")
+                             f"{num(r.value)} ({num(r.metrics.us_per_block, 2)} us)")
             rows.append(cells)
         out.append("Block sweep, host->device, GB/s (microseconds per block)\n"
                    + table(rows, ["block", "blocks", "per call", "batched", "coalesced", "kernel"]))
     summary = next((r for r in results if r.key == "copy_blocks_summary"), None)
     if summary:
         parts = [f"{name.removeprefix('half_bandwidth_block_bytes_')}: "
-                 + (size(round(v)) if v is not None else "never") for name, v in summary.metrics.items()]
+                 + (size(round(getattr(summary.metrics, name))) if getattr(summary.metrics, name) is not None
+                    else "never")
+                 for name in HALF_BANDWIDTH_FIELDS]
         out.append("Half the coalesced bandwidth is reached at block size -> " + "; ".join(parts))
     bad = problems(results)
     if bad:

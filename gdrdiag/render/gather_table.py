@@ -49,18 +49,19 @@ def _pct(v: Optional[float]) -> str:
 
 def _row(r: BenchResult, cols: Iterable[str]) -> list[str]:
     m = r.metrics
-    lead = [size(r.params.get(c)) if c in ("record_bytes", "stride") else str(r.params.get(c)) for c in cols]
+    lead = [size(getattr(r.params, c)) if c in ("record_bytes", "stride_bytes") else str(getattr(r.params, c))
+            for c in cols]
     return lead + [
-        str(r.params.get("kernel", r.key)),
+        str(r.params.kernel or r.key),
         num(r.value) if r.status is Status.OK else r.status.value,
         spread(r),
-        num(m.get("ratio_to_ce"), 3),
-        num(m.get("model_ratio_to_ce"), 3),
-        _pct(m.get("partial_line_loss")),
-        num(m.get("ratio_to_raw"), 3),
-        num(m.get("us_per_batch"), 0),
-        _kib(m.get("bytes_in_flight_per_sm")),
-        num(m.get("sms_used"), 0),
+        num(m.ratio_to_ce, 3),
+        num(m.model_ratio_to_ce, 3),
+        _pct(m.partial_line_loss),
+        num(m.ratio_to_raw, 3),
+        num(m.us_per_batch, 0),
+        _kib(m.bytes_in_flight_per_sm),
+        num(m.sms_used, 0),
         check_mark(r),
     ]
 
@@ -87,11 +88,11 @@ def render_gather_results(results: list[BenchResult], notes: Iterable[str] = ())
     if ce:
         rows = [
             [
-                size(r.params.get("nbytes")),
+                size(r.params.copy_bytes),
                 num(r.value),
                 spread(r),
-                num(r.metrics.get("ratio_to_raw"), 3),
-                num(r.metrics.get("us_per_batch"), 0),
+                num(r.metrics.ratio_to_raw, 3),
+                num(r.metrics.us_per_batch, 0),
                 check_mark(r),
             ]
             for r in ce
@@ -107,7 +108,7 @@ def render_gather_results(results: list[BenchResult], notes: Iterable[str] = ())
     ]
     sweeps: dict[str, list[BenchResult]] = {}
     for r in gathers:
-        sweeps.setdefault(str(r.params.get("sweep") or "ladder"), []).append(r)
+        sweeps.setdefault(str(r.settings.sweep or "ladder"), []).append(r)
     for sweep, rows in sweeps.items():
         cols = _SWEEP_COLUMNS.get(sweep, ())
         first = rows[0].params
@@ -115,9 +116,9 @@ def render_gather_results(results: list[BenchResult], notes: Iterable[str] = ())
             ""
             if sweep in ("record-size", "stride", "offset")
             else (
-                f" - R={first.get('record_bytes')} B, stride {first.get('stride')} B, "
-                f"offset {first.get('base_offset')} B, "
-                f"{first.get('pattern')} indices, {first.get('records')} records"
+                f" - R={first.record_bytes} B, stride {first.stride_bytes} B, "
+                f"offset {first.base_offset_bytes} B, "
+                f"{first.pattern} indices, {first.records} records"
             )
         )
         out.append(

@@ -8,6 +8,7 @@ from typing import Iterable, Optional
 
 from gdrdiag.compare import Comparison
 from gdrdiag.model.findings import Finding
+from gdrdiag.model.params import shown_items
 from gdrdiag.model.report import Report
 from gdrdiag.render import plot
 from gdrdiag.render.results_table import num
@@ -61,7 +62,7 @@ def _plots(report: Report) -> str:
 
 def report_html(report: Report, findings: Iterable[Finding]) -> str:
     """The HTML text for one Report."""
-    results = [[r.key, " ".join(f"{k}={v}" for k, v in r.params.items() if k != "location"), r.status.value,
+    results = [[r.key, " ".join(f"{k}={v}" for k, v in shown_items(r.params)), r.status.value,
                 num(r.value), r.unit, r.provider, r.reason or ""] for r in report.results]
     body = (f"<p>{html.escape(report.command)} — gdrdiag {html.escape(report.tool_version)}, "
             f"{html.escape(report.created_utc)}</p><h2>Findings</h2>{_findings(findings)}"

@@ -30,28 +30,28 @@ def _ok(results: Iterable[BenchResult], prefix: str) -> list[BenchResult]:
 
 
 def _ro(r: BenchResult) -> str:
-    return "on" if r.params.get("ro") else "off"
+    return "on" if r.params.relaxed_ordering else "off"
 
 
 def bw_table(results: Sequence[BenchResult]) -> str:
     """Bandwidth rows (rdma_write_<kind>_<reg>)."""
     rows = []
     for r in results:
-        if not r.key.startswith("rdma_write_") or r.params.get("mode") != "bw" or r.stats is None:
+        if not r.key.startswith("rdma_write_") or r.params.mode != "bw" or r.stats is None:
             continue
         p = r.params
         rows.append(
             [
-                str(p.get("memory")),
-                str(p.get("reg_path")),
-                size(p.get("size")),
-                str(p.get("qps")),
+                str(p.memory),
+                str(p.reg_path),
+                size(p.size_bytes),
+                str(p.qps),
                 _ro(r),
                 num(r.value, 1),
                 spread(r),
-                num((r.metrics.get("msgs_per_s") or 0) / 1e6, 3),
-                num(r.metrics.get("cpu_us_per_msg"), 2),
-                str(p.get("landing")),
+                num((r.metrics.msgs_per_s or 0) / 1e6, 3),
+                num(r.metrics.cpu_us_per_msg, 2),
+                str(p.landing),
                 check_mark(r),
                 r.provider,
             ]
@@ -84,16 +84,16 @@ def latency_table(results: Sequence[BenchResult]) -> str:
         m, p = r.metrics, r.params
         rows.append(
             [
-                str(p.get("memory")),
-                str(p.get("reg_path")),
-                size(p.get("size")),
+                str(p.memory),
+                str(p.reg_path),
+                size(p.size_bytes),
                 _ro(r),
-                num(m.get("lat_p50_us")),
-                num(m.get("lat_p90_us")),
-                num(m.get("lat_p99_us")),
-                num(m.get("lat_p999_us")),
-                num(m.get("lat_max_us")),
-                num(m.get("cpu_us_per_msg")),
+                num(m.lat_p50_us),
+                num(m.lat_p90_us),
+                num(m.lat_p99_us),
+                num(m.lat_p999_us),
+                num(m.lat_max_us),
+                num(m.cpu_us_per_msg),
                 check_mark(r),
             ]
         )
@@ -111,15 +111,15 @@ def blocks_table(results: Sequence[BenchResult]) -> str:
         p, m = r.params, r.metrics
         rows.append(
             [
-                str(p.get("memory")),
-                str(p.get("reg_path")),
-                str(p.get("blocks")),
-                size(p.get("size")),
-                str(p.get("variant")),
-                str(p.get("post_list")),
+                str(p.memory),
+                str(p.reg_path),
+                str(p.blocks),
+                size(p.size_bytes),
+                str(p.variant),
+                str(p.post_list),
                 num(r.value, 3),
-                num(m.get("gbps"), 1),
-                num(m.get("cpu_us_per_block"), 3),
+                num(m.gbps, 1),
+                num(m.cpu_us_per_block, 3),
                 check_mark(r),
             ]
         )
@@ -145,23 +145,23 @@ def blocks_table(results: Sequence[BenchResult]) -> str:
 def reg_table(results: Sequence[BenchResult]) -> str:
     """Registration cost and register-once vs per-transfer."""
     reuse = {
-        (r.params.get("memory"), r.params.get("reg_path"), r.params.get("size")): r
+        (r.params.memory, r.params.reg_path, r.params.size_bytes): r
         for r in _ok(results, "mr_reuse_")
     }
     rows = []
     for r in _ok(results, "mr_reg_"):
         p = r.params
-        u = reuse.get((p.get("memory"), p.get("reg_path"), p.get("size")))
+        u = reuse.get((p.memory, p.reg_path, p.size_bytes))
         rows.append(
             [
-                str(p.get("memory")),
-                str(p.get("reg_path")),
-                size(p.get("size")),
+                str(p.memory),
+                str(p.reg_path),
+                size(p.size_bytes),
                 num(r.value, 1),
-                num(r.metrics.get("dereg_us"), 1),
-                num(u.metrics.get("reuse_us"), 1) if u else "-",
-                num(u.metrics.get("register_each_us"), 1) if u else "-",
-                num(u.metrics.get("register_each_over_reuse"), 1) if u else "-",
+                num(r.metrics.dereg_us, 1),
+                num(u.metrics.reuse_us, 1) if u else "-",
+                num(u.metrics.register_each_us, 1) if u else "-",
+                num(u.metrics.register_each_over_reuse, 1) if u else "-",
             ]
         )
     if not rows:
@@ -178,13 +178,13 @@ def loop_cost_table(results: Sequence[BenchResult]) -> str:
         m = r.metrics
         rows.append(
             [
-                str(r.params.get("post_list")),
+                str(r.params.post_list),
                 num((r.value or 0) / 1e6, 3),
-                num((m.get("posts_per_s") or 0) / 1e6, 3),
-                num(m.get("cpu_us_per_wr"), 3),
-                size(int(m["min_msg_bytes_100g"] or 0)),
-                size(int(m["min_msg_bytes_400g"] or 0)),
-                size(int(m["min_msg_bytes_800g"] or 0)),
+                num((m.posts_per_s or 0) / 1e6, 3),
+                num(m.cpu_us_per_wr, 3),
+                size(int(m.min_msg_bytes_100g or 0)),
+                size(int(m.min_msg_bytes_400g or 0)),
+                size(int(m.min_msg_bytes_800g or 0)),
             ]
         )
     if not rows:
@@ -202,9 +202,9 @@ def ro_ab_table(pairs: Sequence) -> str:
         p = pr.off.params
         rows.append(
             [
-                str(p.get("memory")),
-                str(p.get("reg_path")),
-                size(p.get("size")),
+                str(p.memory),
+                str(p.reg_path),
+                size(p.size_bytes),
                 num(pr.off.value, 1),
                 num(pr.on.value, 1),
                 num(pr.verdict.ratio, 2) if pr.verdict.ratio else "-",
@@ -264,15 +264,15 @@ def server_table(results: Sequence[BenchResult]) -> str:
     """The server side of a two-machine run."""
     rows = [
         [
-            str(r.params.get("memory")),
-            str(r.params.get("reg_path")),
-            str(r.params.get("qps")),
-            num(r.metrics.get("runs"), 0),
-            num(r.metrics.get("verified_runs"), 0),
+            str(r.params.memory),
+            str(r.params.reg_path),
+            str(r.params.qps),
+            num(r.metrics.runs, 0),
+            num(r.metrics.verified_runs, 0),
             check_mark(r),
         ]
         for r in results
-        if r.params.get("role") == "server"
+        if r.params.role == "server"
     ]
     if not rows:
         return ""
@@ -285,8 +285,8 @@ def lands_in_notes(results: Sequence[BenchResult]) -> str:
     """Where the bytes of each measured memory kind landed, once per kind."""
     seen = {}
     for r in results:
-        if r.key.startswith("rdma_write") and r.params.get("lands_in"):
-            seen.setdefault((r.params.get("memory"), r.params.get("reg_path")), r.params["lands_in"])
+        if r.key.startswith("rdma_write") and r.params.lands_in:
+            seen.setdefault((r.params.memory, r.params.reg_path), r.params.lands_in)
     if not seen:
         return ""
     return "where the bytes land:\n" + "\n".join(f"  {m}/{g}: {w}" for (m, g), w in seen.items())

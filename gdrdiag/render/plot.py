@@ -37,31 +37,27 @@ def _ok(results: Iterable[BenchResult]) -> list[BenchResult]:
 
 
 def _kind(r: BenchResult) -> Optional[str]:
-    v = r.params.get("kind", r.params.get("memory"))
+    v = getattr(r.params, "memory", None)
     return str(v) if v is not None else None
 
 
 def _ro(r: BenchResult) -> Optional[bool]:
-    for name in ("ro", "relaxed_ordering"):
-        v = r.params.get(name)
-        if isinstance(v, bool):
-            return v
-    return None
+    return getattr(r.params, "relaxed_ordering", None)
 
 
 def bandwidth_vs_size(results: Iterable[BenchResult]) -> Optional[bytes]:
     """One line per memory kind (copy H2D async; RDMA WRITE per registration path and RO)."""
     series: dict[str, list[tuple[int, float]]] = {}
     for r in _ok(results):
-        size, kind = r.params.get("size"), _kind(r)
+        size, kind = getattr(r.params, "size_bytes", None), _kind(r)
         if not isinstance(size, int) or kind is None:
             continue
-        if r.key.startswith("copy_") and not (r.params.get("direction") == "h2d" and r.params.get("mode") == "async"):
+        if r.key.startswith("copy_") and not (r.params.direction == "h2d" and r.params.mode == "async"):
             continue
         label = f"{r.key.split('_')[0]} {kind}"
         if r.key.startswith(("rdma", "mr")):
             ro = _ro(r)
-            label += f" {r.params.get('reg_path', '')} RO {'on' if ro else 'off'}"
+            label += f" {r.params.reg_path or ''} RO {'on' if ro else 'off'}"
         series.setdefault(f"{label} ({r.unit})", []).append((size, r.value))  # type: ignore[arg-type]
     if not series:
         return None
@@ -87,7 +83,7 @@ def ro_bars(results: Iterable[BenchResult]) -> Optional[bytes]:
         if ro is None or kind is None:
             continue
         k = (kind, ro)
-        if k not in best or (r.params.get("size") or 0) > (best[k].params.get("size") or 0):  # type: ignore[operator]
+        if k not in best or (r.params.size_bytes or 0) > (best[k].params.size_bytes or 0):  # type: ignore[operator]
             best[k] = r
     kinds = sorted({k for k, _ in best})
     if not kinds:

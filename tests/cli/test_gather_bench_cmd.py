@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from gdrdiag.bench import gather
 from gdrdiag.cli import app
+from gdrdiag.model.params import GatherMetrics, GatherParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 
 runner = CliRunner()
@@ -62,38 +63,38 @@ def _fake_run(status=Status.OK):
             key="gather_ce_reference",
             status=Status.OK,
             stats=SampleStats.of([55.5]),
-            params={"nbytes": config.base.nbytes, "record_bytes": config.base.record_bytes},
-            metrics={"ratio_to_raw": 0.881},
+            params=GatherParams(copy_bytes=config.base.nbytes, record_bytes=config.base.record_bytes),
+            metrics=GatherMetrics(ratio_to_raw=0.881),
             verified=True,
         )
         rows = [ce]
         for k, v in (("warp", 47.5), ("lines", 48.8)):
-            params = {
-                "kernel": k,
-                "sweep": "ladder",
-                "record_bytes": 640,
-                "stride": 640,
-                "base_offset": 16,
-                "pattern": "random",
-                "sm_limit": None,
-                "sms_total": 132,
-                "records": 262144,
-                "slots": 300000,
-                "mps": 256,
-                "mrrs": 4096,
-                "rcb": 128,
-            }
+            params = GatherParams(
+                kernel=k,
+                record_bytes=640,
+                stride_bytes=640,
+                base_offset_bytes=16,
+                pattern="random",
+                sm_limit=None,
+                sms_total=132,
+                records=262144,
+                slots=300000,
+                mps_bytes=256,
+                mrrs_bytes=4096,
+                rcb_bytes=128,
+            )
             rows.append(
                 BenchResult(
                     key="gather_" + k,
                     status=status,
                     stats=SampleStats.of([v]),
                     params=params,
-                    metrics={
-                        "ratio_to_ce": v / 55.5,
-                        "model_ratio_to_ce": 0.87,
-                        "layout_partial_line_loss": 0.066,
-                    },
+                    settings=RunSettings(sweep="ladder"),
+                    metrics=GatherMetrics(
+                        ratio_to_ce=v / 55.5,
+                        model_ratio_to_ce=0.87,
+                        layout_partial_line_loss=0.066,
+                    ),
                     verified=status is Status.OK,
                     reason=None if status is Status.OK else "wrong data: record 3 byte 0",
                 )

@@ -38,7 +38,7 @@ def test_json_is_a_report_with_machine_and_ranked_findings():
     r = runner.invoke(app, ["--json", "inspect", "--bundle", str(MACHINES / "d_kvm_h100_cx7_vf")])
     assert r.exit_code == 1
     d = json.loads(r.output)
-    assert d["schema_version"] == 1 and d["machine"]["virt"]["is_vm"] is True
+    assert d["schema_version"] == 2 and d["machine"]["virt"]["is_vm"] is True
     assert d["findings"][0]["severity"] == "FAIL" and d["findings"][0]["code"] == "RO-KERNEL-VF"
     assert d["machine"]["nics"][0]["is_vf"] is True
 

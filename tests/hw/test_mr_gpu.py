@@ -110,15 +110,15 @@ def test_the_pipeline_over_every_kind_and_path_is_verified():
         ro_ab=True,
     )
     res = mr.run(cfg)
-    by = {(r.params["memory"], r.params["reg_path"], r.params.get("ro")): r for r in res}
+    by = {(r.params.memory, r.params.reg_path, r.params.relaxed_ordering): r for r in res}
     for kind in MemoryKind:
         for ro in (False, True):
             r = by[(kind.value, "mr", ro)]
             assert r.status is Status.OK and r.verified, (kind, r.reason)
     dm = by.get(("device", "dmabuf", False)) or by[("device", "dmabuf", None)]
     assert dm.status in (Status.OK, Status.WAIVED), dm.reason
-    assert by[("managed", "mr", False)].params["landing"] == "host"
-    assert by[("device", "mr", False)].params["landing"] == "gpu"
+    assert by[("managed", "mr", False)].params.landing == "host"
+    assert by[("device", "mr", False)].params.landing == "gpu"
     free_after, _ = _free()
     assert free_after >= free_before - 64 * 1024 * 1024  # device memory went back
 

@@ -57,7 +57,7 @@ def test_loopback_ro_ab_on_host_memory_is_verified():
         ro_ab=True,
     )
     res = mr.run(cfg)
-    assert [r.params["ro"] for r in res] == [False, True]
+    assert [r.params.relaxed_ordering for r in res] == [False, True]
     for r in res:
         assert r.status is Status.OK and r.verified and r.provider == "pyverbs" and r.value > 0, r.reason
 
@@ -108,4 +108,4 @@ def test_dmabuf_registration_of_device_memory_or_a_reason():
     for r in mr.run(cfg):
         assert r.status in (Status.OK, Status.WAIVED), r.reason
         if r.status is Status.OK:
-            assert r.verified and r.params["landing"] == "gpu"
+            assert r.verified and r.params.landing == "gpu"

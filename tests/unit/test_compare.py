@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from gdrdiag.compare import compare, match_cases
+from gdrdiag.model.params import MrParams
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 
@@ -48,15 +49,18 @@ def test_names_the_device_memory_gap(comparison):
     assert any(f.code == "GDR-DEVICE-SLOW" for f in comparison.findings_only_b)
 
 
-def _r(key, value, **params):
+def _r(key, value, size=None, landing=None):
+    params = MrParams(size_bytes=size, landing=landing)  # landing describes; it is not identity
     return BenchResult(key=key, status=Status.OK, params=params, unit="GB/s", samples=(value,),
                        stats=SampleStats.of([value]))
 
 
 def test_match_cases_by_key_and_params_ignoring_descriptions():
-    a = [_r("copy", 10.0, size=1, location="x"), _r("copy", 20.0, size=2), _r("only_a", 1.0)]
-    b = [_r("copy", 5.0, size=1, location="y"), _r("copy", 20.0, size=2), _r("only_b", 1.0)]
+    a = [_r("rdma_x", 10.0, size=1, landing="x"), _r("rdma_x", 20.0, size=2), _r("rdma_only_a", 1.0)]
+    b = [_r("rdma_x", 5.0, size=1, landing="y"), _r("rdma_x", 20.0, size=2), _r("rdma_only_b", 1.0)]
     cases = match_cases(a, b)
-    assert [(c.key, c.ratio) for c in cases] == [("copy", 0.5), ("copy", 1.0), ("only_a", None), ("only_b", None)]
+    assert [(c.key, c.ratio) for c in cases] == [
+        ("rdma_x", 0.5), ("rdma_x", 1.0), ("rdma_only_a", None), ("rdma_only_b", None)
+    ]
     assert cases[0].large and not cases[1].large
     assert (cases[2].b_status, cases[3].a_status) == (None, None)

@@ -2,6 +2,7 @@ import pytest
 
 from gdrdiag.bench.copy import CopyBenchOptions, block_summary, half_bandwidth_block_size, planned_case_count
 from gdrdiag.errors import UserInputError
+from gdrdiag.model.params import CopyMetrics, CopyParams
 from gdrdiag.model.results import BenchResult, Status
 
 
@@ -17,13 +18,14 @@ def test_half_bandwidth_edges():
 
 def test_block_summary_uses_only_ok_results():
     def r(key, bs, ratio, status=Status.OK):
-        return BenchResult(key=key, status=status, params={"block_size": bs}, metrics={"ratio_to_coalesced": ratio})
+        return BenchResult(key=key, status=status, params=CopyParams(block_bytes=bs),
+                       metrics=CopyMetrics(ratio_to_coalesced=ratio))
 
     results = [r("copy_blocks_per_call", 4096, 0.2), r("copy_blocks_per_call", 65536, 0.8),
                r("copy_blocks_batched", 4096, 0.9, Status.ERROR)]
     s = block_summary(results)
-    assert s.metrics["half_bandwidth_block_bytes_per_call"] == pytest.approx(2 ** (12 + 4 * 0.5))
-    assert s.metrics["half_bandwidth_block_bytes_batched"] is None
+    assert s.metrics.half_bandwidth_block_bytes_per_call == pytest.approx(2 ** (12 + 4 * 0.5))
+    assert s.metrics.half_bandwidth_block_bytes_batched is None
 
 
 @pytest.mark.parametrize("kwargs", [dict(directions=("up",)), dict(modes=("fast",)), dict(parts=("x",)),

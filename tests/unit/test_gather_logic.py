@@ -6,6 +6,7 @@ import pytest
 from gdrdiag.bench import gather as g
 from gdrdiag.errors import NotSupported, UserInputError
 from gdrdiag.hw.memory import pattern
+from gdrdiag.model.params import GatherParams
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 
 
@@ -205,11 +206,11 @@ def test_min_sms_and_best_pick():
 
     def res(kernel, v, status=Status.OK):
         return BenchResult(
-            key="gather_" + kernel, status=status, params={"kernel": kernel}, stats=SampleStats.of([v])
+            key="gather_" + kernel, status=status, params=GatherParams(kernel=kernel), stats=SampleStats.of([v])
         )
 
     rs = [res("warp", 47.5), res("lines-l2pf", 48.77), res("lines", 48.75), res("bulk", 60.0, Status.ERROR)]
-    assert g.pick_best(rs).params["kernel"] == "lines"  # tie within 0.5% -> candidate order
+    assert g.pick_best(rs).params.kernel == "lines"  # tie within 0.5% -> candidate order
     rs.append(res("persistent", 52.0))
-    assert g.pick_best(rs).params["kernel"] == "persistent"
+    assert g.pick_best(rs).params.kernel == "persistent"
     assert g.pick_best([]) is None

@@ -2,6 +2,7 @@
 
 from gdrdiag.diagnose import gather_rules as gr
 from gdrdiag.model import Report
+from gdrdiag.model.params import GatherMetrics, GatherParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 
 
@@ -27,24 +28,24 @@ def gather(
     }
     m.update(metrics)
     return BenchResult(
+        settings=RunSettings(sweep=sweep),
         key="gather_" + kernel.replace("-", "_"),
         status=Status.OK,
-        params={
-            "kernel": kernel,
-            "sweep": sweep,
-            "record_bytes": R,
-            "stride": stride or R,
-            "base_offset": off,
-            "pattern": pattern,
-            "sm_limit": sm_limit,
-            "sms_total": sms_total,
-            "slots": 300000,
-            "mps": 256,
-            "mrrs": 4096,
-            "rcb": 128,
-        },
+        params=GatherParams(
+            kernel=kernel,
+            record_bytes=R,
+            stride_bytes=stride or R,
+            base_offset_bytes=off,
+            pattern=pattern,
+            sm_limit=sm_limit,
+            sms_total=sms_total,
+            slots=300000,
+            mps_bytes=256,
+            mrrs_bytes=4096,
+            rcb_bytes=128,
+        ),
         stats=SampleStats.of([ratio * 55.5]),
-        metrics=m,
+        metrics=GatherMetrics(**m),
         verified=True,
     )
 
@@ -110,20 +111,20 @@ def test_perf_02_weak_copy_engine_reference():
         key="gather_ce_reference",
         status=Status.OK,
         stats=SampleStats.of([40.0]),
-        metrics={"ratio_to_raw": 40 / 63.02},
+        metrics=GatherMetrics(ratio_to_raw=40 / 63.02),
     )
     assert codes(gr.perf_findings([ce])) == ["PERF-GATHER-02"]
     good = BenchResult(
         key="gather_ce_reference",
         status=Status.OK,
         stats=SampleStats.of([55.5]),
-        metrics={"ratio_to_raw": 0.88},
+        metrics=GatherMetrics(ratio_to_raw=0.88),
     )
     unknown = BenchResult(
         key="gather_ce_reference",
         status=Status.OK,
         stats=SampleStats.of([55.5]),
-        metrics={"ratio_to_raw": None},
+        metrics=GatherMetrics(ratio_to_raw=None),
     )
     assert gr.perf_findings([good, unknown]) == []
 
@@ -136,7 +137,7 @@ def test_perf_03_sm_budget_severity():
 
 
 def test_errors_and_waived_results_are_ignored_and_report_rule_form_works():
-    bad = BenchResult.error("gather_lines", "wrong data", params={"record_bytes": 100, "stride": 100})
+    bad = BenchResult.error("gather_lines", "wrong data", params=GatherParams(record_bytes=100, stride_bytes=100))
     waived = BenchResult.waived("gather_bulk", "needs sm_90")
     assert gr.gather_findings([bad, waived]) == []
     rep = Report(results=(gather(R=640, off=16, loss=0.066),))

@@ -13,6 +13,7 @@ from gdrdiag.hw import verbs as v
 from gdrdiag.hw import verbs_soft
 from gdrdiag.hw.memory import MemoryKind
 from gdrdiag.model.results import Status
+from gdrdiag.model.vocabulary import AccessFlags
 
 PAGEABLE = (MemoryKind.PAGEABLE,)
 
@@ -35,22 +36,23 @@ def test_bandwidth_loop_moves_verified_bytes():
     (r,) = mr.run(soft(post_list=4))
     assert r.status is Status.OK and r.verified is True and r.provider == "soft"
     assert r.key == "rdma_write_pageable_mr" and r.unit == "Gb/s" and len(r.samples) == 2
-    assert r.params["size"] == 4096 and r.params["qps"] == 2 and r.params["landing"] == "host"
-    assert r.metrics["messages_per_run"] == 2 * 400 and r.metrics["cpu_us_per_msg"] > 0
+    assert r.params.size_bytes == 4096 and r.params.qps == 2 and r.params.landing == "host"
+    assert r.metrics.messages_per_run == 2 * 400 and r.metrics.cpu_us_per_msg > 0
     assert "NOT a hardware number" in r.description and "NOT a hardware number" in r.method
 
 
 def test_sweep_and_offset():
     res = mr.run(soft(sizes=(2, 3, 1 << 16), offset=3, qps=1, iterations=64, repeats=1))
-    assert [r.params["size"] for r in res] == [2, 3, 1 << 16]
-    assert all(r.status is Status.OK and r.verified and r.params["offset"] == 3 for r in res)
+    assert [r.params.size_bytes for r in res] == [2, 3, 1 << 16]
+    assert all(r.status is Status.OK and r.verified and r.params.offset_bytes == 3 for r in res)
 
 
 def test_ro_ab_runs_both_on_the_same_setup():
     res = mr.run(soft(ro_ab=True))
-    assert [r.params["ro"] for r in res] == [False, True]
+    assert [r.params.relaxed_ordering for r in res] == [False, True]
     assert all(r.status is Status.OK and r.verified for r in res)
-    assert "relaxed_ordering" in res[1].params["access"] and "relaxed_ordering" not in res[0].params["access"]
+    assert AccessFlags.RELAXED_ORDERING in res[1].params.access
+    assert AccessFlags.RELAXED_ORDERING not in res[0].params.access
     from gdrdiag.diagnose import rdma_rules
 
     (pair,) = rdma_rules.ro_pairs(res)
@@ -59,7 +61,7 @@ def test_ro_ab_runs_both_on_the_same_setup():
 
 def test_duration_mode_and_write_with_imm():
     (r,) = mr.run(soft(iterations=None, duration=0.05, write_with_imm=True, tx_depth=16, repeats=1))
-    assert r.status is Status.OK and r.verified and r.params["write_with_imm"] is True
+    assert r.status is Status.OK and r.verified and r.params.write_with_imm is True
 
 
 def test_latency_and_blocks_and_reg_cost():
@@ -67,21 +69,21 @@ def test_latency_and_blocks_and_reg_cost():
     assert (
         lat.status is Status.OK
         and lat.unit == "us"
-        and lat.metrics["lat_p99_us"] >= lat.metrics["lat_p50_us"]
+        and lat.metrics.lat_p99_us >= lat.metrics.lat_p50_us
     )
     blocks = mr.run(soft(blocks=500, qps=1, repeats=1), mode="blocks")
-    assert [b.params["variant"] for b in blocks] == ["wr_per_block", "post_list", "coalesced"]
+    assert [b.params.variant for b in blocks] == ["wr_per_block", "post_list", "coalesced"]
     assert all(b.status is Status.OK and b.verified for b in blocks)
-    assert blocks[2].metrics["wrs_per_set"] == 1 and blocks[0].metrics["wrs_per_set"] == 500
+    assert blocks[2].metrics.wrs_per_set == 1 and blocks[0].metrics.wrs_per_set == 500
     reg = mr.run(soft(reg_sizes=(4096, 1 << 20), reg_iterations=3), mode="reg")
-    assert [(r.key, r.params["size"]) for r in reg] == [
+    assert [(r.key, r.params.size_bytes) for r in reg] == [
         ("mr_reg_pageable_mr", 4096),
         ("mr_reuse_pageable_mr", 4096),
         ("mr_reg_pageable_mr", 1 << 20),
         ("mr_reuse_pageable_mr", 1 << 20),
     ]
     assert all(r.status is Status.OK for r in reg)
-    assert reg[1].metrics["register_each_us"] > 0 and reg[1].verified
+    assert reg[1].metrics.register_each_us > 0 and reg[1].verified
 
 
 def test_gpu_kinds_and_dmabuf_are_waived_with_the_reason_without_a_gpu():
@@ -90,7 +92,7 @@ def test_gpu_kinds_and_dmabuf_are_waived_with_the_reason_without_a_gpu():
     if gpu_absent_reason() is None:
         pytest.skip("a GPU is present")
     res = mr.run(soft(kinds=(MemoryKind.PINNED, MemoryKind.PAGEABLE), reg_paths=("mr", "dmabuf")))
-    by = {(r.params["memory"], r.params["reg_path"]): r for r in res}
+    by = {(r.params.memory, r.params.reg_path): r for r in res}
     assert by[("pinned", "mr")].status is Status.WAIVED
     assert by[("pinned", "mr")].reason.startswith("pinned memory needs a GPU context")
     assert (
@@ -131,11 +133,11 @@ def test_ctrl_c_mid_run_releases_everything():
 
 def test_loop_cost_reports_the_bound():
     res = mr.loop_cost(duration=0.05, repeats=1, post_lists=(1, 8))
-    assert [r.params["post_list"] for r in res] == [1, 8]
+    assert [r.params.post_list for r in res] == [1, 8]
     for r in res:
         assert r.provider == "soft" and r.value > 0
-        assert r.metrics["min_msg_bytes_400g"] == pytest.approx(400e9 / 8 / r.value)
-        assert r.metrics["loop_us_per_post"] is not None and r.metrics["provider_us_per_wr"] is not None
+        assert r.metrics.min_msg_bytes_400g == pytest.approx(400e9 / 8 / r.value)
+        assert r.metrics.loop_us_per_post is not None and r.metrics.provider_us_per_wr is not None
 
 
 # -- two machines over TCP on 127.0.0.1 (both ends in this process: the soft wire is in-process) ---------
@@ -161,14 +163,14 @@ def test_two_machines_client_server_verified():
         t.join(10)
     assert not t.is_alive() and "server_error" not in out
     (s,) = out["server"]
-    assert c.status is Status.OK and c.verified and c.params["topology"] == "two_machine" and c.params["ro"]
+    assert c.status is Status.OK and c.verified and c.params.topology == "two_machine" and c.params.relaxed_ordering
     assert (
         s.status is Status.OK
         and s.verified
-        and s.params["role"] == "server"
-        and s.metrics["verified_runs"] == 2
+        and s.params.role == "server"
+        and s.metrics.verified_runs == 2
     )
-    assert s.params["ro"] is True  # the server registered its MR with RO as the client asked
+    assert s.params.relaxed_ordering is True  # the server registered its MR with RO as the client asked
 
 
 def test_unreachable_peer_is_a_clear_usage_error():

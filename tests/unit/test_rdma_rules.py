@@ -6,7 +6,9 @@ import pytest
 
 from gdrdiag.diagnose import rdma_rules as rr
 from gdrdiag.model.findings import Severity
+from gdrdiag.model.params import MrParams
 from gdrdiag.model.results import BenchResult, SampleStats, Status
+from gdrdiag.model.vocabulary import AccessFlags, MemoryKind, RegPath
 
 LANDING = {
     "device": "gpu",
@@ -30,17 +32,17 @@ def bw(
     reason=None,
 ):
     samples = (gbps * (1 - spread / 2), gbps, gbps * (1 + spread / 2))
-    params = {
-        "memory": memory,
-        "reg_path": reg,
-        "size": size,
-        "qps": 4,
-        "ro": ro,
-        "mode": "bw",
-        "landing": LANDING[memory],
-        "lands_in": f"{memory} words",
-        "access": "local_write|remote_write",
-    }
+    base = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE
+    params = MrParams(
+        memory=MemoryKind(memory),
+        reg_path=RegPath(reg),
+        size_bytes=size,
+        qps=4,
+        access=base | AccessFlags.RELAXED_ORDERING if ro else base,
+        mode="bw",
+        landing=LANDING[memory],
+        lands_in=f"{memory} words",
+    )
     key = f"rdma_write_{memory.replace('-', '_')}_{reg}"
     if status is not Status.OK:
         return BenchResult(key=key, status=status, reason=reason, params=params, provider=provider)
@@ -126,7 +128,7 @@ def vm_matrix(provider="pyverbs"):
 def test_ro_pairs_match_only_identical_cases():
     res = vm_matrix() + [bw("device", "mr", False, 50, size=4096)]  # an unpaired size
     pairs = rr.ro_pairs(res)
-    assert {(p.off.params["memory"], p.off.params["reg_path"]) for p in pairs} == {
+    assert {(p.off.params.memory, p.off.params.reg_path) for p in pairs} == {
         ("device", "mr"),
         ("device", "dmabuf"),
         ("managed", "mr"),
@@ -138,7 +140,7 @@ def test_ro_pairs_match_only_identical_cases():
 
 def test_host_reference_prefers_pinned_ro_off():
     ref = rr.host_reference(vm_matrix())
-    assert ref.params["memory"] == "pinned" and ref.value == 398
+    assert ref.params.memory == "pinned" and ref.value == 398
 
 
 def test_interpret_matrix_rows():

@@ -4,13 +4,17 @@ import pytest
 
 from gdrdiag.model import BenchResult, Finding, Report, SampleStats, Severity, Status
 from gdrdiag.model.machine import CudaDeviceFacts, HostInfo, MachineInfo
+from gdrdiag.model.params import CopyMetrics, CopyParams
 from gdrdiag.model.serde import SchemaError
+from gdrdiag.model.vocabulary import MemoryKind
 
 
 def sample_report() -> Report:
-    res = BenchResult(key="copy_h2d_pinned", status=Status.OK, params={"size": 4096, "kind": "pinned"},
+    res = BenchResult(key="copy_h2d_pinned", status=Status.OK,
+                      params=CopyParams(size_bytes=4096, memory=MemoryKind.PINNED),
                       unit="GB/s", samples=(1.0, 2.0, 3.0), stats=SampleStats.of([1.0, 2.0, 3.0]),
-                      metrics={"ratio": 0.5, "unknown": None}, method="events", provider="cuda", verified=True)
+                      metrics=CopyMetrics(seconds_median=0.5, us_per_block=None), method="events", provider="cuda",
+                      verified=True)
     waived = BenchResult.waived("copy_sweep", "no GPU")
     finding = Finding(code="PCIE-LINK-DOWNGRADED", severity=Severity.WARN, title="t", evidence=("a = 1",))
     machine = MachineInfo(host=HostInfo(hostname="h"), cuda_driver_version=13000,
@@ -37,7 +41,9 @@ def test_sample_stats():
     (lambda d: d["results"][0].__setitem__("samples", ["x"]), "$.results[0].samples[0]"),
     (lambda d: d["results"][0]["stats"].__setitem__("n", 1.5), "$.results[0].stats.n"),
     (lambda d: d.__setitem__("results", {}), "$.results"),
-    (lambda d: d["results"][0].__setitem__("metrics", {"r": 1e309 if False else "fast"}), "$.results[0].metrics.r"),
+    (lambda d: d["results"][0]["metrics"].__setitem__("us_per_block", "fast"), "$.results[0].metrics.us_per_block"),
+    (lambda d: d["results"][0]["metrics"].__setitem__("bench", "gather2"), "$.results[0].metrics.bench"),
+    (lambda d: d["results"][0]["params"].__setitem__("memory", "hbm"), "$.results[0].params.memory"),
     (lambda d: d["findings"][0].__setitem__("severity", 3), "$.findings[0].severity"),
     (lambda d: d["results"][0].pop("key"), "missing field 'key'"),
 ])

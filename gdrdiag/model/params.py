@@ -1,0 +1,293 @@
+"""Typed parameters, metrics and run settings of bench results: one frozen dataclass per bench.
+
+Every field says its unit in its name (``size_bytes``, ``us_per_block``) or its type
+(``MemoryKind``). Unknown is ``None``, never a made-up number; the reason a value is missing lives
+in the result's ``reason`` or ``method``.
+
+- *Params* are the physics of a case: what was measured. Fields marked ``IDENTITY_NO`` describe the
+  case (where the bytes land) or the machine it ran on (SM count, MPS) and are shown, not matched.
+- *Metrics* are derived numbers (ratios to a same-run reference, per-call costs, model predictions).
+- *RunSettings* are how the run was made (iterations, seed, which sweep): never identity.
+
+Each params and metrics class carries its ``bench`` as the first field, which is how a Report's
+JSON says which class a result's ``params``/``metrics`` object is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from gdrdiag.model.vocabulary import AccessFlags, Bench, Direction, MemoryKind, RegPath
+
+# Field metadata: a parameter that is shown beside a case but does not define it.
+IDENTITY_NO = {"identity": False}
+
+ParamValue = Union[str, int, float, bool, None]
+
+
+def _not_identity(default: object = None) -> object:
+    return field(default=default, metadata=IDENTITY_NO)
+
+
+# ---------------------------------------------------------------------------------------------
+# params
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CopyParams:
+    """A host<->GPU copy case."""
+
+    bench: Bench = Bench.COPY
+    memory: Optional[MemoryKind] = None  # the host side's memory kind
+    direction: Optional[Direction] = None
+    mode: Optional[str] = None  # async (CUDA events) or sync (wall clock)
+    size_bytes: Optional[int] = None
+    layers: Optional[int] = None  # overlap pipeline
+    chunk_bytes: Optional[int] = None  # overlap pipeline, bytes per layer
+    streams: Optional[int] = None
+    block_bytes: Optional[int] = None  # block sweep
+    blocks: Optional[int] = None
+    library: Optional[str] = None  # the reference copy's library (cupy, torch)
+    same_buffers: Optional[bool] = None  # reference timed on gdrdiag's own buffers
+
+
+@dataclass(frozen=True)
+class GatherParams:
+    """A zero-copy gather case (or the copy-engine reference it is divided by)."""
+
+    bench: Bench = Bench.GATHER
+    kernel: Optional[str] = None
+    record_bytes: Optional[int] = None
+    stride_bytes: Optional[int] = None
+    base_offset_bytes: Optional[int] = None
+    pattern: Optional[str] = None
+    slots: Optional[int] = None
+    records: Optional[int] = None
+    copy_bytes: Optional[int] = None  # the copy-engine reference: bytes copied
+    sm_limit: Optional[int] = None
+    dst_stride_bytes: Optional[int] = None
+    threads: Optional[int] = None
+    depth: Optional[int] = None  # records in flight per warp (bulk kernel)
+    rounds: Optional[int] = None
+    # The machine the model was evaluated for: shown, not identity.
+    sms_total: Optional[int] = _not_identity()  # type: ignore[assignment]
+    mps_bytes: Optional[int] = _not_identity()  # type: ignore[assignment]
+    mrrs_bytes: Optional[int] = _not_identity()  # type: ignore[assignment]
+    rcb_bytes: Optional[int] = _not_identity()  # type: ignore[assignment]
+    link_params: Optional[str] = _not_identity()  # type: ignore[assignment]
+    link: Optional[str] = _not_identity()  # type: ignore[assignment]
+    grid: Optional[int] = _not_identity()  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class MrParams:
+    """An RDMA memory-region case: registration or WRITE loop.
+
+    Relaxed ordering is one bit of ``access`` (``IBV_ACCESS_RELAXED_ORDERING``), not a second flag.
+    """
+
+    bench: Bench = Bench.MR
+    memory: Optional[MemoryKind] = None  # destination
+    src_memory: Optional[MemoryKind] = None
+    reg_path: Optional[RegPath] = None
+    access: Optional[AccessFlags] = None
+    size_bytes: Optional[int] = None
+    qps: Optional[int] = None
+    tx_depth: Optional[int] = None
+    post_list: Optional[int] = None
+    offset_bytes: Optional[int] = None
+    mode: Optional[str] = None
+    role: Optional[str] = None
+    blocks: Optional[int] = None
+    variant: Optional[str] = None  # block mode: one WR per block, post lists, one coalesced WR
+    write_with_imm: Optional[bool] = None
+    signal_every_wrs: Optional[int] = None
+    slot_bytes: Optional[int] = None  # two-host exchange slot
+    # Where the bytes land and how the run was wired: shown, not identity.
+    landing: Optional[str] = _not_identity()  # type: ignore[assignment]
+    lands_in: Optional[str] = _not_identity()  # type: ignore[assignment]
+    topology: Optional[str] = _not_identity()  # type: ignore[assignment]
+
+    @property
+    def relaxed_ordering(self) -> Optional[bool]:
+        """True when the MRs were registered with IBV_ACCESS_RELAXED_ORDERING; None when unknown."""
+        return None if self.access is None else bool(self.access & AccessFlags.RELAXED_ORDERING)
+
+
+@dataclass(frozen=True)
+class ImportedParams:
+    """A measurement another tool made (perftest, nvbandwidth), as that tool described it."""
+
+    bench: Bench = Bench.IMPORTED
+    tool: Optional[str] = None
+    test: Optional[str] = None
+    size_bytes: Optional[int] = None
+    qps: Optional[int] = None
+    direction: Optional[str] = None
+    memory: Optional[MemoryKind] = None
+    access: Optional[AccessFlags] = None
+
+
+BenchParams = Union[CopyParams, GatherParams, MrParams, ImportedParams]
+
+# ---------------------------------------------------------------------------------------------
+# metrics
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CopyMetrics:
+    """Derived numbers of copy-bench."""
+
+    bench: Bench = Bench.COPY
+    seconds_median: Optional[float] = None
+    pin_ms_median: Optional[float] = None
+    ratio_to_preallocated: Optional[float] = None
+    parts_sum_ms: Optional[float] = None
+    h2d_ms: Optional[float] = None
+    compute_ms: Optional[float] = None
+    d2h_ms: Optional[float] = None
+    compute_iters: Optional[float] = None
+    speedup_vs_one_stream: Optional[float] = None
+    speedup_vs_parts_sum: Optional[float] = None
+    us_per_block: Optional[float] = None
+    ratio_to_coalesced: Optional[float] = None
+    half_bandwidth_block_bytes_per_call: Optional[float] = None
+    half_bandwidth_block_bytes_batched: Optional[float] = None
+    half_bandwidth_block_bytes_kernel: Optional[float] = None
+    gdrdiag_over_reference: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class GatherMetrics:
+    """Derived numbers of gather-bench (ratios to the same-run copy engine, the PCIe model)."""
+
+    bench: Bench = Bench.GATHER
+    us_per_batch: Optional[float] = None
+    ratio_to_ce: Optional[float] = None
+    ratio_to_raw: Optional[float] = None
+    ce_gbytes_per_s: Optional[float] = None
+    sms_used: Optional[float] = None
+    bytes_in_flight_per_sm: Optional[float] = None
+    littles_law_latency_us: Optional[float] = None
+    model_efficiency: Optional[float] = None
+    model_gbytes_per_s: Optional[float] = None
+    model_ratio_to_ce: Optional[float] = None
+    model_ratio_if_repeats_hit_l1: Optional[float] = None
+    layout_model_ratio_to_ce: Optional[float] = None
+    layout_partial_line_loss: Optional[float] = None
+    partial_line_loss: Optional[float] = None
+    completions_per_record: Optional[float] = None
+    records_read_fraction: Optional[float] = None
+    min_sms_for_95pct: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class MrMetrics:
+    """Derived numbers of mr-bench (message rates, CPU cost, latency percentiles, registration)."""
+
+    bench: Bench = Bench.MR
+    msgs_per_s: Optional[float] = None
+    gbps: Optional[float] = None  # block mode: the blocks' payload rate
+    cpu_us_per_msg: Optional[float] = None
+    cpu_us_per_wr: Optional[float] = None
+    cpu_us_per_block: Optional[float] = None
+    total_us: Optional[float] = None
+    wrs_per_set: Optional[float] = None
+    lat_min_us: Optional[float] = None
+    lat_p50_us: Optional[float] = None
+    lat_p90_us: Optional[float] = None
+    lat_p99_us: Optional[float] = None
+    lat_p999_us: Optional[float] = None
+    lat_max_us: Optional[float] = None
+    reg_us_per_gib: Optional[float] = None
+    dereg_us: Optional[float] = None
+    reuse_us: Optional[float] = None
+    register_each_us: Optional[float] = None
+    register_each_over_reuse: Optional[float] = None
+    posts_per_s: Optional[float] = None
+    messages_per_run: Optional[float] = None
+    min_msg_bytes_100g: Optional[float] = None
+    min_msg_bytes_200g: Optional[float] = None
+    min_msg_bytes_400g: Optional[float] = None
+    min_msg_bytes_800g: Optional[float] = None
+    loop_us_per_post: Optional[float] = None
+    provider_us_per_wr: Optional[float] = None
+    runs: Optional[float] = None
+    verified_runs: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class ImportedMetrics:
+    """Derived numbers another tool reported beside its headline."""
+
+    bench: Bench = Bench.IMPORTED
+    msgs_per_s: Optional[float] = None
+    peak_value: Optional[float] = None
+
+
+BenchMetrics = Union[CopyMetrics, GatherMetrics, MrMetrics, ImportedMetrics]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a result was run: never part of its identity, shown when two Reports differ in it."""
+
+    iterations: Optional[int] = None
+    repeats: Optional[int] = None
+    warmup: Optional[int] = None
+    seed: Optional[int] = None
+    sweep: Optional[str] = None
+    duration_s: Optional[float] = None
+    port: Optional[int] = None
+    device_name: Optional[str] = None
+    ro_ab: Optional[bool] = None
+    link_gbps: Optional[float] = None
+    run_timeout_s: Optional[float] = None
+    peer: Optional[str] = None  # two-host mode: the server the client wrote to
+
+
+PARAMS_BY_BENCH: dict[Bench, type] = {
+    Bench.COPY: CopyParams,
+    Bench.GATHER: GatherParams,
+    Bench.MR: MrParams,
+    Bench.IMPORTED: ImportedParams,
+}
+METRICS_BY_BENCH: dict[Bench, type] = {
+    Bench.COPY: CopyMetrics,
+    Bench.GATHER: GatherMetrics,
+    Bench.MR: MrMetrics,
+    Bench.IMPORTED: ImportedMetrics,
+}
+
+
+def identity_items(params: BenchParams) -> tuple[tuple[str, ParamValue], ...]:
+    """(name, value) of the fields that define the case, set ones only, enums as their values."""
+    out = []
+    for f in dataclasses.fields(params):
+        if f.name == "bench" or f.metadata.get("identity") is False:
+            continue
+        value = getattr(params, f.name)
+        if value is not None:
+            out.append((f.name, _plain(value)))
+    return tuple(out)
+
+
+def shown_items(obj: object) -> tuple[tuple[str, ParamValue], ...]:
+    """(name, value) of every set field but ``bench``, enums as their values (for tables)."""
+    return tuple(
+        (f.name, _plain(getattr(obj, f.name)))
+        for f in dataclasses.fields(obj)  # type: ignore[arg-type]
+        if f.name != "bench" and getattr(obj, f.name) is not None
+    )
+
+
+def _plain(value: object) -> ParamValue:
+    if isinstance(value, AccessFlags):
+        return int(value)
+    if hasattr(value, "value"):
+        return value.value  # type: ignore[no-any-return, attr-defined]
+    return value  # type: ignore[return-value]
