@@ -70,113 +70,118 @@ def align_findings(results: Sequence[BenchResult]) -> list[Finding]:
             continue
         p = r.params
         R, stride, base = (int(v or 0) for v in (p.record_bytes, p.stride_bytes, p.base_offset_bytes))
-        if R <= 0 or stride < R:
-            continue
         layout = (R, stride, base, p.pattern)
-        if layout in seen:
+        if R <= 0 or stride < R or layout in seen:
             continue
         seen.add(layout)
-        subject = _layout_text(p)
-        link = _link_params(p)
-        slots = int(p.slots or 1 << 20)
-
-        loss = _num(r.metrics.layout_partial_line_loss)
-        pattern = str(p.pattern or "random")
-        if loss is None and pattern == "random":
-            loss = pcie_model.predict_random(
-                R, stride, base, slots, "sector", line_aware=True, p=link
-            ).partial_line_loss
-        if loss is not None and loss > ALIGN_LOSS_THRESHOLD and pattern in ("random", "sorted"):
-            alts = pcie_model.best_alternatives(R, stride, base, slots, "sector", line_aware=True, p=link)
-            now = alts["as_is"] or 0.0
-            advice = []
-            if (
-                pcie_model.padded_stride(R) != stride
-                and alts["padded_stride"]
-                and alts["padded_stride"] > now * (1 + ALIGN_GAIN_THRESHOLD)
-            ):
-                advice.append(
-                    f"pad the stride to {pcie_model.padded_stride(R)} B and keep the table 128-B aligned "
-                    f"(model: {now:.3f} -> {alts['padded_stride']:.3f} of CE)"
-                )
-            if (
-                base % pcie_model.LINE
-                and alts["aligned_base"]
-                and alts["aligned_base"] > now * (1 + ALIGN_GAIN_THRESHOLD)
-            ):
-                advice.append(
-                    f"start the table on a 128-B boundary instead of +{base} B "
-                    f"(model: {now:.3f} -> {alts['aligned_base']:.3f} of CE)"
-                )
-            if alts["runs_of_8"] and alts["runs_of_8"] > now * (1 + ALIGN_GAIN_THRESHOLD):
-                advice.append(
-                    "sort or batch the indices so neighbouring records are gathered together and read "
-                    f"as one range by the line-aware kernel (model for runs of 8: {alts['runs_of_8']:.3f} "
-                    "of CE)"
-                )
-            if not advice:
-                advice.append(
-                    f"no layout change recovers it: {R}-B records always cover a partial 128-B line; "
-                    "gather contiguous runs with the copy engine where the indices allow"
-                )
-            out.append(
-                Finding(
-                    code="ALIGN-01",
-                    severity=Severity.WARN,
-                    title=f"layout loses {loss:.1%} of the link to partial-line reads",
-                    evidence=(
-                        f"results[{r.key}].params = {subject}",
-                        f"results[{r.key}].metrics.layout_partial_line_loss = {loss:.3f}",
-                        f"model ratio to CE as laid out = {now:.3f}",
-                    ),
-                    advice="; ".join(advice),
-                    reference=_REF_KB,
-                    subject=subject,
-                )
-            )
-        if stride % 16 or base % 16:
-            out.append(
-                Finding(
-                    code="ALIGN-02",
-                    severity=Severity.WARN,
-                    title="records are not 16-byte aligned, so 16-B loads need two chunks and a shift",
-                    evidence=(
-                        f"results[{r.key}].params.stride = {stride}",
-                        f"results[{r.key}].params.base_offset = {base}",
-                    ),
-                    advice=(
-                        f"use a stride that is a multiple of 16 (e.g. {-(-stride // 16) * 16} B, or "
-                        f"{pcie_model.padded_stride(R)} B for whole lines) and a 16-B aligned table base"
-                    ),
-                    reference="native/gather.cu (fast paths need 16-B aligned records); CUDA Best Practices, "
-                    "coalesced access",
-                    subject=subject,
-                )
-            )
-        run_k = _run_length(pattern)
-        ratio = _num(r.metrics.ratio_to_ce)
-        ce = _num(r.metrics.ce_gbytes_per_s)
-        if run_k and ratio is not None and ce:
-            ce_ratio = pcie_model.ce_run_ratio(run_k * R, ce, CE_CALL_OVERHEAD_US)
-            if ce_ratio > ratio + 0.05:
-                out.append(
-                    Finding(
-                        code="ALIGN-03",
-                        severity=Severity.INFO,
-                        title=f"runs of {run_k} records ({run_k * R} B) are long enough for the copy engine",
-                        evidence=(
-                            f"results[{r.key}].metrics.ratio_to_ce = {ratio:.3f}",
-                            f"one cuMemcpyAsync per run at {CE_CALL_OVERHEAD_US} us per call: "
-                            f"{ce_ratio:.3f} of CE",
-                        ),
-                        advice="copy each run with the copy engine (cuMemcpyBatchAsync where available) "
-                        "and gather "
-                        "only the short remainder with the kernel",
-                        reference="perf-anchors 0.5 and 4 (per-call cost, half-bandwidth block size)",
-                        subject=subject,
-                    )
-                )
+        out.extend(_partial_lines(r, R, stride, base))
+        out.extend(_misaligned(r, R, stride, base))
+        out.extend(_runs_for_the_copy_engine(r, R))
     return out
+
+
+def _partial_lines(r: BenchResult, R: int, stride: int, base: int) -> list[Finding]:
+    """ALIGN-01: the layout loses more than ALIGN_LOSS_THRESHOLD of the link to partial 128-B lines."""
+    p = r.params
+    link, slots = _link_params(p), int(p.slots or 1 << 20)
+    loss = _num(r.metrics.layout_partial_line_loss)
+    pattern = str(p.pattern or "random")
+    if loss is None and pattern == "random":
+        loss = pcie_model.predict_random(R, stride, base, slots, "sector", line_aware=True, p=link).partial_line_loss
+    if loss is None or loss <= ALIGN_LOSS_THRESHOLD or pattern not in ("random", "sorted"):
+        return []
+    alts = pcie_model.best_alternatives(R, stride, base, slots, "sector", line_aware=True, p=link)
+    now = alts["as_is"] or 0.0
+    better = now * (1 + ALIGN_GAIN_THRESHOLD)
+    advice = []
+    if pcie_model.padded_stride(R) != stride and alts["padded_stride"] and alts["padded_stride"] > better:
+        advice.append(
+            f"pad the stride to {pcie_model.padded_stride(R)} B and keep the table 128-B aligned "
+            f"(model: {now:.3f} -> {alts['padded_stride']:.3f} of CE)"
+        )
+    if base % pcie_model.LINE and alts["aligned_base"] and alts["aligned_base"] > better:
+        advice.append(
+            f"start the table on a 128-B boundary instead of +{base} B "
+            f"(model: {now:.3f} -> {alts['aligned_base']:.3f} of CE)"
+        )
+    if alts["runs_of_8"] and alts["runs_of_8"] > better:
+        advice.append(
+            "sort or batch the indices so neighbouring records are gathered together and read "
+            f"as one range by the line-aware kernel (model for runs of 8: {alts['runs_of_8']:.3f} "
+            "of CE)"
+        )
+    if not advice:
+        advice.append(
+            f"no layout change recovers it: {R}-B records always cover a partial 128-B line; "
+            "gather contiguous runs with the copy engine where the indices allow"
+        )
+    subject = _layout_text(p)
+    return [
+        Finding(
+            code="ALIGN-01",
+            severity=Severity.WARN,
+            title=f"layout loses {loss:.1%} of the link to partial-line reads",
+            evidence=(
+                f"results[{r.key}].params = {subject}",
+                f"results[{r.key}].metrics.layout_partial_line_loss = {loss:.3f}",
+                f"model ratio to CE as laid out = {now:.3f}",
+            ),
+            advice="; ".join(advice),
+            reference=_REF_KB,
+            subject=subject,
+        )
+    ]
+
+
+def _misaligned(r: BenchResult, R: int, stride: int, base: int) -> list[Finding]:
+    """ALIGN-02: records that are not 16-B aligned cost the 16-B load fast path."""
+    if not (stride % 16 or base % 16):
+        return []
+    return [
+        Finding(
+            code="ALIGN-02",
+            severity=Severity.WARN,
+            title="records are not 16-byte aligned, so 16-B loads need two chunks and a shift",
+            evidence=(
+                f"results[{r.key}].params.stride_bytes = {stride}",
+                f"results[{r.key}].params.base_offset_bytes = {base}",
+            ),
+            advice=(
+                f"use a stride that is a multiple of 16 (e.g. {-(-stride // 16) * 16} B, or "
+                f"{pcie_model.padded_stride(R)} B for whole lines) and a 16-B aligned table base"
+            ),
+            reference="native/gather.cu (fast paths need 16-B aligned records); CUDA Best Practices, "
+            "coalesced access",
+            subject=_layout_text(r.params),
+        )
+    ]
+
+
+def _runs_for_the_copy_engine(r: BenchResult, R: int) -> list[Finding]:
+    """ALIGN-03: runs of K records are long enough that one copy-engine call per run beats the kernel."""
+    run_k = _run_length(str(r.params.pattern or "random"))
+    ratio = _num(r.metrics.ratio_to_ce)
+    ce = _num(r.metrics.ce_gbytes_per_s)
+    if not (run_k and ratio is not None and ce):
+        return []
+    ce_ratio = pcie_model.ce_run_ratio(run_k * R, ce, CE_CALL_OVERHEAD_US)
+    if ce_ratio <= ratio + 0.05:
+        return []
+    return [
+        Finding(
+            code="ALIGN-03",
+            severity=Severity.INFO,
+            title=f"runs of {run_k} records ({run_k * R} B) are long enough for the copy engine",
+            evidence=(
+                f"results[{r.key}].metrics.ratio_to_ce = {ratio:.3f}",
+                f"one cuMemcpyAsync per run at {CE_CALL_OVERHEAD_US} us per call: {ce_ratio:.3f} of CE",
+            ),
+            advice="copy each run with the copy engine (cuMemcpyBatchAsync where available) and gather "
+            "only the short remainder with the kernel",
+            reference="perf-anchors 0.5 and 4 (per-call cost, half-bandwidth block size)",
+            subject=_layout_text(r.params),
+        )
+    ]
 
 
 def _run_length(pattern: str) -> Optional[int]:
@@ -190,8 +195,12 @@ def _run_length(pattern: str) -> Optional[int]:
 
 def perf_findings(results: Sequence[BenchResult]) -> list[Finding]:
     """PERF-GATHER-01/02/03."""
+    return [*_below_model(results), *_weak_copy_engine(results), *_sm_budget(results)]
+
+
+def _below_model(results: Sequence[BenchResult]) -> list[Finding]:
+    """PERF-GATHER-01: measured well below the model, all SMs (SM-limited sweeps are meant to be slower)."""
     out: list[Finding] = []
-    # 01: measured well below the model, all SMs (SM-limited sweeps are meant to be slower).
     by_kernel: dict[str, list[tuple[float, BenchResult]]] = {}
     for r in results:
         if not _is_gather(r) or r.status is not Status.OK:
@@ -227,7 +236,12 @@ def perf_findings(results: Sequence[BenchResult]) -> list[Finding]:
                 subject=kernel,
             )
         )
-    # 02: weak copy-engine reference.
+    return out
+
+
+def _weak_copy_engine(results: Sequence[BenchResult]) -> list[Finding]:
+    """PERF-GATHER-02: the copy-engine reference itself is weak, so every gather ratio is suspect."""
+    out: list[Finding] = []
     for r in results:
         if r.key != CE_KEY or r.status is not Status.OK:
             continue
@@ -250,7 +264,12 @@ def perf_findings(results: Sequence[BenchResult]) -> list[Finding]:
                 )
             )
             break
-    # 03: SM budget of the best kernel.
+    return out
+
+
+def _sm_budget(results: Sequence[BenchResult]) -> list[Finding]:
+    """PERF-GATHER-03: how many SMs the best kernel needs for 95% of its all-SM bandwidth."""
+    out: list[Finding] = []
     for r in results:
         if not _is_gather(r):
             continue

@@ -359,67 +359,79 @@ def ro_findings(results: Sequence[BenchResult]) -> list[Finding]:
 
 def gdr_findings(results: Sequence[BenchResult]) -> list[Finding]:
     """GDR-* findings from the memory-kind matrix (device vs host, managed, dma-buf vs peermem)."""
-    out = []
     real = [r for r in results if r.provider != "soft"]
     rows = interpret_matrix(real)
-    for row in rows:
-        subject = f"{row.memory}/{row.reg_path}"
-        if row.memory == "device" and row.vs_host is not None and row.vs_host < SLOW_VS_HOST:
-            ref = host_reference(real)
-            out.append(
-                Finding(
-                    code="GDR-DEVICE-SLOW",
-                    severity=Severity.FAIL if row.vs_host < FAIL_VS_HOST else Severity.WARN,
-                    title=f"RDMA WRITE into GPU memory ({row.reg_path}) runs at {row.vs_host:.0%} of host "
-                    "memory",
-                    subject=subject,
-                    evidence=(
-                        f"{subject} RO off = {row.off_gbps:.1f} Gb/s",
-                        f"host reference {ref.params.memory if ref else '?'} = "
-                        f"{ref.value if ref and ref.value else 0:.1f} Gb/s",
-                        f"RO on = {row.on_gbps:.1f} Gb/s" if row.on_gbps else "RO on not measured",
-                    ),
-                    advice=(
-                        "The NIC->GPU peer-to-peer path is the bottleneck: request relaxed "
-                        "ordering on the GPU "
-                        "MRs; in a VM enable ATS on the NIC and ACS direct-translated P2P; on bare metal put "
-                        "GPU and NIC under one PCIe switch with ACS redirect off; compare --reg dmabuf."
-                    ),
-                    reference=REF_GDR,
-                )
+    out = [f for row in rows for f in _matrix_row_findings(row, real)]
+    out.extend(_paths_differ(rows))
+    return out
+
+
+def _matrix_row_findings(row: MatrixRow, real: Sequence[BenchResult]) -> list[Finding]:
+    """GDR-DEVICE-SLOW, GDR-MANAGED-IS-HOST and GDR-DEVICE-REG-FAILED for one matrix row."""
+    out = []
+    subject = f"{row.memory}/{row.reg_path}"
+    if row.memory == "device" and row.vs_host is not None and row.vs_host < SLOW_VS_HOST:
+        ref = host_reference(real)
+        out.append(
+            Finding(
+                code="GDR-DEVICE-SLOW",
+                severity=Severity.FAIL if row.vs_host < FAIL_VS_HOST else Severity.WARN,
+                title=f"RDMA WRITE into GPU memory ({row.reg_path}) runs at {row.vs_host:.0%} of host "
+                "memory",
+                subject=subject,
+                evidence=(
+                    f"{subject} RO off = {row.off_gbps:.1f} Gb/s",
+                    f"host reference {ref.params.memory if ref else '?'} = "
+                    f"{ref.value if ref and ref.value else 0:.1f} Gb/s",
+                    f"RO on = {row.on_gbps:.1f} Gb/s" if row.on_gbps else "RO on not measured",
+                ),
+                advice=(
+                    "The NIC->GPU peer-to-peer path is the bottleneck: request relaxed "
+                    "ordering on the GPU "
+                    "MRs; in a VM enable ATS on the NIC and ACS direct-translated P2P; on bare metal put "
+                    "GPU and NIC under one PCIe switch with ACS redirect off; compare --reg dmabuf."
+                ),
+                reference=REF_GDR,
             )
-        if row.memory == "managed" and row.reg_path == "mr" and row.status == "OK":
-            out.append(
-                Finding(
-                    code="GDR-MANAGED-IS-HOST",
-                    severity=Severity.INFO,
-                    title="managed memory registered with ibv_reg_mr measured host DRAM, not GPU memory",
-                    subject=subject,
-                    evidence=(f"{subject} lands in: {row.lands_in}",),
-                    advice=(
-                        "Do not read a fast managed-memory number as GPUDirect: ibv_reg_mr pins "
-                        "the managed pages "
-                        "on the host (x86). Compare device memory with a host reference instead."
-                    ),
-                    reference=REF_GDR,
-                )
+        )
+    if row.memory == "managed" and row.reg_path == "mr" and row.status == "OK":
+        out.append(
+            Finding(
+                code="GDR-MANAGED-IS-HOST",
+                severity=Severity.INFO,
+                title="managed memory registered with ibv_reg_mr measured host DRAM, not GPU memory",
+                subject=subject,
+                evidence=(f"{subject} lands in: {row.lands_in}",),
+                advice=(
+                    "Do not read a fast managed-memory number as GPUDirect: ibv_reg_mr pins "
+                    "the managed pages "
+                    "on the host (x86). Compare device memory with a host reference instead."
+                ),
+                reference=REF_GDR,
             )
-        if row.status in ("WAIVED", "ERROR") and row.memory == "device":
-            out.append(
-                Finding(
-                    code="GDR-DEVICE-REG-FAILED",
-                    severity=Severity.WARN if row.status == "ERROR" else Severity.INFO,
-                    title=f"device memory via {row.reg_path} could not be measured ({row.status})",
-                    subject=subject,
-                    evidence=(f"{subject}: {row.reason}",),
-                    advice=(
-                        "For --reg mr load nvidia-peermem; for --reg dmabuf use the open NVIDIA "
-                        "kernel module, "
-                        "a CUDA >= 11.7 driver and a kernel/rdma-core with dma-buf MRs."
-                    ),
-                    reference="diagnostics-kb GPU-11, GPU-12, GPU-13",
-                )
+        )
+    if row.status in ("WAIVED", "ERROR") and row.memory == "device":
+        out.append(
+            Finding(
+                code="GDR-DEVICE-REG-FAILED",
+                severity=Severity.WARN if row.status == "ERROR" else Severity.INFO,
+                title=f"device memory via {row.reg_path} could not be measured ({row.status})",
+                subject=subject,
+                evidence=(f"{subject}: {row.reason}",),
+                advice=(
+                    "For --reg mr load nvidia-peermem; for --reg dmabuf use the open NVIDIA "
+                    "kernel module, "
+                    "a CUDA >= 11.7 driver and a kernel/rdma-core with dma-buf MRs."
+                ),
+                reference="diagnostics-kb GPU-11, GPU-12, GPU-13",
             )
+        )
+    return out
+
+
+def _paths_differ(rows: Sequence[MatrixRow]) -> list[Finding]:
+    """GDR-PATHS-DIFFER: device memory through dma-buf and through peermem differ by more than PATHS_DIFFER."""
+    out = []
     by_path = {r.reg_path: r for r in rows if r.memory == "device" and r.off_gbps}
     if "mr" in by_path and "dmabuf" in by_path:
         a, b = by_path["mr"].off_gbps, by_path["dmabuf"].off_gbps

@@ -160,59 +160,11 @@ def read_function(tree: SysfsTree, bdf: str) -> PciFunction:
         unknown["numa_node"] = f"kernel reports {numa}: no NUMA affinity (one node, or a VM)"
         numa = None
 
-    group = tree.link_name(f"{dev}/iommu_group")
-    group_n = int(group) if group and group.isdigit() else None
-    group_type = group_size = None
-    if group_n is not None:
-        gt = tree.try_text(f"/sys/kernel/iommu_groups/{group_n}/type")
-        group_type = gt.value.strip() if gt.value else None  # type: ignore[union-attr]
-        if group_type is None:
-            unknown["iommu_group_type"] = gt.reason or "unreadable"  # kernel < 5.11 has no type [R21]
-        group_size = len(tree.listdir(f"/sys/kernel/iommu_groups/{group_n}/devices")) or None
-    else:
-        unknown["iommu_group"] = "no iommu_group link: IOMMU off, or no vIOMMU in a VM (VIRT-06)"
+    group_n, group_type, group_size = _iommu_group(tree, dev, unknown)
 
-    # SR-IOV role (diagnostics-kb SRIOV-01/02)
-    physfn = tree.link_name(f"{dev}/physfn")
-    total_vfs = tree.try_int(f"{dev}/sriov_totalvfs", 10).value
-    num_vfs = tree.try_int(f"{dev}/sriov_numvfs", 10).value
-    virtfns = tuple(
-        v for v in (tree.link_name(f"{dev}/virtfn{i}") for i in range(min(int(num_vfs or 0), 256))) if v
-    )
-    if physfn:
-        is_vf, evidence = True, f"physfn -> {physfn}"
-    elif vendor is not None and (vendor, device) in VF_DEVICE_IDS:
-        is_vf, evidence = True, f"device id {vendor:04x}:{device:04x} is a {VF_DEVICE_IDS[(vendor, device)]}"
-    elif total_vfs is not None:
-        is_vf, evidence = False, f"PF: sriov_totalvfs = {total_vfs}"
-    else:
-        is_vf, evidence = False, "no physfn link and not a known VF device id"
+    physfn, total_vfs, num_vfs, virtfns, is_vf, evidence = _sriov_role(tree, dev, vendor, device)
 
-    # Config space and registers
-    regs: dict = {}
-    cfg_bytes, cfg_size = 0, None
-    try:
-        cfg = pciconfig.read_config(tree, bdf)
-        cfg_bytes, cfg_size = cfg.readable, cfg.size
-        regs = pciconfig.decode_all(cfg)
-        if cfg.truncated_by_privilege:
-            unknown["registers"] = NEEDS_ROOT
-    except SysfsError as exc:
-        unknown["registers"] = str(exc)
-    link = None
-    reg_link = regs.get("link")
-    if reg_link is not None:
-        link = make_link(
-            reg_link["speed_gts"],
-            reg_link["width"],
-            reg_link["max_speed_gts"],
-            reg_link["max_width"],
-            "registers",
-        )
-    if link is None:
-        link = _sysfs_link(tree, dev)
-    if link is None:
-        unknown["link"] = "no PCIe link attributes (conventional PCI, or a virtual device)"
+    regs, cfg_bytes, cfg_size, link = _registers_and_link(tree, bdf, dev, unknown)
 
     klass_ok = klass if klass is not None else 0
     return PciFunction(
@@ -254,6 +206,70 @@ def read_function(tree: SysfsTree, bdf: str) -> PciFunction:
         bars=_bars(tree.try_text(f"{dev}/resource").value),  # type: ignore[arg-type]
         unknown=unknown,
     )
+
+
+def _iommu_group(tree: SysfsTree, dev: str, unknown: dict[str, str]) -> tuple:
+    """(group number, type, size) of a function's IOMMU group; None with a reason in ``unknown``."""
+    group = tree.link_name(f"{dev}/iommu_group")
+    group_n = int(group) if group and group.isdigit() else None
+    group_type = group_size = None
+    if group_n is not None:
+        gt = tree.try_text(f"/sys/kernel/iommu_groups/{group_n}/type")
+        group_type = gt.value.strip() if gt.value else None  # type: ignore[union-attr]
+        if group_type is None:
+            unknown["iommu_group_type"] = gt.reason or "unreadable"  # kernel < 5.11 has no type [R21]
+        group_size = len(tree.listdir(f"/sys/kernel/iommu_groups/{group_n}/devices")) or None
+    else:
+        unknown["iommu_group"] = "no iommu_group link: IOMMU off, or no vIOMMU in a VM (VIRT-06)"
+    return group_n, group_type, group_size
+
+
+def _sriov_role(tree: SysfsTree, dev: str, vendor: Optional[int], device: Optional[int]) -> tuple:
+    """(physfn, totalvfs, numvfs, virtfns, is_vf, evidence): the SR-IOV role (diagnostics-kb SRIOV-01/02)."""
+    physfn = tree.link_name(f"{dev}/physfn")
+    total_vfs = tree.try_int(f"{dev}/sriov_totalvfs", 10).value
+    num_vfs = tree.try_int(f"{dev}/sriov_numvfs", 10).value
+    virtfns = tuple(
+        v for v in (tree.link_name(f"{dev}/virtfn{i}") for i in range(min(int(num_vfs or 0), 256))) if v
+    )
+    if physfn:
+        is_vf, evidence = True, f"physfn -> {physfn}"
+    elif vendor is not None and (vendor, device) in VF_DEVICE_IDS:
+        is_vf, evidence = True, f"device id {vendor:04x}:{device:04x} is a {VF_DEVICE_IDS[(vendor, device)]}"
+    elif total_vfs is not None:
+        is_vf, evidence = False, f"PF: sriov_totalvfs = {total_vfs}"
+    else:
+        is_vf, evidence = False, "no physfn link and not a known VF device id"
+    return physfn, total_vfs, num_vfs, virtfns, is_vf, evidence
+
+
+def _registers_and_link(tree: SysfsTree, bdf: str, dev: str, unknown: dict[str, str]) -> tuple:
+    """(decoded registers, readable bytes, file size, link): link from LnkSta/LnkCap, else sysfs."""
+    regs: dict = {}
+    cfg_bytes, cfg_size = 0, None
+    try:
+        cfg = pciconfig.read_config(tree, bdf)
+        cfg_bytes, cfg_size = cfg.readable, cfg.size
+        regs = pciconfig.decode_all(cfg)
+        if cfg.truncated_by_privilege:
+            unknown["registers"] = NEEDS_ROOT
+    except SysfsError as exc:
+        unknown["registers"] = str(exc)
+    link = None
+    reg_link = regs.get("link")
+    if reg_link is not None:
+        link = make_link(
+            reg_link["speed_gts"],
+            reg_link["width"],
+            reg_link["max_speed_gts"],
+            reg_link["max_width"],
+            "registers",
+        )
+    if link is None:
+        link = _sysfs_link(tree, dev)
+    if link is None:
+        unknown["link"] = "no PCIe link attributes (conventional PCI, or a virtual device)"
+    return regs, cfg_bytes, cfg_size, link
 
 
 def scan(tree: SysfsTree) -> tuple[tuple[PciFunction, ...], dict[str, str]]:

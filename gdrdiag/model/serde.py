@@ -117,6 +117,13 @@ def from_jsonable(cls: Any, data: Any, path: str = "$", depth: int = 0) -> Any:
             raise SchemaError(f"{path}: expected an object, got {type(data).__name__}")
         val_t = args[1] if len(args) > 1 else Any
         return {str(k): from_jsonable(val_t, v, f"{path}.{k}", depth + 1) for k, v in data.items()}
+    if cls in (float, int, bool, str, type(None)):
+        return _scalar(cls, data, path)
+    raise SchemaError(f"{path}: unsupported type {cls!r}")
+
+
+def _scalar(cls: type, data: Any, path: str) -> Any:
+    """Check one JSON scalar against float/int/bool/str/None (bool is not a number here)."""
     if cls is float:
         if isinstance(data, bool) or not isinstance(data, (int, float)):
             raise SchemaError(f"{path}: expected a number, got {type(data).__name__}")
