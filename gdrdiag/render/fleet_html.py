@@ -129,4 +129,5 @@ def write_fleet_html(path: Path, result: "FleetResult") -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(fleet_html(result))
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)

@@ -111,7 +111,8 @@ def render_fleet(result: "FleetResult", top: int = 50) -> str:
         for s in result.pair_suspects:
             out.append(
                 textwrap.fill(
-                    f"  {s.host}: in {s.failing_pairs} of its {s.pairs} pairs that fail (with {', '.join(s.peers)})",
+                    f"  {s.host}: in {s.failing_pairs} of its {s.pairs} pairs that fail "
+                    f"(with {', '.join(s.peers)})",
                     WIDTH,
                     subsequent_indent="    ",
                 )
