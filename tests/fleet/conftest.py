@@ -39,5 +39,7 @@ def small_fleet(synthetic, tmp_path_factory):
     lines, manifest = synthetic.generate(400, 0.05, seed=7, noise=0.008)
     for host, line in lines:
         (out / f"{host}.json").write_text(line + "\n")
-    (out / ".manifest.json").write_text(json.dumps({"expected_cause": synthetic.EXPECTED_CAUSE, "nodes": manifest}))
+    (out / ".manifest.json").write_text(
+        json.dumps({"expected_cause": synthetic.EXPECTED_CAUSE, "nodes": manifest})
+    )
     return out, manifest

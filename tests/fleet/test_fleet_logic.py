@@ -11,8 +11,8 @@ from gdrdiag.cli.report_files import load_report
 from gdrdiag.fleet import FleetOptions, analyse, load_records, parse_baseline, robust_stats, robust_z
 from gdrdiag.fleet_metrics import node_facts, node_metrics, node_pairs, node_sku
 from gdrdiag.model.results import BenchResult, SampleStats, Status
-from gdrdiag.node_record import NodeFinding, NodePair, NodeRecordHead, parse_head, record_line
 from gdrdiag.model.serde import SchemaError
+from gdrdiag.node_record import NodeFinding, NodePair, NodeRecordHead, parse_head, record_line
 
 from .conftest import REPORTS
 
@@ -61,8 +61,10 @@ def test_missing_metric_the_group_has_is_drain_with_reason():
 
 def test_small_group_gets_no_z_but_baseline_applies():
     opts = FleetOptions(baseline=parse_baseline('[[sku]]\nmatch = "A*"\ncopy_h2d_pinned_gbs = 50\n'))
-    heads = [head("a", sku="A1", metrics={"copy_h2d_pinned_gbs": 55.0}),
-             head("b", sku="A1", metrics={"copy_h2d_pinned_gbs": 40.0})]
+    heads = [
+        head("a", sku="A1", metrics={"copy_h2d_pinned_gbs": 55.0}),
+        head("b", sku="A1", metrics={"copy_h2d_pinned_gbs": 40.0}),
+    ]
     res = analyse(heads, opts)
     assert res.groups[0].note.startswith("fewer than 3")
     assert [n.host for n in res.flagged] == ["b"]
@@ -70,13 +72,16 @@ def test_small_group_gets_no_z_but_baseline_applies():
     assert score.z is None and score.problem == "below baseline" and score.minimum == 50.0
 
 
-@pytest.mark.parametrize("text,err", [
-    ("not toml [", "not valid TOML"),
-    ("x = 1", "[[sku]]"),
-    ('[[sku]]\nmatch = "*"\nnope = 1', "unknown metric"),
-    ('[[sku]]\nmatch = "*"\nrdma_host_gbps = "fast"', "must be a number"),
-    ("[[sku]]\nrdma_host_gbps = 1", "match"),
-])
+@pytest.mark.parametrize(
+    "text,err",
+    [
+        ("not toml [", "not valid TOML"),
+        ("x = 1", "[[sku]]"),
+        ('[[sku]]\nmatch = "*"\nnope = 1', "unknown metric"),
+        ('[[sku]]\nmatch = "*"\nrdma_host_gbps = "fast"', "must be a number"),
+        ("[[sku]]\nrdma_host_gbps = 1", "match"),
+    ],
+)
 def test_bad_baselines_are_refused(text, err):
     with pytest.raises(ValueError, match=err.replace("[", r"\[")):
         parse_baseline(text)
@@ -84,12 +89,22 @@ def test_bad_baselines_are_refused(text, err):
 
 def test_cause_prefers_machine_findings_and_ignores_the_majority():
     common = NodeFinding("GDR-HOST-DMABUF", "INFO", "everyone has this", origin="machine")
-    heads = [head(f"n{i}", metrics={"rdma_host_gbps": 390.0}, findings=(common,), facts={"MaxReadReq nic x": "512"})
-             for i in range(6)]
+    heads = [
+        head(
+            f"n{i}", metrics={"rdma_host_gbps": 390.0}, findings=(common,), facts={"MaxReadReq nic x": "512"}
+        )
+        for i in range(6)
+    ]
     symptom = NodeFinding("GDR-DEVICE-SLOW", "FAIL", "slow into GPU memory", origin="results")
     cause = NodeFinding("PCIE-MRRS-SMALL", "WARN", "NIC MaxReadReq 128", subject="x", origin="machine")
-    heads.append(head("bad", metrics={"rdma_host_gbps": 200.0}, findings=(common, symptom, cause),
-                      facts={"MaxReadReq nic x": "128"}))
+    heads.append(
+        head(
+            "bad",
+            metrics={"rdma_host_gbps": 200.0},
+            findings=(common, symptom, cause),
+            facts={"MaxReadReq nic x": "128"},
+        )
+    )
     (bad,) = analyse(heads).flagged
     assert bad.cause.code == "PCIE-MRRS-SMALL"
     assert [(d.name, d.value, d.majority) for d in bad.differing] == [("MaxReadReq nic x", "128", "512")]
@@ -107,8 +122,11 @@ def test_pairwise_names_the_node_common_to_failing_pairs():
     heads = []
     hosts = [f"h{i}" for i in range(6)]
     for a in hosts:
-        pairs = tuple(NodePair(peer=b, metric="pair_rdma_device_gbps",
-                               value=120.0 if "h3" in (a, b) else 390.0) for b in hosts if b != a)
+        pairs = tuple(
+            NodePair(peer=b, metric="pair_rdma_device_gbps", value=120.0 if "h3" in (a, b) else 390.0)
+            for b in hosts
+            if b != a
+        )
         heads.append(head(a, pairs=pairs))
     res = analyse(heads)
     assert [s.host for s in res.pair_suspects] == ["h3"]
@@ -127,8 +145,13 @@ def test_synthetic_fleet_every_fault_found_with_its_cause_first(small_fleet, eva
     assert score["injected"] == 20
     assert score["flagged_injected"] == 20 and score["cause_first"] == 20, score["misses"]
     assert score["false_positives"] == 0
-    assert {manifest[n.host] for n in res.flagged} == {"ro_missing", "mrrs_small", "link_downtrained",
-                                                      "acs_redirect", "peermem_missing"}
+    assert {manifest[n.host] for n in res.flagged} == {
+        "ro_missing",
+        "mrrs_small",
+        "link_downtrained",
+        "acs_redirect",
+        "peermem_missing",
+    }
 
 
 def fleet_json(res):
@@ -147,7 +170,9 @@ def test_adapter_reads_fixture_reports():
     facts = node_facts(bare)
     assert facts["RlxdOrd nic 0000:19:00.0"] == "+" and facts["ACSCtl bridge 0000:17:01.0"] == "none"
     assert facts["link gpu 0000:18:00.0"] == "32 GT/s x16" and facts["nvidia_peermem"] == "loaded"
-    assert node_sku(bare).key == "4x NVIDIA H100 80GB HBM3 | 4x ConnectX-7 | nvidia 550.90.07 open | bare metal"
+    assert (
+        node_sku(bare).key == "4x NVIDIA H100 80GB HBM3 | 4x ConnectX-7 | nvidia 550.90.07 open | bare metal"
+    )
     h200 = load_report(REPORTS / "gpu_machine_h200.json")
     assert node_sku(h200).platform == "VM (Firecracker)"
     assert "rdma_device_mr_gbps" not in node_metrics(h200)[0]
@@ -160,11 +185,22 @@ def _ok(key, value, provider, **params):
 
 def test_adapter_skips_soft_results_and_reads_pairs():
     bare = load_report(REPORTS / "baremetal_hgx.json")
-    rep = dataclasses.replace(bare, results=(
-        _ok("rdma_write_pinned_mr", 999.0, "soft", memory="pinned", reg_path="mr"),
-        _ok("rdma_write_device_mr", 300.0, "pyverbs", memory="device", reg_path="mr", topology="two_machine",
-            role="client", peer="node-7:18515"),
-    ))
+    rep = dataclasses.replace(
+        bare,
+        results=(
+            _ok("rdma_write_pinned_mr", 999.0, "soft", memory="pinned", reg_path="mr"),
+            _ok(
+                "rdma_write_device_mr",
+                300.0,
+                "pyverbs",
+                memory="device",
+                reg_path="mr",
+                topology="two_machine",
+                role="client",
+                peer="node-7:18515",
+            ),
+        ),
+    )
     metrics, _ = node_metrics(rep)
     assert "rdma_host_gbps" not in metrics
     (pair,) = node_pairs(rep)
@@ -232,7 +268,9 @@ def test_jsonl_bad_lines_and_duplicates(tmp_path, monkeypatch):
     new = record_line(dataclasses.replace(rep, created_utc="2026-02-01T00:00:00Z"), "a", 1)
     other = record_line(rep, "b", 0)
     path = tmp_path / "fleet.jsonl"
-    path.write_text("\n".join([old, "garbage", other[:100], new, "", "x" * (len(other) + 9000), other]) + "\n")
+    path.write_text(
+        "\n".join([old, "garbage", other[:100], new, "", "x" * (len(other) + 9000), other]) + "\n"
+    )
     monkeypatch.setattr(fleet, "MAX_RECORD_BYTES", 4096 + len(other))
     loaded = load_records(path)
     assert sorted((r.host, r.exit_code) for r in loaded.records) == [("a", 1), ("b", 0)]
@@ -243,5 +281,7 @@ def test_jsonl_bad_lines_and_duplicates(tmp_path, monkeypatch):
 
 def test_head_validation_is_strict():
     with pytest.raises(SchemaError):
-        parse_head('{"record":"gdrdiag-node-record","record_version":1,"host":"a","sku":"s","exit_code":true,'
-                   '"report_chars":2,"report":{}}')
+        parse_head(
+            '{"record":"gdrdiag-node-record","record_version":1,"host":"a","sku":"s","exit_code":true,'
+            '"report_chars":2,"report":{}}'
+        )
