@@ -369,7 +369,12 @@ def analyse(
 
 
 def _rank_key(v: NodeVerdict) -> tuple:
-    return (LEVELS.index(v.level), v.worst_z if v.worst_z is not None else 0.0, v.host)
+    worst = next((s for s in v.scores if s.metric == v.worst_metric), None)
+    if worst is not None and worst.value is None:
+        z = -math.inf  # a missing metric ranks below any measured value
+    else:
+        z = v.worst_z if v.worst_z is not None else 0.0
+    return (LEVELS.index(v.level), z, v.host)
 
 
 def _analyse_group(sku: str, members: list[NodeRecordHead], options: FleetOptions):
@@ -482,11 +487,7 @@ def _worst(scores: list[MetricScore]) -> Optional[MetricScore]:
 
 
 def _worst_z(s: Optional[MetricScore]) -> Optional[float]:
-    if s is None:
-        return None
-    if s.value is None:
-        return -1e9  # a missing metric ranks below any measured value
-    return s.z
+    return None if s is None else s.z
 
 
 def _differing(r: NodeRecordHead, majority: dict[str, tuple[str, float]]) -> Iterator[FactDiff]:

@@ -171,6 +171,11 @@ def report_cmd(
     from_report: Optional[Path] = typer.Option(
         None, "--from-report", help="Use a saved Report instead of measuring (make a record from it)."
     ),
+    add_results: Optional[list[Path]] = typer.Option(
+        None,
+        "--add-results",
+        help="Add results of other saved Reports (two-machine mr-bench --json-out runs); re-diagnose.",
+    ),
     force: bool = typer.Option(
         False, "--force", "-f", help="Overwrite an existing --record file (-o always overwrites, as before)."
     ),
@@ -201,6 +206,8 @@ def report_cmd(
             report = build_report(level, progress=lambda _step: bar.update(1))
     else:
         report = build_report(level)
+    if add_results:
+        report = _merge_results(report, add_results)
     code = EXIT_FAIL if any(f.severity is Severity.FAIL for f in report.findings) else EXIT_OK
     name = node_name(host, report)
     output = _expand(output, name, "-o", force)
@@ -265,3 +272,21 @@ def _atomic_text(path: Path, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _merge_results(report, paths: list[Path]):
+    """``report`` plus the results of the Reports at ``paths``, diagnosed again as one Report."""
+    import dataclasses
+
+    from gdrdiag.cli.report_files import load_report
+    from gdrdiag.diagnose import diagnose
+
+    extra = []
+    for path in paths:
+        extra.extend(load_report(path).results)
+    merged = dataclasses.replace(
+        report,
+        results=report.results + tuple(extra),
+        notes=report.notes + (f"results added from {', '.join(p.name for p in paths)}",),
+    )
+    return dataclasses.replace(merged, findings=tuple(diagnose(merged)))

@@ -94,7 +94,7 @@ def fleet_html(result: "FleetResult", top: int = 500) -> str:
                 n.level,
                 n.worst_metric or "-",
                 "-" if worst is None or worst.ratio is None else f"{worst.ratio:.2f}",
-                _z(n.worst_z),
+                _z(n.worst_z, worst is not None and worst.value is None),
                 f"{n.cause.code}: {n.cause.title}" if n.cause else "-",
                 "; ".join(f"{d.name} = {d.value} (group: {d.majority})" for d in n.differing[:6]),
             ]

@@ -23,10 +23,10 @@ def _num(v: Optional[float], digits: int = 3) -> str:
     return "-" if v is None else f"{v:.{digits}g}"
 
 
-def _z(v: Optional[float]) -> str:
-    if v is None:
-        return "-"
-    return "missing" if v <= -1e8 else f"{v:.1f}"
+def _z(v: Optional[float], missing: bool = False) -> str:
+    if missing:
+        return "missing"
+    return "-" if v is None else f"{v:.1f}"
 
 
 def summary_line(result: "FleetResult") -> str:
@@ -98,10 +98,11 @@ def render_fleet(result: "FleetResult", top: int = 50) -> str:
         for i, n in enumerate(shown, 1):
             worst = next((s for s in n.scores if s.metric == n.worst_metric), None)
             ratio = "-" if worst is None or worst.ratio is None else f"{worst.ratio:.2f}"
+            missing = worst is not None and worst.value is None
             cause = n.cause.code if n.cause else (n.differing[0].name if n.differing else "-")
             row = (
                 f"{i:>4} {_cut(n.host, 18):<18} {n.level:<11} {_cut(n.worst_metric or '-', 24):<24} "
-                f"{ratio:>8} {_z(n.worst_z):>8}  {cause}"
+                f"{ratio:>8} {_z(n.worst_z, missing):>8}  {cause}"
             )
             out.append(_cut(row, WIDTH))
         out += ["", "details"]

@@ -199,3 +199,59 @@ def test_inspect_check_exit_codes():
     assert usage.exit_code == 2
     missing = runner.invoke(app, ["inspect", "--check", "--bundle", "/nonexistent.tar.gz"])
     assert missing.exit_code == 2
+
+
+def _pair_report(path, peer, value):
+    from gdrdiag.model.report import Report
+    from gdrdiag.model.results import BenchResult, SampleStats, Status
+
+    params = {
+        "memory": "device",
+        "reg_path": "mr",
+        "topology": "two_machine",
+        "role": "client",
+        "peer": f"{peer}:18515",
+        "mode": "bw",
+        "ro": True,
+    }
+    result = BenchResult(
+        key="rdma_write_device_mr",
+        status=Status.OK,
+        params=params,
+        unit="Gb/s",
+        samples=(value,),
+        stats=SampleStats.of([value]),
+        provider="pyverbs",
+        verified=True,
+    )
+    path.write_text(Report(command="gdrdiag mr-bench --client (test)", results=(result,)).to_json())
+
+
+def test_pairwise_results_through_add_results_name_the_common_node(tmp_path):
+    hosts = [f"p{i}" for i in range(5)]
+    records = tmp_path / "records"
+    records.mkdir()
+    for i, a in enumerate(hosts):
+        peer = hosts[(i + 1) % len(hosts)]
+        pair = tmp_path / f"{a}-pair.json"
+        _pair_report(pair, peer, 120.0 if "p2" in (a, peer) else 390.0)
+        res = runner.invoke(
+            app,
+            [
+                "report",
+                "--from-report",
+                BARE,
+                "--add-results",
+                str(pair),
+                "--host",
+                a,
+                "--record",
+                f"{records}/{{host}}.json",
+            ],
+        )
+        assert res.exit_code == 0, res.output
+    (rec,) = [r for r in load_records(records).records if r.host == "p1"]
+    assert [(p.peer, p.metric, p.value) for p in rec.pairs] == [("p2", "pair_rdma_device_gbps", 120.0)]
+    res = runner.invoke(app, ["fleet", str(records)])
+    assert "pairwise: nodes common to the failing pairs" in res.output
+    assert "  p2: in 2 of its 2 pairs that fail (with p1, p3)" in res.output
