@@ -171,7 +171,9 @@ def load_records(path: Path) -> LoadResult:
         files = [path]
     for file in files:
         try:
-            if file.suffix == ".jsonl":
+            if not file.is_file():  # a folder, FIFO or device named *.json: never opened
+                out.skipped.append(Skipped(file.name, "not a regular file"))
+            elif file.suffix == ".jsonl":
                 for number, text in _read_limited_lines(file):
                     where = f"{file.name}:{number}"
                     if text is None:
@@ -180,9 +182,7 @@ def load_records(path: Path) -> LoadResult:
                         _add(out, where, text)
             else:
                 size = file.stat().st_size
-                if not file.is_file():
-                    out.skipped.append(Skipped(file.name, "not a regular file"))
-                elif size > MAX_RECORD_BYTES:
+                if size > MAX_RECORD_BYTES:
                     out.skipped.append(Skipped(file.name, f"larger than {MAX_RECORD_BYTES} bytes"))
                 else:
                     _add(out, file.name, file.read_bytes().decode("utf-8", errors="replace"))

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,8 @@ RECORD_VERSION = 1
 SUPPORTED_RECORD_VERSIONS = (1,)
 MAX_RECORD_BYTES = 64 * 1024 * 1024  # a Report may be up to 64 MiB (model.report.MAX_REPORT_BYTES)
 _REPORT_MARK = ',"report":'
+# A node name goes into file names ({host}) and into every output: a plain host name only.
+HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
 
 
 @dataclass(frozen=True)
@@ -218,8 +221,8 @@ def parse_head(text: str) -> NodeRecordHead:
     head = _head_from(data)
     if report_len is not None and head.report_chars != report_len:
         raise SchemaError(f"torn record: report is {report_len} characters, head says {head.report_chars}")
-    if not head.host:
-        raise SchemaError("empty host")
+    if not HOST_RE.match(head.host):
+        raise SchemaError(f"host {head.host[:40]!r} is not a plain host name")
     return head
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -12,6 +11,7 @@ import typer
 from gdrdiag.cli import app
 from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
 from gdrdiag.errors import UserInputError
+from gdrdiag.node_record import HOST_RE as HOST_OK  # light: json/os/re and model.serde only
 
 
 def _copy_results(level: str) -> list:
@@ -112,9 +112,6 @@ def build_report(level: str, progress: Optional[Callable[[str], None]] = None):
         results.extend(run_case(name.replace("-", "_"), lambda b=bench: b(level)))
     report = results_report("report", results, machine=machine)
     return dataclasses.replace(report, findings=tuple(diagnose(report)))
-
-
-HOST_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
 
 
 def node_name(explicit: Optional[str], report) -> str:

@@ -285,3 +285,26 @@ def test_head_validation_is_strict():
             '{"record":"gdrdiag-node-record","record_version":1,"host":"a","sku":"s","exit_code":true,'
             '"report_chars":2,"report":{}}'
         )
+
+
+def test_fifo_and_folders_named_json_are_not_opened(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "dir.json").mkdir()
+    loaded = load_records(tmp_path)  # would block forever if a FIFO were opened
+    assert sorted((s.source, s.reason) for s in loaded.skipped) == [
+        ("dir.json", "not a regular file"),
+        ("pipe.json", "not a regular file"),
+        ("pipe.jsonl", "not a regular file"),
+    ]
+
+
+def test_record_with_a_hostile_host_name_is_skipped(tmp_path):
+    rep = load_report(REPORTS / "vm_guest_kvm.json")
+    good = record_line(rep, "good", 0)
+    (tmp_path / "x.json").write_text(good.replace('"host":"good"', '"host":"a\\nb<script>"', 1))
+    (tmp_path / "y.json").write_text(good.replace('"host":"good"', '"host":"../../etc"', 1))
+    loaded = load_records(tmp_path)
+    assert not loaded.records and all("plain host name" in s.reason for s in loaded.skipped)
