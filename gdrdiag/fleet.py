@@ -39,7 +39,7 @@ from typing import Iterable, Iterator, Optional, Union
 
 from gdrdiag.fleet_metrics import METRIC_NAMES
 from gdrdiag.model.serde import SchemaError
-from gdrdiag.node_record import MAX_RECORD_BYTES, NodeRecordHead, parse_head
+from gdrdiag.node_record import MAX_RECORD_BYTES, NodeRecordHead, parse_head, parse_head_file
 
 Z_CONSTANT = 0.6745
 _SEVERITY_RANK = {"FAIL": 0, "WARN": 1, "INFO": 2}
@@ -185,7 +185,7 @@ def load_records(path: Path) -> LoadResult:
                 if size > MAX_RECORD_BYTES:
                     out.skipped.append(Skipped(file.name, f"larger than {MAX_RECORD_BYTES} bytes"))
                 else:
-                    _add(out, file.name, file.read_bytes().decode("utf-8", errors="replace"))
+                    _add_file(out, file, size)
         except OSError as exc:
             out.skipped.append(Skipped(file.name, f"cannot read ({exc.strerror or exc})"))
     _dedupe(out)
@@ -199,6 +199,15 @@ def _add(out: LoadResult, where: str, text: str) -> None:
         out.skipped.append(Skipped(where, str(exc).splitlines()[0][:200] if str(exc) else "bad record"))
     except (RecursionError, MemoryError, ValueError, TypeError) as exc:  # never a crash on hostile input
         out.skipped.append(Skipped(where, f"unreadable record ({type(exc).__name__})"))
+
+
+def _add_file(out: LoadResult, file: Path, size: int) -> None:
+    try:
+        out.records.append(parse_head_file(file, size))
+    except SchemaError as exc:
+        out.skipped.append(Skipped(file.name, str(exc).splitlines()[0][:200] if str(exc) else "bad record"))
+    except (RecursionError, MemoryError, ValueError, TypeError) as exc:
+        out.skipped.append(Skipped(file.name, f"unreadable record ({type(exc).__name__})"))
 
 
 def _dedupe(out: LoadResult) -> None:
