@@ -54,6 +54,7 @@ COMMAND_MODULES = (
     "report_cmd",
     "mr_bench_cmd",
     "gather_bench_cmd",
+    "fleet_cmd",
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -11,6 +12,7 @@ from gdrdiag.bench.profiles import PROFILE_BENCHES
 from gdrdiag.cli import app
 from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
 from gdrdiag.errors import UserInputError
+from gdrdiag.node_record import HOST_RE as HOST_OK  # light: json/os/re and model.serde only
 
 
 def build_report(level: str, progress: Optional[Callable[[str], None]] = None):
@@ -35,31 +37,131 @@ def build_report(level: str, progress: Optional[Callable[[str], None]] = None):
     return dataclasses.replace(report, findings=tuple(diagnose(report)))
 
 
+def node_name(explicit: Optional[str], report) -> str:
+    """The node name: ``--host``, else $GDRDIAG_HOST, else the Report's hostname, else this host's name.
+
+    The name goes into file names (``{host}``), so it must be a plain host name.
+    """
+    import socket
+
+    name = explicit or os.environ.get("GDRDIAG_HOST") or ""
+    if not name and report.machine is not None:
+        name = report.machine.host.hostname
+    name = name or socket.gethostname()
+    if not HOST_OK.match(name):
+        raise UserInputError(f"host name {name[:80]!r} is not a plain host name (letters, digits, . _ -)")
+    return name
+
+
+def _expand(path: Optional[Path], host: str, what: str, force: bool) -> Optional[Path]:
+    if path is None:
+        return None
+    out = Path(str(path).replace("{host}", host))
+    if out.is_dir():
+        raise UserInputError(f"{what} {out} is a folder; give a file name such as DIR/{{host}}.json")
+    if not out.parent.is_dir():
+        raise UserInputError(f"{what} {out}: folder {out.parent} does not exist")
+    if what == "--record" and out.exists() and not force:
+        raise UserInputError(f"{what} {out} exists; use --force to overwrite")
+    return out
+
+
 @app.command("report")
 @handles_errors
 def report_cmd(
     ctx: typer.Context,
-    output: Path = typer.Option(..., "--output", "-o", help="Where to write the Report (JSON)."),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Where to write the Report (JSON); {host} is replaced by the node name."
+    ),
     quick: bool = typer.Option(False, "--quick", help="A short bench set (about 20 s on a GPU)."),
     full: bool = typer.Option(False, "--full", help="Every sweep of every bench (several minutes)."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML page with plots."),
+    record: Optional[Path] = typer.Option(
+        None, "--record", help="Write one node record for `gdrdiag fleet` (atomic); e.g. DIR/{host}.json."
+    ),
+    jsonl: Optional[Path] = typer.Option(
+        None, "--jsonl", help="Append one node record line to this file (one O_APPEND write; local disks)."
+    ),
+    prometheus: Optional[Path] = typer.Option(
+        None, "--prometheus", help="Write node_exporter textfile metrics (.prom) for this node (atomic)."
+    ),
+    host: Optional[str] = typer.Option(
+        None, "--host", help="Node name for records and {host} (default: $GDRDIAG_HOST, else the hostname)."
+    ),
+    from_report: Optional[Path] = typer.Option(
+        None, "--from-report", help="Use a saved Report instead of measuring (make a record from it)."
+    ),
+    add_results: Optional[list[Path]] = typer.Option(
+        None,
+        "--add-results",
+        help="Add results of other saved Reports (two-machine mr-bench --json-out runs); re-diagnose.",
+    ),
+    force: bool = typer.Option(
+        False, "--force", "-f", help="Overwrite an existing --record file (-o always overwrites, as before)."
+    ),
 ) -> None:
-    """Inspect this machine and run the standard benches it supports into one Report (WAIVED for the rest)."""
+    """Inspect this machine and run the standard benches it supports into one Report (WAIVED for the rest).
+
+    With --record/--jsonl it also writes a node record for `gdrdiag fleet` (docs/fleet.md).
+    """
     from gdrdiag.model.findings import Severity
     from gdrdiag.render.findings_table import render_findings
 
     if quick and full:
         raise UserInputError("choose --quick or --full, not both")
-    for path in (output, html):
+    if output is None and record is None and jsonl is None and prometheus is None:
+        raise UserInputError("give -o FILE, --record FILE, --jsonl FILE or --prometheus FILE")
+    if host is not None and not HOST_OK.match(host):
+        raise UserInputError(f"--host {host[:80]!r} is not a plain host name (letters, digits, . _ -)")
+    for path in (html, prometheus, jsonl):
         if path is not None and not path.parent.exists():
             raise UserInputError(f"{path}: directory {path.parent} does not exist")
     level = "quick" if quick else ("full" if full else "standard")
-    if progress_enabled() and not wants_json(ctx):
+    if from_report is not None:
+        from gdrdiag.cli.report_files import load_report
+
+        report = load_report(from_report)
+    elif progress_enabled() and not wants_json(ctx):
         with typer.progressbar(length=1 + len(PROFILE_BENCHES), label=f"report ({level})") as bar:
             report = build_report(level, progress=lambda _step: bar.update(1))
     else:
         report = build_report(level)
-    output.write_text(report.to_json())
+    if add_results:
+        report = _merge_results(report, add_results)
+    code = EXIT_FAIL if any(f.severity is Severity.FAIL for f in report.findings) else EXIT_OK
+    name = node_name(host, report)
+    output = _expand(output, name, "-o", force)
+    record = _expand(record, name, "--record", force)
+    jsonl = _expand(jsonl, name, "--jsonl", force)
+    written = []
+    if output is not None:
+        from gdrdiag.cli.report_files import write_text_file
+
+        write_text_file(output, report.to_json())
+        written.append(str(output))
+    if record is not None or jsonl is not None or prometheus is not None:
+        from gdrdiag.node_record import record_line
+
+        line = record_line(report, name, code)
+        if record is not None:
+            from gdrdiag.node_record import write_record_file
+
+            try:
+                write_record_file(record, line, force=force)
+            except FileExistsError:
+                raise UserInputError(f"--record {record} exists; use --force to overwrite") from None
+            written.append(str(record))
+        if jsonl is not None:
+            from gdrdiag.node_record import append_record_line
+
+            append_record_line(jsonl, line)
+            written.append(f"{jsonl} (+1 line)")
+        if prometheus is not None:
+            from gdrdiag.node_record import parse_head
+            from gdrdiag.render.prometheus import write_node_prom
+
+            write_node_prom(prometheus, parse_head(line))
+            written.append(str(prometheus))
     if html is not None:
         from gdrdiag.cli.report_files import write_text_file
         from gdrdiag.render.html import report_html
@@ -71,7 +173,27 @@ def report_cmd(
         counts: dict[str, int] = {}
         for r in report.results:
             counts[r.status.value] = counts.get(r.status.value, 0) + 1
-        echo(f"wrote {output}: {len(report.results)} results "
-             f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})")
+        echo(
+            f"wrote {', '.join(written)}: node {name}, {len(report.results)} results "
+            f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})"
+        )
         echo(render_findings(report.findings))
-    raise typer.Exit(EXIT_FAIL if any(f.severity is Severity.FAIL for f in report.findings) else EXIT_OK)
+    raise typer.Exit(code)
+
+
+def _merge_results(report, paths: list[Path]):
+    """``report`` plus the results of the Reports at ``paths``, diagnosed again as one Report."""
+    import dataclasses
+
+    from gdrdiag.cli.report_files import load_report
+    from gdrdiag.diagnose import diagnose
+
+    extra = []
+    for path in paths:
+        extra.extend(load_report(path).results)
+    merged = dataclasses.replace(
+        report,
+        results=report.results + tuple(extra),
+        notes=report.notes + (f"results added from {', '.join(p.name for p in paths)}",),
+    )
+    return dataclasses.replace(merged, findings=tuple(diagnose(merged)))

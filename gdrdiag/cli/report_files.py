@@ -49,7 +49,12 @@ def write_text_file(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; an output file is as readable as any the user writes
         os.replace(tmp, path)
     except OSError as exc:
         os.unlink(tmp)
         raise UserInputError(f"{path}: cannot write ({exc.strerror})") from None
+    except BaseException:  # Ctrl-C mid-write: leave no temporary file behind
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

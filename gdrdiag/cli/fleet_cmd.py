@@ -1,0 +1,98 @@
+"""``gdrdiag fleet DIR|FILE.jsonl``: many nodes' records -> outliers per SKU, worst first, with causes.
+
+Exit codes: 0 when no node is flagged, 1 when at least one node is to drain or investigate,
+2 for a usage error (path missing, bad baseline, no usable record). Bad records are skipped,
+counted and listed with a reason; they never stop the run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from gdrdiag.cli import app
+from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, wants_json
+from gdrdiag.errors import UserInputError
+
+
+@app.command("fleet")
+@handles_errors
+def fleet_cmd(
+    ctx: typer.Context,
+    path: Path = typer.Argument(
+        ..., metavar="DIR|FILE.jsonl", help="Node records: a folder or a JSONL file."
+    ),
+    baseline: Optional[Path] = typer.Option(
+        None, "--baseline", help="TOML with minimum values per SKU and metric (docs/fleet.md)."
+    ),
+    investigate_z: float = typer.Option(
+        -2.0, "--investigate-z", help="Robust z at or below which to investigate."
+    ),
+    drain_z: float = typer.Option(-3.0, "--drain-z", help="Robust z at or below which to drain."),
+    rel_floor: float = typer.Option(
+        0.01, "--rel-floor", help="Spread floor as a fraction of the median (handles MAD = 0; noise)."
+    ),
+    min_group: int = typer.Option(3, "--min-group", help="Smallest SKU group that gets z-scores."),
+    top: int = typer.Option(50, "--top", help="Flagged nodes shown in the text table."),
+    html: Optional[Path] = typer.Option(
+        None, "--html", help="Also write an HTML page (table + strip plots)."
+    ),
+    prometheus: Optional[Path] = typer.Option(
+        None, "--prometheus", help="Also write node_exporter textfile metrics (.prom), atomically."
+    ),
+) -> None:
+    """Find the slow nodes of a fleet from their records (gdrdiag report --record/--jsonl), and say why."""
+    import json
+
+    from gdrdiag.fleet import FleetOptions, analyse, load_records, parse_baseline
+    from gdrdiag.model.serde import to_jsonable
+    from gdrdiag.render.fleet_table import render_fleet
+
+    if not path.exists():
+        raise UserInputError(f"{path}: no such file or folder")
+    if drain_z > investigate_z:
+        raise UserInputError("--drain-z must be at or below --investigate-z")
+    if not 0 <= rel_floor < 1 or min_group < 1 or top < 0:
+        raise UserInputError("--rel-floor must be in [0, 1), --min-group >= 1, --top >= 0")
+    for out in (html, prometheus):
+        if out is not None and not out.parent.is_dir():
+            raise UserInputError(f"{out}: folder {out.parent} does not exist")
+    rules = ()
+    if baseline is not None:
+        try:
+            text = baseline.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserInputError(f"--baseline {baseline}: cannot read ({exc})") from None
+        try:
+            rules = parse_baseline(text)
+        except ValueError as exc:
+            raise UserInputError(f"--baseline {baseline}: {exc}") from None
+    options = FleetOptions(
+        investigate_z=investigate_z, drain_z=drain_z, rel_floor=rel_floor, min_group=min_group, baseline=rules
+    )
+    loaded = load_records(path)
+    if not loaded.records:
+        why = (
+            f" ({len(loaded.skipped)} skipped; first: {loaded.skipped[0].source}: {loaded.skipped[0].reason})"
+            if loaded.skipped
+            else ""
+        )
+        raise UserInputError(f"{path}: no usable node records{why}")
+    result = analyse(loaded.records, options, skipped=loaded.skipped)
+    if html is not None:
+        from gdrdiag.render.fleet_html import write_fleet_html
+
+        write_fleet_html(html, result)
+    if prometheus is not None:
+        from gdrdiag.render.prometheus import write_fleet_prom
+
+        write_fleet_prom(prometheus, result)
+    if wants_json(ctx):
+        data = to_jsonable(result)
+        data["skipped_counts"] = result.skipped_counts()
+        echo(json.dumps(data, indent=1, allow_nan=False))
+    else:
+        echo(render_fleet(result, top=top))
+    raise typer.Exit(EXIT_FAIL if result.flagged else EXIT_OK)

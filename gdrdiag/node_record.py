@@ -1,0 +1,344 @@
+"""Node records: one versioned, self-describing JSON record per node, for fleet analysis.
+
+A record is one JSON object on one line::
+
+    {"record": "gdrdiag-node-record", "record_version": 1, "host": ..., "sku": ..., "exit_code": ...,
+     "metrics": {...}, "missing": {...}, "facts": {...}, "findings": [...], "pairs": [...],
+     "report_schema_version": 1, "report_chars": N, "report": {...the whole Report...}}
+
+The *head* (everything before ``report``) is what ``gdrdiag fleet`` needs; it is computed from the
+Report by :mod:`gdrdiag.fleet_metrics` when the record is written. ``report`` is always the last
+key and ``report_chars`` is the length of its JSON text, so a reader can decode the head without
+decoding a 100-KiB Report per node (10,000 nodes in seconds) and still detect a torn record: a
+truncated record fails the length check. The full Report stays in the record for drill-down
+(``jq .report node.json > r.json; gdrdiag diagnose r.json``).
+
+Writing is safe when many nodes write into one shared directory at once:
+
+- :func:`write_record_file`: one file per node, written to a temporary file in the same
+  directory, flushed, fsync'ed and renamed into place (``os.link`` when overwriting is refused,
+  so two writers of one name cannot both win). A reader never sees a partial file.
+- :func:`append_record_line`: one ``write()`` on an ``O_APPEND`` descriptor per record. On a
+  local file system concurrent appends do not interleave; on NFS ``O_APPEND`` is not atomic, so
+  shared network directories should use one file per node (docs/fleet.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from gdrdiag.model.serde import SchemaError, to_jsonable
+
+RECORD_KIND = "gdrdiag-node-record"
+RECORD_VERSION = 1
+SUPPORTED_RECORD_VERSIONS = (1,)
+MAX_RECORD_BYTES = 64 * 1024 * 1024  # a Report may be up to 64 MiB (model.report.MAX_REPORT_BYTES)
+_REPORT_MARK = ',"report":'
+# A node name goes into file names ({host}) and into every output: a plain host name only.
+HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
+
+
+@dataclass(frozen=True)
+class NodeFinding:
+    """A finding as fleet sees it; ``origin`` is ``machine`` (a cause) or ``results`` (a symptom)."""
+
+    code: str
+    severity: str
+    title: str
+    subject: str = ""
+    origin: str = "machine"
+
+
+@dataclass(frozen=True)
+class NodePair:
+    """A two-machine result from this node (client) to ``peer``."""
+
+    peer: str
+    metric: str
+    value: float
+
+
+@dataclass(frozen=True)
+class NodeRecordHead:
+    """Everything in a node record except the Report itself (see the module docstring)."""
+
+    host: str
+    sku: str
+    exit_code: int
+    record: str = RECORD_KIND
+    record_version: int = RECORD_VERSION
+    created_utc: str = ""
+    tool_version: str = ""
+    sku_parts: dict[str, str] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+    facts: dict[str, str] = field(default_factory=dict)
+    findings: tuple[NodeFinding, ...] = ()
+    pairs: tuple[NodePair, ...] = ()
+    report_schema_version: int = 0
+    report_chars: int = 0
+
+
+def build_head(report: Any, host: str, exit_code: int, report_chars: int) -> NodeRecordHead:
+    """The head of a node record for ``report`` (a ``model.Report``) taken on ``host``."""
+    from dataclasses import asdict
+
+    from gdrdiag import __version__
+    from gdrdiag.diagnose import diagnose_machine
+    from gdrdiag.fleet_metrics import node_facts, node_metrics, node_pairs, node_sku
+
+    machine_keys = (
+        {(f.code, f.subject) for f in diagnose_machine(report.machine)}
+        if report.machine is not None
+        else set()
+    )
+    metrics, missing = node_metrics(report)
+    sku = node_sku(report)
+    return NodeRecordHead(
+        host=host,
+        sku=sku.key,
+        exit_code=exit_code,
+        created_utc=report.created_utc,
+        tool_version=__version__,
+        sku_parts=asdict(sku),
+        metrics=metrics,
+        missing=missing,
+        facts=node_facts(report),
+        findings=tuple(
+            NodeFinding(
+                code=f.code,
+                severity=f.severity.value,
+                title=f.title,
+                subject=f.subject,
+                origin="machine" if (f.code, f.subject) in machine_keys else "results",
+            )
+            for f in report.findings
+        ),
+        pairs=tuple(NodePair(peer=p.peer, metric=p.metric, value=p.value) for p in node_pairs(report)),
+        report_schema_version=report.schema_version,
+        report_chars=report_chars,
+    )
+
+
+def record_line(report: Any, host: str, exit_code: int) -> str:
+    """One node record as one line of JSON (no trailing newline), ``report`` last."""
+    report_json = report.to_json(indent=None)
+    head = build_head(report, host, exit_code, len(report_json))
+    return head_line(head, report_json)
+
+
+def head_line(head: NodeRecordHead, report_json: str) -> str:
+    """Join a head and the Report's one-line JSON into a record line (``report_chars`` must match)."""
+    head_json = json.dumps(to_jsonable(head), separators=(",", ":"), allow_nan=False)
+    return head_json[:-1] + _REPORT_MARK + report_json + "}"
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+# --------------------------------------------------------------------------------------------
+
+
+def write_record_file(path: Path, line: str, force: bool = False) -> None:
+    """Write one record to ``path`` atomically (temp file + fsync + rename); FileExistsError unless force."""
+    directory = path.parent
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        if force:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)  # fails with FileExistsError if another writer got there first
+            os.unlink(tmp)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def append_record_line(path: Path, line: str) -> None:
+    """Append one record (plus newline) with a single write on an O_APPEND descriptor."""
+    data = (line + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        written = os.write(fd, data)
+        if written != len(data):
+            raise OSError(f"short write: {written} of {len(data)} bytes (disk full?)")
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------------------------
+# reading
+# --------------------------------------------------------------------------------------------
+
+
+def parse_head(text: str) -> NodeRecordHead:
+    """Decode and validate the head of one record; SchemaError (with a one-line reason) if it is not one.
+
+    Fast path: the text before ``,"report":`` is decoded as the head and the rest is checked by
+    length only (``report_chars``). Records not laid out that way are decoded in full (then a
+    successful decode is the check).
+    """
+    text = text.rstrip("\n")
+    if not text.startswith("{") or not text.endswith("}"):
+        raise SchemaError("not a JSON object (truncated record?)")
+    at = text.find(_REPORT_MARK)
+    if at > 0:
+        return _parse(text[:at], len(text) - at - len(_REPORT_MARK) - 1)
+    return _parse(text, None)
+
+
+HEAD_CHUNK = 16 << 10  # a head is a few KiB: read this much first ...
+HEAD_READ = 1 << 20  # ... and up to this much looking for ',"report":', else read the record in full
+
+
+def parse_head_file(path: Path, size: int) -> NodeRecordHead:
+    """:func:`parse_head` for a one-record file, reading only the head and the last bytes.
+
+    The length of the report is taken from the file size (records are ASCII JSON: ``json.dumps``
+    escapes everything else), so 10,000 records of ~100 KiB cost ~10,000 small reads, not 1 GB.
+    """
+    mark = _REPORT_MARK.encode()
+    with open(path, "rb") as f:
+        first = f.read(HEAD_CHUNK)
+        at = first.find(mark)
+        while at < 0 and len(first) < min(size, HEAD_READ):
+            more = f.read(HEAD_CHUNK)
+            if not more:  # the file shrank under us
+                break
+            first += more
+            at = first.find(mark, max(0, len(first) - len(more) - len(mark)))
+        if at <= 0 or len(first) >= size:  # small, or not laid out head-first: decode it all
+            rest = f.read(max(0, MAX_RECORD_BYTES - len(first))) if len(first) < size else b""
+            return parse_head((first + rest).decode("utf-8", errors="replace"))
+        f.seek(max(0, size - 2))
+        tail = f.read()
+    end = size - (1 if tail.endswith(b"\n") else 0)
+    if not first.startswith(b"{") or not tail.rstrip(b"\n").endswith(b"}"):
+        raise SchemaError("not a JSON object (truncated record?)")
+    return _parse(first[:at].decode("utf-8", errors="replace"), end - at - len(_REPORT_MARK) - 1)
+
+
+def _parse(text: str, report_len: Optional[int]) -> NodeRecordHead:
+    """Decode a whole record (``report_len`` None) or a head cut before ``,"report":``."""
+    data: Any
+    try:
+        data = json.loads(text + "}" if report_len is not None else text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise SchemaError("JSON nested too deeply") from None
+    except ValueError as exc:
+        raise SchemaError(f"not valid JSON: {str(exc)[:120]}") from None
+    if not isinstance(data, dict):
+        raise SchemaError("not a JSON object")
+    if data.get("record") != RECORD_KIND:
+        raise SchemaError(f"not a gdrdiag node record (record = {str(data.get('record'))[:60]!r})")
+    version = data.get("record_version")
+    if version not in SUPPORTED_RECORD_VERSIONS:
+        raise SchemaError(f"record_version {str(version)[:20]} is not one this gdrdiag reads")
+    if report_len is None:
+        report = data.pop("report", None)
+        if not isinstance(report, dict):
+            raise SchemaError("no report in the record")
+    head = _head_from(data)
+    if report_len is not None and head.report_chars != report_len:
+        raise SchemaError(f"torn record: report is {report_len} characters, head says {head.report_chars}")
+    if not HOST_RE.match(head.host):
+        raise SchemaError(f"host {head.host[:40]!r} is not a plain host name")
+    return head
+
+
+def _head_from(data: dict) -> NodeRecordHead:
+    """Build a head from decoded JSON with strict type checks.
+
+    Equivalent to ``serde.from_jsonable(NodeRecordHead, data)`` for this flat shape, and about ten
+    times faster (fleet decodes 10,000 heads).
+    """
+    kwargs: dict[str, Any] = {}
+    for name, kind in _HEAD_FIELDS.items():
+        if name not in data:
+            if name in _REQUIRED:
+                raise SchemaError(f"$: missing field {name!r}")
+            continue
+        value = data[name]
+        if kind is str:
+            ok = isinstance(value, str)
+        elif kind is int:
+            ok = isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63
+        elif kind == "str_dict":
+            ok = isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+        elif kind == "float_dict":
+            ok = isinstance(value, dict) and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e300
+                for v in value.values()
+            )
+            value = {k: float(v) for k, v in value.items()} if ok else value
+        else:
+            value, ok = _items(kind, value)
+        if not ok:
+            raise SchemaError(f"$.{name}: wrong type ({type(value).__name__})")
+        kwargs[name] = value
+    return NodeRecordHead(**kwargs)
+
+
+def _items(cls: type, value: Any) -> tuple[Any, bool]:
+    """A list of flat objects (findings, pairs) -> tuple of ``cls``, checking every field's type."""
+    if not isinstance(value, list):
+        return value, False
+    types = _ITEM_TYPES[cls]
+    keys = types.keys()
+    out = []
+    for item in value:
+        if not isinstance(item, dict) or not item.keys() <= keys:
+            return value, False
+        for key, kind in types.items():
+            v = item.get(key)
+            if v is None and key in _ITEM_OPTIONAL:
+                continue
+            if kind is float:
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or abs(v) > 1e300:
+                    return value, False
+            elif not isinstance(v, kind):
+                return value, False
+        out.append(cls(**item))
+    return tuple(out), True
+
+
+_ITEM_TYPES: dict[type, dict[str, type]] = {
+    NodeFinding: {"code": str, "severity": str, "title": str, "subject": str, "origin": str},
+    NodePair: {"peer": str, "metric": str, "value": float},
+}
+_ITEM_OPTIONAL = ("subject", "origin")
+_REQUIRED = ("host", "sku", "exit_code")
+_HEAD_FIELDS: dict[str, Any] = {
+    "host": str,
+    "sku": str,
+    "exit_code": int,
+    "record": str,
+    "record_version": int,
+    "created_utc": str,
+    "tool_version": str,
+    "sku_parts": "str_dict",
+    "metrics": "float_dict",
+    "missing": "str_dict",
+    "facts": "str_dict",
+    "findings": NodeFinding,
+    "pairs": NodePair,
+    "report_schema_version": int,
+    "report_chars": int,
+}
+
+
+def _reject_constant(name: str) -> Any:
+    raise SchemaError(f"JSON constant {name} is not allowed")

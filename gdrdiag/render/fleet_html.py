@@ -1,0 +1,133 @@
+"""A self-contained HTML page for a ``FleetResult``: sorted node table plus per-metric strip plots.
+
+Formatting only. Each strip plot shows every node of every SKU group as its metric over the
+group median (x) against its group (y, jittered), outliers marked by level; missing metrics are
+drawn at x = 0. Without matplotlib (the optional extra ``plot``) the page has the tables and says
+how to get the plots.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import random
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+from gdrdiag.render.html import _img, _page, _table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.fleet import FleetResult
+
+COLOURS = {"ok": "#9aa5b1", "investigate": "#e69f00", "drain": "#c0392b"}
+
+
+def strip_plot(result: "FleetResult", metric: str) -> Optional[bytes]:
+    """PNG of one metric over all nodes (ratio to group median per SKU), or None with nothing to draw."""
+    from gdrdiag.render.plot import _pyplot
+
+    plt = _pyplot()
+    groups = [g.sku for g in result.groups]
+    rng = random.Random(0)
+    points: dict[str, tuple[list[float], list[float]]] = {lvl: ([], []) for lvl in COLOURS}
+    for node in result.nodes:
+        score = next((s for s in node.scores if s.metric == metric), None)
+        if score is None:
+            continue
+        x = score.ratio if score.value is not None and score.ratio is not None else 0.0
+        level = node.level if (score.problem or score.value is None) else "ok"
+        y = groups.index(node.sku) + rng.uniform(-0.3, 0.3)
+        points[level][0].append(x)
+        points[level][1].append(y)
+    if not any(xs for xs, _ in points.values()):
+        return None
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.7 * len(groups)))
+    for level in ("ok", "investigate", "drain"):
+        xs, ys = points[level]
+        if xs:
+            ax.scatter(
+                xs,
+                ys,
+                s=6 if level == "ok" else 22,
+                c=COLOURS[level],
+                label=f"{level} ({len(xs)})",
+                alpha=0.5 if level == "ok" else 0.9,
+                linewidths=0,
+            )
+    ax.axvline(1.0, color="#444", lw=0.8)
+    ax.set_yticks(range(len(groups)))
+    ax.set_yticklabels([g if len(g) <= 48 else g[:47] + "…" for g in groups], fontsize=7)
+    ax.set_xlabel(f"{metric} / SKU-group median (0 = missing)")
+    ax.legend(fontsize=7, loc="lower left")
+    ax.set_title(metric, fontsize=9)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def fleet_html(result: "FleetResult", top: int = 500) -> str:
+    """The HTML text."""
+    from gdrdiag.errors import NotSupported
+    from gdrdiag.render.fleet_table import _z, summary_line
+
+    body = f"<p>{html.escape(summary_line(result))}</p><h2>SKU groups</h2>"
+    body += _table(
+        ["nodes", "SKU", "medians", "note"],
+        [
+            [
+                str(g.nodes),
+                g.sku,
+                ", ".join(f"{s.metric} {s.median:.4g} (MAD {s.mad:.3g})" for s in g.stats),
+                g.note,
+            ]
+            for g in result.groups
+        ],
+    )
+    rows = []
+    for i, n in enumerate(result.nodes[:top], 1):
+        worst = next((s for s in n.scores if s.metric == n.worst_metric), None)
+        rows.append(
+            [
+                str(i),
+                n.host,
+                n.level,
+                n.worst_metric or "-",
+                "-" if worst is None or worst.ratio is None else f"{worst.ratio:.2f}",
+                _z(n.worst_z, worst is not None and worst.value is None),
+                f"{n.cause.code}: {n.cause.title}" if n.cause else "-",
+                "; ".join(f"{d.name} = {d.value} (group: {d.majority})" for d in n.differing[:6]),
+            ]
+        )
+    body += f"<h2>Nodes, worst first ({min(top, len(result.nodes))} of {len(result.nodes)})</h2>"
+    body += _table(
+        ["#", "host", "level", "worst metric", "x median", "z", "leading cause", "differs from group"], rows
+    )
+    metrics = sorted({s.metric for g in result.groups for s in g.stats})
+    body += "<h2>Strip plots</h2>"
+    try:
+        body += "".join(_img(strip_plot(result, m), m) for m in metrics) or "<p>No metrics to plot.</p>"
+    except NotSupported as exc:
+        body += f"<p>{html.escape(exc.reason)}</p>"
+    if result.pair_suspects:
+        body += "<h2>Pairwise: nodes common to failing pairs</h2>" + _table(
+            ["host", "failing pairs", "pairs", "peers"],
+            [[s.host, str(s.failing_pairs), str(s.pairs), ", ".join(s.peers)] for s in result.pair_suspects],
+        )
+    if result.skipped:
+        body += f"<h2>Skipped records ({len(result.skipped)})</h2>" + _table(
+            ["source", "reason"], [[s.source, s.reason] for s in result.skipped[:1000]]
+        )
+    return _page("gdrdiag fleet", body)
+
+
+def write_fleet_html(path: Path, result: "FleetResult") -> None:
+    """Write :func:`fleet_html` to ``path`` through a temporary file and a rename."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(fleet_html(result))
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)

@@ -1,0 +1,127 @@
+"""Text rendering of a ``FleetResult``: summary, SKU groups, flagged nodes worst first, details.
+
+Formatting only (fleet.py computed every number). Lines fit in 100 columns: long SKU keys and
+causes are shortened in the table and given in full, wrapped, in the per-node details.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.fleet import FleetResult, NodeVerdict
+
+WIDTH = 100
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _num(v: Optional[float], digits: int = 3) -> str:
+    return "-" if v is None else f"{v:.{digits}g}"
+
+
+def _z(v: Optional[float], missing: bool = False) -> str:
+    if missing:
+        return "missing"
+    return "-" if v is None else f"{v:.1f}"
+
+
+def summary_line(result: "FleetResult") -> str:
+    """One line: nodes, groups, how many to drain/investigate, what was skipped."""
+    drain = sum(1 for n in result.nodes if n.level == "drain")
+    inv = sum(1 for n in result.nodes if n.level == "investigate")
+    line = (
+        f"{len(result.nodes)} nodes in {len(result.groups)} SKU group(s): {drain} to drain, "
+        f"{inv} to investigate"
+    )
+    if result.skipped:
+        reasons = ", ".join(f"{r}: {c}" for r, c in sorted(result.skipped_counts().items()))
+        line += f"; {len(result.skipped)} record(s) skipped ({reasons})"
+    return line
+
+
+def detail(node: "NodeVerdict") -> str:
+    """node: <worst metric> <ratio> of group median (z); cause: ...; differs: ... (wrapped)."""
+    parts = []
+    worst = next((s for s in node.scores if s.metric == node.worst_metric), None)
+    if worst is not None and worst.value is None:
+        parts.append(f"{worst.metric} {worst.problem}")
+    elif worst is not None:
+        what = f"{worst.metric} {_num(worst.ratio, 2)} of group median"
+        if worst.z is not None:
+            what += f" (z {worst.z:.1f})"
+        if worst.problem == "below baseline" and worst.minimum is not None:
+            what += f", below baseline {worst.minimum:g}"
+        parts.append(what)
+    if node.cause is not None:
+        c = node.cause
+        where = f" [{c.subject}]" if c.subject and c.subject not in c.title else ""
+        parts.append(f"cause: {c.code} {c.title}{where}")
+    else:
+        parts.append("cause: none diagnosed")
+    if node.differing:
+        diffs = [
+            f"{d.name} = {d.value if d.value is not None else 'absent'} (group: {d.majority})"
+            for d in node.differing[:6]
+        ]
+        more = f" and {len(node.differing) - 6} more" if len(node.differing) > 6 else ""
+        parts.append("differs: " + "; ".join(diffs) + more)
+    text = f"{node.host} [{node.level}]: " + "; ".join(parts)
+    return textwrap.fill(text, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
+
+
+def render_fleet(result: "FleetResult", top: int = 50) -> str:
+    """The full text report."""
+    out = [summary_line(result), "", "SKU groups"]
+    for i, g in enumerate(result.groups, 1):
+        out.append(_cut(f"  {i:>2}. {g.nodes:>6} nodes  {g.sku}", WIDTH))
+        if g.note:
+            out.append(f"      {g.note}")
+        medians = ", ".join(f"{s.metric} {_num(s.median, 4)}" for s in g.stats)
+        if medians:
+            out.extend(
+                textwrap.wrap(
+                    "medians: " + medians, WIDTH, initial_indent="      ", subsequent_indent="      "
+                )
+            )
+    flagged = result.flagged
+    if not flagged:
+        out += ["", "no node is below its group (nothing to drain or investigate)"]
+    else:
+        shown = flagged[:top]
+        out += ["", f"flagged nodes, worst first ({len(shown)} of {len(flagged)})"]
+        header = f"{'#':>4} {'host':<18} {'level':<11} {'metric':<24} {'x median':>8} {'z':>8}  cause"
+        out.append(header)
+        for i, n in enumerate(shown, 1):
+            worst = next((s for s in n.scores if s.metric == n.worst_metric), None)
+            ratio = "-" if worst is None or worst.ratio is None else f"{worst.ratio:.2f}"
+            missing = worst is not None and worst.value is None
+            cause = n.cause.code if n.cause else (n.differing[0].name if n.differing else "-")
+            row = (
+                f"{i:>4} {_cut(n.host, 18):<18} {n.level:<11} {_cut(n.worst_metric or '-', 24):<24} "
+                f"{ratio:>8} {_z(n.worst_z, missing):>8}  {cause}"
+            )
+            out.append(_cut(row, WIDTH))
+        out += ["", "details"]
+        out.extend(detail(n) for n in shown)
+    if result.pair_suspects:
+        out += ["", "pairwise: nodes common to the failing pairs"]
+        for s in result.pair_suspects:
+            out.append(
+                textwrap.fill(
+                    f"  {s.host}: in {s.failing_pairs} of its {s.pairs} pairs that fail "
+                    f"(with {', '.join(s.peers)})",
+                    WIDTH,
+                    subsequent_indent="    ",
+                )
+            )
+    if result.skipped:
+        out += ["", f"skipped records ({len(result.skipped)})"]
+        for s in result.skipped[:20]:
+            out.append(_cut(f"  {s.source}: {s.reason}", WIDTH))
+        if len(result.skipped) > 20:
+            out.append(f"  ... and {len(result.skipped) - 20} more (--json lists all)")
+    return "\n".join(out)

@@ -1,0 +1,310 @@
+"""fleet.py and fleet_metrics.py: robust statistics, grouping, causes, baselines, pairs, hostile records."""
+
+import dataclasses
+import json
+import math
+
+import pytest
+
+from gdrdiag import fleet
+from gdrdiag.cli.report_files import load_report
+from gdrdiag.fleet import FleetOptions, analyse, load_records, parse_baseline, robust_stats, robust_z
+from gdrdiag.fleet_metrics import node_facts, node_metrics, node_pairs, node_sku
+from gdrdiag.model.results import BenchResult, SampleStats, Status
+from gdrdiag.model.serde import SchemaError
+from gdrdiag.node_record import NodeFinding, NodePair, NodeRecordHead, parse_head, record_line
+
+from .conftest import REPORTS
+
+
+def head(host, sku="A", exit_code=0, **kw):
+    return NodeRecordHead(host=host, sku=sku, exit_code=exit_code, **kw)
+
+
+# ---- statistics -------------------------------------------------------------------------------
+
+
+def test_robust_z_matches_the_formula():
+    st = robust_stats("m", [10.0, 11.0, 12.0, 13.0, 100.0], rel_floor=0.0)
+    assert st.median == 12.0 and st.mad == 1.0
+    assert robust_z(10.0, st) == pytest.approx(0.6745 * -2.0)
+    assert robust_z(100.0, st) > 50  # the outlier does not move median or MAD
+
+
+def test_mad_zero_uses_the_spread_floor():
+    st = robust_stats("m", [100.0] * 9 + [90.0], rel_floor=0.01)
+    assert st.mad == 0.0 and st.scale == pytest.approx(1.0)
+    assert robust_z(100.0, st) == 0.0
+    assert robust_z(90.0, st) == pytest.approx(-6.745)
+    flat = robust_stats("m", [0.0, 0.0, 0.0], rel_floor=0.01)
+    assert robust_z(0.0, flat) == 0.0 and math.isfinite(robust_z(-1.0, flat))
+
+
+def test_levels_thresholds_and_ranking():
+    heads = [head(f"n{i}", metrics={"copy_h2d_pinned_gbs": 50.0 + (i % 3) * 0.1}) for i in range(20)]
+    heads.append(head("slowish", metrics={"copy_h2d_pinned_gbs": 48.2}))  # z -2.56: investigate
+    heads.append(head("slow", metrics={"copy_h2d_pinned_gbs": 25.0}))
+    res = analyse(heads)
+    assert [n.host for n in res.flagged] == ["slow", "slowish"]
+    assert res.flagged[0].level == "drain" and res.flagged[1].level == "investigate"
+    strict = analyse(heads, FleetOptions(investigate_z=-1.0, drain_z=-1.5))
+    assert {n.host for n in strict.flagged if n.level == "drain"} == {"slow", "slowish"}
+
+
+def test_missing_metric_the_group_has_is_drain_with_reason():
+    heads = [head(f"n{i}", metrics={"rdma_host_gbps": 390.0}) for i in range(5)]
+    heads.append(head("broken", missing={"rdma_host_gbps": "ERROR: no port"}))
+    res = analyse(heads)
+    (bad,) = res.flagged
+    assert bad.host == "broken" and bad.level == "drain" and "no port" in bad.reasons[0]
+
+
+def test_small_group_gets_no_z_but_baseline_applies():
+    opts = FleetOptions(baseline=parse_baseline('[[sku]]\nmatch = "A*"\ncopy_h2d_pinned_gbs = 50\n'))
+    heads = [
+        head("a", sku="A1", metrics={"copy_h2d_pinned_gbs": 55.0}),
+        head("b", sku="A1", metrics={"copy_h2d_pinned_gbs": 40.0}),
+    ]
+    res = analyse(heads, opts)
+    assert res.groups[0].note.startswith("fewer than 3")
+    assert [n.host for n in res.flagged] == ["b"]
+    score = res.flagged[0].scores[0]
+    assert score.z is None and score.problem == "below baseline" and score.minimum == 50.0
+
+
+@pytest.mark.parametrize(
+    "text,err",
+    [
+        ("not toml [", "not valid TOML"),
+        ("x = 1", "[[sku]]"),
+        ('[[sku]]\nmatch = "*"\nnope = 1', "unknown metric"),
+        ('[[sku]]\nmatch = "*"\nrdma_host_gbps = "fast"', "must be a number"),
+        ("[[sku]]\nrdma_host_gbps = 1", "match"),
+    ],
+)
+def test_bad_baselines_are_refused(text, err):
+    with pytest.raises(ValueError, match=err.replace("[", r"\[")):
+        parse_baseline(text)
+
+
+def test_cause_prefers_machine_findings_and_ignores_the_majority():
+    common = NodeFinding("GDR-HOST-DMABUF", "INFO", "everyone has this", origin="machine")
+    heads = [
+        head(
+            f"n{i}", metrics={"rdma_host_gbps": 390.0}, findings=(common,), facts={"MaxReadReq nic x": "512"}
+        )
+        for i in range(6)
+    ]
+    symptom = NodeFinding("GDR-DEVICE-SLOW", "FAIL", "slow into GPU memory", origin="results")
+    cause = NodeFinding("PCIE-MRRS-SMALL", "WARN", "NIC MaxReadReq 128", subject="x", origin="machine")
+    heads.append(
+        head(
+            "bad",
+            metrics={"rdma_host_gbps": 200.0},
+            findings=(common, symptom, cause),
+            facts={"MaxReadReq nic x": "128"},
+        )
+    )
+    (bad,) = analyse(heads).flagged
+    assert bad.cause.code == "PCIE-MRRS-SMALL"
+    assert [(d.name, d.value, d.majority) for d in bad.differing] == [("MaxReadReq nic x", "128", "512")]
+
+
+def test_config_drift_without_a_slow_number_is_investigate():
+    warn = NodeFinding("ACS-REDIRECT", "FAIL", "ACS redirect", origin="machine")
+    heads = [head(f"n{i}", metrics={"rdma_host_gbps": 390.0}) for i in range(6)]
+    heads.append(head("drifted", metrics={"rdma_host_gbps": 390.0}, findings=(warn,)))
+    (n,) = analyse(heads).flagged
+    assert n.host == "drifted" and n.level == "investigate" and n.cause.code == "ACS-REDIRECT"
+
+
+def test_pairwise_names_the_node_common_to_failing_pairs():
+    heads = []
+    hosts = [f"h{i}" for i in range(6)]
+    for a in hosts:
+        pairs = tuple(
+            NodePair(peer=b, metric="pair_rdma_device_gbps", value=120.0 if "h3" in (a, b) else 390.0)
+            for b in hosts
+            if b != a
+        )
+        heads.append(head(a, pairs=pairs))
+    res = analyse(heads)
+    assert [s.host for s in res.pair_suspects] == ["h3"]
+    assert res.pair_suspects[0].failing_pairs == res.pair_suspects[0].pairs == 10
+
+
+# ---- the synthetic fleet end to end ------------------------------------------------------------
+
+
+def test_synthetic_fleet_every_fault_found_with_its_cause_first(small_fleet, evaluate_mod):
+    folder, manifest = small_fleet
+    res = fleet.load_and_analyse(folder)
+    assert not res.skipped and len(res.nodes) == 400 and len(res.groups) == 3
+    data = json.loads(json.dumps(fleet_json(res)))
+    score = evaluate_mod.evaluate(data, json.loads((folder / ".manifest.json").read_text()))
+    assert score["injected"] == 20
+    assert score["flagged_injected"] == 20 and score["cause_first"] == 20, score["misses"]
+    assert score["false_positives"] == 0
+    assert {manifest[n.host] for n in res.flagged} == {
+        "ro_missing",
+        "mrrs_small",
+        "link_downtrained",
+        "acs_redirect",
+        "peermem_missing",
+    }
+
+
+def fleet_json(res):
+    from gdrdiag.model.serde import to_jsonable
+
+    return to_jsonable(res)
+
+
+# ---- adapter ----------------------------------------------------------------------------------
+
+
+def test_adapter_reads_fixture_reports():
+    bare = load_report(REPORTS / "baremetal_hgx.json")
+    metrics, missing = node_metrics(bare)
+    assert metrics["rdma_device_mr_gbps"] == 393.0 and metrics["copy_h2d_pinned_gbs"] == 55.3 and not missing
+    facts = node_facts(bare)
+    assert facts["RlxdOrd nic 0000:19:00.0"] == "+" and facts["ACSCtl bridge 0000:17:01.0"] == "none"
+    assert facts["link gpu 0000:18:00.0"] == "32 GT/s x16" and facts["nvidia_peermem"] == "loaded"
+    assert (
+        node_sku(bare).key == "4x NVIDIA H100 80GB HBM3 | 4x ConnectX-7 | nvidia 550.90.07 open | bare metal"
+    )
+    h200 = load_report(REPORTS / "gpu_machine_h200.json")
+    assert node_sku(h200).platform == "VM (Firecracker)"
+    assert "rdma_device_mr_gbps" not in node_metrics(h200)[0]
+
+
+def _ok(key, value, provider, **params):
+    s = SampleStats.of([value])
+    return BenchResult(key=key, status=Status.OK, params=params, samples=(value,), stats=s, provider=provider)
+
+
+def test_adapter_skips_soft_results_and_reads_pairs():
+    bare = load_report(REPORTS / "baremetal_hgx.json")
+    rep = dataclasses.replace(
+        bare,
+        results=(
+            _ok("rdma_write_pinned_mr", 999.0, "soft", memory="pinned", reg_path="mr"),
+            _ok(
+                "rdma_write_device_mr",
+                300.0,
+                "pyverbs",
+                memory="device",
+                reg_path="mr",
+                topology="two_machine",
+                role="client",
+                peer="node-7:18515",
+            ),
+        ),
+    )
+    metrics, _ = node_metrics(rep)
+    assert "rdma_host_gbps" not in metrics
+    (pair,) = node_pairs(rep)
+    assert (pair.peer, pair.metric, pair.value) == ("node-7", "pair_rdma_device_gbps", 300.0)
+
+
+# ---- records: format, torn and hostile records --------------------------------------------------
+
+
+def test_record_round_trip_and_report_inside():
+    rep = load_report(REPORTS / "vm_guest_kvm.json")
+    line = record_line(rep, "gpu-vm-0", 1)
+    assert "\n" not in line
+    h = parse_head(line)
+    assert h.host == "gpu-vm-0" and h.exit_code == 1 and h.record_version == 1
+    assert {f.code for f in h.findings} >= {"RO-KERNEL-VF", "GDR-DEVICE-SLOW"}
+    assert json.loads(line)["report"]["schema_version"] == rep.schema_version
+
+
+def test_record_without_the_fast_layout_is_read_in_full():
+    rep = load_report(REPORTS / "vm_guest_kvm.json")
+    data = json.loads(record_line(rep, "n1", 0))
+    reordered = {"report": data.pop("report"), **data}
+    assert parse_head(json.dumps(reordered)).host == "n1"
+
+
+HOSTILE = {
+    "truncated": lambda good: good[: len(good) // 2],
+    "torn_tail": lambda good: good[:-50] + "}",
+    "not_json": lambda good: "hello",
+    "wrong_kind": lambda good: good.replace('"record":"gdrdiag-node-record"', '"record":"other"', 1),
+    "future_version": lambda good: good.replace('"record_version":1', '"record_version":9', 1),
+    "metric_type": lambda good: good.replace('"metrics":{', '"metrics":{"x":"fast",', 1),
+    "nan": lambda good: good.replace('"exit_code":0', '"exit_code":NaN', 1),
+    "deep": lambda good: "{" + '"a":[' * 100000 + "]" * 100000 + "}",
+    "array": lambda good: "[1,2]",
+    "empty_host": lambda good: good.replace('"host":"good"', '"host":""', 1),
+}
+
+
+def test_hostile_records_are_skipped_with_reasons(tmp_path, monkeypatch):
+    rep = load_report(REPORTS / "vm_guest_kvm.json")
+    good = record_line(rep, "good", 0)
+    (tmp_path / "good.json").write_text(good + "\n")
+    for name, make in HOSTILE.items():
+        (tmp_path / f"{name}.json").write_text(make(good))
+    (tmp_path / "binary.json").write_bytes(bytes(range(256)) * 10)
+    (tmp_path / ".good.json.abc.tmp").write_text("half a reco")  # a writer still at work: ignored
+    (tmp_path / "notes.txt").write_text("not a record")  # other files in the folder: left alone
+    (tmp_path / "huge.json").write_text(good + " " * 100)
+    monkeypatch.setattr(fleet, "MAX_RECORD_BYTES", len(good) + 10)
+    loaded = load_records(tmp_path)
+    assert [r.host for r in loaded.records] == ["good"]
+    reasons = {s.source: s.reason for s in loaded.skipped}
+    assert set(reasons) == {f"{n}.json" for n in HOSTILE} | {"binary.json", "huge.json"}
+    assert "larger than" in reasons["huge.json"]
+    assert "torn record" in reasons["torn_tail.json"] or "truncated" in reasons["torn_tail.json"]
+    assert "record_version" in reasons["future_version.json"]
+    assert (tmp_path / "notes.txt").exists()
+
+
+def test_jsonl_bad_lines_and_duplicates(tmp_path, monkeypatch):
+    rep = load_report(REPORTS / "vm_guest_kvm.json")
+    old = record_line(dataclasses.replace(rep, created_utc="2026-01-01T00:00:00Z"), "a", 0)
+    new = record_line(dataclasses.replace(rep, created_utc="2026-02-01T00:00:00Z"), "a", 1)
+    other = record_line(rep, "b", 0)
+    path = tmp_path / "fleet.jsonl"
+    path.write_text(
+        "\n".join([old, "garbage", other[:100], new, "", "x" * (len(other) + 9000), other]) + "\n"
+    )
+    monkeypatch.setattr(fleet, "MAX_RECORD_BYTES", 4096 + len(other))
+    loaded = load_records(path)
+    assert sorted((r.host, r.exit_code) for r in loaded.records) == [("a", 1), ("b", 0)]
+    reasons = {s.source: s.reason for s in loaded.skipped}
+    assert sorted(reasons) == ["a", "fleet.jsonl:2", "fleet.jsonl:3", "fleet.jsonl:6"]
+    assert "larger than" in reasons["fleet.jsonl:6"] and "duplicate" in reasons["a"]
+
+
+def test_head_validation_is_strict():
+    with pytest.raises(SchemaError):
+        parse_head(
+            '{"record":"gdrdiag-node-record","record_version":1,"host":"a","sku":"s","exit_code":true,'
+            '"report_chars":2,"report":{}}'
+        )
+
+
+def test_fifo_and_folders_named_json_are_not_opened(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "dir.json").mkdir()
+    loaded = load_records(tmp_path)  # would block forever if a FIFO were opened
+    assert sorted((s.source, s.reason) for s in loaded.skipped) == [
+        ("dir.json", "not a regular file"),
+        ("pipe.json", "not a regular file"),
+        ("pipe.jsonl", "not a regular file"),
+    ]
+
+
+def test_record_with_a_hostile_host_name_is_skipped(tmp_path):
+    rep = load_report(REPORTS / "vm_guest_kvm.json")
+    good = record_line(rep, "good", 0)
+    (tmp_path / "x.json").write_text(good.replace('"host":"good"', '"host":"a\\nb<script>"', 1))
+    (tmp_path / "y.json").write_text(good.replace('"host":"good"', '"host":"../../etc"', 1))
+    loaded = load_records(tmp_path)
+    assert not loaded.records and all("plain host name" in s.reason for s in loaded.skipped)
