@@ -31,7 +31,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from gdrdiag.model.serde import SchemaError, to_jsonable
 
@@ -342,3 +342,107 @@ _HEAD_FIELDS: dict[str, Any] = {
 
 def _reject_constant(name: str) -> Any:
     raise SchemaError(f"JSON constant {name} is not allowed")
+
+
+# --------------------------------------------------------------------------------------------
+# loading many records (fleet's input): bounded, never raises on a bad record
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A record that was not used, and why (one line)."""
+
+    source: str
+    reason: str
+
+
+@dataclass
+class LoadResult:
+    """Records read from a directory or a JSONL file, plus what was skipped."""
+
+    records: list[NodeRecordHead] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def _read_limited_lines(path: Path) -> Iterator[tuple[int, Optional[str]]]:
+    """(line number, text or None when the line is too long) for each line, in bounded memory."""
+    with open(path, "rb") as f:
+        number = 0
+        while True:
+            raw = f.readline(MAX_RECORD_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):  # skip the rest of the huge line
+                    raw = f.readline(1 << 20)
+                yield number, None
+                continue
+            yield number, raw.decode("utf-8", errors="replace")
+
+
+def load_records(path: Path) -> LoadResult:
+    """Read node records from a directory (``*.json``, ``*.jsonl``) or one file; never raises on bad records.
+
+    Hidden files (temporary files of writers still at work) are ignored. For a host seen more
+    than once the newest record (``created_utc``) is kept and the others are counted as skipped.
+    """
+    out = LoadResult()
+    if path.is_dir():
+        files = sorted(
+            p for p in path.iterdir() if not p.name.startswith(".") and p.suffix in (".json", ".jsonl")
+        )
+    else:
+        files = [path]
+    for file in files:
+        try:
+            if not file.is_file():  # a folder, FIFO or device named *.json: never opened
+                out.skipped.append(Skipped(file.name, "not a regular file"))
+            elif file.suffix == ".jsonl":
+                for number, text in _read_limited_lines(file):
+                    where = f"{file.name}:{number}"
+                    if text is None:
+                        out.skipped.append(Skipped(where, f"larger than {MAX_RECORD_BYTES} bytes"))
+                    elif text.strip():
+                        _add(out, where, text)
+            else:
+                size = file.stat().st_size
+                if size > MAX_RECORD_BYTES:
+                    out.skipped.append(Skipped(file.name, f"larger than {MAX_RECORD_BYTES} bytes"))
+                else:
+                    _add_file(out, file, size)
+        except OSError as exc:
+            out.skipped.append(Skipped(file.name, f"cannot read ({exc.strerror or exc})"))
+    _dedupe(out)
+    return out
+
+
+def _add(out: LoadResult, where: str, text: str) -> None:
+    try:
+        out.records.append(parse_head(text))
+    except SchemaError as exc:
+        out.skipped.append(Skipped(where, str(exc).splitlines()[0][:200] if str(exc) else "bad record"))
+    except (RecursionError, MemoryError, ValueError, TypeError) as exc:  # never a crash on hostile input
+        out.skipped.append(Skipped(where, f"unreadable record ({type(exc).__name__})"))
+
+
+def _add_file(out: LoadResult, file: Path, size: int) -> None:
+    try:
+        out.records.append(parse_head_file(file, size))
+    except SchemaError as exc:
+        out.skipped.append(Skipped(file.name, str(exc).splitlines()[0][:200] if str(exc) else "bad record"))
+    except (RecursionError, MemoryError, ValueError, TypeError) as exc:
+        out.skipped.append(Skipped(file.name, f"unreadable record ({type(exc).__name__})"))
+
+
+def _dedupe(out: LoadResult) -> None:
+    newest: dict[str, NodeRecordHead] = {}
+    for r in out.records:
+        if r.host not in newest or r.created_utc >= newest[r.host].created_utc:
+            if r.host in newest:
+                out.skipped.append(Skipped(r.host, "older duplicate record for this host"))
+            newest[r.host] = r
+        else:
+            out.skipped.append(Skipped(r.host, "older duplicate record for this host"))
+    out.records = list(newest.values())

@@ -46,8 +46,9 @@ def fleet_cmd(
     """Find the slow nodes of a fleet from their records (gdrdiag report --record/--jsonl), and say why."""
     import json
 
-    from gdrdiag.fleet import FleetOptions, analyse, load_records, parse_baseline
+    from gdrdiag.fleet import FleetOptions, analyse, parse_baseline
     from gdrdiag.model.serde import to_jsonable
+    from gdrdiag.node_record import load_records
     from gdrdiag.render.fleet_table import render_fleet
 
     if not path.exists():

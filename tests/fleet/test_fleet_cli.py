@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gdrdiag.cli import app
-from gdrdiag.fleet import load_records
+from gdrdiag.node_record import load_records
 
 from .conftest import REPORTS
 
@@ -202,22 +202,24 @@ def test_inspect_check_exit_codes():
 
 
 def _pair_report(path, peer, value):
+    from gdrdiag.model.params import MrParams, RunSettings
     from gdrdiag.model.report import Report
     from gdrdiag.model.results import BenchResult, SampleStats, Status
+    from gdrdiag.model.vocabulary import AccessFlags, MemoryKind, RegPath
 
-    params = {
-        "memory": "device",
-        "reg_path": "mr",
-        "topology": "two_machine",
-        "role": "client",
-        "peer": f"{peer}:18515",
-        "mode": "bw",
-        "ro": True,
-    }
+    params = MrParams(
+        memory=MemoryKind.DEVICE,
+        reg_path=RegPath.MR,
+        topology="two_machine",
+        role="client",
+        mode="bw",
+        access=AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.RELAXED_ORDERING,
+    )
     result = BenchResult(
         key="rdma_write_device_mr",
         status=Status.OK,
         params=params,
+        settings=RunSettings(peer=f"{peer}:18515"),
         unit="Gb/s",
         samples=(value,),
         stats=SampleStats.of([value]),

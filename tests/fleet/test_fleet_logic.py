@@ -6,13 +6,20 @@ import math
 
 import pytest
 
-from gdrdiag import fleet
+from gdrdiag import fleet, node_record
 from gdrdiag.cli.report_files import load_report
-from gdrdiag.fleet import FleetOptions, analyse, load_records, parse_baseline, robust_stats, robust_z
+from gdrdiag.fleet import FleetOptions, analyse, parse_baseline, robust_stats, robust_z
 from gdrdiag.fleet_metrics import node_facts, node_metrics, node_pairs, node_sku
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 from gdrdiag.model.serde import SchemaError
-from gdrdiag.node_record import NodeFinding, NodePair, NodeRecordHead, parse_head, record_line
+from gdrdiag.node_record import (
+    NodeFinding,
+    NodePair,
+    NodeRecordHead,
+    load_records,
+    parse_head,
+    record_line,
+)
 
 from .conftest import REPORTS
 
@@ -178,9 +185,12 @@ def test_adapter_reads_fixture_reports():
     assert "rdma_device_mr_gbps" not in node_metrics(h200)[0]
 
 
-def _ok(key, value, provider, **params):
+def _ok(key, value, provider, peer=None, **params):
+    from gdrdiag.model.params import MrParams, RunSettings
+
     s = SampleStats.of([value])
-    return BenchResult(key=key, status=Status.OK, params=params, samples=(value,), stats=s, provider=provider)
+    return BenchResult(key=key, status=Status.OK, params=MrParams(**params), samples=(value,), stats=s,
+                       provider=provider, settings=RunSettings(peer=peer))
 
 
 def test_adapter_skips_soft_results_and_reads_pairs():
@@ -251,7 +261,7 @@ def test_hostile_records_are_skipped_with_reasons(tmp_path, monkeypatch):
     (tmp_path / ".good.json.abc.tmp").write_text("half a reco")  # a writer still at work: ignored
     (tmp_path / "notes.txt").write_text("not a record")  # other files in the folder: left alone
     (tmp_path / "huge.json").write_text(good + " " * 100)
-    monkeypatch.setattr(fleet, "MAX_RECORD_BYTES", len(good) + 10)
+    monkeypatch.setattr(node_record, "MAX_RECORD_BYTES", len(good) + 10)
     loaded = load_records(tmp_path)
     assert [r.host for r in loaded.records] == ["good"]
     reasons = {s.source: s.reason for s in loaded.skipped}
@@ -271,7 +281,7 @@ def test_jsonl_bad_lines_and_duplicates(tmp_path, monkeypatch):
     path.write_text(
         "\n".join([old, "garbage", other[:100], new, "", "x" * (len(other) + 9000), other]) + "\n"
     )
-    monkeypatch.setattr(fleet, "MAX_RECORD_BYTES", 4096 + len(other))
+    monkeypatch.setattr(node_record, "MAX_RECORD_BYTES", 4096 + len(other))
     loaded = load_records(path)
     assert sorted((r.host, r.exit_code) for r in loaded.records) == [("a", 1), ("b", 0)]
     reasons = {s.source: s.reason for s in loaded.skipped}

@@ -18,8 +18,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "gdrdiag"
 # Third-party modules that touch hardware; only gdrdiag/hw/ may import them. (ctypes is allowed
 # elsewhere: benches use its scalar types to describe kernel arguments, which touches nothing.)
 HARDWARE_MODULES = ("cuda", "pyverbs", "pynvml", "cupy", "torch")
-# Layers that may open files: hw/ reads the machine, cli/ reads and writes the user's files.
-FILE_LAYERS = ("hw", "cli")
+# Layers that may open files: hw/ reads the machine, cli/ reads and writes the user's files, and
+# node_record is the store of fleet records (atomic per-node files, O_APPEND JSONL, bounded reads).
+FILE_LAYERS = ("hw", "cli", "node_record")
 PATH_METHODS = ("read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "glob", "rglob")
 PRINTING_CALLS = ("print", "echo", "secho")
 
