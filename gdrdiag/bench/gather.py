@@ -61,6 +61,10 @@ class KernelSpec:
     merges_runs: bool = False
     l1_dedupe: bool = False  # L1-allocating loads: a slot read twice in a row is fetched once
     presort: bool = False  # counting-sort the pairs by source slot on the GPU first (timed)
+    # The sort (the "plan") is made once per index set and reused for GatherConfig.plan_reuse
+    # batches over the same indices; each timed sample is one plan plus that many gathers.
+    reuse_plan: bool = False
+    dedupe: bool = False  # a repeated slot is read once and stored to all its destinations
     min_cc: int = 80
     doc: str = ""
 
@@ -126,6 +130,20 @@ KERNELS: dict[str, KernelSpec] = {
             doc="GPU counting sort of the pairs by source slot, then lines (sort timed with the gather)",
         ),
         KernelSpec(
+            "planned-lines",
+            "gather_lines_dedupe",
+            "persistent",
+            1024,
+            "sector",
+            line_aware=True,
+            merges_runs=True,
+            presort=True,
+            reuse_plan=True,
+            dedupe=True,
+            doc="sort-first with the sort reused across batches of one index set (--plan-reuse), "
+            "each repeated slot read once",
+        ),
+        KernelSpec(
             "lines-l2pf",
             "gather_lines_l2pf",
             "persistent",
@@ -151,12 +169,19 @@ KERNELS: dict[str, KernelSpec] = {
     )
 }
 LADDER = tuple(KERNELS)
-BEST_CANDIDATES = ("sorted-lines", "lines", "lines-l2pf", "bulk", "persistent", "warp-ilp")
+BEST_CANDIDATES = ("planned-lines", "sorted-lines", "lines", "lines-l2pf", "bulk", "persistent", "warp-ilp")
 LINES_RECORDS_PER_WARP = 8  # LINES_M in native/gather.cu
 LINES_INSTR_IN_FLIGHT = 8  # LINES_K
+# Batches one plan (the sorted pairs) serves by default. The plan depends on the indices only,
+# not on the table: in KV-cache offload one token list is gathered once per layer (each layer
+# has its own KV pool), so the layers of one step can share it. 32 is a stated choice (fewer
+# than the layers of large models), not a measured one; --plan-reuse 1 is a sort per batch.
+DEFAULT_PLAN_REUSE = 32
 ILP_CHUNKS = 8  # warp_ilp's K (chunks per lane per pass)
 BULK_MAX_DEPTH = 8
 
+# Down to 16 B (issue 15): small records are where token and KV-entry gathers live.
+RECORD_SIZE_SWEEP = (16, 32, 64, 128, 256, 512, 640, 656, 768, 1024, 2048, 4096)
 PATTERNS = ("random", "unique", "sorted", "runs", "sequential")
 SWEEPS = ("ladder", "record-size", "stride", "offset", "pattern", "sm", "threads")
 
@@ -195,6 +220,10 @@ def parse_pattern(text: str) -> tuple[str, int]:
 def pattern_name(pattern: str, run_length: int) -> str:
     """Inverse of :func:`parse_pattern`."""
     return f"runs:{run_length}" if pattern == "runs" else pattern
+
+
+def _fmt(v: Optional[float]) -> str:
+    return "-" if v is None else f"{v:.3f}"
 
 
 def round_up(value: int, to: int) -> int:
@@ -357,6 +386,50 @@ def read_plan(src, layout: Layout, spec: KernelSpec):
     return segment_histogram(src, layout, spec), int(src.size)
 
 
+def planned_read_plan(src, layout: Layout) -> tuple[dict[tuple[int, int], int], int]:
+    """(segment histogram, slots read) of gather_lines_dedupe over pairs sorted by source slot.
+
+    Mirrors lines_step with DEDUPE (native/gather.cu): warps take groups of 8 consecutive sorted
+    records; a run of equal slots is read once, by the group holding its first record (the
+    owner); an owner continues the segment of the previous owner when its slot is the next one
+    and that owner is in the same group (packed, 16-B aligned layouts only). Layouts off the
+    fast path (odd sizes or offsets) are read record by record, with no merging or dedupe.
+    """
+    import numpy as np
+
+    src = np.sort(np.asarray(src, dtype=np.int64))
+    n = src.size
+    R, stride, base = layout.record_bytes, layout.stride, layout.base_offset
+    aligned = stride % 16 == 0 and base % 16 == 0
+    if not aligned or n == 0:
+        return segment_histogram(src, layout, KERNELS["warp"]), int(n)
+    merge = stride == R and R % 16 == 0
+    idx = np.arange(n)
+    owner = np.ones(n, dtype=bool)
+    owner[1:] = src[1:] != src[:-1]
+    # The owner of each record's run (the last owner at or before it).
+    run_owner = np.maximum.accumulate(np.where(owner, idx, 0))
+    group = idx // LINES_RECORDS_PER_WARP
+    head = owner.copy()
+    if merge:
+        prev_owner = np.empty(n, dtype=np.int64)
+        prev_owner[0] = -1
+        prev_owner[1:] = run_owner[:-1]
+        same_group = (prev_owner >= 0) & (prev_owner // LINES_RECORDS_PER_WARP == group)
+        cont = np.zeros(n, dtype=bool)
+        cont[1:] = owner[1:] & same_group[1:] & (src[1:] == src[:-1] + 1)
+        head = owner & ~cont
+    owners = np.flatnonzero(owner)
+    heads = np.flatnonzero(head)
+    # Owners per segment: the owners from each head to the next head.
+    lengths = np.diff(np.append(np.searchsorted(owners, heads), owners.size))
+    offsets = (base + src[heads] * stride) % pcie_model.PAGE
+    keys = offsets * 64 + lengths  # lengths <= 8 < 64
+    uniq, counts = np.unique(keys, return_counts=True)
+    hist = {(int(k // 64), int(k % 64)): int(c) for k, c in zip(uniq, counts, strict=True)}
+    return hist, int(owners.size)
+
+
 def bytes_in_flight_per_warp(spec: KernelSpec, record_bytes: int, depth: int = 0) -> int:
     """Most useful bytes one warp has requested and not yet received, by design."""
     R = record_bytes
@@ -368,7 +441,7 @@ def bytes_in_flight_per_warp(spec: KernelSpec, record_bytes: int, depth: int = 0
         return min(round_up(R, 16), pcie_model.INSTRUCTION_BYTES)
     if spec.name in ("warp-ilp", "persistent"):
         return min(round_up(R, 16), ILP_CHUNKS * pcie_model.INSTRUCTION_BYTES)
-    if spec.name in ("lines", "lines-l2pf", "sorted-lines"):
+    if spec.name in ("lines", "lines-l2pf", "sorted-lines", "planned-lines"):
         per_record = max(1, math.ceil((R + 112) / pcie_model.INSTRUCTION_BYTES))
         records = max(1, min(LINES_RECORDS_PER_WARP, LINES_INSTR_IN_FLIGHT // per_record))
         return min(records * R, LINES_INSTR_IN_FLIGHT * pcie_model.INSTRUCTION_BYTES)
@@ -419,7 +492,7 @@ def sweep_cases(
     if sweep == "ladder":
         add(base)
     elif sweep == "record-size":
-        sizes = (640, 656, 768) if quick else (64, 128, 256, 512, 640, 656, 768, 1024, 2048, 4096)
+        sizes = (640, 656, 768) if quick else RECORD_SIZE_SWEEP
         for R in sizes:
             add(replace(base, record_bytes=R, stride=R))
     elif sweep == "stride":
@@ -512,6 +585,43 @@ def min_sms_for_fraction(points: Sequence[tuple[int, float]], fraction: float = 
     return pts[-1][0]
 
 
+def record_size_summary(results: Sequence[BenchResult], kernel: str = "planned-lines") -> list[dict]:
+    """Per record size of the record-size sweep: the best kernel against its model ceiling.
+
+    For each (pattern, R): the fastest verified kernel, its ratio to CE, its ceiling
+    (``ceiling_ratio_to_ce``), best / ceiling, and for ``kernel`` (the new small-record path) the
+    model's prediction with its sort cost (``model_kernel_ratio_to_ce``) against its measurement.
+    """
+    groups: dict[tuple[str, int], list[BenchResult]] = {}
+    for r in results:
+        if r.params.get("sweep") == "record-size" and r.status is Status.OK and r.value:
+            groups.setdefault((str(r.params.get("pattern")), int(r.params["record_bytes"])), []).append(r)
+    rows = []
+    for (pattern, R), rs in sorted(groups.items()):
+        best = max(rs, key=lambda r: r.value)
+        ratio = best.metrics.get("ratio_to_ce")
+        ceiling = best.metrics.get("ceiling_ratio_to_ce")
+        row = {
+            "pattern": pattern,
+            "record_bytes": R,
+            "best_kernel": best.params.get("kernel"),
+            "best_ratio_to_ce": ratio,
+            "ceiling_ratio_to_ce": ceiling,
+            "best_over_ceiling": ratio / ceiling if ratio and ceiling else None,
+        }
+        mine = [r for r in rs if r.params.get("kernel") == kernel]
+        if mine:
+            m = mine[0].metrics
+            pred, meas = m.get("model_kernel_ratio_to_ce"), m.get("ratio_to_ce")
+            row.update(
+                kernel_ratio_to_ce=meas,
+                kernel_predicted_ratio_to_ce=pred,
+                kernel_predicted_over_measured=pred / meas if pred and meas else None,
+            )
+        rows.append(row)
+    return rows
+
+
 def verify_gather(table_bytes, dst_bytes, src_idx, dst_idx, layout: Layout) -> Optional[str]:
     """None when every destination byte is right, else a one-line description of the first error.
 
@@ -547,6 +657,72 @@ def verify_gather(table_bytes, dst_bytes, src_idx, dst_idx, layout: Layout) -> O
     return None
 
 
+def model_metrics(
+    spec: KernelSpec,
+    layout: Layout,
+    src,
+    link: pcie_model.LinkParams,
+    ce_gbps: Optional[float] = None,
+    plan_us: Optional[float] = None,
+    reuse: int = 1,
+) -> dict[str, Optional[float]]:
+    """The model's columns for one gather row (pure: tested without a GPU).
+
+    ``model_ratio_to_ce``: the link-bound ratio for the bytes the kernel reads, in its order
+    (every record once; planned-lines: every distinct slot once, its exact read plan).
+    ``ceiling_ratio_to_ce``: the most the model allows the kernel (for kernels with L1-allocating
+    loads, the larger of that and the estimate with every back-to-back repeat an L1 hit).
+    ``model_kernel_ratio_to_ce`` (sort-first kernels, given the measured plan time): the ceiling
+    with the sort's cost per batch added, ``plan_us / reuse`` (pcie_model.ratio_with_fixed_cost).
+    """
+    import numpy as np
+
+    if spec.model_mode is None:
+        return {"model_ratio_to_ce": None}
+    out: dict[str, Optional[float]] = {}
+    R, n = layout.record_bytes, layout.records
+    if spec.dedupe:
+        # Its exact read plan: each distinct slot crosses PCIe once (native/gather.cu DEDUPE).
+        hist, n_read = planned_read_plan(src, layout)
+        pred = pcie_model.predict(hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
+        model = pred.ratio_to_ce * n / max(1, n_read)
+        out["model_ratio_to_ce"] = model
+        out["records_read_fraction"] = n_read / n
+        out["model_ratio_if_repeats_hit_l1"] = model
+        ceiling = model
+    else:
+        # Link-bound model: every record read once, in the order the kernel reads them.
+        order = np.sort(np.asarray(src)) if spec.presort else src
+        pred = pcie_model.predict(
+            segment_histogram(order, layout, spec), R, spec.model_mode, line_aware=spec.line_aware, p=link
+        )
+        out["model_ratio_to_ce"] = pred.ratio_to_ce
+        # If back-to-back repeats of a slot hit L1, fewer bytes cross PCIe than are delivered.
+        read_hist, n_read = read_plan(src, layout, spec)
+        read_pred = pcie_model.predict(read_hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
+        out["records_read_fraction"] = n_read / n
+        out["model_ratio_if_repeats_hit_l1"] = read_pred.ratio_to_ce * n / max(1, n_read)
+        ceiling = pred.ratio_to_ce
+        if spec.l1_dedupe:
+            ceiling = max(ceiling, out["model_ratio_if_repeats_hit_l1"])
+    out["model_gbytes_per_s"] = out["model_ratio_to_ce"] * ce_gbps if ce_gbps else None
+    out["ceiling_ratio_to_ce"] = ceiling
+    if spec.presort and plan_us is not None and ce_gbps:
+        out["model_kernel_ratio_to_ce"] = pcie_model.ratio_with_fixed_cost(
+            ceiling, layout.nbytes, ce_gbps, plan_us / max(1, reuse)
+        )
+    out["model_efficiency"] = pred.efficiency
+    out["partial_line_loss"] = pred.partial_line_loss
+    out["completions_per_record"] = pred.completions_per_record
+    # The layout's own loss, read the best SM way (line-aware), for ALIGN rules.
+    best = pcie_model.predict(
+        segment_histogram(src, layout, KERNELS["lines"]), R, "sector", line_aware=True, p=link
+    )
+    out["layout_partial_line_loss"] = best.partial_line_loss
+    out["layout_model_ratio_to_ce"] = best.ratio_to_ce
+    return out
+
+
 # ------------------------------------------------------------------------------------------
 # The run (needs a GPU)
 # ------------------------------------------------------------------------------------------
@@ -566,6 +742,7 @@ class GatherConfig:
     iterations: int = 20
     time_budget_s: float = 0.25
     quick: bool = False
+    plan_reuse: int = DEFAULT_PLAN_REUSE  # batches one plan serves (planned-lines)
     link: pcie_model.LinkParams = field(default_factory=pcie_model.LinkParams)
     link_source: str = "assumed (diagnostics-kb 14, H200 VM)"
     link_explicit: bool = False  # True when the user gave --mps/--mrrs/--rcb
@@ -584,6 +761,8 @@ class GatherConfig:
             raise UserInputError(f"--threads must be a multiple of 32 in 32..1024, got {self.threads}")
         if self.iterations < 1:
             raise UserInputError(f"--iterations must be at least 1, got {self.iterations}")
+        if not 1 <= self.plan_reuse <= 256:
+            raise UserInputError(f"--plan-reuse must be in 1..256, got {self.plan_reuse}")
         from gdrdiag.hw.memory import host_available_bytes
 
         need = max(self.base.table_bytes, self.base.nbytes + TABLE_PAD)
@@ -819,10 +998,14 @@ class _Session:
             (depth, ctypes.c_uint),
         ]
 
-        entries = 3
+        entries, reuse, plan_us = 3, 1, None
         if spec.presort:
-            op = self._presorted(layout, fn, grid, threads, args, shared)
-            entries = 9
+            plan = self._plan_op(layout)
+            reuse = self.config.plan_reuse if spec.reuse_plan else 1
+            params["plan_reuse"] = reuse
+            op = self._presorted(plan, fn, grid, threads, args, shared, reuse)
+            entries = 8 + reuse
+            plan_us = self._plan_us(plan)
         else:
 
             def op(stream) -> None:
@@ -831,15 +1014,20 @@ class _Session:
         if persistent:
             self.sm_ids.fill(0xFF)
         timed = self._samples(op, f"gather {spec.name}", entries)
+        # A planned sample is one plan plus `reuse` gathers: the time per batch is the sample over
+        # `reuse` (the plan's cost shared by the batches that use it, as the kernel is meant to run).
+        per_batch = tuple(t / reuse for t in timed.seconds)
         nbytes = layout.nbytes
-        samples = tuple(nbytes / s / 1e9 for s in timed.seconds)
+        samples = tuple(nbytes / s / 1e9 for s in per_batch)
         stats = SampleStats.of(samples)
         got = self.dst.read_array(layout.records * layout.dst_stride)
         problem = verify_gather(self.table_np, got, src, dst, layout)
 
         metrics: dict[str, Optional[float]] = {
-            "us_per_batch": float(sorted(timed.seconds)[len(timed.seconds) // 2] * 1e6)
+            "us_per_batch": float(sorted(per_batch)[len(per_batch) // 2] * 1e6)
         }
+        if plan_us is not None:
+            metrics["plan_us"] = plan_us
         ce_gbps = ce.value if ce is not None and ce.status is Status.OK else None
         metrics["ratio_to_ce"] = stats.median / ce_gbps if ce_gbps else None
         metrics["ce_gbytes_per_s"] = ce_gbps
@@ -862,7 +1050,15 @@ class _Session:
         metrics["littles_law_latency_us"] = (
             per_sm * sms_used / (stats.median * 1e9) * 1e6 if stats.median else None
         )
-        metrics.update(self._model_metrics(spec, layout, src, ce_gbps))
+        metrics.update(self._model_metrics(spec, layout, src, ce_gbps, plan_us, reuse))
+        method = timed.method
+        if spec.presort:
+            method += (
+                f"; one sample = the sort (plan) + {reuse} gather(s) over the same indices, "
+                f"divided by {reuse}"
+                + ("" if reuse > 1 else " (a sort in every batch)")
+                + "; plan_us = the sort alone, timed the same way"
+            )
         common = dict(
             description=f"zero-copy gather, {spec.doc}",
             params=params,
@@ -871,15 +1067,15 @@ class _Session:
             stats=stats,
             metrics=metrics,
             provider="cuda",
-            method=timed.method + "; destination poisoned before the run, every byte checked on the "
+            method=method + "; destination poisoned before the run, every byte checked on the "
             "host with numpy after it (records and the poison past them)",
         )
         if problem:
             return BenchResult.error(spec.key, f"wrong data: {problem}", verified=False, **common)
         return BenchResult(key=spec.key, status=Status.OK, verified=True, **common)
 
-    def _presorted(self, layout: Layout, fn, grid: int, threads: int, args, shared: int):
-        """The sort-first batch: count, scan, scatter (native/gather.cu), then gather_lines."""
+    def _plan_op(self, layout: Layout):
+        """The plan: count, scan, scatter (native/gather.cu) of the pairs by source slot."""
         from gdrdiag.hw import cuda
 
         names = ("sort_count", "sort_scan_blocks", "sort_scan", "sort_scan_add", "sort_scatter")
@@ -910,45 +1106,35 @@ class _Session:
                 [(s_in, vp), (d_in, vp), (n, ull), (counts, vp), (s_out, vp), (d_out, vp)],
                 stream,
             )
-            cuda.launch(fn, grid, threads, args, stream, shared)
 
         return op
 
-    def _model_metrics(self, spec: KernelSpec, layout: Layout, src, ce_gbps) -> dict[str, Optional[float]]:
-        import numpy as np
+    def _presorted(self, plan, fn, grid: int, threads: int, args, shared: int, reuse: int = 1):
+        """The sort-first sample: the plan, then ``reuse`` gathers over the sorted pairs."""
+        from gdrdiag.hw import cuda
 
-        out: dict[str, Optional[float]] = {}
+        def op(stream) -> None:
+            plan(stream)
+            for _ in range(reuse):
+                cuda.launch(fn, grid, threads, args, stream, shared)
+
+        return op
+
+    def _plan_us(self, plan) -> float:
+        """Median microseconds of the plan alone (the model's sort cost term), behind the gate."""
+        from gdrdiag.bench import timing
+
+        timed = timing.time_stream(
+            self.stream, plan, iterations=timing.gated_iterations(15, 8), warmup=1, gate=self.gate
+        )
+        return float(sorted(timed.seconds)[len(timed.seconds) // 2] * 1e6)
+
+    def _model_metrics(
+        self, spec: KernelSpec, layout: Layout, src, ce_gbps, plan_us: Optional[float] = None, reuse: int = 1
+    ) -> dict[str, Optional[float]]:
         if spec.model_mode is None:
             return {"model_ratio_to_ce": None}
-        # Link-bound model: every record read once, in the order the kernel reads them.
-        order = np.sort(np.asarray(src)) if spec.presort else src
-        hist = segment_histogram(order, layout, spec)
-        pred = pcie_model.predict(
-            hist, layout.record_bytes, spec.model_mode, line_aware=spec.line_aware, p=self.config.link
-        )
-        out["model_ratio_to_ce"] = pred.ratio_to_ce
-        out["model_gbytes_per_s"] = pred.ratio_to_ce * ce_gbps if ce_gbps else None
-        # If back-to-back repeats of a slot hit L1, fewer bytes cross PCIe than are delivered.
-        read_hist, n_read = read_plan(src, layout, spec)
-        read_pred = pcie_model.predict(
-            read_hist, layout.record_bytes, spec.model_mode, line_aware=spec.line_aware, p=self.config.link
-        )
-        out["records_read_fraction"] = n_read / layout.records
-        out["model_ratio_if_repeats_hit_l1"] = read_pred.ratio_to_ce * layout.records / max(1, n_read)
-        out["model_efficiency"] = pred.efficiency
-        out["partial_line_loss"] = pred.partial_line_loss
-        out["completions_per_record"] = pred.completions_per_record
-        # The layout's own loss, read the best SM way (line-aware), for ALIGN rules.
-        best = pcie_model.predict(
-            segment_histogram(src, layout, KERNELS["lines"]),
-            layout.record_bytes,
-            "sector",
-            line_aware=True,
-            p=self.config.link,
-        )
-        out["layout_partial_line_loss"] = best.partial_line_loss
-        out["layout_model_ratio_to_ce"] = best.ratio_to_ce
-        return out
+        return model_metrics(spec, layout, src, self.config.link, ce_gbps, plan_us, reuse)
 
     def _params(self, case: Case) -> dict:
         lay = case.layout
@@ -1107,6 +1293,19 @@ class _Session:
                     for i, r in enumerate(results):
                         if r in sweep_results and r.params.get("sm_limit") == self.sm_count:
                             results[i] = replace(r, metrics={**r.metrics, "min_sms_for_95pct": float(need)})
+        for row in record_size_summary(results):
+            line = (
+                f"R={row['record_bytes']} B {row['pattern']}: best {row['best_kernel']} "
+                f"{_fmt(row['best_ratio_to_ce'])} x CE, ceiling {_fmt(row['ceiling_ratio_to_ce'])}, "
+                f"best/ceiling {_fmt(row['best_over_ceiling'])}"
+            )
+            if row.get("kernel_ratio_to_ce") is not None:
+                line += (
+                    f"; planned-lines {_fmt(row['kernel_ratio_to_ce'])} measured vs "
+                    f"{_fmt(row.get('kernel_predicted_ratio_to_ce'))} predicted "
+                    f"(pred/meas {_fmt(row.get('kernel_predicted_over_measured'))})"
+                )
+            notes.append(line)
         notes.append(
             f"link: {self.link_text}; model PCIe parameters: MPS {cfg.link.mps}, MRRS {cfg.link.mrrs}, "
             f"RCB {cfg.link.rcb}, {cfg.link.cpl_overhead} B per completion ({cfg.link_source})"
