@@ -59,6 +59,12 @@ def gather_bench(
         "--plan-reuse",
         help="planned-lines: batches over one index set that share one sort (1 = a sort per batch).",
     ),
+    records_per_step: Optional[int] = typer.Option(
+        None, "--records-per-step", help="planned-lines: records per warp step, 8 or 32 (default: by size)."
+    ),
+    rounds: int = typer.Option(
+        1, "--rounds", help="Re-measure a case whose samples spread over 3% (shared link), up to N rounds."
+    ),
     device: int = typer.Option(0, "--device", "-d", help="CUDA device ordinal."),
     mps: Optional[int] = typer.Option(
         None, "--mps", help="Model: Max Payload Size (default: read, else 256)."
@@ -109,6 +115,8 @@ def gather_bench(
         time_budget_s=0.1 if quick else 0.25,
         quick=quick,
         plan_reuse=plan_reuse,
+        records_per_step=records_per_step,
+        rounds=rounds,
         link=link,
         link_source="given on the command line" if explicit else "assumed (diagnostics-kb 14, H200 VM)",
         link_explicit=explicit,
