@@ -31,3 +31,5 @@ for pat in ${PATTERNS:-unique random}; do
   tail -n 2 "$OUT/rs-$pat.err"
   grep -E "^R=" "$OUT/rs-$pat.txt"
 done
+# One archive back (the device returns few files): everything but the archive itself.
+tar czf /tmp/gather-small.tgz -C "$OUT" . && rm -f "$OUT"/* && mv /tmp/gather-small.tgz "$OUT/"

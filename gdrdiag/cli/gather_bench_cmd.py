@@ -65,6 +65,11 @@ def gather_bench(
     rounds: int = typer.Option(
         1, "--rounds", help="Re-measure a case whose samples spread over 3% (shared link), up to N rounds."
     ),
+    paired_ce: bool = typer.Option(
+        True,
+        "--paired-ce/--no-paired-ce",
+        help="A CE copy of the same bytes before every gather sample; x CE = median per-pair ratio.",
+    ),
     device: int = typer.Option(0, "--device", "-d", help="CUDA device ordinal."),
     mps: Optional[int] = typer.Option(
         None, "--mps", help="Model: Max Payload Size (default: read, else 256)."
@@ -117,6 +122,7 @@ def gather_bench(
         plan_reuse=plan_reuse,
         records_per_step=records_per_step,
         rounds=rounds,
+        paired_ce=paired_ce,
         link=link,
         link_source="given on the command line" if explicit else "assumed (diagnostics-kb 14, H200 VM)",
         link_explicit=explicit,
