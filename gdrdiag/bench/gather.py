@@ -760,7 +760,10 @@ class GatherConfig:
     plan_reuse: int = DEFAULT_PLAN_REUSE  # batches one plan serves (planned-lines)
     records_per_step: Optional[int] = None  # planned-lines: 8 or 32 records per warp step; None = by R
     rounds: int = 1  # timing rounds per case when samples are disturbed (see _Session._samples)
-    paired_ce: bool = True  # a CE copy of the same bytes before every gather sample (ratio per pair)
+    # A CE copy of the same bytes before every gather sample (ratio per pair). Off by default: on
+    # the H100 a CE copy just before each sample slowed random-order gathers of small records by
+    # up to a third (docs/gather-bench.md), so paired ratios understate back-to-back gathers.
+    paired_ce: bool = False
     link: pcie_model.LinkParams = field(default_factory=pcie_model.LinkParams)
     link_source: str = "assumed (diagnostics-kb 14, H200 VM)"
     link_explicit: bool = False  # True when the user gave --mps/--mrrs/--rcb
@@ -868,14 +871,6 @@ class _Session:
         table_bytes = max(max(lay.table_bytes, lay.nbytes + TABLE_PAD) for lay in layouts)
         dst_bytes = max(lay.records * lay.dst_stride for lay in layouts)
         idx_bytes = 4 * max(lay.records for lay in layouts)
-        if self.table is None or self.table.size < table_bytes:
-            if self.table is not None:
-                self.table.close()
-            self.table = self.stack.enter_context(
-                self.memory.allocate("pinned", table_bytes, alignment=4096, gpu=self.gpu)
-            )
-            self.table.write(self.memory.pattern(table_bytes, seed=0x3C))
-            self.table_np = np.ctypeslib.as_array((ctypes.c_uint8 * table_bytes).from_address(self.table.ptr))
         if self.dst is None or self.dst.size < dst_bytes:
             if self.dst is not None:
                 self.dst.close()
@@ -898,6 +893,17 @@ class _Session:
             self.ce_dst = self.stack.enter_context(self.memory.allocate("device", ce_bytes, gpu=self.gpu))
         if getattr(self, "counts", None) is None or self.counts.size < count_bytes:
             self.counts = self.stack.enter_context(self.memory.allocate("device", count_bytes, gpu=self.gpu))
+        # The pinned table last: a destination too large for the GPU then fails before up to the
+        # same size of host memory is pinned and filled (an 80-GB GPU next to 128 GiB of host
+        # memory ran out of host memory the other way round).
+        if self.table is None or self.table.size < table_bytes:
+            if self.table is not None:
+                self.table.close()
+            self.table = self.stack.enter_context(
+                self.memory.allocate("pinned", table_bytes, alignment=4096, gpu=self.gpu)
+            )
+            self.table.write(self.memory.pattern(table_bytes, seed=0x3C))
+            self.table_np = np.ctypeslib.as_array((ctypes.c_uint8 * table_bytes).from_address(self.table.ptr))
         self._loaded_indices = None
         self._index_cache: dict = {}
 

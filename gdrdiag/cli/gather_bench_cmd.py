@@ -66,7 +66,7 @@ def gather_bench(
         1, "--rounds", help="Re-measure a case whose samples spread over 3% (shared link), up to N rounds."
     ),
     paired_ce: bool = typer.Option(
-        True,
+        False,
         "--paired-ce/--no-paired-ce",
         help="A CE copy of the same bytes before every gather sample; x CE = median per-pair ratio.",
     ),
