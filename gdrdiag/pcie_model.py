@@ -341,3 +341,32 @@ def best_alternatives(
 def iter_modes() -> Iterable[str]:
     """The request modes the model knows."""
     return iter(MODES)
+
+
+def ratio_with_fixed_cost(
+    link_ratio_to_ce: float, nbytes: int, ce_gbytes_per_s: float, fixed_us: float
+) -> float:
+    """Ratio to CE of a kernel reading at ``link_ratio_to_ce`` plus ``fixed_us`` of other work per batch.
+
+    The fixed work (a sort or bucketing step) does not overlap the reads of ``nbytes``:
+    t = nbytes / (ratio x CE) + fixed; the ratio is nbytes / t / CE. This is the sort's cost term:
+    with it the model predicts a sort-first kernel, not just the link it reads over.
+    """
+    if link_ratio_to_ce <= 0 or nbytes <= 0 or ce_gbytes_per_s <= 0:
+        return 0.0
+    ce = ce_gbytes_per_s * 1e9
+    t = nbytes / (link_ratio_to_ce * ce) + max(0.0, fixed_us) * 1e-6
+    return nbytes / t / ce
+
+
+def reuse_for_fraction(
+    link_ratio_to_ce: float, nbytes: int, ce_gbytes_per_s: float, plan_us: float, fraction: float = 0.99
+) -> int:
+    """Fewest batches one plan must serve so the kernel keeps ``fraction`` of its link ceiling.
+
+    From t = t_link + plan / K: K >= plan / (t_link (1 / fraction - 1)).
+    """
+    if not 0 < fraction < 1 or link_ratio_to_ce <= 0 or nbytes <= 0 or ce_gbytes_per_s <= 0:
+        raise ValueError("need 0 < fraction < 1 and positive ratio, bytes and CE rate")
+    t_link_us = nbytes / (link_ratio_to_ce * ce_gbytes_per_s * 1e9) * 1e6
+    return max(1, math.ceil(max(0.0, plan_us) / (t_link_us * (1 / fraction - 1))))

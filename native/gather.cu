@@ -336,25 +336,77 @@ __device__ __forceinline__ u64 shfl64(u64 v, unsigned src)
 // R % 16 == 0, so 16-B chunks never straddle two records); random indices give segments of one
 // record. Each segment is read as a byte range [a, a + len) with instructions that each cover
 // 512 bytes starting at a 128-B line boundary (line-aware), numbered across segments; the warp
-// issues LINES_K instructions, then stores them, then the next LINES_K.
-template <int L>
+// issues LINES_K instructions, then stores them, then the next LINES_K. M (records per step) is
+// LINES_M for gather_lines; the planned kernel takes 32 for small records (gather.py), so one
+// step's index loads, shuffles and round trip serve 32 records instead of 8.
+//
+// DEDUPE (gather_lines_dedupe, for pairs sorted by source slot, so equal slots are adjacent):
+// a run of records with the same source slot is read once, by the warp whose group holds the
+// run's first record (its "owner" lane), and every chunk is stored to each destination of the
+// run, including records past this warp's group (their destinations are read from didx). A
+// record equal to its predecessor is a duplicate and reads nothing; so is lane 0 when record
+// first-1 has the same slot (the previous group's warp owns that run). Every slot therefore
+// crosses PCIe once per batch whatever the L1 does, which is what the model's planned read plan
+// counts (gather.planned_read_plan). The boundary indices (first-1, first+M) are loaded with
+// the group's own, so no dependent load delays the step's PCIe reads.
+template <int L, bool DEDUPE, int M>
 __device__ __forceinline__ void lines_step(unsigned char *dst, const unsigned char *table, const unsigned *sidx,
                                            const unsigned *didx, u64 first, u64 n, u64 R, u64 stride,
                                            u64 dst_stride, bool can_merge, unsigned lane)
 {
     const u64 rec = first + lane;
-    const bool valid = lane < LINES_M && rec < n;
-    const unsigned s = valid ? sidx[rec] : 0u;
-    const unsigned dslot = valid ? didx[rec] : 0u;
-    const unsigned sprev = __shfl_up_sync(FULL_MASK, s, 1);
-    const bool cont = valid && lane > 0 && can_merge && s == sprev + 1u;
+    const bool inb = lane < M && rec < n;
+    const unsigned s = inb ? sidx[rec] : 0u;
+    const unsigned dslot = inb ? didx[rec] : 0u;
+    unsigned s_before = 0u, s_after = TAG_NONE;
+    if (DEDUPE && lane == 0 && first > 0) {
+        s_before = sidx[first - 1];
+    }
+    if (DEDUPE && lane == M - 1 && first + M < n) {
+        s_after = sidx[first + M];
+    }
+    unsigned sprev = __shfl_up_sync(FULL_MASK, s, 1);
+    bool dup = false;
+    if (DEDUPE) {
+        if (lane == 0) {
+            sprev = s_before;
+        }
+        dup = inb && (lane > 0 || first > 0) && s == sprev;
+    }
+    const bool valid = inb && !dup;  // owners: the lanes that read their slot
+    const unsigned valid_mask = __ballot_sync(FULL_MASK, valid);
+    // A merge needs an owner below in this warp (with DEDUPE lane 0 may be another warp's run).
+    const bool owner_below = (valid_mask & ((1u << lane) - 1u)) != 0u;
+    const bool cont = valid && lane > 0 && owner_below && can_merge && s == sprev + 1u;
     const bool head = valid && !cont;
     const unsigned head_mask = __ballot_sync(FULL_MASK, head);
-    const unsigned valid_mask = __ballot_sync(FULL_MASK, valid);
-    // A head's segment runs to the next head (or to the last valid lane).
+    // A head's segment runs to the next head; its last owner gives its length in slots.
     const unsigned above = lane == 31 ? 0u : (head_mask & ~((2u << lane) - 1u));
-    const unsigned end_lane = above ? (unsigned)(__ffs(above) - 1) : (unsigned)(32 - __clz(valid_mask));
-    const unsigned seg_len = head ? (end_lane - lane) * (unsigned)R : 0u;  // < 2^27 (gather.py caps R)
+    const unsigned end_lane = above ? (unsigned)(__ffs(above) - 1) : 32u;
+    const unsigned below_end = valid_mask & (end_lane == 32u ? FULL_MASK : ((1u << end_lane) - 1u));
+    const unsigned last_owner = below_end ? (unsigned)(31 - __clz(below_end)) : lane;
+    const unsigned s_last = __shfl_sync(FULL_MASK, s, last_owner);
+    const unsigned seg_len = head ? (s_last - s + 1u) * (unsigned)R : 0u;  // < 2^27 (gather.py caps R)
+    // DEDUPE: an owner's run ends (relative to first) at the next owner, else at the group's
+    // end, else (its slot goes on past the group) where the slot changes.
+    unsigned run_end = lane + 1u, dup_in_group = 0u, max_dup = 0u;
+    if (DEDUPE) {
+        const unsigned after = __shfl_sync(FULL_MASK, s_after, M - 1);
+        const unsigned group_end = (unsigned)min_u(M, n - first);
+        if (valid) {
+            const unsigned nxt = lane == 31 ? 0u : (valid_mask & ~((2u << lane) - 1u));
+            run_end = nxt ? (unsigned)(__ffs(nxt) - 1) : group_end;
+            if (!nxt && group_end == M && after == s) {  // rare: the slot goes on past the group
+                u64 r = first + M + 1;
+                while (r < n && sidx[r] == s) {
+                    ++r;
+                }
+                run_end = (unsigned)(r - first);
+            }
+            dup_in_group = min_u(run_end, group_end) - lane - 1u;
+        }
+        max_dup = __reduce_max_sync(FULL_MASK, dup_in_group);
+    }
     const u64 seg_addr = (u64)(table + (u64)s * stride);
     const unsigned lead = (unsigned)(seg_addr & 127);
     const unsigned ninstr = head ? (lead + seg_len + 511) / 512 : 0u;
@@ -372,7 +424,7 @@ __device__ __forceinline__ void lines_step(unsigned char *dst, const unsigned ch
 
     for (unsigned i0 = 0; i0 < total; i0 += LINES_K) {
         uint4 v[LINES_K];
-        unsigned tag[LINES_K];  // (record lane << 27) | byte offset in record, or TAG_NONE
+        unsigned tag[LINES_K];  // (owner lane << 27) | byte offset in record, or TAG_NONE
 #pragma unroll
         for (int k = 0; k < LINES_K; ++k) {
             const unsigned i = i0 + k;
@@ -387,8 +439,16 @@ __device__ __forceinline__ void lines_step(unsigned char *dst, const unsigned ch
                 const long long o = (long long)t * 512 + 16 * (long long)lane - (long long)(a & 127);
                 if (o >= 0 && o < (long long)len) {
                     v[k] = load16<L>(reinterpret_cast<const unsigned char *>(a + o));
-                    const u64 m = (u64)o / R;
-                    tag[k] = ((unsigned)(h + m) << 27) | (unsigned)((u64)o - m * R);
+                    const u64 m = (u64)o / R;  // m-th slot of the segment
+                    unsigned owner = h + (unsigned)m;
+                    if (DEDUPE) {  // the m-th owner lane from h (duplicates sit between owners)
+                        unsigned om = valid_mask & ~((1u << h) - 1u);
+                        for (u64 j = 0; j < m; ++j) {
+                            om &= om - 1u;
+                        }
+                        owner = (unsigned)(__ffs(om) - 1);
+                    }
+                    tag[k] = (owner << 27) | (unsigned)((u64)o - m * R);
                 }
             }
         }
@@ -396,15 +456,32 @@ __device__ __forceinline__ void lines_step(unsigned char *dst, const unsigned ch
         for (int k = 0; k < LINES_K; ++k) {
             const unsigned m = tag[k] == TAG_NONE ? 0u : (tag[k] >> 27);
             const unsigned slot = __shfl_sync(FULL_MASK, dslot, m);
+            const unsigned r = tag[k] & ((1u << 27) - 1);
+            const unsigned nb = tag[k] == TAG_NONE ? 0u : min_u(16, R - r);
             if (tag[k] != TAG_NONE) {
-                const unsigned r = tag[k] & ((1u << 27) - 1);
-                store16(dst + (u64)slot * dst_stride + r, v[k], min_u(16, R - r));
+                store16(dst + (u64)slot * dst_stride + r, v[k], nb);
+            }
+            if (DEDUPE) {
+                // The run's other destinations get the same bytes: duplicates in the group by
+                // shuffle (a warp-uniform loop), any past the group from didx.
+                const unsigned rend = __shfl_sync(FULL_MASK, run_end, m);
+                for (unsigned q = 1; q <= max_dup; ++q) {
+                    const unsigned dq = __shfl_sync(FULL_MASK, dslot, min(m + q, 31u));
+                    if (tag[k] != TAG_NONE && m + q < rend && m + q < (unsigned)M) {
+                        store16(dst + (u64)dq * dst_stride + r, v[k], nb);
+                    }
+                }
+                if (tag[k] != TAG_NONE) {
+                    for (unsigned q = M; q < rend; ++q) {
+                        store16(dst + (u64)didx[first + q] * dst_stride + r, v[k], nb);
+                    }
+                }
             }
         }
     }
 }
 
-template <int L>
+template <int L, bool DEDUPE, int M>
 __device__ __forceinline__ void lines_kernel(unsigned char *dst, const unsigned char *table, const unsigned *sidx,
                                              const unsigned *didx, u64 n, u64 R, u64 stride, u64 dst_stride,
                                              int *sm_ids)
@@ -415,15 +492,15 @@ __device__ __forceinline__ void lines_kernel(unsigned char *dst, const unsigned 
     const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     const bool aligned = (((u64)table | stride) & 15) == 0;
     const bool can_merge = aligned && stride == R && (R & 15) == 0;
-    for (u64 first = warp * LINES_M; first < n; first += warps * LINES_M) {
+    for (u64 first = warp * M; first < n; first += warps * M) {
         if (aligned) {
-            lines_step<L>(dst, table, sidx, didx, first, n, R, stride, dst_stride, can_merge, lane);
+            lines_step<L, DEDUPE, M>(dst, table, sidx, didx, first, n, R, stride, dst_stride, can_merge, lane);
         } else {
             // General layouts (odd sizes or offsets): correct, not tuned. Plain loads: the
             // shifted path reads each chunk twice (as chunk j+1, then as chunk j), and only a
             // cached load lets the second read hit L1 instead of crossing PCIe again (measured:
             // 20.6 GB/s with L1::no_allocate vs 34.2 GB/s plain at R = 100 on H200).
-            for (u64 r = first; r < first + LINES_M && r < n; ++r) {
+            for (u64 r = first; r < first + M && r < n; ++r) {
                 warp_record<1, LOAD_PLAIN>(dst + (u64)didx[r] * dst_stride, table + (u64)sidx[r] * stride, R, lane);
             }
         }
@@ -437,7 +514,7 @@ gather_lines(unsigned char *__restrict__ dst, const unsigned char *__restrict__ 
 {
     // Plain (L1-allocating) loads: a record that several warps of one SM read at about the same
     // time (duplicate or neighbouring slots in sorted indices) is then fetched over PCIe once.
-    lines_kernel<LOAD_PLAIN>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
+    lines_kernel<LOAD_PLAIN, false, LINES_M>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
 }
 
 extern "C" __global__ void __launch_bounds__(1024, 1)
@@ -445,7 +522,24 @@ gather_lines_l2pf(unsigned char *__restrict__ dst, const unsigned char *__restri
                   const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
                   u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
 {
-    lines_kernel<LOAD_L2PF>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
+    lines_kernel<LOAD_L2PF, false, LINES_M>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
+}
+
+// planned-lines (gather.py): gather_lines over pairs already sorted by source slot (the plan,
+// made by the sort kernels below once per index set and reused for the next batches over the
+// same indices), with each repeated slot read once and stored to all its destinations
+// (lines_step DEDUPE). Plain loads, as gather_lines. depth = records per warp step: 32 (gather.py
+// picks it for records up to 128 B) or anything else for LINES_M.
+extern "C" __global__ void __launch_bounds__(1024, 1)
+gather_lines_dedupe(unsigned char *__restrict__ dst, const unsigned char *__restrict__ table,
+                    const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
+                    u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
+{
+    if (depth == 32) {
+        lines_kernel<LOAD_PLAIN, true, 32>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
+    } else {
+        lines_kernel<LOAD_PLAIN, true, LINES_M>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
+    }
 }
 
 // ------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ def gather_bench(
         "--kernels",
         "-k",
         help="Kernels for the ladder: byte,vec16,warp,warp-ilp,persistent,lines,"
-        "sorted-lines,lines-l2pf,bulk or all.",
+        "sorted-lines,planned-lines,lines-l2pf,bulk or all.",
     ),
     record_bytes: str = typer.Option("656", "--record-bytes", "-s", help="Record size R in bytes."),
     stride: str = typer.Option(
@@ -57,6 +57,22 @@ def gather_bench(
     ),
     threads: Optional[int] = typer.Option(None, "--threads", help="Threads per block (default per kernel)."),
     iterations: int = typer.Option(20, "--iters", "-n", help="Most timed samples per case."),
+    plan_reuse: int = typer.Option(
+        32,
+        "--plan-reuse",
+        help="planned-lines: batches over one index set that share one sort (1 = a sort per batch).",
+    ),
+    records_per_step: Optional[int] = typer.Option(
+        None, "--records-per-step", help="planned-lines: records per warp step, 8 or 32 (default: by size)."
+    ),
+    rounds: int = typer.Option(
+        1, "--rounds", help="Re-measure a case whose samples spread over 3% (shared link), up to N rounds."
+    ),
+    paired_ce: bool = typer.Option(
+        False,
+        "--paired-ce/--no-paired-ce",
+        help="A CE copy of the same bytes before every gather sample; x CE = median per-pair ratio.",
+    ),
     device: int = typer.Option(0, "--device", "-d", help="CUDA device ordinal."),
     mps: Optional[int] = typer.Option(
         None, "--mps", help="Model: Max Payload Size (default: read, else 256)."
@@ -119,6 +135,10 @@ def gather_bench(
         iterations=min(iterations, 8) if quick else iterations,
         time_budget_s=0.1 if quick else 0.25,
         quick=quick,
+        plan_reuse=plan_reuse,
+        records_per_step=records_per_step,
+        rounds=rounds,
+        paired_ce=paired_ce,
         link=link,
         link_source="given on the command line" if explicit else "assumed (diagnostics-kb 14, H200 VM)",
         link_explicit=explicit,

@@ -71,7 +71,8 @@ class GatherParams:
     dst_stride_bytes: Optional[int] = None
     threads: Optional[int] = None
     depth: Optional[int] = None  # records in flight per warp (bulk kernel)
-    rounds: Optional[int] = None
+    records_per_step: Optional[int] = None  # planned/dedupe kernels: records a warp takes per step
+    plan_reuse: Optional[int] = None  # planned-lines: gathers that share one sort of the index set
     # The machine the model was evaluated for: shown, not identity.
     sms_total: Optional[int] = _not_identity()  # type: ignore[assignment]
     mps_bytes: Optional[int] = _not_identity()  # type: ignore[assignment]
@@ -183,6 +184,11 @@ class GatherMetrics:
     completions_per_record: Optional[float] = None
     records_read_fraction: Optional[float] = None
     min_sms_for_95pct: Optional[float] = None
+    rounds: Optional[float] = None  # measurement rounds a disturbed case took
+    plan_us: Optional[float] = None  # planned-lines: one sort of the index set, timed alone
+    ratio_to_ce_unpaired: Optional[float] = None
+    ceiling_ratio_to_ce: Optional[float] = None  # the model for the bytes this kernel reads
+    model_kernel_ratio_to_ce: Optional[float] = None  # the ceiling with the sort's cost added
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,9 @@ runner = CliRunner()
         (["--sm-limit", "0"], "--sm-limit"),
         (["--rcb", "256"], "rcb must be 64 or 128"),
         (["--requests", "0"], "greater than 0"),
+        (["--plan-reuse", "0"], "--plan-reuse"),
+        (["--records-per-step", "16"], "--records-per-step"),
+        (["--rounds", "0"], "--rounds"),
         (["--json-out", "/nonexistent/dir/x.json"], "does not exist"),
     ],
 )

@@ -1,0 +1,131 @@
+"""planned-lines (issue 15) without a GPU: its read plan, its model columns, the sort's cost term,
+the record-size summary."""
+
+import numpy as np
+import pytest
+
+from gdrdiag import pcie_model as pm
+from gdrdiag.bench import gather as g
+from gdrdiag.model.params import GatherMetrics, GatherParams, RunSettings
+from gdrdiag.model.results import BenchResult, SampleStats, Status
+
+LINK = pm.LinkParams(rcb=64)
+
+
+def brute_plan(src, layout, group):
+    """lines_step DEDUPE (native/gather.cu) record by record: who reads which segment."""
+    src = sorted(int(v) for v in src)
+    R, stride, base = layout.record_bytes, layout.stride, layout.base_offset
+    merge = stride == R and R % 16 == 0 and base % 16 == 0
+    hist: dict = {}
+    reads = 0
+    for first in range(0, len(src), group):
+        seg_start, seg_len, last_owner = None, 0, None
+        for i in range(first, min(first + group, len(src))):
+            if i > 0 and src[i] == src[i - 1]:
+                continue  # a repeat: its run's owner reads it
+            reads += 1
+            if merge and last_owner is not None and src[i] == src[last_owner] + 1:
+                seg_len += 1
+            else:
+                if seg_start is not None:
+                    key = ((base + seg_start * stride) % 4096, seg_len)
+                    hist[key] = hist.get(key, 0) + 1
+                seg_start, seg_len = src[i], 1
+            last_owner = i
+        if seg_start is not None:
+            key = ((base + seg_start * stride) % 4096, seg_len)
+            hist[key] = hist.get(key, 0) + 1
+    return hist, reads
+
+
+@pytest.mark.parametrize("group", [8, 32])
+@pytest.mark.parametrize(
+    "R,stride,pattern,slots",
+    [(64, 64, "random", 400), (64, 64, "unique", 5000), (656, 656, "random", 300), (48, 64, "random", 200)],
+)
+def test_planned_read_plan_matches_the_kernel_record_by_record(group, R, stride, pattern, slots):
+    lay = g.Layout(record_bytes=R, stride=stride, pattern=pattern, slots=slots, records=3000, seed=3)
+    src, _ = g.make_indices(lay)
+    assert g.planned_read_plan(src, lay, group) == brute_plan(src, lay, group)
+
+
+def test_planned_read_plan_reads_each_slot_once_and_unaligned_layouts_every_record():
+    lay = g.Layout(record_bytes=64, stride=64, slots=500, records=4000, seed=1)
+    src, _ = g.make_indices(lay)
+    hist, reads = g.planned_read_plan(src, lay, 32)
+    assert reads == len(np.unique(src)) < lay.records
+    assert sum(k * c for (_, k), c in hist.items()) == reads
+    odd = g.Layout(record_bytes=100, stride=100, slots=500, records=4000, seed=1)
+    assert g.planned_read_plan(g.make_indices(odd)[0], odd, 32)[1] == odd.records
+
+
+def test_records_per_step_and_sweep_sizes():
+    assert g.planned_records_per_step(16) == g.planned_records_per_step(128) == 32
+    assert g.planned_records_per_step(129) == g.planned_records_per_step(656) == 8
+    sizes = [c.layout.record_bytes for c in g.sweep_cases("record-size", g.Layout(), ["warp"], 132)]
+    assert sizes[:3] == [16, 32, 64] and sizes[-1] == 4096
+
+
+def test_model_columns_for_planned_lines():
+    spec = g.KERNELS["planned-lines"]
+    uniq = g.Layout(record_bytes=64, stride=64, pattern="unique", slots=50_000, records=40_000)
+    src, _ = g.make_indices(uniq)
+    m = g.model_metrics(spec, uniq, src, LINK, 55.0, plan_us=30.0, reuse=32, group=8)
+    sorted_lines = g.model_metrics(g.KERNELS["sorted-lines"], uniq, src, LINK, 55.0, plan_us=30.0)
+    # No repeats and the same groups: the same read plan as sort-first, less the sort's cost.
+    assert m["records_read_fraction"] == 1.0
+    assert m["model_ratio_to_ce"] == pytest.approx(sorted_lines["model_ratio_to_ce"])
+    assert sorted_lines["model_kernel_ratio_to_ce"] < m["model_kernel_ratio_to_ce"] < m["ceiling_ratio_to_ce"]
+    # Larger steps split fewer lines between warps: a higher ceiling.
+    assert g.model_metrics(spec, uniq, src, LINK, group=32)["model_ratio_to_ce"] > m["model_ratio_to_ce"]
+    rand = g.Layout(record_bytes=128, stride=128, pattern="random", slots=50_000, records=40_000)
+    src, _ = g.make_indices(rand)
+    r = g.model_metrics(spec, rand, src, LINK, group=32)
+    # Whole-line records, each distinct slot read once: 0.927 of CE over the read fraction.
+    assert r["model_ratio_to_ce"] == pytest.approx(
+        pm.whole_line_efficiency(LINK) / pm.ce_efficiency(LINK) / r["records_read_fraction"]
+    )
+    assert "model_kernel_ratio_to_ce" not in r  # no plan time measured, no prediction
+
+
+def test_sort_cost_term():
+    # 16 MiB at 0.9 x 55 GB/s is 339 us; 34 us of sort in every batch costs 9%.
+    n = 16 << 20
+    assert pm.ratio_with_fixed_cost(0.9, n, 55.0, 0.0) == pytest.approx(0.9)
+    assert pm.ratio_with_fixed_cost(0.9, n, 55.0, 33.9) == pytest.approx(0.9 * 339 / (339 + 33.9), rel=1e-3)
+    k = pm.reuse_for_fraction(0.9, n, 55.0, 33.9, 0.99)
+    assert pm.ratio_with_fixed_cost(0.9, n, 55.0, 33.9 / k) >= 0.99 * 0.9
+    assert pm.ratio_with_fixed_cost(0.9, n, 55.0, 33.9 / (k - 1)) < 0.99 * 0.9
+    with pytest.raises(ValueError):
+        pm.reuse_for_fraction(0.9, n, 55.0, 33.9, 1.0)
+
+
+def _row(kernel, R, pattern, gbps, ratio, ceiling, pred=None):
+    metrics = GatherMetrics(ratio_to_ce=ratio, ceiling_ratio_to_ce=ceiling, model_kernel_ratio_to_ce=pred)
+    return BenchResult(
+        key="gather_" + kernel.replace("-", "_"),
+        status=Status.OK,
+        params=GatherParams(kernel=kernel, record_bytes=R, pattern=pattern),
+        settings=RunSettings(sweep="record-size"),
+        unit="GB/s",
+        samples=(gbps,),
+        stats=SampleStats.of((gbps,)),
+        metrics=metrics,
+        verified=True,
+    )
+
+
+def test_record_size_summary_picks_the_fastest_against_its_own_ceiling():
+    rows = g.record_size_summary(
+        [
+            _row("warp", 64, "unique", 42.0, 0.77, 0.808),
+            _row("planned-lines", 64, "unique", 49.0, 0.90, 0.906, pred=0.904),
+            _row("warp", 128, "unique", 50.7, 0.926, 0.927),
+            _row("planned-lines", 128, "unique", 50.0, 0.913, 0.927, pred=0.925),
+        ]
+    )
+    assert [(r["record_bytes"], r["best_kernel"]) for r in rows] == [(64, "planned-lines"), (128, "warp")]
+    assert rows[0]["best_over_ceiling"] == pytest.approx(0.90 / 0.906)
+    assert rows[0]["kernel_predicted_over_measured"] == pytest.approx(0.904 / 0.90)
+    assert rows[1]["kernel_ratio_to_ce"] == 0.913
