@@ -1,0 +1,147 @@
+"""Gather-bench over its own results: the best kernel, the SM budget, the record-size summary, the model's columns.
+
+Pure functions of results and layouts (no GPU), computed once here so renderers and rules only read them."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from gdrdiag import pcie_model
+from gdrdiag.bench.gather_kernels import BEST_CANDIDATES, KERNELS, KernelSpec, planned_records_per_step
+from gdrdiag.bench.gather_layout import Layout, planned_read_plan, read_plan, segment_histogram
+from gdrdiag.model.results import BenchResult, Status
+
+
+def fmt_ratio(v: Optional[float]) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def pick_best(results: Sequence[BenchResult], tie: float = 0.005) -> Optional[BenchResult]:
+    """The fastest verified result; within ``tie`` of it, the earliest of BEST_CANDIDATES wins.
+
+    Kernels that measure the same (lines and lines-l2pf) would otherwise swap places from run to
+    run on noise.
+    """
+    ok = [r for r in results if r.status is Status.OK and r.value]
+    if not ok:
+        return None
+    top = max(r.value for r in ok)
+    near = [r for r in ok if r.value >= top * (1 - tie)]
+    order = {name: i for i, name in enumerate(BEST_CANDIDATES)}
+    return min(near, key=lambda r: (order.get(str(r.params.kernel), len(order)), -r.value))
+
+
+def min_sms_for_fraction(points: Sequence[tuple[int, float]], fraction: float = 0.95) -> Optional[int]:
+    """Smallest SM count whose GB/s reaches ``fraction`` of the all-SM (largest count) GB/s."""
+    if not points:
+        return None
+    pts = sorted(points)
+    full = pts[-1][1]
+    for sms, gbps in pts:
+        if gbps >= fraction * full:
+            return sms
+    return pts[-1][0]
+
+
+def record_size_summary(results: Sequence[BenchResult], kernel: str = "planned-lines") -> list[dict]:
+    """Per record size of the record-size sweep: the best kernel against its model ceiling.
+
+    For each (pattern, R): the fastest verified kernel, its ratio to CE, its ceiling
+    (``ceiling_ratio_to_ce``), best / ceiling, and for ``kernel`` (the new small-record path) the
+    model's prediction with its sort cost (``model_kernel_ratio_to_ce``) against its measurement.
+    """
+    groups: dict[tuple[str, int], list[BenchResult]] = {}
+    for r in results:
+        if r.settings.sweep == "record-size" and r.status is Status.OK and r.value:
+            groups.setdefault((str(r.params.pattern), int(r.params.record_bytes)), []).append(r)
+    rows = []
+    for (pattern, R), rs in sorted(groups.items()):
+        best = max(rs, key=lambda r: r.value)
+        ratio = best.metrics.ratio_to_ce
+        ceiling = best.metrics.ceiling_ratio_to_ce
+        row = {
+            "pattern": pattern,
+            "record_bytes": R,
+            "best_kernel": best.params.kernel,
+            "best_ratio_to_ce": ratio,
+            "ceiling_ratio_to_ce": ceiling,
+            "best_over_ceiling": ratio / ceiling if ratio and ceiling else None,
+        }
+        mine = [r for r in rs if r.params.kernel == kernel]
+        if mine:
+            m = mine[0].metrics
+            pred, meas = m.model_kernel_ratio_to_ce, m.ratio_to_ce
+            row.update(
+                kernel_ratio_to_ce=meas,
+                kernel_predicted_ratio_to_ce=pred,
+                kernel_predicted_over_measured=pred / meas if pred and meas else None,
+            )
+        rows.append(row)
+    return rows
+
+
+def model_metrics(
+    spec: KernelSpec,
+    layout: Layout,
+    src,
+    link: pcie_model.LinkParams,
+    ce_gbps: Optional[float] = None,
+    plan_us: Optional[float] = None,
+    reuse: int = 1,
+    group: int = 0,
+) -> dict[str, Optional[float]]:
+    """The model's columns for one gather row (pure: tested without a GPU).
+
+    ``model_ratio_to_ce``: the link-bound ratio for the bytes the kernel reads, in its order
+    (every record once; planned-lines: every distinct slot once, its exact read plan).
+    ``ceiling_ratio_to_ce``: the most the model allows the kernel (for kernels with L1-allocating
+    loads, the larger of that and the estimate with every back-to-back repeat an L1 hit).
+    ``model_kernel_ratio_to_ce`` (sort-first kernels, given the measured plan time): the ceiling
+    with the sort's cost per batch added, ``plan_us / reuse`` (pcie_model.ratio_with_fixed_cost).
+    """
+    import numpy as np
+
+    if spec.model_mode is None:
+        return {"model_ratio_to_ce": None}
+    out: dict[str, Optional[float]] = {}
+    R, n = layout.record_bytes, layout.records
+    if spec.dedupe:
+        # Its exact read plan: each distinct slot crosses PCIe once (native/gather.cu DEDUPE).
+        hist, n_read = planned_read_plan(src, layout, group or planned_records_per_step(R))
+        pred = pcie_model.predict(hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
+        model = pred.ratio_to_ce * n / max(1, n_read)
+        out["model_ratio_to_ce"] = model
+        out["records_read_fraction"] = n_read / n
+        out["model_ratio_if_repeats_hit_l1"] = model
+        ceiling = model
+    else:
+        # Link-bound model: every record read once, in the order the kernel reads them.
+        order = np.sort(np.asarray(src)) if spec.presort else src
+        pred = pcie_model.predict(
+            segment_histogram(order, layout, spec), R, spec.model_mode, line_aware=spec.line_aware, p=link
+        )
+        out["model_ratio_to_ce"] = pred.ratio_to_ce
+        # If back-to-back repeats of a slot hit L1, fewer bytes cross PCIe than are delivered.
+        read_hist, n_read = read_plan(src, layout, spec)
+        read_pred = pcie_model.predict(read_hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
+        out["records_read_fraction"] = n_read / n
+        out["model_ratio_if_repeats_hit_l1"] = read_pred.ratio_to_ce * n / max(1, n_read)
+        ceiling = pred.ratio_to_ce
+        if spec.l1_dedupe:
+            ceiling = max(ceiling, out["model_ratio_if_repeats_hit_l1"])
+    out["model_gbytes_per_s"] = out["model_ratio_to_ce"] * ce_gbps if ce_gbps else None
+    out["ceiling_ratio_to_ce"] = ceiling
+    if spec.presort and plan_us is not None and ce_gbps:
+        out["model_kernel_ratio_to_ce"] = pcie_model.ratio_with_fixed_cost(
+            ceiling, layout.nbytes, ce_gbps, plan_us / max(1, reuse)
+        )
+    out["model_efficiency"] = pred.efficiency
+    out["partial_line_loss"] = pred.partial_line_loss
+    out["completions_per_record"] = pred.completions_per_record
+    # The layout's own loss, read the best SM way (line-aware), for ALIGN rules.
+    best = pcie_model.predict(
+        segment_histogram(src, layout, KERNELS["lines"]), R, "sector", line_aware=True, p=link
+    )
+    out["layout_partial_line_loss"] = best.partial_line_loss
+    out["layout_model_ratio_to_ce"] = best.ratio_to_ce
+    return out
