@@ -4,7 +4,7 @@
 #
 #   OUT=/some/dir bash scripts/gpu_check.sh [section ...]
 #
-# Sections: tests copy gather mr inspect report (default: all). Results land under $OUT:
+# Sections: tests check copy gather mr inspect report (default: all). Results land under $OUT:
 #   tests.txt, copy.json/copy.txt, gather.json/gather.txt, mr.json/mr.txt, inspect.*, bundle
 # The project runs from the source tree (nothing is installed there): PYTHONPATH=. .
 set -uo pipefail
@@ -18,7 +18,7 @@ export PYTHONPATH=.
 export GDRDIAG_CACHE_DIR="$OUT/.nvrtc-cache"
 PY=${PYTHON:-python3}
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(tests copy gather mr inspect report)
+[ ${#sections[@]} -eq 0 ] && sections=(tests check copy gather mr inspect report)
 want() { local s; for s in "${sections[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 has_cmd() { $PY -m gdrdiag --help 2>/dev/null | grep -q " $1 "; }
 
@@ -28,8 +28,13 @@ has_cmd() { $PY -m gdrdiag --help 2>/dev/null | grep -q " $1 "; }
 
 if want tests; then
   echo "== GPU tests"
-  timeout 420 $PY -m pytest -q -rs -m "gpu" tests/hw -p no:cacheprovider > "$OUT/tests.txt" 2>&1
+  timeout ${TEST_TIMEOUT:-420} $PY -m pytest -q -rs -m "gpu" tests/hw -p no:cacheprovider > "$OUT/tests.txt" 2>&1
   grep -E "passed|failed|error|FAILED|ERROR" "$OUT/tests.txt" | tail -30
+fi
+if want check; then
+  echo "== inspect --check (fleet readiness probe), 5 runs"
+  for i in 1 2 3 4 5; do /usr/bin/time -f "wall %e s" $PY -m gdrdiag --json inspect --check; echo "rc=$?"; done > "$OUT/check.txt" 2>&1
+  cat "$OUT/check.txt"
 fi
 if want copy; then
   echo "== copy-bench"
