@@ -33,8 +33,8 @@ def test_small_copy_bench_is_all_verified_and_releases_memory():
     assert all(r["verified"] in (True, None) for r in ok)
     assert all(r["stats"]["median"] > 0 for r in ok)
     # pinned H2D beats pageable H2D at 4 MiB
-    med = {(r["params"].get("kind"), r["params"].get("direction"), r["params"].get("mode"), r["params"].get("size")):
-           r["stats"]["median"] for r in ok if "mode" in r["params"]}
+    med = {(r["params"].get("memory"), r["params"].get("direction"), r["params"].get("mode"),
+            r["params"].get("size_bytes")): r["stats"]["median"] for r in ok if r["params"].get("mode")}
     assert med[("pinned", "h2d", "async", 4 << 20)] > med[("pageable", "h2d", "async", 4 << 20)]
     assert _free() > free_before - (64 << 20)
 

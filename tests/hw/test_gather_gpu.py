@@ -114,7 +114,9 @@ def test_an_unwritten_destination_slot_is_an_error(monkeypatch):
         dst[1] = dst[0]  # slot dst[1] is never written: its poison must be found
         return src, dst
 
-    monkeypatch.setattr(gather, "make_indices", one_destination_twice)
+    from gdrdiag.bench import gather_session
+
+    monkeypatch.setattr(gather_session, "make_indices", one_destination_twice)
     run = _run(gather.Layout(slots=10_000, records=4_096), kernels=("warp", "lines"))
     errors = [r for r in run.results if r.key != gather.CE_KEY]
     assert errors and all(r.status is Status.ERROR and r.verified is False for r in errors)
@@ -205,6 +207,6 @@ def test_planned_lines_at_64b_unique_beats_a_sort_per_batch_and_nears_its_ceilin
     run = _run(lay, kernels=("sorted-lines", "planned-lines"))
     k = _by_kernel(run.results)
     planned, sorted_ = k["planned-lines"].metrics, k["sorted-lines"].metrics
-    assert planned["ratio_to_ce"] > 1.04 * sorted_["ratio_to_ce"]
-    assert planned["ratio_to_ce"] >= 0.95 * planned["ceiling_ratio_to_ce"]
-    assert planned["model_kernel_ratio_to_ce"] == pytest.approx(planned["ratio_to_ce"], rel=0.05)
+    assert planned.ratio_to_ce > 1.04 * sorted_.ratio_to_ce
+    assert planned.ratio_to_ce >= 0.95 * planned.ceiling_ratio_to_ce
+    assert planned.model_kernel_ratio_to_ce == pytest.approx(planned.ratio_to_ce, rel=0.05)
