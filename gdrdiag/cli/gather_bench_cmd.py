@@ -89,19 +89,8 @@ def gather_bench(
     """Gather R-byte records from pinned host memory into the GPU by zero-copy, against the copy engine."""
     from gdrdiag import pcie_model
     from gdrdiag.bench import gather
-    from gdrdiag.bench.registry import gather_kernels, gather_registry
 
-    registry = gather_registry((k.name, k.doc) for k in gather.KERNELS.values())
-    if list_cases:
-        from gdrdiag.cli.cases import print_case_list, probe_capabilities
-
-        print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx))
-    if cases:
-        if kernels != "all":
-            raise UserInputError("give cases or --kernels, not both (cases gather_<kernel> choose kernels)")
-        kernels = ",".join(gather_kernels(registry.select(cases)))
-        if not kernels:
-            raise UserInputError("gather_ce_reference runs with every kernel (it is their reference); name a kernel")
+    kernels = _kernels_from_cases(ctx, cases, list_cases, kernels)
     R = parse_size(record_bytes, what="--record-bytes")
     pat, run_length = gather.parse_pattern(pattern)
     if requests <= 0 or records_per_request <= 0:
@@ -146,27 +135,54 @@ def gather_bench(
     config.validate()
     if json_out is not None and json_out.parent and not json_out.parent.exists():
         raise UserInputError(f"--json-out: directory {json_out.parent} does not exist")
+    _show(ctx, _run_with_progress(ctx, config), json_out)
 
-    if progress_enabled() and not wants_json(ctx):
-        with typer.progressbar(length=100, label="gather-bench", file=None) as bar:
-            state = {"shown": 0}
 
-            def progress(done: int, total: int, label: str) -> None:
-                target = min(100, int(100 * done / max(1, total)))
-                bar.update(max(0, target - state["shown"]))
-                state["shown"] = max(state["shown"], target)
+def _kernels_from_cases(ctx: typer.Context, cases: Optional[list[str]], list_cases: bool, kernels: str) -> str:
+    """``--list`` (prints and exits), or the kernels that case selectors name, or ``--kernels`` as given."""
+    from gdrdiag.bench import gather
+    from gdrdiag.bench.registry import gather_kernels, gather_registry
 
-            result = gather.run(config, progress=progress)
-    else:
-        result = gather.run(config)
+    registry = gather_registry((k.name, k.doc) for k in gather.KERNELS.values())
+    if list_cases:
+        from gdrdiag.cli.cases import print_case_list, probe_capabilities
 
+        print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx))
+    if not cases:
+        return kernels
+    if kernels != "all":
+        raise UserInputError("give cases or --kernels, not both (cases gather_<kernel> choose kernels)")
+    chosen = ",".join(gather_kernels(registry.select(cases)))
+    if not chosen:
+        raise UserInputError("gather_ce_reference runs with every kernel (it is their reference); name a kernel")
+    return chosen
+
+
+def _run_with_progress(ctx: typer.Context, config):
+    """Run the bench, with a progress bar on an interactive terminal."""
+    from gdrdiag.bench import gather
+
+    if not (progress_enabled() and not wants_json(ctx)):
+        return gather.run(config)
+    with typer.progressbar(length=100, label="gather-bench", file=None) as bar:
+        state = {"shown": 0}
+
+        def progress(done: int, total: int, label: str) -> None:
+            target = min(100, int(100 * done / max(1, total)))
+            bar.update(max(0, target - state["shown"]))
+            state["shown"] = max(state["shown"], target)
+
+        return gather.run(config, progress=progress)
+
+
+def _show(ctx: typer.Context, result, json_out: Optional[Path]) -> None:
+    """Findings, the Report (JSON or tables), and the exit code: 1 on a failed case or a FAIL finding."""
     from gdrdiag.cli.reporting import results_report
     from gdrdiag.diagnose.gather_rules import gather_findings
+    from gdrdiag.model.results import Status
 
     findings = gather_findings(result.results)
-    report = results_report(
-        "gather-bench", result.results, findings=tuple(findings), notes=tuple(result.notes)
-    )
+    report = results_report("gather-bench", result.results, findings=tuple(findings), notes=tuple(result.notes))
     if json_out is not None:
         json_out.write_text(report.to_json())
     if wants_json(ctx):
@@ -176,15 +192,7 @@ def gather_bench(
         from gdrdiag.render.gather_table import render_gather_results
 
         header = f"gather-bench on {result.gpu_name} ({result.sm_count} SMs)"
-        echo(
-            header
-            + "\n\n"
-            + render_gather_results(result.results, result.notes)
-            + "\n\n"
-            + render_findings(findings)
-        )
-    from gdrdiag.model.results import Status
-
+        echo(f"{header}\n\n{render_gather_results(result.results, result.notes)}\n\n{render_findings(findings)}")
     failed = any(r.status is Status.ERROR for r in result.results) or any(
         f.severity.value == "FAIL" for f in findings
     )

@@ -190,3 +190,35 @@ def test_no_import_cycles():
         if name not in state:
             visit(name, [name])
     assert cycles == []
+
+
+# Size limits (docs/architecture.md, "Size limits"): a module stays under MAX_MODULE_LINES and a
+# function body under MAX_FUNCTION_LINES. A function's length is its body (docstring included):
+# a typer command declares one parameter per option in its signature, which is not logic.
+MAX_MODULE_LINES = 700
+MAX_FUNCTION_LINES = 80
+# Exceptions, each with its reason in docs/architecture.md.
+SIZE_EXCEPTIONS: dict[str, str] = {}
+
+
+def _function_bodies():
+    for m in MODULES:
+        for node in ast.walk(m.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield f"{m.name}.{node.name}", node.end_lineno - node.body[0].lineno + 1
+
+
+def test_no_module_is_over_the_size_limit():
+    too_long = {
+        m.name: n
+        for m in MODULES
+        if (n := m.path.read_text().count("\n")) > MAX_MODULE_LINES and m.name not in SIZE_EXCEPTIONS
+    }
+    assert too_long == {}
+
+
+def test_no_function_body_is_over_the_size_limit():
+    too_long = {
+        name: n for name, n in _function_bodies() if n > MAX_FUNCTION_LINES and name not in SIZE_EXCEPTIONS
+    }
+    assert too_long == {}
