@@ -281,10 +281,24 @@ def _rank_key(v: NodeVerdict) -> tuple:
     return (LEVELS.index(v.level), z, v.host)
 
 
-def _analyse_group(sku: str, members: list[NodeRecordHead], options: FleetOptions):
+@dataclass(frozen=True)
+class _Group:
+    """What a node is judged against: its SKU group's statistics, majority findings and facts."""
+
+    sku: str
+    n: int
+    scored: bool
+    metric_names: list[str]
+    stats: dict[str, MetricStats]
+    present: dict[str, int]
+    finding_counts: Counter
+    majority_facts: dict[str, tuple[str, float]]
+    minimums: dict[str, float]
+
+
+def _group(sku: str, members: list[NodeRecordHead], options: FleetOptions) -> _Group:
+    """Robust statistics per metric, how many nodes measured it, majority findings and facts."""
     n = len(members)
-    scored = n >= options.min_group
-    minimums = options.minimums(sku)
     metric_names = sorted({m for r in members for m in r.metrics} | {m for r in members for m in r.missing})
     stats: dict[str, MetricStats] = {}
     present: dict[str, int] = {}
@@ -293,7 +307,6 @@ def _analyse_group(sku: str, members: list[NodeRecordHead], options: FleetOption
         present[metric] = len(values)
         if values:
             stats[metric] = robust_stats(metric, values, options.rel_floor)
-    # majority finding keys and fact values (for causes and differing facts)
     finding_counts: Counter = Counter()
     for r in members:
         finding_counts.update({(f.code, f.subject) for f in r.findings})
@@ -305,74 +318,79 @@ def _analyse_group(sku: str, members: list[NodeRecordHead], options: FleetOption
     for name, counts in fact_counts.items():
         value, count = counts.most_common(1)[0]
         majority_facts[name] = (value, count / n)
+    return _Group(sku, n, n >= options.min_group, metric_names, stats, present, finding_counts, majority_facts,
+                  options.minimums(sku))
 
-    nodes = []
-    for r in members:
-        scores = []
-        reasons = []
-        level = "ok"
-        for metric in metric_names:
-            st = stats.get(metric)
-            value = r.metrics.get(metric)
-            minimum = minimums.get(metric)
-            if value is None:
-                if present[metric] * 2 > n:  # the majority measured it, this node did not
-                    why = r.missing.get(metric, "not measured")
-                    scores.append(MetricScore(metric, None, minimum=minimum, problem=f"missing: {why}"))
-                    reasons.append(f"{metric} missing ({why})")
-                    level = _worse(level, "drain")
-                continue
-            z = robust_z(value, st) if (st is not None and scored) else None
-            ratio = value / st.median if st is not None and st.median else None
-            problem = ""
-            if minimum is not None and value < minimum:
-                problem = "below baseline"
-                reasons.append(f"{metric} {value:.4g} below baseline {minimum:.4g}")
+
+def _analyse_group(sku: str, members: list[NodeRecordHead], options: FleetOptions):
+    """Each member scored against its group; the group's summary."""
+    g = _group(sku, members, options)
+    nodes = [_verdict(r, g, options) for r in members]
+    note = "" if g.scored else f"fewer than {options.min_group} nodes: no z-scores (baseline and missing metrics only)"
+    summary = GroupSummary(sku=sku, nodes=g.n, stats=tuple(g.stats[m] for m in g.metric_names if m in g.stats),
+                           note=note)
+    return summary, nodes
+
+
+def _scores(r: NodeRecordHead, g: _Group, options: FleetOptions) -> tuple[list[MetricScore], list[str], str]:
+    """(scores, reasons, level) of one node's metrics: missing, below baseline, or a low robust z."""
+    scores, reasons, level = [], [], "ok"
+    for metric in g.metric_names:
+        st = g.stats.get(metric)
+        value = r.metrics.get(metric)
+        minimum = g.minimums.get(metric)
+        if value is None:
+            if g.present[metric] * 2 > g.n:  # the majority measured it, this node did not
+                why = r.missing.get(metric, "not measured")
+                scores.append(MetricScore(metric, None, minimum=minimum, problem=f"missing: {why}"))
+                reasons.append(f"{metric} missing ({why})")
                 level = _worse(level, "drain")
-            if z is not None and z <= options.investigate_z:
-                problem = problem or "low"
-                reasons.append(f"{metric} z {z:.1f}")
-                level = _worse(level, "drain" if z <= options.drain_z else "investigate")
-            scores.append(MetricScore(metric, value, z=z, ratio=ratio, minimum=minimum, problem=problem))
-        own = [f for f in r.findings if finding_counts[(f.code, f.subject)] * 2 <= n or n == 1]
-        drift = [f for f in own if f.origin == "machine" and f.severity in ("FAIL", "WARN")] if n > 1 else []
-        if drift and level == "ok":
-            level = "investigate"
-            reasons.append(f"{drift[0].code} not seen on the group majority")
-        cause = None
-        differing: tuple[FactDiff, ...] = ()
-        if level != "ok":
-            own.sort(key=lambda f: (f.origin != "machine", _SEVERITY_RANK.get(f.severity, 3)))
-            if own:
-                f = own[0]
-                cause = Cause(
-                    code=f.code, severity=f.severity, title=f.title, subject=f.subject, origin=f.origin
-                )
-            differing = tuple(_differing(r, majority_facts))
-        worst = _worst(scores)
-        nodes.append(
-            NodeVerdict(
-                host=r.host,
-                sku=sku,
-                level=level,
-                worst_metric=worst.metric if worst else None,
-                worst_z=_worst_z(worst),
-                worst_ratio=worst.ratio if worst else None,
-                scores=tuple(scores),
-                cause=cause,
-                differing=differing,
-                reasons=tuple(reasons),
-                exit_code=r.exit_code,
-            )
-        )
-    note = (
-        ""
-        if scored
-        else f"fewer than {options.min_group} nodes: no z-scores (baseline and missing metrics only)"
+            continue
+        z = robust_z(value, st) if (st is not None and g.scored) else None
+        ratio = value / st.median if st is not None and st.median else None
+        problem = ""
+        if minimum is not None and value < minimum:
+            problem = "below baseline"
+            reasons.append(f"{metric} {value:.4g} below baseline {minimum:.4g}")
+            level = _worse(level, "drain")
+        if z is not None and z <= options.investigate_z:
+            problem = problem or "low"
+            reasons.append(f"{metric} z {z:.1f}")
+            level = _worse(level, "drain" if z <= options.drain_z else "investigate")
+        scores.append(MetricScore(metric, value, z=z, ratio=ratio, minimum=minimum, problem=problem))
+    return scores, reasons, level
+
+
+def _verdict(r: NodeRecordHead, g: _Group, options: FleetOptions) -> NodeVerdict:
+    """One node: its level, worst metric, and for a flagged node the leading cause and differing facts."""
+    scores, reasons, level = _scores(r, g, options)
+    own = [f for f in r.findings if g.finding_counts[(f.code, f.subject)] * 2 <= g.n or g.n == 1]
+    drift = [f for f in own if f.origin == "machine" and f.severity in ("FAIL", "WARN")] if g.n > 1 else []
+    if drift and level == "ok":
+        level = "investigate"
+        reasons.append(f"{drift[0].code} not seen on the group majority")
+    cause = None
+    differing: tuple[FactDiff, ...] = ()
+    if level != "ok":
+        own.sort(key=lambda f: (f.origin != "machine", _SEVERITY_RANK.get(f.severity, 3)))
+        if own:
+            f = own[0]
+            cause = Cause(code=f.code, severity=f.severity, title=f.title, subject=f.subject, origin=f.origin)
+        differing = tuple(_differing(r, g.majority_facts))
+    worst = _worst(scores)
+    return NodeVerdict(
+        host=r.host,
+        sku=g.sku,
+        level=level,
+        worst_metric=worst.metric if worst else None,
+        worst_z=_worst_z(worst),
+        worst_ratio=worst.ratio if worst else None,
+        scores=tuple(scores),
+        cause=cause,
+        differing=differing,
+        reasons=tuple(reasons),
+        exit_code=r.exit_code,
     )
-    return GroupSummary(
-        sku=sku, nodes=n, stats=tuple(stats[m] for m in metric_names if m in stats), note=note
-    ), nodes
 
 
 def _worse(a: str, b: str) -> str:
