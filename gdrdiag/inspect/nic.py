@@ -35,6 +35,7 @@ MLX_MODELS = {
     0xA2D6: "BlueField-2",
     0xA2DC: "BlueField-3",
 }
+BDF_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 RATE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*Gb/sec")
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 MAX_GIDS = 4
@@ -94,6 +95,28 @@ def _verbs_text(facts: object) -> dict[str, str]:
     }
 
 
+def _placement(tree: SysfsTree, base: str) -> tuple[Optional[str], tuple[str, ...]]:
+    """The PCI function (BDF) and netdevs of one RDMA device.
+
+    A hardware HCA has a ``device`` link to its PCI function, whose ``net/`` lists its netdevs.
+    A software RDMA device (Soft-RoCE ``rxe``, ``siw``) has no ``device`` link: it names the
+    netdev it runs on in ``parent`` (Linux drivers/infiniband/core/sysfs.c, ``parent`` attribute
+    of software devices), and that netdev's own ``device`` link gives the PCI function.
+    """
+    real = tree.realpath(f"{base}/device")
+    if real:
+        return real.rstrip("/").rpartition("/")[2], tuple(tree.listdir(f"{base}/device/net")[:16])
+    parent = tree.try_text(f"{base}/parent").value
+    parent = str(parent).strip() if parent else ""
+    if not parent or "/" in parent:
+        return None, ()
+    real = tree.realpath(f"/sys/class/net/{parent}/device")
+    # A virtio NIC's ``device`` is the virtio device (``.../0000:00:03.0/virtio0``): the PCI
+    # function is the nearest BDF above it.
+    bdfs = [part for part in (real or "").split("/") if BDF_RE.match(part)]
+    return (bdfs[-1] if bdfs else None), (parent,)
+
+
 def link_key(f: PciFunction) -> str:
     """Functions with the same key share one physical PCIe link (same device, or VFs of one PF)."""
     bdf = f.physfn or f.bdf
@@ -117,8 +140,7 @@ def inspect_nics(tree: SysfsTree, pci: tuple[PciFunction, ...], verbs: dict) -> 
     for name in names[:256]:
         base = f"/sys/class/infiniband/{name}"
         unknown: dict[str, str] = {}
-        real = tree.realpath(f"{base}/device")
-        bdf = real.rstrip("/").rpartition("/")[2] if real else None
+        bdf, netdevs = _placement(tree, base)
         f = by_bdf.get(bdf) if bdf else None
         if f is None:
             unknown["pci"] = f"no PCI function for {name} in sysfs"
@@ -144,7 +166,7 @@ def inspect_nics(tree: SysfsTree, pci: tuple[PciFunction, ...], verbs: dict) -> 
                 node_guid=_soft(tree, base, "node_guid", unknown),
                 hca_type=_soft(tree, base, "hca_type", unknown),
                 board_id=_soft(tree, base, "board_id", unknown),
-                netdevs=tuple(tree.listdir(f"{base}/device/net")[:16]),
+                netdevs=netdevs,
                 ports=tuple(ports),
                 is_vf=f.is_vf if f else None,
                 pf_bdf=f.physfn if f else None,
