@@ -59,10 +59,14 @@ def _port(tree: SysfsTree, base: str, port: int) -> NicPort:
             unknown[key] = s.reason or "unreadable"
     m = RATE_RE.match(vals["rate"] or "")
     gids = []
+    gid_types = []
     for i in range(MAX_GIDS):
         g = tree.try_text(f"{p}/gids/{i}").value
         if g and str(g).strip() != ZERO_GID:
             gids.append(str(g).strip()[:64])
+            # RoCE version of this GID (kernel >= 4.9: ports/<p>/gid_attrs/types/<i>).
+            t = tree.try_text(f"{p}/gid_attrs/types/{i}").value
+            gid_types.append(str(t).strip()[:20] if t else "?")
     return NicPort(
         port=port,
         state=_state(vals["state"]),
@@ -71,8 +75,21 @@ def _port(tree: SysfsTree, base: str, port: int) -> NicPort:
         rate_gbps=float(m.group(1)) if m else None,
         link_layer=vals["link_layer"],
         gids=tuple(gids),
+        gid_types=tuple(gid_types) if any(t != "?" for t in gid_types) else (),
         unknown=unknown,
     )
+
+
+def _with_verbs_port(port: NicPort, facts: object) -> NicPort:
+    """``port`` with the active MTU pyverbs' query_port reported (sysfs has no MTU file)."""
+    if not isinstance(facts, dict) or not isinstance(facts.get("ports"), list):
+        return port
+    for entry in facts["ports"]:
+        if isinstance(entry, dict) and entry.get("port") == port.port:
+            mtu = entry.get("active_mtu_bytes")
+            if isinstance(mtu, int) and mtu > 0:
+                return replace(port, active_mtu=mtu)
+    return port
 
 
 def _soft(tree: SysfsTree, base: str, attr: str, unknown: dict[str, str]) -> Optional[str]:
@@ -147,7 +164,7 @@ def inspect_nics(tree: SysfsTree, pci: tuple[PciFunction, ...], verbs: dict) -> 
         ports = []
         for p in tree.listdir(f"{base}/ports")[:16]:
             if p.isdigit():
-                ports.append(_port(tree, base, int(p)))
+                ports.append(_with_verbs_port(_port(tree, base, int(p)), vdev.get(name)))
 
         pf = by_bdf.get(f.physfn) if f and f.physfn else None
         probe = probes.get(name)

@@ -59,13 +59,22 @@ def test_soft_roce_device_is_placed_through_its_parent_netdev(tmp_path):
     (tmp_path / "sys/devices/virtual/infiniband/rxe0/ports/1").mkdir(parents=True)
     (tmp_path / "sys/devices/virtual/infiniband/rxe0/parent").write_text("ens3\n")
     (tmp_path / "sys/devices/virtual/infiniband/rxe0/ports/1/state").write_text("4: ACTIVE\n")
+    port = tmp_path / "sys/devices/virtual/infiniband/rxe0/ports/1"
+    (port / "gids").mkdir()
+    (port / "gid_attrs/types").mkdir(parents=True)
+    (port / "gids/1").write_text("0000:0000:0000:0000:0000:ffff:0a00:020f\n")
+    (port / "gid_attrs/types/1").write_text("RoCE v2\n")
     _link(tmp_path / "sys/class/infiniband/rxe0", "../../devices/virtual/infiniband/rxe0")
     _link(tmp_path / fn / "virtio0/net/ens3/device", "../../../virtio0")
     tree = SysfsTree(str(tmp_path))
     pci = (PciFunction(bdf="0000:00:03.0", vendor_id=0x1AF4, device_id=0x1000),)
-    (nic,) = inspect_nics(tree, pci, {})
+    verbs = {"devices": {"rxe0": {"name": "rxe0", "ports": [{"port": 1, "active_mtu_bytes": 1024}]}}}
+    (nic,) = inspect_nics(tree, pci, verbs)
     assert nic.bdf == "0000:00:03.0" and nic.vendor_id == 0x1AF4
     assert nic.netdevs == ("ens3",) and "pci" not in nic.unknown
+    (p1,) = nic.ports
+    assert p1.state == "ACTIVE" and p1.active_mtu == 1024
+    assert p1.gids == ("0000:0000:0000:0000:0000:ffff:0a00:020f",) and p1.gid_types == ("RoCE v2",)
 
 
 def test_iommu_mode_from_all_groups_when_no_endpoint_says():
