@@ -92,3 +92,34 @@ def test_ro_ab_from_one_run_per_side_gets_no_verdict():
     one = rr.classify_ro(100.0, 130.0, landing="host", samples=1)
     assert one.code == "inconclusive" and "1 run per side" in one.words
     assert rr.classify_ro(100.0, 130.0, landing="host", samples=3).code == "ro_sensitive"
+
+
+def test_reads_never_ask_the_kernel_for_4_mib_at_once(tmp_path, monkeypatch):
+    # Linux 6.1 answers a /proc/sys read of count >= KMALLOC_MAX_SIZE with ENOMEM: the lab's
+    # guest bundle had "osrelease: Cannot allocate memory" until reads were chunked.
+    import errno
+
+    from gdrdiag.hw import sysfs
+
+    (tmp_path / "proc/sys/kernel").mkdir(parents=True)
+    (tmp_path / "proc/sys/kernel/osrelease").write_text("6.1.0-50-amd64\n")
+    real_open = open
+
+    class ProcSysFile:
+        def __init__(self, path):
+            self.fh = real_open(path, "rb", buffering=0)
+
+        def read(self, n=-1):
+            if n < 0 or n >= 4 * 1024 * 1024:
+                raise OSError(errno.ENOMEM, "Cannot allocate memory")
+            return self.fh.read(n)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+    monkeypatch.setattr(sysfs, "open", lambda path, *a, **kw: ProcSysFile(path), raising=False)
+    tree = SysfsTree(str(tmp_path))
+    assert tree.read_text("/proc/sys/kernel/osrelease") == "6.1.0-50-amd64"
