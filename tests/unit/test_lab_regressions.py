@@ -123,3 +123,26 @@ def test_reads_never_ask_the_kernel_for_4_mib_at_once(tmp_path, monkeypatch):
     monkeypatch.setattr(sysfs, "open", lambda path, *a, **kw: ProcSysFile(path), raising=False)
     tree = SysfsTree(str(tmp_path))
     assert tree.read_text("/proc/sys/kernel/osrelease") == "6.1.0-50-amd64"
+
+
+def test_report_can_shrink_or_leave_out_its_rdma_part(tmp_path, monkeypatch):
+    # Under emulation the default quick RDMA matrix ran for minutes: report takes its size.
+    from typer.testing import CliRunner
+
+    from gdrdiag.cli import app
+
+    seen = []
+    monkeypatch.setattr(mr, "run", lambda cfg, mode="bw": seen.append(cfg) or [])
+    runner = CliRunner()
+    out = tmp_path / "r.json"
+    args = ["report", "-o", str(out), "--quick", "--rdma-size", "4K", "--rdma-iters", "50", "--rdma-qps", "1"]
+    res = runner.invoke(app, args)
+    assert res.exit_code in (0, 1), res.output
+    (cfg,) = seen
+    assert cfg.sizes == (4096,) and cfg.iterations == 50 and cfg.qps == 1
+    seen.clear()
+    res = runner.invoke(app, ["report", "-o", str(out), "--quick", "--no-rdma"])
+    assert res.exit_code in (0, 1) and not seen
+    assert "left out by --no-rdma" in out.read_text()
+    res = runner.invoke(app, ["report", "-o", str(out), "--quick", "--rdma-iters", "0"])
+    assert res.exit_code == 2 and "--rdma-iters must be at least 1" in res.output
