@@ -17,7 +17,8 @@ import pytest
 from gdrdiag.model.report import Report
 
 REPO = Path(__file__).resolve().parents[2]
-RES = Path(os.environ.get("LAB_OUT", REPO / "out/lab")) / "verbs"
+LAB = Path(os.environ.get("LAB_OUT", REPO / "out/lab"))
+RES = LAB / "verbs"
 
 pytestmark = [
     pytest.mark.lab,
@@ -46,7 +47,8 @@ def _ok_verified(report: Report) -> list:
 
 def test_plan_steps_all_passed():
     steps = [line.split("\t") for line in (RES / "steps.tsv").read_text().splitlines()]
-    failed = [(name, rc) for name, _secs, rc in steps if rc != "0"]
+    # "*-probe" steps record what this kernel cannot do (rxe across network namespaces): not judged.
+    failed = [(name, rc) for name, _secs, rc in steps if rc != "0" and not name.endswith("-probe")]
     assert not failed, failed
     assert (RES / "exit-status").read_text().strip() == "0"
 
@@ -104,9 +106,9 @@ def test_other_modes_measure_and_verify(name):
         assert len(sizes) >= 10 and len(errors) <= 1, [(r.params.get("size"), r.reason) for r in errors]
 
 
-def _resources(name: str) -> dict[str, str]:
+def _resources(name: str, res: Path = RES) -> dict[str, str]:
     out = {}
-    for line in (RES / f"resource-{name}.txt").read_text().splitlines():
+    for line in (res / f"resource-{name}.txt").read_text().splitlines():
         m = re.match(r"^\d+: (\S+): (.*)$", line.strip())
         if m:
             out[m.group(1)] = m.group(2)
@@ -114,21 +116,36 @@ def _resources(name: str) -> dict[str, str]:
 
 
 def test_no_resource_left_behind():
-    before = _resources("before")
-    assert before["rxe0"] == _resources("after-loopback")["rxe0"] == _resources("after")["rxe0"]
-    two = _resources("after-two-host")
-    assert "rxea" in two and "rxeb" in two
-    # rxe holds one PD, CQ and QP of its own (the GSI QP1); nothing of ours stays.
-    for dev, counts in two.items():
-        assert "mr 0" in counts and "qp 1 " in counts + " ", (dev, counts)
+    # rxe holds one PD, CQ and QP of its own (the GSI QP1); after every run the counts are back.
+    before = _resources("before")["rxe0"]
+    for after in ("after-loopback", "after-two-process", "after"):
+        assert _resources(after)["rxe0"] == before, after
+    assert "mr 0" in before
 
 
+def test_two_processes_on_one_device():
+    assert (RES / "proc-64k.rc").read_text().split() == ["client", "0", "server", "0"]
+    _ok_verified(_report("proc-64k-client"))
+
+
+TWO = pytest.mark.skipif(
+    not (LAB / "twohost-client" / "exit-status").is_file(),
+    reason=f"the lab's two-host plan has not run here (run scripts/lab/run.sh twohost; results in {LAB})",
+)
+
+
+@TWO
 @pytest.mark.parametrize("name", ["64k", "ro-ab"])
-def test_two_hosts_across_network_namespaces(name):
-    assert (RES / f"two-{name}.rc").read_text().split() == ["client", "0", "server", "0"]
-    client = _report(f"two-{name}-client")
-    ok = _ok_verified(client)
+def test_two_hosts_two_guests_joined_by_a_wire(name):
+    server, client = LAB / "twohost-server", LAB / "twohost-client"
+    for side in (server, client):
+        assert (side / "exit-status").read_text().strip() == "0", (side / "guest.log").read_text()[-2000:]
+    report = Report.from_json((client / f"two-{name}-client.json").read_text())
+    ok = _ok_verified(report)
+    assert len(ok) == (2 if name == "ro-ab" else 1)
     assert all(r.params["topology"] != "loopback" for r in ok), [r.params["topology"] for r in ok]
+    for side in (server, client):
+        assert _resources("before", side)["rxe0"] == _resources("after", side)["rxe0"]
 
 
 @pytest.mark.parametrize(
@@ -138,10 +155,15 @@ def test_two_hosts_across_network_namespaces(name):
 def test_faults_give_one_line_bounded_and_no_traceback(name, limit_s):
     rc, secs = (RES / f"fault-{name}.rc").read_text().split()
     err = (RES / f"fault-{name}.err").read_text()
+    out = (RES / f"fault-{name}.out").read_text()
     assert rc != "0" and float(secs) < limit_s, (rc, secs)
-    assert "Traceback" not in err and len([ln for ln in err.splitlines() if ln.strip()]) == 1, err
+    assert "Traceback" not in err + out
     if name == "no-remote-write":
-        assert "IBV_WC_REM_ACCESS_ERR" in (RES / f"fault-{name}.out").read_text() + err
+        # A failed measurement is a result (an ERROR line in the table, exit 1), not a crash.
+        errors = [ln for ln in out.splitlines() if ln.startswith("ERROR:")]
+        assert len(errors) == 1 and "IBV_WC_REM_ACCESS_ERR" in errors[0] and not err.strip(), out
+    else:
+        assert len([ln for ln in err.splitlines() if ln.strip()]) == 1, err
 
 
 def test_perftest_side_by_side_ran_every_size():
