@@ -150,12 +150,12 @@ class WcOpcode(enum.IntEnum):
 WC_STATUS_ADVICE: dict[int, str] = {
     WcStatus.LOC_LEN_ERR: "the local scatter/gather length is invalid (longer than the port's "
     "max message size, or than the receive buffer)",
-    # Soft-RoCE reports a local SGE whose lkey names no MR as LOC_QP_OP_ERR, not LOC_PROT_ERR
-    # (seen in the QEMU lab on Linux 6.1: rxe's requester fails the WQE's local copy and
-    # completes it with IB_WC_LOC_QP_OP_ERR, drivers/infiniband/sw/rxe/rxe_req.c), so the advice
-    # names both causes.
-    WcStatus.LOC_QP_OP_ERR: "the local QP could not execute the work request: a bad opcode or state, "
-    "or (Soft-RoCE/rxe) a local lkey that names no MR of this PD",
+    # Soft-RoCE completes a WQE it cannot turn into a packet with LOC_QP_OP_ERR (rxe_req.c): a
+    # local lkey that names no MR (HCAs say LOC_PROT_ERR), or no route to the peer (rxe routes
+    # in the initial network namespace only on Linux 6.1, rxe_net.c). Both seen in the QEMU lab.
+    WcStatus.LOC_QP_OP_ERR: "the local QP could not execute the work request: a bad opcode or state; "
+    "on Soft-RoCE (rxe) also a local lkey that names no MR of this PD, or no route to the peer "
+    "(rxe's netdev outside the initial network namespace)",
     WcStatus.LOC_PROT_ERR: "the local buffer is not covered by a valid MR of this PD (wrong lkey, "
     "or the address range falls outside the MR)",
     WcStatus.WR_FLUSH_ERR: "the QP was already in the ERROR state; this work request was flushed, "

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The QEMU lab: boot the Debian 12 guest image, run one plan inside, return the plan's exit status.
 #
-# Usage: scripts/lab/run.sh PLAN [PLAN...]     PLAN: verbs | pcie | rdma | smoke
+# Usage: scripts/lab/run.sh PLAN [PLAN...]     PLAN: verbs | pcie | twohost | rdma | smoke
 #
 # Per plan: build (or reuse) the image (image.sh), boot it with qemu-system-x86_64 straight from
 # the Debian kernel and initrd, root image read-only (snapshot=on: the guest's writes go to a
@@ -26,9 +26,9 @@ src=${LAB_SRC:-$repo}
 # shellcheck source=lib.sh
 . "$here/lib.sh"
 
-[ $# -ge 1 ] || { echo "usage: scripts/lab/run.sh PLAN [PLAN...] (verbs | pcie | rdma | smoke)" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: scripts/lab/run.sh PLAN [PLAN...] (verbs | pcie | twohost | rdma | smoke)" >&2; exit 2; }
 for plan in "$@"; do
-    case $plan in verbs | pcie | rdma | smoke) ;; *) echo "run.sh: unknown plan '$plan' (verbs | pcie | rdma | smoke)" >&2; exit 2 ;; esac
+    case $plan in verbs | pcie | twohost | rdma | smoke) ;; *) echo "run.sh: unknown plan '$plan' (verbs | pcie | twohost | rdma | smoke)" >&2; exit 2 ;; esac
 done
 [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (apt-get, debootstrap, chroot)" >&2; exit 2; }
 
@@ -107,11 +107,21 @@ pcie_machine() {
     )
 }
 
+# twohost: each guest's virtio NIC on one end of a QEMU socket netdev (a wire between the two
+# guests; the server guest listens on a local TCP port, the client guest connects to it).
+wire_port=$((20000 + $$ % 20000))
+twohost_machine() {
+    local end=listen
+    [ "$1" = twohost-client ] && end=connect
+    machine_args=(-machine pc -netdev "socket,id=w,$end=127.0.0.1:$wire_port"
+        -device "virtio-net-pci,netdev=w,mac=52:54:00:00:09:0$([ "$end" = listen ] && echo 1 || echo 2)")
+}
+
 boot() {
     local plan=$1 res="$out/$1"
     rm -rf "$res"
     mkdir -p "$res"
-    case $plan in pcie) pcie_machine ;; *) verbs_machine ;; esac
+    case $plan in pcie) pcie_machine ;; twohost-*) twohost_machine "$plan" ;; *) verbs_machine ;; esac
     local limit=${LAB_TIMEOUT:-900}
     lab_log "boot $plan: limit ${limit} s, results in $res"
     set +e
@@ -144,8 +154,36 @@ boot() {
     return "$(cat "$res/exit-status")"
 }
 
+# Both guests of the two-host plan at once (one vCPU each); the client's boot waits a moment so
+# the server's end of the wire is listening.
+boot_twohost() {
+    local rc_s rc_c
+    LAB_CPUS=1 boot twohost-server &
+    local pid=$!
+    sleep 2
+    set +e
+    LAB_CPUS=1 boot twohost-client
+    rc_c=$?
+    wait $pid
+    rc_s=$?
+    set -e
+    for p in twohost-server twohost-client; do
+        [ -f "$out/$p/steps.tsv" ] && sed "s/^/$p:/" "$out/$p/steps.tsv" >>"$LAB_STEPS"
+    done
+    lab_log "twohost: server exit $rc_s, client exit $rc_c"
+    [ $rc_s = 0 ] && [ $rc_c = 0 ]
+}
+
 status=0
 for plan in "$@"; do
+    if [ "$plan" = twohost ]; then
+        if step boot-twohost boot_twohost; then lab_log "plan twohost: PASSED"; else
+            rc=$?
+            lab_log "plan twohost: FAILED (exit $rc); see $out/twohost-*/guest.log"
+            [ $status != 0 ] || status=$rc
+        fi
+        continue
+    fi
     if step "boot-$plan" boot "$plan"; then
         lab_log "plan $plan: PASSED"
     else

@@ -146,3 +146,11 @@ def test_report_can_shrink_or_leave_out_its_rdma_part(tmp_path, monkeypatch):
     assert "left out by --no-rdma" in out.read_text()
     res = runner.invoke(app, ["report", "-o", str(out), "--quick", "--rdma-iters", "0"])
     assert res.exit_code == 2 and "--rdma-iters must be at least 1" in res.output
+
+
+def test_loc_qp_op_err_advice_names_what_rxe_means_by_it():
+    from gdrdiag.hw import verbs as v
+
+    wc = v.Completion(1, v.WcStatus.LOC_QP_OP_ERR, 0, 0, 17)
+    text = str(v.CompletionError(wc))
+    assert "lkey" in text and "network namespace" in text

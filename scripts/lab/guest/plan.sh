@@ -21,6 +21,8 @@ case $plan in
     # Only the pytest -m rdma part of the verbs plan (e.g. on an older tree, LAB_SRC=...).
     rdma) step rxe-setup rxe_setup && step pytest-rdma rdma_tests ;;
     pcie) sh /src/scripts/lab/guest/pcie.sh ;;
+    twohost-server) sh /src/scripts/lab/guest/twohost.sh server ;;
+    twohost-client) sh /src/scripts/lab/guest/twohost.sh client ;;
     *) echo "plan.sh: unknown plan '$plan'" >&2; exit 2 ;;
 esac
 rc=$?

@@ -53,8 +53,44 @@ step fault-no-remote-write fault no-remote-write "$G mr-bench $PV --memory pagea
 step fault-bad-device fault bad-device "$G mr-bench $PV -d nosuch0"
 step fault-bad-port fault bad-port "$G mr-bench $PV -i 7"
 
-# -- two hosts: two network namespaces joined by a veth pair, an rxe device on each end --------------
-netns_setup() {
+# -- two processes, one device: --server and --connect over 10.0.2.15 --------------------------------
+two_proc() {
+    _n=$1; shift
+    $G --json mr-bench $PV --memory pageable -d rxe0 --server --accept-timeout 60 --timeout 20 \
+        --json-out "$R/proc-$_n-server.json" >"$R/proc-$_n-server.out" 2>"$R/proc-$_n-server.err" &
+    _srv=$!
+    sleep 3
+    $G --json mr-bench $PV --memory pageable -d rxe0 --connect 10.0.2.15 --timeout 20 "$@" \
+        --json-out "$R/proc-$_n-client.json" >"$R/proc-$_n-client.out" 2>"$R/proc-$_n-client.err"
+    _c=$?
+    wait $_srv
+    _s=$?
+    echo "client $_c server $_s" | tee "$R/proc-$_n.rc"
+    [ $_c = 0 ] && [ $_s = 0 ]
+}
+step two-process-64k two_proc 64k -s 64K -n 300 --repeats 3
+
+# The server killed mid-run: the client must give one line within its --timeout, not hang.
+kill_server() {
+    sh -c "exec $G mr-bench $PV --memory pageable -d rxe0 --server --accept-timeout 60 --timeout 10 \
+        >$R/fault-server-killed-server.out 2>&1" &
+    _srv=$!
+    sleep 3
+    fault server-killed "$G mr-bench $PV --memory pageable -d rxe0 --connect 10.0.2.15 --timeout 10 -s 1M -n 100000 --repeats 1" &
+    _cli=$!
+    sleep 15
+    kill -9 $_srv
+    wait $_cli
+    wait $_srv 2>/dev/null
+    return 0
+}
+step fault-server-killed kill_server
+step resource-after-two-process resources after-two-process
+
+# -- probe: two network namespaces joined by a veth pair, an rxe device on each end -------------------
+# Expected to fail on this kernel (rxe's UDP socket and routing live in init_net only on 6.1, see
+# twohost.sh); recorded, not judged. The two-host plan (two guests) is the real two-host test.
+netns_probe() {
     ip netns add ha && ip netns add hb &&
         ip link add va type veth peer name vb &&
         ip link set va netns ha && ip link set vb netns hb &&
@@ -64,42 +100,19 @@ netns_setup() {
         ip netns exec ha rdma link add rxea type rxe netdev va &&
         ip netns exec hb rdma link add rxeb type rxe netdev vb || return 1
     sleep 1
-    rdma link show
-}
-two_host() {
-    _n=$1; shift
-    ip netns exec ha sh -c "$G --json mr-bench $PV --memory pageable -d rxea --server --accept-timeout 60 --timeout 20 \
-        --json-out $R/two-$_n-server.json >$R/two-$_n-server.out 2>$R/two-$_n-server.err" &
+    ip netns exec ha $G mr-bench $PV --memory pageable -d rxea --server --accept-timeout 30 --timeout 10 &
     _srv=$!
     sleep 3
-    ip netns exec hb sh -c "$G --json mr-bench $PV --memory pageable -d rxeb --connect 10.9.0.1 --timeout 20 $* \
-        --json-out $R/two-$_n-client.json >$R/two-$_n-client.out 2>$R/two-$_n-client.err"
+    ip netns exec hb $G mr-bench $PV --memory pageable -d rxeb --connect 10.9.0.1 --timeout 10 -s 4K -n 20 --repeats 1
     _c=$?
     wait $_srv
     _s=$?
-    echo "client $_c server $_s" | tee "$R/two-$_n.rc"
+    echo "netns probe: client $_c server $_s"
+    rdma link delete rxea; rdma link delete rxeb
+    ip netns delete ha; ip netns delete hb
     [ $_c = 0 ] && [ $_s = 0 ]
 }
-if step netns-setup netns_setup >"$R/netns-setup.txt" 2>&1; then
-    step two-host-64k two_host 64k -s 64K -n 300 --repeats 3
-    step two-host-ro-ab two_host ro-ab -s 64K -n 300 --repeats 3 --ro-ab
-    # The server killed mid-run: the client must give one line within its --timeout, not hang.
-    kill_server() {
-        ip netns exec ha sh -c "exec $G mr-bench $PV --memory pageable -d rxea --server --accept-timeout 60 --timeout 10 \
-            >$R/fault-server-killed-server.out 2>&1" &
-        _srv=$!
-        sleep 3
-        fault server-killed "ip netns exec hb $G mr-bench $PV --memory pageable -d rxeb --connect 10.9.0.1 --timeout 10 -s 1M -n 100000 --repeats 1" &
-        _cli=$!
-        sleep 12
-        kill -9 $_srv
-        wait $_cli
-        wait $_srv 2>/dev/null
-        return 0
-    }
-    step fault-server-killed kill_server
-    step resource-after-two-host resources after-two-host
-fi
+try netns-probe netns_probe >"$R/netns-probe.txt" 2>&1
 
 # -- perftest side by side: ib_write_bw and gdrdiag on rxe0, same sizes, alternated, one boot ------
 gid=$(python3 - <<'PY'
