@@ -21,6 +21,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 [ "$(id -u)" = 0 ] || { echo "image.sh: needs root (debootstrap, chroot)" >&2; exit 2; }
+# stdout carries exactly one line, the image directory (callers capture it): everything the
+# tools print goes to stderr (mkfs.ext4 says "Creating regular file ..." on stdout even with -q).
+exec 3>&1 1>&2
 lab_host_packages
 
 cache_root=${LAB_CACHE:-/var/cache/gdrdiag-lab}
@@ -29,7 +32,7 @@ key=$(cat "$here/packages.txt" "$here/requirements.txt" "$here/guest-init.sh" "$
 dest="$cache_root/$key"
 if [ -f "$dest/complete" ]; then
     lab_log "image cached: $dest"
-    echo "$dest"
+    echo "$dest" >&3
     exit 0
 fi
 
@@ -54,7 +57,8 @@ pip_install() {
     mount -t proc proc "$root/proc"
     chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root PIP_CERT=/root/host-ca.pem \
         PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_DEFAULT_TIMEOUT=180 \
-        python3 -m pip install -q --no-cache-dir --break-system-packages -r /root/requirements.txt
+        python3 -m pip install -q --no-cache-dir --no-warn-script-location --break-system-packages \
+        -r /root/requirements.txt
     local rc=$?
     umount "$root/proc"
     rm -f "$root/root/host-ca.pem"
@@ -86,4 +90,4 @@ mkdir -p "$dest"
 mv "$work/vmlinuz" "$work/initrd.img" "$work/rootfs.img" "$dest/"
 date -u +%FT%TZ >"$dest/complete"
 lab_log "image built: $dest"
-echo "$dest"
+echo "$dest" >&3
