@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence
 
 from gdrdiag.bench import rdma_math
-from gdrdiag.bench.rdma_loop import Lane, LoopOutcome, build_lanes, run_bw, run_latency
+from gdrdiag.bench.rdma_loop import Lane, LoopOutcome, LoopTimeout, build_lanes, run_bw, run_latency
 from gdrdiag.bench.runner import run_case
 from gdrdiag.errors import GdrdiagError, NotSupported, UserInputError
 from gdrdiag.hw import verbs as v
@@ -257,7 +257,6 @@ def allocate_region(
 # -- the loopback / two-machine plumbing --------------------------------------------------------------------
 
 
-
 def loopback_regions(
     stack: contextlib.ExitStack,
     cfg: "MrBenchConfig",
@@ -278,6 +277,7 @@ def loopback_regions(
     src = allocate_region(stack, ep.req_pd, gpus, src_kind, src_reg, nbytes, access, cfg.offset)
     dst = allocate_region(stack, ep.resp_pd, gpus, kind, reg_path, nbytes, access, cfg.offset)
     return src, dst
+
 
 class Endpoints:
     """Requester and responder devices/PDs for loopback (one port, or two ports/devices)."""
@@ -501,41 +501,48 @@ def _bw_case(
                     ],
                 )
             recv = (wiring.rcq, wiring.resp, regions[ro_settings[0]][1].mr) if cfg.write_with_imm else None
-            # Warm-up (not measured): a few signalled rounds through every MR.
-            for ro in ro_settings:
-                warm = max(cfg.post_list, min(cfg.iterations or 256, signal_every * cfg.post_list * 2))
-                run_bw(
-                    lanes[ro],
-                    wiring.cq,
-                    tx_depth=cfg.tx_depth,
-                    signal_every=signal_every,
-                    lists_total=warm // cfg.post_list,
-                    timeout_s=cfg.timeout_s,
-                    recv=recv,
-                    tick=tick,
-                )
             outcomes: dict[bool, list[LoopOutcome]] = {ro: [] for ro in ro_settings}
             failure = None
-            for _ in range(cfg.repeats):
-                # Interleave RO off/on runs so drift hits both equally.
+            try:
+                # Warm-up (not measured): a few signalled rounds through every MR.
                 for ro in ro_settings:
-                    dst = regions[ro][1]
-                    dst.buffer.fill(POISON, dst.nbytes)
-                    out = run_bw(
+                    warm = max(cfg.post_list, min(cfg.iterations or 256, signal_every * cfg.post_list * 2))
+                    run_bw(
                         lanes[ro],
                         wiring.cq,
                         tx_depth=cfg.tx_depth,
                         signal_every=signal_every,
-                        lists_total=(cfg.iterations // cfg.post_list) if cfg.iterations else None,
-                        duration=cfg.duration,
+                        lists_total=warm // cfg.post_list,
                         timeout_s=cfg.timeout_s,
                         recv=recv,
                         tick=tick,
                     )
-                    bad = verify(dst, expected, slot)  # type: ignore[arg-type]
-                    if bad and failure is None:
-                        failure = bad
-                    outcomes[ro].append(out)
+                for _ in range(cfg.repeats):
+                    # Interleave RO off/on runs so drift hits both equally.
+                    for ro in ro_settings:
+                        dst = regions[ro][1]
+                        dst.buffer.fill(POISON, dst.nbytes)
+                        out = run_bw(
+                            lanes[ro],
+                            wiring.cq,
+                            tx_depth=cfg.tx_depth,
+                            signal_every=signal_every,
+                            lists_total=(cfg.iterations // cfg.post_list) if cfg.iterations else None,
+                            duration=cfg.duration,
+                            timeout_s=cfg.timeout_s,
+                            recv=recv,
+                            tick=tick,
+                        )
+                        bad = verify(dst, expected, slot)  # type: ignore[arg-type]
+                        if bad and failure is None:
+                            failure = bad
+                        outcomes[ro].append(out)
+            except (LoopTimeout, v.CompletionError) as exc:
+                # This size failed (a timeout or an error completion leaves the QPs unusable):
+                # keep every size already measured, record this one as an ERROR with its own
+                # reason, and stop the sweep here instead of discarding the whole case.
+                results.extend(_size_error(cfg, kind, reg_path, provider, key, size, ro_settings, exc))
+                break
             for ro in ro_settings:
                 params = dataclasses.replace(
                     _base_params(cfg, kind, reg_path, provider, "loopback"),
@@ -558,6 +565,35 @@ def _bw_case(
                     )
                 )
     return results
+
+
+def _size_error(
+    cfg: "MrBenchConfig",
+    kind: MemoryKind,
+    reg_path: str,
+    provider: str,
+    key: str,
+    size: int,
+    ro_settings: Sequence[bool],
+    exc: GdrdiagError,
+) -> list[BenchResult]:
+    """ERROR results for the one size of a loopback sweep that failed (earlier sizes stand)."""
+    later = [s for s in cfg.sizes if s > size]
+    rest = f"; the {len(later)} larger size(s) were not run" if later else ""
+    out = []
+    for ro in ro_settings:
+        params = _base_params(cfg, kind, reg_path, provider, "loopback")
+        params.update(size=size, ro=ro, mode="bw", ro_ab=cfg.ro_ab, write_with_imm=cfg.write_with_imm)
+        out.append(
+            BenchResult.error(
+                key,
+                f"size {format_size(size)}: {exc}{rest}",
+                params=params,
+                provider=provider,
+                description=_describe(kind, reg_path, provider, "RDMA WRITE loopback"),
+            )
+        )
+    return out
 
 
 def _reregister(stack: contextlib.ExitStack, pd: v.PD, first: Region, reg_path: str, access: int) -> Region:

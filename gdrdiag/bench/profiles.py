@@ -7,12 +7,36 @@ and returns its results; a bench that cannot run here returns WAIVED results wit
 
 from __future__ import annotations
 
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Callable, Optional
 
 LEVELS = ("quick", "standard", "full")
 
 
-def _copy_results(level: str) -> list:
+@dataclass(frozen=True)
+class RdmaPart:
+    """How big a report's RDMA matrix is; ``None`` fields take the level's default.
+
+    A slow device (Soft-RoCE under emulation moves ~0.2 Gb/s: the default quick matrix ran for
+    minutes in the QEMU lab) needs a way to shrink this part, or to leave it out.
+    """
+
+    skip: bool = False
+    size: Optional[int] = None
+    iterations: Optional[int] = None
+    qps: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One report profile: the level (quick, standard, full) and the RDMA part's size."""
+
+    level: str = "standard"
+    rdma: RdmaPart = field(default_factory=RdmaPart)
+
+
+def _copy_results(profile: Profile) -> list:
+    level = profile.level
     from gdrdiag.bench.copy import CopyBenchOptions, run_copy_bench
     from gdrdiag.hw.memory import MemoryKind
     from gdrdiag.units import KiB, MiB
@@ -37,7 +61,8 @@ def _copy_results(level: str) -> list:
     return run_copy_bench(opts)
 
 
-def _gather_results(level: str) -> list:
+def _gather_results(profile: Profile) -> list:
+    level = profile.level
     from gdrdiag.bench import gather
     from gdrdiag.errors import NotSupported
     from gdrdiag.model.results import BenchResult
@@ -50,22 +75,31 @@ def _gather_results(level: str) -> list:
         return [BenchResult.waived("gather_ladder", exc.reason, description="gather-bench ladder")]
 
 
-def _rdma_results(level: str) -> list:
+def _rdma_results(profile: Profile) -> list:
     """RDMA matrix on a real device only: soft-provider numbers never go into a machine's Report."""
     from gdrdiag.bench import mr
     from gdrdiag.errors import NotSupported
     from gdrdiag.model.results import BenchResult
 
-    cfg = mr.matrix_config(mr.MrBenchConfig(provider="pyverbs", sizes=(1 << 20,), qps=4,
-                                            iterations=2000 if level != "full" else 20000))
+    part = profile.rdma
+    description = "RDMA WRITE matrix (memory kinds x registration x RO)"
+    if part.skip:
+        return [BenchResult.waived("rdma_write_matrix", "left out by --no-rdma", description=description)]
+    cfg = mr.matrix_config(
+        mr.MrBenchConfig(
+            provider="pyverbs",
+            sizes=(part.size or 1 << 20,),
+            qps=part.qps or 4,
+            iterations=part.iterations or (2000 if profile.level != "full" else 20000),
+        )
+    )
     try:
         return list(mr.run(cfg, mode="bw"))
     except NotSupported as exc:
-        return [BenchResult.waived("rdma_write_matrix", exc.reason,
-                                   description="RDMA WRITE matrix (memory kinds x registration x RO)")]
+        return [BenchResult.waived("rdma_write_matrix", exc.reason, description=description)]
 
 
-PROFILE_BENCHES: tuple[tuple[str, Callable[[str], list]], ...] = (
+PROFILE_BENCHES: tuple[tuple[str, Callable[[Profile], list]], ...] = (
     ("copy-bench", _copy_results),
     ("gather-bench", _gather_results),
     ("mr-bench", _rdma_results),

@@ -184,7 +184,7 @@ def run_bw(
             outstanding = sum(lane.outstanding for lane in lanes)
             raise LoopTimeout(
                 f"no RDMA completion for {timeout_s:g} s with {outstanding} WRs outstanding "
-                f"(peer gone, link down, or wrong GID/QP number)"
+                f"(peer gone, link down, wrong GID/QP number, or a device slower than --timeout allows)"
             )
         if recv is not None:
             _replenish(*recv)
@@ -238,7 +238,10 @@ def run_latency(
             if wcs:
                 break
             if perf() - start > timeout_s:
-                raise LoopTimeout(f"no RDMA completion for {timeout_s:g} s (peer gone or link down)")
+                raise LoopTimeout(
+                    f"no RDMA completion for {timeout_s:g} s (peer gone, link down, or a device slower "
+                    f"than --timeout allows)"
+                )
         end = perf()
         if not wcs[0].ok:
             raise v.CompletionError(wcs[0])

@@ -8,15 +8,15 @@ from typing import Callable, Optional
 
 import typer
 
-from gdrdiag.bench.profiles import PROFILE_BENCHES
+from gdrdiag.bench.profiles import PROFILE_BENCHES, Profile, RdmaPart
 from gdrdiag.cli import app
 from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
 from gdrdiag.errors import UserInputError
 from gdrdiag.node_record import HOST_RE as HOST_OK  # light: json/os/re and model.serde only
 
 
-def build_report(level: str, progress: Optional[Callable[[str], None]] = None):
-    """Inspect this machine, run the standard benches at ``level``, diagnose; return the Report."""
+def build_report(profile: Profile, progress: Optional[Callable[[str], None]] = None):
+    """Inspect this machine, run the standard benches of ``profile``, diagnose; return the Report."""
     import dataclasses
 
     from gdrdiag.bench.runner import run_case
@@ -32,9 +32,23 @@ def build_report(level: str, progress: Optional[Callable[[str], None]] = None):
     for name, bench in PROFILE_BENCHES:
         if progress:
             progress(name)
-        results.extend(run_case(name.replace("-", "_"), lambda b=bench: b(level)))
+        results.extend(run_case(name.replace("-", "_"), lambda b=bench: b(profile)))
     report = results_report("report", results, machine=machine)
     return dataclasses.replace(report, findings=tuple(diagnose(report)))
+
+
+def _rdma_part(skip: bool, size: Optional[str], iters: Optional[int], qps: Optional[int]) -> RdmaPart:
+    """The RDMA part of a report as the options ask (a slow device needs a smaller matrix)."""
+    from gdrdiag.units import parse_size
+
+    for name, value in (("--rdma-iters", iters), ("--rdma-qps", qps)):
+        if value is not None and value < 1:
+            raise UserInputError(f"{name} must be at least 1")
+    if skip and any(v is not None for v in (size, iters, qps)):
+        raise UserInputError("--no-rdma leaves the RDMA matrix out; drop --rdma-size/--rdma-iters/--rdma-qps")
+    return RdmaPart(
+        skip=skip, size=parse_size(size, what="--rdma-size") if size is not None else None, iterations=iters, qps=qps
+    )
 
 
 def node_name(explicit: Optional[str], report) -> str:
@@ -99,6 +113,12 @@ def report_cmd(
     force: bool = typer.Option(
         False, "--force", "-f", help="Overwrite an existing --record file (-o always overwrites, as before)."
     ),
+    no_rdma: bool = typer.Option(False, "--no-rdma", help="Leave the RDMA matrix out (WAIVED)."),
+    rdma_size: Optional[str] = typer.Option(None, "--rdma-size", help="RDMA matrix message size (default 1M)."),
+    rdma_iters: Optional[int] = typer.Option(
+        None, "--rdma-iters", help="RDMA matrix WRs per QP per run (default 2000; --full 20000)."
+    ),
+    rdma_qps: Optional[int] = typer.Option(None, "--rdma-qps", help="RDMA matrix QPs (default 4)."),
 ) -> None:
     """Inspect this machine and run the standard benches it supports into one Report (WAIVED for the rest).
 
@@ -117,15 +137,16 @@ def report_cmd(
         if path is not None and not path.parent.exists():
             raise UserInputError(f"{path}: directory {path.parent} does not exist")
     level = "quick" if quick else ("full" if full else "standard")
+    profile = Profile(level, _rdma_part(no_rdma, rdma_size, rdma_iters, rdma_qps))
     if from_report is not None:
         from gdrdiag.cli.report_files import load_report
 
         report = load_report(from_report)
     elif progress_enabled() and not wants_json(ctx):
         with typer.progressbar(length=1 + len(PROFILE_BENCHES), label=f"report ({level})") as bar:
-            report = build_report(level, progress=lambda _step: bar.update(1))
+            report = build_report(profile, progress=lambda _step: bar.update(1))
     else:
-        report = build_report(level)
+        report = build_report(profile)
     if add_results:
         report = _merge_results(report, add_results)
     code = EXIT_FAIL if any(f.severity is Severity.FAIL for f in report.findings) else EXIT_OK

@@ -41,6 +41,7 @@ SLOW_VS_HOST = 0.70  # GPU-memory path below this fraction of the host reference
 FAIL_VS_HOST = 0.50
 NOISE = 0.10  # relative spread ((max - min) / median) above which a near-1 ratio is noise
 PATHS_DIFFER = 0.25
+MIN_SAMPLES = 2  # runs per side below which an A/B gets no verdict (one sample has no spread)
 
 REF_RO = "diagnostics-kb sec. 4 (RO-03..RO-05), sec. 11, PROBE-01; peers.md sec. 0 items 1-3"
 REF_GDR = "diagnostics-kb sec. 9, sec. 11, PROBE-02; perftest #283; NCCL #1731"
@@ -79,11 +80,15 @@ def classify_ro(
     provider: str = "pyverbs",
     off_spread: float = 0.0,
     on_spread: float = 0.0,
+    samples: Optional[int] = None,
 ) -> RoVerdict:
     """Classify an RO off/on pair measured on the same buffers, QPs and sizes.
 
     ``reference_gbps`` is the host-memory (RO off) number of the same run, used to tell "RO
     ignored on a slow path" from "RO irrelevant". Spreads are (max - min) / median of each side.
+    ``samples`` is the number of runs behind the side with fewer: with one run there is no
+    spread to judge noise by, so there is no verdict (in the QEMU lab ``--matrix --repeats 1``
+    called RO significant on host memory from one sample; with 3 runs it was inconclusive).
     """
     if provider == "soft":
         return RoVerdict(
@@ -95,6 +100,14 @@ def classify_ro(
         return RoVerdict("inconclusive", "inconclusive: a side of the A/B has no measurement", None)
     ratio = on_gbps / off_gbps
     caveats = CAVEATS_RO + ((CAVEAT_HOST,) if landing == "host" else ())
+    if samples is not None and samples < MIN_SAMPLES:
+        return RoVerdict(
+            "inconclusive",
+            f"inconclusive: RO on/off = {ratio:.2f}x from {samples} run per side; a verdict needs "
+            f"at least {MIN_SAMPLES} (--repeats 3)",
+            ratio,
+            caveats,
+        )
     noise = max(off_spread, on_spread)
     if noise > NOISE and abs(ratio - 1) <= noise:
         return RoVerdict(
@@ -207,6 +220,7 @@ def ro_pairs(results: Sequence[BenchResult]) -> list[RoPair]:
                 provider=off.provider,
                 off_spread=_rel_spread(off),
                 on_spread=_rel_spread(on),
+                samples=min(len(off.samples), len(on.samples)),
             )
             pairs.append(RoPair(off, on, verdict))
     return pairs

@@ -376,8 +376,22 @@ def decode_pcie(cfg: ConfigSpace, base: int) -> Optional[PcieCap]:
         ido_request_enabled=_bit(devctl2, DEVCTL2_IDO_REQ_EN),
         ido_completion_enabled=_bit(devctl2, DEVCTL2_IDO_CMP_EN),
         supported_speeds_gts=speeds,
-        target_speed_gts=None if lnkctl2 is None else SPEED_GTS.get(lnkctl2 & 0xF),
+        target_speed_gts=_target_speed(lnkctl2),
     )
+
+
+def _target_speed(lnkctl2: Optional[int]) -> Optional[float]:
+    """LnkCtl2 Target Link Speed in GT/s.
+
+    PCIe Base spec, Link Control 2: components that support only 2.5 GT/s may hardwire the field
+    to 0000b, so 0000b means 2.5 GT/s (lspci prints "Target Link Speed: 2.5GT/s" for it, even
+    where LnkCap's speed field reads 0). The QEMU lab's x3130 switch ports, NVMe and virtio
+    functions do exactly that; 0 was decoded as unknown before.
+    """
+    if lnkctl2 is None:
+        return None
+    code = lnkctl2 & 0xF
+    return SPEED_GTS[1] if code == 0 else SPEED_GTS.get(code)
 
 
 def acs_flags(value: int) -> tuple[str, ...]:

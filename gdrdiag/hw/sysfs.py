@@ -31,6 +31,10 @@ from gdrdiag.errors import GdrdiagError
 
 # A sysfs attribute is one page; /proc/cpuinfo on a big host is a few hundred KiB.
 DEFAULT_READ_LIMIT = 4 * 1024 * 1024
+#: Bytes asked of the kernel per read(2). Linux refuses a /proc/sys read whose count is at least
+#: KMALLOC_MAX_SIZE (4 MiB on x86-64) with ENOMEM (fs/proc/proc_sysctl.c, proc_sys_call_handler),
+#: so one read of the whole limit failed for osrelease/hostname in the QEMU lab's 6.1 guest.
+READ_CHUNK = 64 * 1024
 
 
 class SysfsError(GdrdiagError):
@@ -102,8 +106,16 @@ class SysfsTree:
             raise SysfsError(f"cannot read {path}: {self._failures[path]}")
         limit = self.read_limit if limit is None else limit
         try:
-            with open(self.host_path(path), "rb") as fh:
-                data = fh.read(limit + 1)
+            with open(self.host_path(path), "rb", buffering=0) as fh:
+                chunks: list[bytes] = []
+                total = 0
+                while total <= limit:
+                    chunk = fh.read(min(READ_CHUNK, limit + 1 - total))
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    total += len(chunk)
+                data = b"".join(chunks)
         except FileNotFoundError:
             raise SysfsError(
                 f"{path}: {'not present' if self.live else 'not in the captured tree'}"

@@ -55,6 +55,38 @@ LINK_LAYER = {0: "unspecified", 1: "InfiniBand", 2: "Ethernet"}
 MTU_ENUM = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
 MTU_BYTES = {v: k for k, v in MTU_ENUM.items()}
 QP_ATTR_STATE = 1  # IBV_QP_STATE in ibv_qp_attr_mask
+# ``ibv_qp_attr_mask`` bits for the RC INIT->RTR and RTR->RTS transitions (infiniband/verbs.h).
+QP_ATTR_AV = 1 << 7
+QP_ATTR_PATH_MTU = 1 << 8
+QP_ATTR_TIMEOUT = 1 << 9
+QP_ATTR_RETRY_CNT = 1 << 10
+QP_ATTR_RNR_RETRY = 1 << 11
+QP_ATTR_RQ_PSN = 1 << 12
+QP_ATTR_MAX_QP_RD_ATOMIC = 1 << 13
+QP_ATTR_MIN_RNR_TIMER = 1 << 15
+QP_ATTR_SQ_PSN = 1 << 16
+QP_ATTR_MAX_DEST_RD_ATOMIC = 1 << 17
+QP_ATTR_CAP = 1 << 19
+QP_ATTR_DEST_QPN = 1 << 20
+#: The attributes the kernel requires for RC INIT->RTR (IB spec table 91; ib_modify_qp_is_ok()).
+RC_RTR_MASK = (
+    QP_ATTR_STATE
+    | QP_ATTR_AV
+    | QP_ATTR_PATH_MTU
+    | QP_ATTR_DEST_QPN
+    | QP_ATTR_RQ_PSN
+    | QP_ATTR_MAX_DEST_RD_ATOMIC
+    | QP_ATTR_MIN_RNR_TIMER
+)
+#: ... and for RC RTR->RTS.
+RC_RTS_MASK = (
+    QP_ATTR_STATE
+    | QP_ATTR_TIMEOUT
+    | QP_ATTR_RETRY_CNT
+    | QP_ATTR_RNR_RETRY
+    | QP_ATTR_SQ_PSN
+    | QP_ATTR_MAX_QP_RD_ATOMIC
+)
 
 
 class QpState(enum.IntEnum):
@@ -107,7 +139,12 @@ class WcOpcode(enum.IntEnum):
 WC_STATUS_ADVICE: dict[int, str] = {
     WcStatus.LOC_LEN_ERR: "the local scatter/gather length is invalid (longer than the port's "
     "max message size, or than the receive buffer)",
-    WcStatus.LOC_QP_OP_ERR: "the local QP could not execute the work request (bad opcode or state)",
+    # Soft-RoCE completes a WQE it cannot turn into a packet with LOC_QP_OP_ERR (rxe_req.c): a
+    # local lkey that names no MR (HCAs say LOC_PROT_ERR), or no route to the peer (rxe routes
+    # in the initial network namespace only on Linux 6.1, rxe_net.c). Both seen in the QEMU lab.
+    WcStatus.LOC_QP_OP_ERR: "the local QP could not execute the work request: a bad opcode or state; "
+    "on Soft-RoCE (rxe) also a local lkey that names no MR of this PD, or no route to the peer "
+    "(rxe's netdev outside the initial network namespace)",
     WcStatus.LOC_PROT_ERR: "the local buffer is not covered by a valid MR of this PD (wrong lkey, "
     "or the address range falls outside the MR)",
     WcStatus.WR_FLUSH_ERR: "the QP was already in the ERROR state; this work request was flushed, "
@@ -740,8 +777,24 @@ class _PyverbsQP(QP):
         self.qp_num = int(self._obj.qp_num)
         self.psn = int.from_bytes(os.urandom(3), "little")
         self.state = QpState.RESET
-        self.max_send_wr = max_send_wr
+        self.max_send_wr = self._granted_send_wr(max_send_wr)
         self._remote: Optional[QpInfo] = None
+
+    def _granted_send_wr(self, requested: int) -> int:
+        """The send queue depth the device granted, which may exceed ``requested``.
+
+        ibv_create_qp may round the capabilities up (rxe makes its queues a power of two
+        minus one, so 16 becomes 31: kernel drivers/infiniband/sw/rxe/rxe_queue.c); what the
+        QP really holds is what ibv_query_qp(IBV_QP_CAP) reports.
+        """
+        from pyverbs.pyverbs_error import PyverbsError
+
+        try:
+            attr, _init = self._obj.query(QP_ATTR_CAP)
+            granted = int(attr.cap.max_send_wr)
+        except (PyverbsError, AttributeError):
+            return requested
+        return granted if granted >= requested else requested
 
     def info(self) -> QpInfo:
         pi = self._dev.port_info()
@@ -784,8 +837,14 @@ class _PyverbsQP(QP):
         if gr is not None:
             kwargs["gr"] = gr
         attr.ah_attr = AHAttr(**kwargs)
+        attr.qp_state = int(QpState.RTR)
+        # One ibv_modify_qp with the RTR attributes only. Not pyverbs' QP.to_rtr(): that helper
+        # first moves a QP that is not in INIT to INIT itself, reusing this attr (access flags 0)
+        # (rdma-core pyverbs/qp.pyx, QP.to_rtr: "if self.qp_state != IBV_QPS_INIT: #assume reset"),
+        # so RESET->RTR silently succeeded instead of being refused. The kernel refuses it
+        # (EINVAL, ib_modify_qp_is_ok) when asked directly, which is the state machine we model.
         try:
-            self._obj.to_rtr(attr)
+            self._obj.modify(attr, RC_RTR_MASK)
         except PyverbsError as exc:
             raise _verbs_error(exc, "ibv_modify_qp", "INIT->RTR") from None
         self.state = QpState.RTR
@@ -799,8 +858,11 @@ class _PyverbsQP(QP):
         attr.rnr_retry = 7
         attr.sq_psn = self.psn
         attr.max_rd_atomic = 1
+        attr.qp_state = int(QpState.RTS)
+        # Directly, for the same reason as to_rtr: pyverbs' QP.to_rts() walks a QP that is not in
+        # RTR through to_rtr()/to_init() first.
         try:
-            self._obj.to_rts(attr)
+            self._obj.modify(attr, RC_RTS_MASK)
         except PyverbsError as exc:
             raise _verbs_error(exc, "ibv_modify_qp", "RTR->RTS") from None
         self.state = QpState.RTS
@@ -1155,8 +1217,10 @@ def dmabuf_probe(name: str) -> str:
             if code in (errno.EOPNOTSUPP, errno.EPROTONOSUPPORT):
                 why = f"ibv_reg_dmabuf_mr: {errno.errorcode[code]}: the kernel or provider has no dma-buf MRs"
                 raise NotSupported(f"{why} (kernel >= 5.12 and rdma-core >= v34 needed)") from None
-            return (f"supported: ibv_reg_dmabuf_mr(fd=-1) failed with "
-                    f"{errno.errorcode.get(code, str(code))}, i.e. only the fd was rejected")
+            return (
+                f"supported: ibv_reg_dmabuf_mr(fd=-1) failed with "
+                f"{errno.errorcode.get(code, str(code))}, i.e. only the fd was rejected"
+            )
         mr.close()
         return "supported: ibv_reg_dmabuf_mr(fd=-1) unexpectedly succeeded"
 

@@ -35,6 +35,7 @@ MLX_MODELS = {
     0xA2D6: "BlueField-2",
     0xA2DC: "BlueField-3",
 }
+BDF_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 RATE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*Gb/sec")
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 MAX_GIDS = 4
@@ -58,10 +59,14 @@ def _port(tree: SysfsTree, base: str, port: int) -> NicPort:
             unknown[key] = s.reason or "unreadable"
     m = RATE_RE.match(vals["rate"] or "")
     gids = []
+    gid_types = []
     for i in range(MAX_GIDS):
         g = tree.try_text(f"{p}/gids/{i}").value
         if g and str(g).strip() != ZERO_GID:
             gids.append(str(g).strip()[:64])
+            # RoCE version of this GID (kernel >= 4.9: ports/<p>/gid_attrs/types/<i>).
+            t = tree.try_text(f"{p}/gid_attrs/types/{i}").value
+            gid_types.append(str(t).strip()[:20] if t else "?")
     return NicPort(
         port=port,
         state=_state(vals["state"]),
@@ -70,8 +75,21 @@ def _port(tree: SysfsTree, base: str, port: int) -> NicPort:
         rate_gbps=float(m.group(1)) if m else None,
         link_layer=vals["link_layer"],
         gids=tuple(gids),
+        gid_types=tuple(gid_types) if any(t != "?" for t in gid_types) else (),
         unknown=unknown,
     )
+
+
+def _with_verbs_port(port: NicPort, facts: object) -> NicPort:
+    """``port`` with the active MTU pyverbs' query_port reported (sysfs has no MTU file)."""
+    if not isinstance(facts, dict) or not isinstance(facts.get("ports"), list):
+        return port
+    for entry in facts["ports"]:
+        if isinstance(entry, dict) and entry.get("port") == port.port:
+            mtu = entry.get("active_mtu_bytes")
+            if isinstance(mtu, int) and mtu > 0:
+                return replace(port, active_mtu=mtu)
+    return port
 
 
 def _soft(tree: SysfsTree, base: str, attr: str, unknown: dict[str, str]) -> Optional[str]:
@@ -92,6 +110,28 @@ def _verbs_text(facts: object) -> dict[str, str]:
         for k, v in list(facts.items())[:64]
         if isinstance(v, (str, int, float, bool))
     }
+
+
+def _placement(tree: SysfsTree, base: str) -> tuple[Optional[str], tuple[str, ...]]:
+    """The PCI function (BDF) and netdevs of one RDMA device.
+
+    A hardware HCA has a ``device`` link to its PCI function, whose ``net/`` lists its netdevs.
+    A software RDMA device (Soft-RoCE ``rxe``, ``siw``) has no ``device`` link: it names the
+    netdev it runs on in ``parent`` (Linux drivers/infiniband/core/sysfs.c, ``parent`` attribute
+    of software devices), and that netdev's own ``device`` link gives the PCI function.
+    """
+    real = tree.realpath(f"{base}/device")
+    if real:
+        return real.rstrip("/").rpartition("/")[2], tuple(tree.listdir(f"{base}/device/net")[:16])
+    parent = tree.try_text(f"{base}/parent").value
+    parent = str(parent).strip() if parent else ""
+    if not parent or "/" in parent:
+        return None, ()
+    real = tree.realpath(f"/sys/class/net/{parent}/device")
+    # A virtio NIC's ``device`` is the virtio device (``.../0000:00:03.0/virtio0``): the PCI
+    # function is the nearest BDF above it.
+    bdfs = [part for part in (real or "").split("/") if BDF_RE.match(part)]
+    return (bdfs[-1] if bdfs else None), (parent,)
 
 
 def link_key(f: PciFunction) -> str:
@@ -117,15 +157,14 @@ def inspect_nics(tree: SysfsTree, pci: tuple[PciFunction, ...], verbs: dict) -> 
     for name in names[:256]:
         base = f"/sys/class/infiniband/{name}"
         unknown: dict[str, str] = {}
-        real = tree.realpath(f"{base}/device")
-        bdf = real.rstrip("/").rpartition("/")[2] if real else None
+        bdf, netdevs = _placement(tree, base)
         f = by_bdf.get(bdf) if bdf else None
         if f is None:
             unknown["pci"] = f"no PCI function for {name} in sysfs"
         ports = []
         for p in tree.listdir(f"{base}/ports")[:16]:
             if p.isdigit():
-                ports.append(_port(tree, base, int(p)))
+                ports.append(_with_verbs_port(_port(tree, base, int(p)), vdev.get(name)))
 
         pf = by_bdf.get(f.physfn) if f and f.physfn else None
         probe = probes.get(name)
@@ -144,7 +183,7 @@ def inspect_nics(tree: SysfsTree, pci: tuple[PciFunction, ...], verbs: dict) -> 
                 node_guid=_soft(tree, base, "node_guid", unknown),
                 hca_type=_soft(tree, base, "hca_type", unknown),
                 board_id=_soft(tree, base, "board_id", unknown),
-                netdevs=tuple(tree.listdir(f"{base}/device/net")[:16]),
+                netdevs=netdevs,
                 ports=tuple(ports),
                 is_vf=f.is_vf if f else None,
                 pf_bdf=f.physfn if f else None,

@@ -158,17 +158,27 @@ def inspect_virt(
         dmi_present=dmi_present,
         iommu_groups=len(groups),
         iommu_units=units,
-        iommu_mode=iommu_mode(endpoints, len(groups), kernel),
+        iommu_mode=iommu_mode(endpoints, len(groups), kernel, tuple(group_types.values())),
         group_types=group_types,
         unknown=unknown,
     )
 
 
-def iommu_mode(endpoints: list[PciFunction], ngroups: int, kernel: KernelInfo) -> Optional[str]:
-    """Off / passthrough / translated / mixed for the GPU and NIC groups (IOMMU-01)."""
+def iommu_mode(
+    endpoints: list[PciFunction], ngroups: int, kernel: KernelInfo, all_types: tuple[str, ...] = ()
+) -> Optional[str]:
+    """Off / passthrough / translated / mixed for the GPU and NIC groups (IOMMU-01).
+
+    Judged from the GPU and NIC groups when they say; otherwise (no GPU or NIC on the PCI bus,
+    e.g. a Soft-RoCE guest) from every group's ``type``, which is the kernel's default domain
+    type for the whole IOMMU when no group was changed on its own (a vIOMMU in DMA mode made
+    the header say ``IOMMU ?`` before).
+    """
     if ngroups == 0:
         return "off"
     types = {f.iommu_group_type for f in endpoints if f.iommu_group_type}
+    if not types:
+        types = {t for t in all_types if t}
     mapped = {"identity": "passthrough", "DMA": "translated", "DMA-FQ": "translated"}
     modes = {mapped.get(t, t) for t in types}
     if len(modes) == 1:

@@ -301,8 +301,9 @@ class NicPort:
     rate: Optional[str] = None  # "400 Gb/sec (4X NDR)"
     rate_gbps: Optional[float] = None
     link_layer: Optional[str] = None  # "InfiniBand" | "Ethernet"
-    active_mtu: Optional[int] = None
+    active_mtu: Optional[int] = None  # bytes, from pyverbs query_port
     gids: tuple[str, ...] = ()
+    gid_types: tuple[str, ...] = ()  # per entry of ``gids``: "RoCE v2", "IB/RoCE v1" (sysfs gid_attrs)
     unknown: dict[str, str] = field(default_factory=dict)
 
 

@@ -12,7 +12,7 @@ from typing import Iterable, Optional
 from tabulate import tabulate
 
 from gdrdiag.model.findings import Finding
-from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, PcieLink, PciFunction
+from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, NicPort, PcieLink, PciFunction
 
 
 def _q(v: object) -> str:
@@ -79,9 +79,20 @@ def _gpu_row(m: MachineInfo, g: GpuInfo) -> list[str]:
     return [g.bdf, g.name or "?", link, bar, fmt_devctl(m.function(g.bdf)), attrs]
 
 
+def _port_text(p: NicPort) -> str:
+    """``1:ACTIVE 100 Gb/sec (4X EDR) Ethernet MTU 1024 RoCE v2`` (MTU/RoCE only where known)."""
+    text = f"{p.port}:{_q(p.state)} {_q(p.rate)} {_q(p.link_layer)}"
+    if p.active_mtu:
+        text += f" MTU {p.active_mtu}"
+    roce = sorted({t for t in p.gid_types if t.startswith("RoCE")})
+    if roce:
+        text += " " + "/".join(roce)
+    return text
+
+
 def _nic_row(m: MachineInfo, n: NicInfo) -> list[str]:
     role = "?" if n.is_vf is None else ("VF" + (f" of {n.pf_bdf}" if n.pf_bdf else "") if n.is_vf else "PF")
-    ports = "; ".join(f"{p.port}:{_q(p.state)} {_q(p.rate)} {_q(p.link_layer)}" for p in n.ports) or "?"
+    ports = "; ".join(_port_text(p) for p in n.ports) or "?"
     return [
         n.name,
         _q(n.bdf),

@@ -111,3 +111,11 @@ def test_real_fixture_cx7_ats_at_0x480_and_h100_rebar():
     out = pc.decode_all(pc.ConfigSpace(h100, 4096))
     assert out["rebar"].current_sizes == {"1": 128 << 30}
     assert out["pcie"].relaxed_ordering is True
+
+
+def test_target_link_speed_0000b_means_2_5_gts():
+    # PCIe spec, Link Control 2: a 2.5 GT/s-only component may hardwire Target Link Speed to 0;
+    # lspci prints 2.5GT/s for it (seen on QEMU's x3130 ports and NVMe in the lab).
+    assert pc._target_speed(0x0000) == 2.5
+    assert pc._target_speed(0x0003) == 8.0
+    assert pc._target_speed(None) is None

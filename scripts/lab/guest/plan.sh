@@ -1,0 +1,33 @@
+#!/bin/sh
+# Run one lab plan inside the guest (called by /sbin/lab-init with the plan's name).
+#
+# The source tree is /src (read-only 9p), results go to /results/. gdrdiag runs from the tree
+# (PYTHONPATH=/src), exactly as `python3 -m gdrdiag` runs on a machine without installing.
+# Each step's wall time goes to /results/steps.tsv (name, seconds, rc), like the host side.
+set -u
+plan=${1:-}
+export PYTHONPATH=/src PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+export R=/results
+export GDRDIAG="python3 -m gdrdiag"
+. /src/scripts/lab/guest/lib.sh
+
+echo "plan $plan: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB"
+case $plan in
+    smoke)
+        step python-imports python3 -c "import pyverbs.device, numpy, typer, tabulate, pytest; import gdrdiag"
+        step gdrdiag-version $GDRDIAG --version
+        ;;
+    verbs) sh /src/scripts/lab/guest/verbs.sh ;;
+    # Only the pytest -m rdma part of the verbs plan (e.g. on an older tree, LAB_SRC=...).
+    rdma) step rxe-setup rxe_setup && step pytest-rdma rdma_tests ;;
+    pcie) sh /src/scripts/lab/guest/pcie.sh ;;
+    twohost-server) sh /src/scripts/lab/guest/twohost.sh server ;;
+    twohost-client) sh /src/scripts/lab/guest/twohost.sh client ;;
+    *) echo "plan.sh: unknown plan '$plan'" >&2; exit 2 ;;
+esac
+rc=$?
+if [ -s "$R/failed-steps" ]; then
+    echo "plan $plan: failed steps: $(tr '\n' ' ' <"$R/failed-steps")"
+    [ "$rc" != 0 ] || rc=1
+fi
+exit $rc

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Two-host plan, one side per guest: two QEMU guests whose virtio NICs are joined by one
+# QEMU socket netdev (a point-to-point wire), a Soft-RoCE device on each; `mr-bench --server`
+# runs in the "server" guest and `mr-bench --connect` in the "client" guest.
+#
+# Why two guests and not two network namespaces in one: on Linux 6.1 rxe opens its UDP port
+# (4791) in the initial namespace only and routes in it (drivers/infiniband/sw/rxe/rxe_net.c,
+# rxe_find_route4/6 use init_net), so an rxe device on a veth end inside another namespace
+# neither sends nor receives; the verbs plan records that attempt (netns-probe).
+. /src/scripts/lab/guest/lib.sh
+G=$GDRDIAG
+role=$1
+SESSIONS="64k ro-on"
+
+setup() {
+    _nic=$(ls /sys/class/net | grep -v '^lo$' | head -1)
+    _ip=10.9.0.1
+    [ "$role" = client ] && _ip=10.9.0.2
+    ip link set "$_nic" up && ip addr add "$_ip/24" dev "$_nic" &&
+        modprobe rdma_rxe && rdma link add rxe0 type rxe netdev "$_nic" || return 1
+    for _ in $(seq 50); do
+        grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null && return 0
+        sleep 0.2
+    done
+    return 1
+}
+resources() { rdma resource show >"$R/resource-$1.txt" 2>&1 && cat "$R/resource-$1.txt"; }
+step rxe-setup setup || exit 1
+step resource-before resources before
+
+server() {
+    _n=$1
+    $G --json mr-bench --provider pyverbs --memory pageable -d rxe0 --server --accept-timeout 240 --timeout 30 \
+        --json-out "$R/two-$_n-server.json" >"$R/two-$_n-server.out" 2>"$R/two-$_n-server.err"
+}
+# The server guest may still be booting: retry while the connection is refused, up to ~4 min.
+client() {
+    _n=$1
+    shift
+    for _ in $(seq 80); do
+        $G --json mr-bench --provider pyverbs --memory pageable -d rxe0 --connect 10.9.0.1 --timeout 30 "$@" \
+            --json-out "$R/two-$_n-client.json" >"$R/two-$_n-client.out" 2>"$R/two-$_n-client.err"
+        _rc=$?
+        grep -q -i -E "refused|cannot reach" "$R/two-$_n-client.err" || return $_rc
+        sleep 3
+    done
+    return $_rc
+}
+for s in $SESSIONS; do
+    case "$role:$s" in
+        server:*) step "server-$s" server "$s" ;;
+        client:64k) step "client-$s" client "$s" -s 64K -n 300 --repeats 3 ;;
+        client:ro-on) step "client-$s" client "$s" -s 64K -n 300 --repeats 3 --relaxed-ordering ;;
+    esac
+done
+step resource-after resources after
+exit 0

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# The QEMU lab: boot the Debian 12 guest image, run one plan inside, return the plan's exit status.
+#
+# Usage: scripts/lab/run.sh PLAN [PLAN...]     PLAN: verbs | pcie | twohost | rdma | smoke
+#
+# Per plan: build (or reuse) the image (image.sh), boot it with qemu-system-x86_64 straight from
+# the Debian kernel and initrd, root image read-only (snapshot=on: the guest's writes go to a
+# throw-away overlay), this source tree shared read-only at /src and a results folder read-write
+# at /results over 9p; guest-init.sh (PID 1) runs scripts/lab/guest/plan.sh PLAN and powers off.
+#
+# Results: $LAB_OUT (default out/lab)/PLAN/: console.log (serial console), guest.log, exit-status,
+# and whatever the plan wrote; $LAB_OUT/steps.tsv has every step's wall time.
+#
+# Exit status: the first failing plan's status; 124 when a guest hit its time limit (killed,
+# reported, never left running); 77 when QEMU cannot run on this machine (callers skip then).
+#
+# Environment: LAB_OUT, LAB_SRC (tree shared as /src), LAB_TIMEOUT (s per boot, default 900), LAB_ACCEL (auto|kvm|tcg, default auto: KVM
+# only when a probe boot proves it works; this project's build machines have a paravirtual
+# /dev/kvm that does not boot stock kernels), LAB_CPUS (default 2), LAB_MEM (MiB, default 2048).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# The tree shared into the guest as /src (default: this one; LAB_SRC runs an older checkout,
+# which needs scripts/lab/guest/ copied in).
+src=${LAB_SRC:-$repo}
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
+[ $# -ge 1 ] || { echo "usage: scripts/lab/run.sh PLAN [PLAN...] (verbs | pcie | twohost | rdma | smoke)" >&2; exit 2; }
+for plan in "$@"; do
+    case $plan in verbs | pcie | twohost | rdma | smoke) ;; *) echo "run.sh: unknown plan '$plan' (verbs | pcie | twohost | rdma | smoke)" >&2; exit 2 ;; esac
+done
+[ "$(id -u)" = 0 ] || { echo "run.sh: needs root (apt-get, debootstrap, chroot)" >&2; exit 2; }
+
+out=${LAB_OUT:-$repo/out/lab}
+mkdir -p "$out"
+export LAB_STEPS="$out/steps.tsv"
+: >"$LAB_STEPS"
+t_start=$(date +%s)
+
+if ! step host-packages lab_host_packages; then
+    echo "run.sh: cannot install QEMU on this machine; lab skipped" >&2
+    exit 77
+fi
+image=$(step image "$here/image.sh")
+
+# -- accelerator --------------------------------------------------------------------------------
+# A KVM boot is only trusted after a probe guest reached user space (lab-init's first line on the
+# console); the result is cached per image (the probe costs one short boot).
+probe_kvm() {
+    local res="$out/kvm-probe" log
+    [ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
+    mkdir -p "$res"
+    log="$res/console.log"
+    timeout --kill-after=5 40 qemu-system-x86_64 -accel kvm -cpu host -m 1024 -smp 1 -nodefaults \
+        -display none -no-reboot -serial "file:$log" \
+        -kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
+        -drive "file=$image/rootfs.img,format=raw,if=virtio,snapshot=on" \
+        -append "root=/dev/vda ro console=ttyS0 panic=-1 init=/sbin/lab-init lab.plan=none" \
+        >/dev/null 2>&1 || true
+    # lab-init prints this line from user space before anything else (no shares needed).
+    grep -q "lab-init: kernel" "$log" 2>/dev/null
+}
+accel=${LAB_ACCEL:-auto}
+if [ "$accel" = auto ]; then
+    if [ -f "$image/accel" ]; then
+        accel=$(cat "$image/accel")
+    else
+        if step kvm-probe probe_kvm; then accel=kvm; else accel=tcg; fi
+        echo "$accel" >"$image/accel" 2>/dev/null || true
+    fi
+fi
+case $accel in
+    kvm) accel_args=(-accel kvm -cpu host) ;;
+    # TCG: "max" gives the guest every CPU feature QEMU can emulate; one thread per vCPU.
+    *) accel=tcg; accel_args=(-accel tcg,thread=multi -cpu max) ;;
+esac
+lab_log "accelerator: $accel"
+
+# -- machines ------------------------------------------------------------------------------------
+# verbs: the default pc machine, one virtio NIC (rxe0 sits on it). User networking gives the NIC
+# a carrier; nothing leaves the guest (restrict=on).
+verbs_machine() {
+    machine_args=(-machine pc -nic "user,model=virtio-net-pci,restrict=on")
+}
+
+# pcie: q35 with an Intel vIOMMU, two root ports, a switch (upstream + two downstream ports), an
+# SR-IOV capable NVMe (QEMU 7.2's nvme: sriov_max_vfs; VFs are enabled in the guest through
+# sysfs) behind a downstream port, and a NIC (e1000e) behind the other one.
+# QEMU 7.2 has no SR-IOV NIC model (igb arrived in 8.0, not in Debian 12), so the SR-IOV
+# function is the NVMe controller. The virtio disk carrying the root image sits on the root bus.
+pcie_machine() {
+    machine_args=(
+        -machine q35,kernel-irqchip=split
+        -device intel-iommu,intremap=on,caching-mode=on
+        -device pcie-root-port,id=rp1,chassis=1,slot=1,bus=pcie.0,addr=0x10
+        -device pcie-root-port,id=rp2,chassis=2,slot=2,bus=pcie.0,addr=0x11
+        -device x3130-upstream,id=up1,bus=rp1
+        -device xio3130-downstream,id=dp1,bus=up1,chassis=3,slot=0
+        -device xio3130-downstream,id=dp2,bus=up1,chassis=4,slot=1
+        -device nvme-subsys,id=subsys0,nqn=gdrdiag-lab
+        -device "nvme,id=nvme0,serial=lab0,subsys=subsys0,bus=dp1,sriov_max_vfs=2,sriov_vq_flexible=4,sriov_vi_flexible=2,max_ioqpairs=6,msix_qsize=4"
+        -device e1000e,netdev=n0,bus=dp2,mac=52:54:00:12:34:60
+        -netdev user,id=n0,restrict=on
+        -device virtio-net-pci,netdev=n1,bus=rp2
+        -netdev user,id=n1,restrict=on
+    )
+}
+
+# twohost: each guest's virtio NIC on one end of a QEMU socket netdev (a wire between the two
+# guests; the server guest listens on a local TCP port, the client guest connects to it).
+wire_port=$((20000 + $$ % 20000))
+twohost_machine() {
+    local end=listen
+    [ "$1" = twohost-client ] && end=connect
+    machine_args=(-machine pc -netdev "socket,id=w,$end=127.0.0.1:$wire_port"
+        -device "virtio-net-pci,netdev=w,mac=52:54:00:00:09:0$([ "$end" = listen ] && echo 1 || echo 2)")
+}
+
+boot() {
+    local plan=$1 res="$out/$1"
+    rm -rf "$res"
+    mkdir -p "$res"
+    case $plan in pcie) pcie_machine ;; twohost-*) twohost_machine "$plan" ;; *) verbs_machine ;; esac
+    local limit=${LAB_TIMEOUT:-900}
+    lab_log "boot $plan: limit ${limit} s, results in $res"
+    set +e
+    timeout --kill-after=10 "$limit" qemu-system-x86_64 "${accel_args[@]}" \
+        -smp "${LAB_CPUS:-2}" -m "${LAB_MEM:-2048}" -nodefaults -display none -no-reboot \
+        -serial "file:$res/console.log" \
+        -kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
+        -append "root=/dev/vda ro console=ttyS0 panic=-1 init=/sbin/lab-init lab.plan=$plan net.ifnames=1 intel_iommu=on" \
+        -drive "file=$image/rootfs.img,format=raw,if=virtio,snapshot=on" \
+        -virtfs "local,path=$src,mount_tag=src,security_model=none,readonly=on" \
+        -virtfs "local,path=$res,mount_tag=results,security_model=none" \
+        "${machine_args[@]}" >"$res/qemu.log" 2>&1
+    local qrc=$?
+    set -e
+    if [ $qrc = 124 ] || [ $qrc = 137 ]; then
+        lab_log "boot $plan: HUNG, killed at the ${limit} s limit (console tail follows)"
+        tail -20 "$res/console.log" >&2 || true
+        return 124
+    fi
+    if [ $qrc != 0 ]; then
+        lab_log "boot $plan: qemu exited $qrc"
+        cat "$res/qemu.log" >&2
+        return "$qrc"
+    fi
+    if [ ! -f "$res/exit-status" ]; then
+        lab_log "boot $plan: the guest wrote no exit status (console tail follows)"
+        tail -30 "$res/console.log" >&2 || true
+        return 99
+    fi
+    return "$(cat "$res/exit-status")"
+}
+
+# Both guests of the two-host plan at once (one vCPU each); the client's boot waits a moment so
+# the server's end of the wire is listening.
+boot_twohost() {
+    local rc_s rc_c
+    LAB_CPUS=1 boot twohost-server &
+    local pid=$!
+    sleep 2
+    set +e
+    LAB_CPUS=1 boot twohost-client
+    rc_c=$?
+    wait $pid
+    rc_s=$?
+    set -e
+    for p in twohost-server twohost-client; do
+        [ -f "$out/$p/steps.tsv" ] && sed "s/^/$p:/" "$out/$p/steps.tsv" >>"$LAB_STEPS"
+    done
+    lab_log "twohost: server exit $rc_s, client exit $rc_c"
+    [ $rc_s = 0 ] && [ $rc_c = 0 ]
+}
+
+status=0
+for plan in "$@"; do
+    if [ "$plan" = twohost ]; then
+        if step boot-twohost boot_twohost; then lab_log "plan twohost: PASSED"; else
+            rc=$?
+            lab_log "plan twohost: FAILED (exit $rc); see $out/twohost-*/guest.log"
+            [ $status != 0 ] || status=$rc
+        fi
+        continue
+    fi
+    if step "boot-$plan" boot "$plan"; then
+        lab_log "plan $plan: PASSED"
+    else
+        rc=$?
+        lab_log "plan $plan: FAILED (exit $rc); see $out/$plan/guest.log"
+        [ $status != 0 ] || status=$rc
+    fi
+    # Per-step times the guest recorded (it writes the same TSV format).
+    [ -f "$out/$plan/steps.tsv" ] && sed "s/^/$plan:/" "$out/$plan/steps.tsv" >>"$LAB_STEPS"
+done
+lab_log "lab total: $(($(date +%s) - t_start)) s; steps in $LAB_STEPS"
+column -t -s $'\t' "$LAB_STEPS" >&2 || cat "$LAB_STEPS" >&2
+exit $status
