@@ -582,13 +582,20 @@ def _size_error(
     rest = f"; the {len(later)} larger size(s) were not run" if later else ""
     out = []
     for ro in ro_settings:
-        params = _base_params(cfg, kind, reg_path, provider, "loopback")
-        params.update(size=size, ro=ro, mode="bw", ro_ab=cfg.ro_ab, write_with_imm=cfg.write_with_imm)
+        access = AccessFlags(cfg.access_mask) | AccessFlags.RELAXED_ORDERING if ro else AccessFlags(cfg.access_mask)
+        params = dataclasses.replace(
+            _base_params(cfg, kind, reg_path, provider, "loopback"),
+            size_bytes=size,
+            access=access,
+            mode="bw",
+            write_with_imm=cfg.write_with_imm,
+        )
         out.append(
             BenchResult.error(
                 key,
                 f"size {format_size(size)}: {exc}{rest}",
                 params=params,
+                settings=_settings(cfg, ro_ab=cfg.ro_ab),
                 provider=provider,
                 description=_describe(kind, reg_path, provider, "RDMA WRITE loopback"),
             )

@@ -45,7 +45,7 @@ _PARAM_RENAMES: dict[Bench, dict[str, str]] = {
 _SETTINGS = {
     "iterations": "iterations", "repeats": "repeats", "warmup": "warmup", "seed": "seed", "sweep": "sweep",
     "duration_s": "duration_s", "port": "port", "device": "device_name", "device_name": "device_name",
-    "ro_ab": "ro_ab", "link_gbps": "link_gbps", "run_timeout_s": "run_timeout_s",
+    "ro_ab": "ro_ab", "link_gbps": "link_gbps", "run_timeout_s": "run_timeout_s", "peer": "peer",
 }
 # v1 names whose content v2 derives (MemoryKind.location), dropped.
 _DERIVED = {"location", "provider_note"}

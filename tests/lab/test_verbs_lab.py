@@ -73,20 +73,20 @@ def test_inspect_lists_rxe0_with_real_attributes():
 def test_every_memory_kind_with_ro_off_and_on(name, ro):
     report = _report(name)
     for r in report.results:
-        kind = r.params["memory"]
+        kind = r.params.memory
         if kind in GPU_KINDS:
             assert r.status.value == "WAIVED" and "GPU" in (r.reason or ""), (r.key, r.reason)
         else:
             assert r.status.value == "OK" and r.verified, (r.key, r.reason)
-            assert ("relaxed_ordering" in r.params["access"]) is ro
-    assert {r.params["memory"] for r in report.results} == GPU_KINDS | {"pageable"}
+            assert r.params.relaxed_ordering is ro
+    assert {r.params.memory for r in report.results} == GPU_KINDS | {"pageable"}
 
 
 def test_ro_ab_and_matrix_are_verified_and_one_sample_gets_no_verdict():
     from gdrdiag.diagnose.rdma_rules import ro_pairs
 
     ab = _ok_verified(_report("mr-ro-ab"))
-    assert sorted(r.params["ro"] for r in ab) == [False, True]
+    assert sorted(r.params.relaxed_ordering for r in ab) == [False, True]
     _ok_verified(_report("mr-matrix"))
     one = _report("mr-matrix-1rep")
     pairs = ro_pairs(one.results)
@@ -99,11 +99,11 @@ def test_other_modes_measure_and_verify(name):
     report = _report(name)
     ok = _ok_verified(report)
     if name == "mr-sweep":
-        sizes = {r.params["size"] for r in ok}
+        sizes = {r.params.size_bytes for r in ok}
         errors = [r for r in report.results if r.status.value == "ERROR"]
         # A size that did not finish in --timeout is reported as that size's error; the sizes
         # measured before it stand (one timed-out size used to discard them all).
-        assert len(sizes) >= 10 and len(errors) <= 1, [(r.params.get("size"), r.reason) for r in errors]
+        assert len(sizes) >= 10 and len(errors) <= 1, [(r.params.size_bytes, r.reason) for r in errors]
 
 
 def _resources(name: str, res: Path = RES) -> dict[str, str]:
@@ -143,8 +143,8 @@ def test_two_hosts_two_guests_joined_by_a_wire(name):
     report = Report.from_json((client / f"two-{name}-client.json").read_text())
     ok = _ok_verified(report)
     (r,) = ok
-    assert ("relaxed_ordering" in r.params["access"]) is (name == "ro-on")
-    assert all(r.params["topology"] != "loopback" for r in ok), [r.params["topology"] for r in ok]
+    assert r.params.relaxed_ordering is (name == "ro-on")
+    assert all(r.params.topology != "loopback" for r in ok), [r.params.topology for r in ok]
     for side in (server, client):
         assert _resources("before", side)["rxe0"] == _resources("after", side)["rxe0"]
 

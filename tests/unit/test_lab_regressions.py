@@ -37,7 +37,7 @@ def test_sweep_keeps_measured_sizes_when_a_larger_one_times_out(monkeypatch):
         repeats=1,
     )
     res = mr.run(cfg)
-    by_size = {r.params["size"]: r for r in res}
+    by_size = {r.params.size_bytes: r for r in res}
     assert by_size[4096].status is Status.OK and by_size[4096].verified
     assert by_size[16384].status is Status.OK and by_size[16384].verified
     assert by_size[65536].status is Status.ERROR
