@@ -27,8 +27,8 @@ def gpu_absent_reason() -> str | None:
 def rdma_absent_reason() -> str | None:
     """None when pyverbs lists at least one RDMA device, else why not."""
     try:
-        from gdrdiag.hw import verbs
-        names = verbs.list_device_names()
+        from gdrdiag.hw import verbs_providers
+        names = verbs_providers.list_device_names()
     except Exception as exc:
         text = str(exc)
         return text if text.startswith("no RDMA devices") else f"no RDMA devices: {text}"

@@ -30,6 +30,7 @@ from gdrdiag.bench.rdma_loop import Lane, LoopOutcome, LoopTimeout, build_lanes,
 from gdrdiag.bench.runner import run_case
 from gdrdiag.errors import GdrdiagError, NotSupported, UserInputError
 from gdrdiag.hw import verbs as v
+from gdrdiag.hw import verbs_dmabuf, verbs_providers
 from gdrdiag.hw.memory import GPU_PAGE, Buffer, MemoryKind, first_mismatch, parse_memory_kind, pattern
 from gdrdiag.model.params import MrMetrics, MrParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats
@@ -245,7 +246,7 @@ def allocate_region(
     if reg_path == "mr":
         mr = pd.reg_mr(buf.ptr, nbytes, access, gpu=cuda_mem)
     else:
-        exp = v.export_cuda_dmabuf(buf.ptr, nbytes, GPU_PAGE)
+        exp = verbs_dmabuf.export_cuda_dmabuf(buf.ptr, nbytes, GPU_PAGE)
         try:
             mr = pd.reg_dmabuf_mr(exp.fd, exp.offset, nbytes, access, dmabuf_va=exp.base_va)
         finally:
@@ -285,11 +286,11 @@ class Endpoints:
     def __init__(self, cfg: MrBenchConfig, stack: contextlib.ExitStack):
         soft = dict(cfg.soft_options)
         self.req_dev = stack.enter_context(
-            v.open_device(cfg.provider, cfg.device, cfg.port, cfg.gid_index, **soft)
+            verbs_providers.open_device(cfg.provider, cfg.device, cfg.port, cfg.gid_index, **soft)
         )
         if cfg.peer_device is not None or cfg.peer_port != cfg.port:
             self.resp_dev = stack.enter_context(
-                v.open_device(
+                verbs_providers.open_device(
                     cfg.provider, cfg.peer_device or cfg.device, cfg.peer_port, cfg.gid_index, **soft
                 )
             )
@@ -608,7 +609,7 @@ def _reregister(stack: contextlib.ExitStack, pd: v.PD, first: Region, reg_path: 
     if reg_path == "mr":
         mr = pd.reg_mr(buf.ptr, first.nbytes, access, gpu=buf.kind in (MemoryKind.DEVICE, MemoryKind.MANAGED))
     else:
-        exp = v.export_cuda_dmabuf(buf.ptr, first.nbytes, GPU_PAGE)
+        exp = verbs_dmabuf.export_cuda_dmabuf(buf.ptr, first.nbytes, GPU_PAGE)
         try:
             mr = pd.reg_dmabuf_mr(exp.fd, exp.offset, first.nbytes, access, dmabuf_va=exp.base_va)
         finally:
@@ -882,7 +883,7 @@ def _register(pd: v.PD, buf: Buffer, reg_path: str, nbytes: int, access: int) ->
             raise NotSupported(
                 f"the dma-buf path exports device memory (cuMemAlloc) only, not {buf.kind.value}"
             )
-        exp = v.export_cuda_dmabuf(buf.ptr, nbytes, GPU_PAGE)
+        exp = verbs_dmabuf.export_cuda_dmabuf(buf.ptr, nbytes, GPU_PAGE)
         try:
             return pd.reg_dmabuf_mr(exp.fd, exp.offset, nbytes, access, dmabuf_va=exp.base_va)
         finally:
@@ -1172,7 +1173,7 @@ def matrix_config(cfg: MrBenchConfig) -> MrBenchConfig:
 
 def _session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.Device, v.PD]:
     dev = stack.enter_context(
-        v.open_device(cfg.provider, cfg.device, cfg.port, cfg.gid_index, **dict(cfg.soft_options))
+        verbs_providers.open_device(cfg.provider, cfg.device, cfg.port, cfg.gid_index, **dict(cfg.soft_options))
     )
     pd = stack.enter_context(dev.alloc_pd())
     lim = dev.limits()

@@ -28,10 +28,10 @@ def probe_capabilities(rdma_provider: Optional[str] = None) -> Capabilities:
         gpu_missing = getattr(exc, "reason", None) or str(exc)
     rdma_missing = None
     if rdma_provider is not None and rdma_provider != "soft":
-        from gdrdiag.hw import verbs
+        from gdrdiag.hw import verbs_providers
 
         try:
-            verbs.list_device_names()
+            verbs_providers.list_device_names()
         except GdrdiagError as exc:
             rdma_missing = getattr(exc, "reason", None) or str(exc)
     return Capabilities(gpu_missing=gpu_missing, rdma_missing=rdma_missing)

@@ -177,14 +177,14 @@ def _live_verbs() -> dict:
         "rdma_core_version": rdma_core_version(),
     }
     try:
-        from gdrdiag.hw import verbs
+        from gdrdiag.hw import verbs_facts, verbs_providers
     except Exception as exc:  # ImportError, or pyverbs failing inside it
         out.update(
             status="unavailable", reason=f"verbs adapter unavailable: {type(exc).__name__}: {exc}"[:300]
         )
         return out
     try:
-        names = list(verbs.list_device_names())
+        names = list(verbs_providers.list_device_names())
     except NotSupported as exc:
         out.update(status="none", reason=exc.reason)
         return out
@@ -197,15 +197,11 @@ def _live_verbs() -> dict:
         out.update(status="none", reason="no RDMA devices")
     for name in names:
         try:
-            out["devices"][str(name)] = _plain(verbs.device_facts(name))
+            out["devices"][str(name)] = _plain(verbs_facts.device_facts(name))
         except Exception as exc:
             out["device_errors"][str(name)] = f"{type(exc).__name__}: {exc}"[:300]
-        probe = getattr(verbs, "dmabuf_probe", None)
-        if probe is None:
-            out["dmabuf_probe"][str(name)] = None
-            continue
         try:
-            out["dmabuf_probe"][str(name)] = str(probe(name))
+            out["dmabuf_probe"][str(name)] = str(verbs_facts.dmabuf_probe(name))
         except NotSupported as exc:
             out["dmabuf_probe"][str(name)] = f"unsupported: {exc.reason}"
         except Exception as exc:

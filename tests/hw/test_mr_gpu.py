@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from gdrdiag.bench import mr
 from gdrdiag.errors import NotSupported
-from gdrdiag.hw import cuda, verbs_soft
+from gdrdiag.hw import cuda, verbs_providers, verbs_soft
 from gdrdiag.hw import verbs as v
 from gdrdiag.hw.memory import GPU_PAGE, MemoryKind, first_mismatch, pattern
 from gdrdiag.model.results import Status
@@ -42,7 +42,7 @@ def gpus():
 def _write_once(gpus, src_kind, dst_kind, reg_path="mr", nbytes=256 * 1024 + 13, offset=3, ro=False):
     access = RW | (v.ACCESS_RELAXED_ORDERING if ro else 0)
     with contextlib.ExitStack() as stack:
-        dev = stack.enter_context(v.open_device("soft"))
+        dev = stack.enter_context(verbs_providers.open_device("soft"))
         pd = stack.enter_context(dev.alloc_pd())
         src = mr.allocate_region(stack, pd, gpus, src_kind, "mr", nbytes, access, offset)
         dst = mr.allocate_region(stack, pd, gpus, dst_kind, reg_path, nbytes, access, offset)
@@ -89,7 +89,7 @@ def test_dmabuf_path_exports_device_memory(gpus):
 
 def test_sync_memops_is_set_on_device_memory(gpus):
     drv = cuda.driver()
-    with contextlib.ExitStack() as stack, v.open_device("soft") as dev, dev.alloc_pd() as pd:
+    with contextlib.ExitStack() as stack, verbs_providers.open_device("soft") as dev, dev.alloc_pd() as pd:
         reg = mr.allocate_region(stack, pd, gpus, MemoryKind.DEVICE, "mr", 4096, RW)
         value = cuda.call(
             "cuPointerGetAttribute", drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, reg.buffer.ptr

@@ -13,6 +13,7 @@ import pytest
 
 from gdrdiag.bench import mr
 from gdrdiag.hw import verbs as v
+from gdrdiag.hw import verbs_facts, verbs_providers
 from gdrdiag.hw.memory import MemoryKind
 from gdrdiag.model.results import Status
 
@@ -20,9 +21,9 @@ pytestmark = pytest.mark.rdma
 
 
 def test_device_list_and_facts_are_plain_json():
-    names = v.list_device_names()
+    names = verbs_providers.list_device_names()
     assert names and all(isinstance(n, str) for n in names)
-    facts = v.device_facts(names[0])
+    facts = verbs_facts.device_facts(names[0])
     json.dumps(facts)
     assert facts["name"] == names[0] and facts["phys_port_cnt"] >= 1
     assert len(facts["ports"]) == facts["phys_port_cnt"]
@@ -32,9 +33,9 @@ def test_device_list_and_facts_are_plain_json():
 def test_dmabuf_probe_answers_or_says_why_not():
     from gdrdiag.errors import NotSupported
 
-    name = v.list_device_names()[0]
+    name = verbs_providers.list_device_names()[0]
     try:
-        assert v.dmabuf_probe(name).startswith("supported")
+        assert verbs_facts.dmabuf_probe(name).startswith("supported")
     except NotSupported as exc:
         assert "dma-buf" in exc.reason or "DmaBufMR" in exc.reason
 
@@ -43,7 +44,7 @@ def test_unknown_device_name_is_a_usage_error():
     from gdrdiag.errors import UserInputError
 
     with pytest.raises(UserInputError, match="not found"):
-        v.open_device("pyverbs", "no_such_dev0")
+        verbs_providers.open_device("pyverbs", "no_such_dev0")
 
 
 def test_loopback_ro_ab_on_host_memory_is_verified():

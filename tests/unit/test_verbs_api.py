@@ -9,6 +9,7 @@ import pytest
 
 from gdrdiag.errors import HardwareError, NotSupported, UserInputError
 from gdrdiag.hw import verbs as v
+from gdrdiag.hw import verbs_facts, verbs_providers, verbs_pyverbs
 
 
 def test_parse_access_names_any_spelling():
@@ -60,16 +61,16 @@ def test_pyverbs_provider_reports_no_rdma_devices_through_libibverbs():
     """On a machine without RDMA (this CI), the real libibverbs says so, as NotSupported."""
     pytest.importorskip("pyverbs.device", reason="pyverbs not installed")
     try:
-        names = v.list_device_names()
+        names = verbs_providers.list_device_names()
     except NotSupported as exc:
         assert exc.reason.startswith("no RDMA devices: ")
         assert len(exc.reason) > len("no RDMA devices: ") + 10  # says why
         with pytest.raises(NotSupported, match="no RDMA devices"):
-            v.open_device("auto")
+            verbs_providers.open_device("auto")
         with pytest.raises(NotSupported, match="no RDMA devices"):
-            v.device_facts("mlx5_0")
+            verbs_facts.device_facts("mlx5_0")
         with pytest.raises(NotSupported, match="no RDMA devices"):
-            v.dmabuf_probe("mlx5_0")
+            verbs_facts.dmabuf_probe("mlx5_0")
         return
     pytest.skip(f"this machine has RDMA devices: {names}")
 
@@ -78,15 +79,15 @@ def test_missing_pyverbs_is_no_rdma_devices(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyverbs", None)
     monkeypatch.setitem(sys.modules, "pyverbs.device", None)
     with pytest.raises(NotSupported, match="no RDMA devices: pyverbs"):
-        v.list_device_names()
+        verbs_providers.list_device_names()
 
 
 def test_pyverbs_enums_resolve_in_either_layout():
     pytest.importorskip("pyverbs.enums", reason="pyverbs not installed")
-    assert v._enum("ibv_access_flags", "IBV_ACCESS_RELAXED_ORDERING", 0) == 1 << 20
-    assert v._enum("ibv_wr_opcode", "IBV_WR_RDMA_WRITE_WITH_IMM", -1) == v.WR_RDMA_WRITE_WITH_IMM
-    assert v._enum("ibv_wc_status", "IBV_WC_REM_ACCESS_ERR", -1) == v.WcStatus.REM_ACCESS_ERR
-    assert v._enum("no_such_enum", "NO_SUCH_MEMBER", 42) == 42
+    assert verbs_pyverbs.ibv_enum("ibv_access_flags", "IBV_ACCESS_RELAXED_ORDERING", 0) == 1 << 20
+    assert verbs_pyverbs.ibv_enum("ibv_wr_opcode", "IBV_WR_RDMA_WRITE_WITH_IMM", -1) == v.WR_RDMA_WRITE_WITH_IMM
+    assert verbs_pyverbs.ibv_enum("ibv_wc_status", "IBV_WC_REM_ACCESS_ERR", -1) == v.WcStatus.REM_ACCESS_ERR
+    assert verbs_pyverbs.ibv_enum("no_such_enum", "NO_SUCH_MEMBER", 42) == 42
 
 
 class _FakeErr(Exception):
@@ -96,10 +97,10 @@ class _FakeErr(Exception):
 
 
 def test_verbs_errors_map_to_the_tree():
-    assert isinstance(v._verbs_error(_FakeErr(errno.EOPNOTSUPP), "ibv_reg_dmabuf_mr"), NotSupported)
-    e = v._verbs_error(_FakeErr(errno.EPERM), "ibv_reg_mr")
+    assert isinstance(verbs_pyverbs.verbs_error(_FakeErr(errno.EOPNOTSUPP), "ibv_reg_dmabuf_mr"), NotSupported)
+    e = verbs_pyverbs.verbs_error(_FakeErr(errno.EPERM), "ibv_reg_mr")
     assert isinstance(e, HardwareError) and "RLIMIT_MEMLOCK" in str(e)
-    e = v._verbs_error(_FakeErr(errno.EACCES), "ibv_open_device")
+    e = verbs_pyverbs.verbs_error(_FakeErr(errno.EACCES), "ibv_open_device")
     assert isinstance(e, HardwareError) and "/dev/infiniband" in str(e)
-    e = v._verbs_error(_FakeErr(errno.EFAULT), "ibv_reg_mr", gpu=True)
+    e = verbs_pyverbs.verbs_error(_FakeErr(errno.EFAULT), "ibv_reg_mr", gpu=True)
     assert "peermem" in str(e)

@@ -15,6 +15,7 @@ import pytest
 
 from gdrdiag.errors import GdrdiagError, HardwareError
 from gdrdiag.hw import verbs as v
+from gdrdiag.hw import verbs_providers
 from gdrdiag.hw.memory import Buffer, MemoryKind, pattern
 from gdrdiag.hw.verbs import QpState, WcOpcode, WcStatus
 
@@ -32,7 +33,7 @@ def provider(request):
 def rig(provider):
     """Device, PD, CQs, two connected QPs, source and destination buffers (not yet registered)."""
     with contextlib.ExitStack() as stack:
-        dev = stack.enter_context(v.open_device(provider))
+        dev = stack.enter_context(verbs_providers.open_device(provider))
         pd = stack.enter_context(dev.alloc_pd())
         cq = stack.enter_context(dev.create_cq(256))
         rcq = stack.enter_context(dev.create_cq(256))
@@ -234,7 +235,7 @@ def test_close_is_idempotent_and_closes_children(rig):
 @pytest.fixture
 def soft_rig():
     with contextlib.ExitStack() as stack:
-        dev = stack.enter_context(v.open_device("soft"))
+        dev = stack.enter_context(verbs_providers.open_device("soft"))
         pd = stack.enter_context(dev.alloc_pd())
         cq = stack.enter_context(dev.create_cq(64))
         src = stack.enter_context(Buffer(MemoryKind.PAGEABLE, N))
@@ -299,7 +300,7 @@ def test_soft_qp_limit_is_enforced():
 def test_soft_objects_are_all_released():
     from gdrdiag.hw import verbs_soft
 
-    with v.open_device("soft") as dev:
+    with verbs_providers.open_device("soft") as dev:
         pd = dev.alloc_pd()
         cq = dev.create_cq(8)
         pd.create_rc_qp(cq, max_send_wr=4)
@@ -311,7 +312,7 @@ def test_soft_objects_are_all_released():
 
 
 def test_soft_closed_objects_refuse_work():
-    with v.open_device("soft") as dev:
+    with verbs_providers.open_device("soft") as dev:
         pd = dev.alloc_pd()
         pd.close()
         with pytest.raises(GdrdiagError, match="closed"):

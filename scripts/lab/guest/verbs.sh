@@ -116,8 +116,8 @@ try netns-probe netns_probe >"$R/netns-probe.txt" 2>&1
 
 # -- perftest side by side: ib_write_bw and gdrdiag on rxe0, same sizes, alternated, one boot ------
 gid=$(python3 - <<'PY'
-from gdrdiag.hw import verbs
-with verbs.open_device("pyverbs", "rxe0") as d:
+from gdrdiag.hw import verbs_providers
+with verbs_providers.open_device("pyverbs", "rxe0") as d:
     print(d.gid_index)
 PY
 )
