@@ -1,0 +1,166 @@
+"""What an mr-bench run is asked to do: MrBenchConfig (validated before any device is opened), the
+matrix preset, case keys, and where the bytes of each memory kind and registration path land."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Optional
+
+from gdrdiag.errors import UserInputError
+from gdrdiag.hw import verbs as v
+from gdrdiag.hw.memory import GPU_PAGE, MemoryKind
+from gdrdiag.units import GiB, KiB, MiB, format_size
+
+REG_PATHS = ("mr", "dmabuf")
+
+
+SWEEP_SIZES = tuple(1 << i for i in range(1, 24))  # 2 B .. 8 MiB, as ib_write_bw -a
+
+
+REG_COST_SIZES = (4 * KiB, 64 * KiB, 1 * MiB, 16 * MiB, 256 * MiB, 1 * GiB)
+
+
+POISON = 0xE7
+
+
+SOFT_NOTE = (
+    "soft provider: bytes moved in software (memcpy / cuMemcpy), not by an RDMA NIC; NOT a hardware number"
+)
+
+
+DEFAULT_ACCESS = v.ACCESS_LOCAL_WRITE | v.ACCESS_REMOTE_WRITE
+
+
+@dataclass(frozen=True)
+class MrBenchConfig:
+    """Everything one ``gdrdiag mr-bench`` invocation asks for (validated by :meth:`validate`)."""
+
+    provider: str = "auto"
+    device: Optional[str] = None
+    port: int = 1
+    gid_index: Optional[int] = None
+    peer_device: Optional[str] = None
+    peer_port: int = 1
+    kinds: tuple[MemoryKind, ...] = (MemoryKind.DEVICE,)
+    reg_paths: tuple[str, ...] = ("mr",)
+    src_kind: Optional[MemoryKind] = None  # None: same as the destination kind
+    access: int = DEFAULT_ACCESS
+    relaxed_ordering: bool = False
+    ro_ab: bool = False
+    sizes: tuple[int, ...] = (65536,)
+    qps: int = 1
+    tx_depth: int = 128
+    post_list: int = 1
+    cq_mod: Optional[int] = None
+    iterations: Optional[int] = 5000
+    duration: Optional[float] = None
+    repeats: int = 3
+    latency: bool = False
+    write_with_imm: bool = False
+    blocks: Optional[int] = None
+    offset: int = 0
+    mr_size: Optional[int] = None
+    gpu: int = 0
+    timeout_s: float = 10.0
+    reg_sizes: tuple[int, ...] = REG_COST_SIZES
+    reg_iterations: int = 10
+    soft_options: dict = field(default_factory=dict)
+    only: Optional[frozenset[str]] = None  # case keys to run (a --list selection); None: every kind x path
+
+    @property
+    def access_mask(self) -> int:
+        """Access flags for the destination MR (and the source MR) of a plain run."""
+        return self.access | (v.ACCESS_RELAXED_ORDERING if self.relaxed_ordering else 0)
+
+    def validate(self) -> "MrBenchConfig":
+        """Reject impossible combinations before touching hardware (UserInputError)."""
+        v.resolve_provider(self.provider)
+        for reg in self.reg_paths:
+            if reg not in REG_PATHS:
+                raise UserInputError(
+                    f"unknown registration path {reg!r} (choose from: {', '.join(REG_PATHS)})"
+                )
+        if not self.kinds:
+            raise UserInputError("no memory kind selected")
+        if not self.sizes or any(s <= 0 for s in self.sizes):
+            raise UserInputError("message size must be greater than 0")
+        if self.qps < 1:
+            raise UserInputError(f"-q {self.qps}: need at least one QP")
+        if self.tx_depth < 1:
+            raise UserInputError(f"-t {self.tx_depth}: TX depth must be at least 1")
+        if self.post_list < 1 or self.post_list > self.tx_depth:
+            raise UserInputError(
+                f"--post-list {self.post_list} must be between 1 and the TX depth ({self.tx_depth})"
+            )
+        if (self.iterations is None) == (self.duration is None):
+            raise UserInputError("give either iterations (-n) or a duration (-D), not both")
+        if self.iterations is not None and self.iterations < self.post_list:
+            raise UserInputError(f"-n {self.iterations} must be at least the post list ({self.post_list})")
+        if self.duration is not None and not 0 < self.duration <= 3600:
+            raise UserInputError(f"-D {self.duration}: duration must be in (0, 3600] seconds")
+        if self.repeats < 1:
+            raise UserInputError("--repeats must be at least 1")
+        if self.offset < 0 or self.offset >= GPU_PAGE:
+            raise UserInputError(f"--offset {self.offset} must be in 0..{GPU_PAGE - 1}")
+        if self.blocks is not None and self.blocks < 1:
+            raise UserInputError("--blocks must be at least 1")
+        if self.timeout_s <= 0:
+            raise UserInputError("--timeout must be > 0")
+        if self.ro_ab and self.relaxed_ordering:
+            raise UserInputError("--ro-ab runs RO off and on itself; drop --relaxed-ordering")
+        if self.access & v.ACCESS_RELAXED_ORDERING and self.ro_ab:
+            raise UserInputError("--ro-ab runs RO off and on itself; drop relaxed_ordering from --access")
+        if self.mr_size is not None:
+            need = self.qps * max(self.sizes) * (self.blocks or 1)
+            if need > self.mr_size:
+                raise UserInputError(
+                    f"message size {format_size(max(self.sizes))} x {self.qps} QP(s)"
+                    f"{' x ' + str(self.blocks) + ' blocks' if self.blocks else ''} = "
+                    f"{need} bytes is larger than the MR (--mr-size {self.mr_size})"
+                )
+        return self
+
+
+def landing(kind: MemoryKind, reg_path: str, provider: str) -> tuple[str, str]:
+    """(``gpu`` | ``host``, words) for an RDMA WRITE into ``kind`` registered via ``reg_path``.
+
+    Managed memory registered with ibv_reg_mr is pinned on the host (x86): the NIC writes host
+    DRAM, so the number is a host-memory number (perftest #283; diagnostics-kb sec. 9/11).
+    """
+    if kind is MemoryKind.DEVICE:
+        where = (
+            "gpu",
+            "GPU memory (peer-to-peer through BAR1)"
+            + (" via dma-buf" if reg_path == "dmabuf" else " via nvidia-peermem"),
+        )
+    elif kind is MemoryKind.MANAGED:
+        where = (
+            "host",
+            "host DRAM: ibv_reg_mr pins managed pages on the host (x86), so this is a "
+            "host-memory number, not GPUDirect",
+        )
+    else:
+        where = ("host", kind.location)
+    if provider == "soft":
+        return where[0], where[1] + "; " + SOFT_NOTE
+    return where
+
+
+def case_key(prefix: str, kind: MemoryKind, reg_path: str) -> str:
+    """``rdma_write_pinned_wc_mr`` style keys."""
+    return f"{prefix}_{kind.value.replace('-', '_')}_{reg_path}"
+
+
+def matrix_config(cfg: MrBenchConfig) -> MrBenchConfig:
+    """The matrix: every memory kind x both registration paths x RO off/on."""
+    return replace(
+        cfg,
+        kinds=tuple(MemoryKind),
+        reg_paths=REG_PATHS,
+        ro_ab=True,
+        relaxed_ordering=False,
+        access=cfg.access & ~v.ACCESS_RELAXED_ORDERING,
+    )
+
+
+ProgressFn = Optional[Callable[[str], None]]

@@ -1,0 +1,292 @@
+"""Two machines: ``mr-bench --server`` (the target) and ``--connect HOST`` (the writer), over the TCP QP
+exchange of bench/exchange.py. The server verifies every byte after each client run; bandwidth is measured by
+the client."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from dataclasses import replace
+from typing import Any, Callable, Optional, Sequence
+
+from gdrdiag.bench import rdma_math
+from gdrdiag.bench.mr_config import DEFAULT_ACCESS, POISON, MrBenchConfig, ProgressFn, case_key, landing
+from gdrdiag.bench.mr_setup import (
+    GpuScope,
+    Region,
+    allocate_region,
+    base_params,
+    bw_method,
+    bw_result,
+    describe,
+    ok_status,
+    run_settings_of,
+    verify,
+)
+from gdrdiag.bench.rdma_loop import LoopOutcome, build_lanes, run_bw
+from gdrdiag.errors import GdrdiagError, UserInputError
+from gdrdiag.hw import verbs as v
+from gdrdiag.hw import verbs_providers
+from gdrdiag.hw.memory import MemoryKind, parse_memory_kind, pattern
+from gdrdiag.model.params import MrMetrics, MrParams
+from gdrdiag.model.results import BenchResult
+from gdrdiag.model.vocabulary import AccessFlags, RegPath
+
+
+def session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.Device, v.PD]:
+    dev = stack.enter_context(
+        verbs_providers.open_device(cfg.provider, cfg.device, cfg.port, cfg.gid_index, **dict(cfg.soft_options))
+    )
+    pd = stack.enter_context(dev.alloc_pd())
+    lim = dev.limits()
+    if cfg.qps > lim.max_qp:
+        raise UserInputError(f"-q {cfg.qps}: {dev.name} allows at most {lim.max_qp} QPs")
+    if cfg.tx_depth > lim.max_qp_wr:
+        raise UserInputError(f"-t {cfg.tx_depth}: {dev.name} allows at most {lim.max_qp_wr} WRs per QP")
+    return dev, pd
+
+
+def serve(
+    cfg: MrBenchConfig,
+    *,
+    port: int = 18515,
+    bind: str = "0.0.0.0",
+    accept_timeout_s: float = 60.0,
+    listener: Any = None,
+    progress: ProgressFn = None,
+) -> list[BenchResult]:
+    """Server side: one client, its destination buffer, byte-exact verification after every run."""
+    from gdrdiag.bench import exchange as x
+
+    cfg.validate()
+    kind, reg_path = cfg.kinds[0], cfg.reg_paths[0]
+    key = case_key("rdma_write", kind, reg_path)
+    with contextlib.ExitStack() as stack:
+        lst = listener or stack.enter_context(x.Listener(port, bind))
+        if progress:
+            progress(f"waiting for a client on port {lst.port}")
+        ch = stack.enter_context(lst.accept(accept_timeout_s, cfg.timeout_s))
+        hello = ch.recv("hello")
+        try:
+            if hello.get("protocol") != x.PROTOCOL:
+                raise x.PeerError(f"client speaks {hello.get('protocol')!r}, we speak {x.PROTOCOL!r}")
+            p = hello.get("params") or {}
+            qps, slot = int(p["qps"]), int(p["slot"])
+            ro = bool(p.get("ro"))
+            run_timeout = float(p.get("run_timeout_s", cfg.timeout_s))
+            remote = [v.QpInfo.from_json(q) for q in hello.get("qps", [])]
+            if len(remote) != qps or not 1 <= qps <= 4096 or not 0 < slot <= 1 << 34:
+                raise x.PeerError("client sent inconsistent QP parameters")
+            dev, pd = session_device(replace(cfg, qps=qps), stack)
+            gpus = GpuScope(cfg.gpu, kind.needs_gpu)
+            stack.callback(gpus.close)
+            access = (cfg.access & ~v.ACCESS_RELAXED_ORDERING) | v.ACCESS_REMOTE_WRITE | v.ACCESS_LOCAL_WRITE
+            if ro or cfg.relaxed_ordering:
+                access |= v.ACCESS_RELAXED_ORDERING
+            dst = allocate_region(stack, pd, gpus, kind, reg_path, qps * slot, access, cfg.offset)
+            cq = stack.enter_context(dev.create_cq(qps + 16))
+            mine = []
+            for r in remote:
+                qp = stack.enter_context(pd.create_rc_qp(cq, max_send_wr=1, max_recv_wr=1))
+                qp.connect(r, v.ACCESS_LOCAL_WRITE | v.ACCESS_REMOTE_WRITE)
+                mine.append(qp)
+        except (GdrdiagError, KeyError, ValueError, TypeError) as exc:
+            ch.send("error", message=str(exc) if isinstance(exc, GdrdiagError) else f"bad hello: {exc}")
+            raise
+        where, words = landing(kind, reg_path, dev.provider)
+        ch.send(
+            "welcome",
+            qps=[q.info().to_json() for q in mine],
+            mr={"addr": dst.mr.addr, "rkey": dst.mr.rkey, "length": dst.nbytes},
+            memory=kind.value,
+            reg_path=reg_path,
+            landing=where,
+            lands_in=words,
+            provider=dev.provider,
+            access="|".join(v.access_names(dst.mr.access)),
+        )
+        runs = verified_runs = 0
+        failure = None
+        while True:
+            msg = ch.recv(("run", "bye"), timeout_s=run_timeout)
+            if msg["type"] == "bye":
+                break
+            dst.buffer.fill(POISON, dst.nbytes)
+            ch.send("ready")
+            done = ch.recv("done", timeout_s=run_timeout)
+            bad = verify_regions(dst, done.get("regions", []), slot)
+            runs += 1
+            if bad:
+                failure = failure or bad
+            else:
+                verified_runs += 1
+            ch.send("verified", ok=bad is None, detail=bad or "")
+    params = MrParams(
+        memory=kind,
+        reg_path=RegPath(reg_path),
+        landing=where,
+        lands_in=words,
+        topology="two_machine",
+        role="server",
+        qps=qps,
+        slot_bytes=slot,
+        access=AccessFlags(DEFAULT_ACCESS | (AccessFlags.RELAXED_ORDERING if ro else 0)),
+    )
+    fields = dict(
+        description=describe(kind, reg_path, dev.provider, "RDMA WRITE target (server side)"),
+        params=params,
+        metrics=MrMetrics(runs=float(runs), verified_runs=float(verified_runs)),
+        method="server side: destination poisoned before and every byte checked after each client run; "
+        "bandwidth is measured by the client",
+        provider=dev.provider,
+    )
+    if failure:
+        return [BenchResult.error(key, failure, verified=False, **fields)]
+    return [BenchResult(key=key, status=ok_status(), verified=runs > 0, **fields)]
+
+
+def verify_regions(dst: Region, regions: Sequence[dict], slot: int) -> Optional[str]:
+    try:
+        expected = []
+        for i, r in enumerate(regions):
+            if int(r["offset"]) != i * slot:
+                return f"client announced region {i} at offset {r['offset']}, expected {i * slot}"
+            expected.append(pattern(int(r["length"]), seed=int(r["seed"])))
+    except (KeyError, TypeError, ValueError):
+        return "client announced malformed regions"
+    if not expected:
+        return "client announced no regions"
+    return verify(dst, expected, slot)
+
+
+def run_client(
+    cfg: MrBenchConfig,
+    host: str,
+    *,
+    port: int = 18515,
+    connect_timeout_s: float = 10.0,
+    retry_s: float = 0.0,
+    progress: ProgressFn = None,
+    tick: Optional[Callable[[], None]] = None,
+) -> list[BenchResult]:
+    """Client side: writes into the server's MR; bandwidth measured here, bytes verified there."""
+    from gdrdiag.bench import exchange as x
+
+    cfg.validate()
+    if len(cfg.sizes) != 1 or cfg.ro_ab or cfg.write_with_imm or cfg.latency or cfg.blocks:
+        raise UserInputError(
+            "two-machine mode runs one size and one RO setting in bandwidth mode "
+            "(no -a, --ro-ab, --matrix, --latency, --blocks, --write-with-imm)"
+        )
+    kind = cfg.src_kind or cfg.kinds[0]
+    size = cfg.sizes[0]
+    signal_every = rdma_math.signal_interval(cfg.tx_depth, cfg.post_list, cfg.cq_mod)
+    run_timeout = cfg.timeout_s + (cfg.duration or 0) + 5.0
+    ro = bool(cfg.access_mask & v.ACCESS_RELAXED_ORDERING)
+    outs: list[LoopOutcome] = []
+    failure = None
+    with contextlib.ExitStack() as stack:
+        dev, pd = session_device(cfg, stack)
+        gpus = GpuScope(cfg.gpu, kind.needs_gpu)
+        stack.callback(gpus.close)
+        src = allocate_region(
+            stack,
+            pd,
+            gpus,
+            kind,
+            cfg.reg_paths[0] if kind is MemoryKind.DEVICE else "mr",
+            cfg.qps * size,
+            cfg.access_mask,
+            cfg.offset,
+        )
+        cq = stack.enter_context(dev.create_cq(cfg.qps * cfg.tx_depth + 16))
+        qps = [
+            stack.enter_context(pd.create_rc_qp(cq, max_send_wr=cfg.tx_depth, max_recv_wr=1))
+            for _ in range(cfg.qps)
+        ]
+        for qp in qps:
+            qp.to_init(v.ACCESS_LOCAL_WRITE)
+        ch = stack.enter_context(
+            x.connect(host, port, timeout_s=connect_timeout_s, io_timeout_s=run_timeout, retry_s=retry_s)
+        )
+        ch.send(
+            "hello",
+            protocol=x.PROTOCOL,
+            qps=[q.info().to_json() for q in qps],
+            params={"qps": cfg.qps, "slot": size, "ro": ro, "run_timeout_s": run_timeout},
+        )
+        welcome = ch.recv("welcome")
+        try:
+            remote = [v.QpInfo.from_json(q) for q in welcome["qps"]]
+            mr = welcome["mr"]
+            raddr, rkey, rlen = int(mr["addr"]), int(mr["rkey"]), int(mr["length"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise x.PeerError(f"server sent a malformed welcome: {exc}") from None
+        if len(remote) != cfg.qps or rlen < cfg.qps * size:
+            raise x.PeerError(
+                f"server offered {len(remote)} QPs and {rlen} bytes; need {cfg.qps} and {cfg.qps * size}"
+            )
+        for qp, r in zip(qps, remote, strict=True):
+            qp.to_rtr(r)
+            qp.to_rts()
+        dst_kind = parse_memory_kind(str(welcome.get("memory", "pageable")))
+        dst_reg = str(welcome.get("reg_path", "mr"))
+        seeds = [0x5A + 17 * i for i in range(cfg.qps)]
+        for i, s in enumerate(seeds):
+            src.buffer.write(pattern(size, seed=s), i * size)
+        lanes = build_lanes(
+            qps,
+            [
+                [
+                    v.WriteWR(i, src.addr(i * size), size, src.mr.lkey, raddr + i * size, rkey, False)
+                    for _ in range(cfg.post_list)
+                ]
+                for i in range(cfg.qps)
+            ],
+        )
+        regions = [{"offset": i * size, "length": size, "seed": s} for i, s in enumerate(seeds)]
+        for r in range(cfg.repeats):
+            if progress:
+                progress(f"run {r + 1}/{cfg.repeats} to {host}")
+            ch.send("run", index=r)
+            ch.recv("ready")
+            outs.append(
+                run_bw(
+                    lanes,
+                    cq,
+                    tx_depth=cfg.tx_depth,
+                    signal_every=signal_every,
+                    lists_total=(cfg.iterations // cfg.post_list) if cfg.iterations else None,
+                    duration=cfg.duration,
+                    timeout_s=cfg.timeout_s,
+                    tick=tick,
+                )
+            )
+            ch.send("done", regions=regions)
+            ver = ch.recv("verified", timeout_s=run_timeout)
+            if not ver.get("ok") and failure is None:
+                failure = f"server reports: {ver.get('detail') or 'payload mismatch'}"
+        ch.send("bye")
+    params = dataclasses.replace(
+        base_params(cfg, dst_kind, dst_reg, dev.provider, "two_machine"),
+        size_bytes=size,
+        src_memory=kind,
+        role="client",
+        mode="bw",
+        lands_in=str(welcome.get("lands_in", "")),
+        landing=str(welcome.get("landing", "")),
+        access=AccessFlags(cfg.access_mask | (AccessFlags.RELAXED_ORDERING if ro else 0)),
+    )
+    settings = run_settings_of(cfg, peer=f"{host}:{port}", iterations=cfg.iterations, duration_s=cfg.duration)
+    return [
+        bw_result(
+            case_key("rdma_write", dst_kind, dst_reg),
+            params,
+            settings,
+            outs,
+            failure,
+            dev.provider,
+            describe(dst_kind, dst_reg, dev.provider, f"RDMA WRITE to {host}"),
+            bw_method(cfg, signal_every, dev.provider) + "; bytes verified by the server",
+        )
+    ]
