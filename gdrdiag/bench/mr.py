@@ -95,29 +95,14 @@ def _bw_case(
     provider = ep.provider
     key = case_key("rdma_write", kind, reg_path)
     slot = max(cfg.sizes)
-    nbytes = slot * cfg.qps
     ro_settings = (
-        (False, True)
-        if cfg.ro_ab
-        else (cfg.relaxed_ordering or bool(cfg.access & v.ACCESS_RELAXED_ORDERING),)
+        (False, True) if cfg.ro_ab else (cfg.relaxed_ordering or bool(cfg.access & v.ACCESS_RELAXED_ORDERING),)
     )
     rx = cfg.tx_depth if cfg.write_with_imm else 1
     signal_every = rdma_math.signal_interval(cfg.tx_depth, cfg.post_list, cfg.cq_mod)
     results: list[BenchResult] = []
     with contextlib.ExitStack() as stack:
-        src_kind = cfg.src_kind or kind
-        src_reg = reg_path if src_kind is kind else "mr"
-        base_access = cfg.access & ~v.ACCESS_RELAXED_ORDERING
-        regions = {}
-        for ro in ro_settings:
-            access = base_access | (v.ACCESS_RELAXED_ORDERING if ro else 0)
-            if not regions:
-                src, dst = loopback_regions(stack, cfg, ep, gpus, kind, reg_path, nbytes, access)
-            else:  # same buffers, registered again with the other access flags
-                first_src, first_dst = next(iter(regions.values()))
-                src = reregister(stack, ep.req_pd, first_src, src_reg, access)
-                dst = reregister(stack, ep.resp_pd, first_dst, reg_path, access)
-            regions[ro] = (src, dst)
+        regions = _ab_regions(stack, cfg, ep, gpus, kind, reg_path, slot * cfg.qps, ro_settings)
         wiring = wire_loopback(stack, ep, cfg, cfg.qps, cfg.tx_depth, rx)
         if cfg.write_with_imm:
             for qp in wiring.resp:
@@ -125,54 +110,8 @@ def _bw_case(
         for size in cfg.sizes:
             if progress:
                 progress(f"{key} size {format_size(size)}")
-            lanes = {}
-            expected = None
-            for ro, (src, dst) in regions.items():
-                expected = fill_sources(src, cfg.qps, slot, size)
-                lanes[ro] = build_lanes(
-                    wiring.req,
-                    [
-                        write_wrs(src, dst, i, slot, size, cfg.post_list, cfg.write_with_imm)
-                        for i in range(cfg.qps)
-                    ],
-                )
-            recv = (wiring.rcq, wiring.resp, regions[ro_settings[0]][1].mr) if cfg.write_with_imm else None
-            outcomes: dict[bool, list[LoopOutcome]] = {ro: [] for ro in ro_settings}
-            failure = None
             try:
-                # Warm-up (not measured): a few signalled rounds through every MR.
-                for ro in ro_settings:
-                    warm = max(cfg.post_list, min(cfg.iterations or 256, signal_every * cfg.post_list * 2))
-                    run_bw(
-                        lanes[ro],
-                        wiring.cq,
-                        tx_depth=cfg.tx_depth,
-                        signal_every=signal_every,
-                        lists_total=warm // cfg.post_list,
-                        timeout_s=cfg.timeout_s,
-                        recv=recv,
-                        tick=tick,
-                    )
-                for _ in range(cfg.repeats):
-                    # Interleave RO off/on runs so drift hits both equally.
-                    for ro in ro_settings:
-                        dst = regions[ro][1]
-                        dst.buffer.fill(POISON, dst.nbytes)
-                        out = run_bw(
-                            lanes[ro],
-                            wiring.cq,
-                            tx_depth=cfg.tx_depth,
-                            signal_every=signal_every,
-                            lists_total=(cfg.iterations // cfg.post_list) if cfg.iterations else None,
-                            duration=cfg.duration,
-                            timeout_s=cfg.timeout_s,
-                            recv=recv,
-                            tick=tick,
-                        )
-                        bad = verify(dst, expected, slot)  # type: ignore[arg-type]
-                        if bad and failure is None:
-                            failure = bad
-                        outcomes[ro].append(out)
+                outcomes, failure = _measure_size(cfg, wiring, regions, slot, size, signal_every, tick)
             except (LoopTimeout, v.CompletionError) as exc:
                 # This size failed (a timeout or an error completion leaves the QPs unusable):
                 # keep every size already measured, record this one as an ERROR with its own
@@ -189,18 +128,55 @@ def _bw_case(
                 )
                 settings = run_settings_of(cfg, ro_ab=cfg.ro_ab, iterations=cfg.iterations, duration_s=cfg.duration)
                 results.append(
-                    bw_result(
-                        key,
-                        params,
-                        settings,
-                        outcomes[ro],
-                        failure,
-                        provider,
-                        describe(kind, reg_path, provider, "RDMA WRITE loopback"),
-                        bw_method(cfg, signal_every, provider),
-                    )
+                    bw_result(key, params, settings, outcomes[ro], failure, provider,
+                              describe(kind, reg_path, provider, "RDMA WRITE loopback"),
+                              bw_method(cfg, signal_every, provider))
                 )
     return results
+
+
+def _ab_regions(stack, cfg: MrBenchConfig, ep: Endpoints, gpus: GpuScope, kind: MemoryKind, reg_path: str,
+                nbytes: int, ro_settings: Sequence[bool]) -> dict:
+    """{RO setting: (source, destination)}: one pair of buffers, registered once per access setting."""
+    src_reg = reg_path if (cfg.src_kind or kind) is kind else "mr"
+    base_access = cfg.access & ~v.ACCESS_RELAXED_ORDERING
+    regions: dict = {}
+    for ro in ro_settings:
+        access = base_access | (v.ACCESS_RELAXED_ORDERING if ro else 0)
+        if not regions:
+            src, dst = loopback_regions(stack, cfg, ep, gpus, kind, reg_path, nbytes, access)
+        else:  # same buffers, registered again with the other access flags
+            first_src, first_dst = next(iter(regions.values()))
+            src = reregister(stack, ep.req_pd, first_src, src_reg, access)
+            dst = reregister(stack, ep.resp_pd, first_dst, reg_path, access)
+        regions[ro] = (src, dst)
+    return regions
+
+
+def _measure_size(cfg: MrBenchConfig, wiring, regions: dict, slot: int, size: int, signal_every: int,
+                  tick) -> tuple[dict[bool, list[LoopOutcome]], Optional[str]]:
+    """Warm up, then ``repeats`` runs per RO setting, interleaved so drift hits both; every run verified."""
+    lanes, expected = {}, None
+    for ro, (src, dst) in regions.items():
+        expected = fill_sources(src, cfg.qps, slot, size)
+        wrs = [write_wrs(src, dst, i, slot, size, cfg.post_list, cfg.write_with_imm) for i in range(cfg.qps)]
+        lanes[ro] = build_lanes(wiring.req, wrs)
+    first_dst = next(iter(regions.values()))[1]
+    recv = (wiring.rcq, wiring.resp, first_dst.mr) if cfg.write_with_imm else None
+    loop = dict(tx_depth=cfg.tx_depth, signal_every=signal_every, timeout_s=cfg.timeout_s, recv=recv, tick=tick)
+    for ro in regions:  # warm-up (not measured): a few signalled rounds through every MR
+        warm = max(cfg.post_list, min(cfg.iterations or 256, signal_every * cfg.post_list * 2))
+        run_bw(lanes[ro], wiring.cq, lists_total=warm // cfg.post_list, **loop)
+    outcomes: dict[bool, list[LoopOutcome]] = {ro: [] for ro in regions}
+    failure = None
+    for _ in range(cfg.repeats):
+        for ro, (_src, dst) in regions.items():
+            dst.buffer.fill(POISON, dst.nbytes)
+            lists = (cfg.iterations // cfg.post_list) if cfg.iterations else None
+            outcomes[ro].append(run_bw(lanes[ro], wiring.cq, lists_total=lists, duration=cfg.duration, **loop))
+            bad = verify(dst, expected, slot)  # type: ignore[arg-type]
+            failure = failure or bad
+    return outcomes, failure
 
 
 def _size_error(
