@@ -122,7 +122,7 @@ class Channel:
 class Listener:
     """A listening socket; :meth:`accept` waits a bounded time for one client."""
 
-    def __init__(self, port: int = DEFAULT_PORT, bind: str = "0.0.0.0"):
+    def __init__(self, port: int = DEFAULT_PORT, bind: str = "127.0.0.1"):
         if not 0 <= port <= 65535:
             raise UserInputError(f"port {port} outside 0..65535")
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

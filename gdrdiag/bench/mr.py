@@ -347,32 +347,38 @@ def _blocks_case(
                 post_list=pl,
                 mode="blocks",
             )
-            samples = tuple(o.seconds / nblocks * 1e6 for o in outs)
-            gb = sorted(o.gbps for o in outs)
-            metrics = MrMetrics(
-                gbps=gb[len(gb) // 2],
-                wrs_per_set=float(sum(len(x) for x in lists)),
-                total_us=sorted(o.seconds * 1e6 for o in outs)[len(outs) // 2],
-                cpu_us_per_block=sorted(o.cpu_seconds / nblocks * 1e6 for o in outs)[len(outs) // 2],
-            )
-            method = (
-                f"{nblocks} blocks of {size} B moved as {variant.replace('_', ' ')} (TX depth "
-                f"{cfg.tx_depth}); "
-                f"time per block = first post to last completion / blocks; {cfg.repeats} run(s), median; "
-                f"every byte checked"
-            )
-            fields = dict(
-                description=describe(kind, reg_path, provider, f"RDMA WRITE of {nblocks} blocks"),
-                params=params,
-                unit="us/block",
-                samples=samples,
-                stats=SampleStats.of(samples),
-                metrics=metrics,
-                method=f"{method}; {SOFT_NOTE}" if provider == "soft" else method,
-                provider=provider,
-            )
-            results.append(checked_result(key, failure, fields))
+            results.append(_blocks_result(cfg, key, params, outs, lists, failure, provider))
     return results
+
+
+def _blocks_result(cfg: MrBenchConfig, key: str, params: MrParams, outs: list[LoopOutcome], lists: list,
+                   failure: Optional[str], provider: str) -> BenchResult:
+    """One block-mode variant: time per block, the blocks' payload rate, CPU cost per block."""
+    nblocks, size, variant = params.blocks or 1, params.size_bytes, params.variant or ""
+    samples = tuple(o.seconds / nblocks * 1e6 for o in outs)
+    gb = sorted(o.gbps for o in outs)
+    metrics = MrMetrics(
+        gbps=gb[len(gb) // 2],
+        wrs_per_set=float(sum(len(x) for x in lists)),
+        total_us=sorted(o.seconds * 1e6 for o in outs)[len(outs) // 2],
+        cpu_us_per_block=sorted(o.cpu_seconds / nblocks * 1e6 for o in outs)[len(outs) // 2],
+    )
+    method = (
+        f"{nblocks} blocks of {size} B moved as {variant.replace('_', ' ')} (TX depth {cfg.tx_depth}); "
+        f"time per block = first post to last completion / blocks; {cfg.repeats} run(s), median; "
+        f"every byte checked"
+    )
+    fields = dict(
+        description=describe(params.memory, str(params.reg_path), provider, f"RDMA WRITE of {nblocks} blocks"),
+        params=params,
+        unit="us/block",
+        samples=samples,
+        stats=SampleStats.of(samples),
+        metrics=metrics,
+        method=f"{method}; {SOFT_NOTE}" if provider == "soft" else method,
+        provider=provider,
+    )
+    return checked_result(key, failure, fields)
 
 
 # -- registration cost --------------------------------------------------------------------------------------

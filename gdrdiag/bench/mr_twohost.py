@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from dataclasses import replace
+import math
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional, Sequence
 
 from gdrdiag.bench import rdma_math
@@ -46,16 +47,39 @@ def session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.D
     return dev, pd
 
 
+# The server's own limits rule what a client may ask for (a peer must not pick the server's memory
+# or timeouts): at most this many QPs, and a slot no larger than --mr-size or, without it, 1 GiB.
+SERVER_MAX_QPS = 64
+SERVER_DEFAULT_MAX_SLOT = 1 << 30
+
+
+@dataclass
+class _Served:
+    """What the server set up for its client: device, destination region, its QPs, and the agreed shape."""
+
+    dev: Any
+    dst: Region
+    qps: int
+    slot: int
+    ro: bool
+    run_timeout: float
+    mine: list  # the server's QPs, connected to the client's
+
+
 def serve(
     cfg: MrBenchConfig,
     *,
     port: int = 18515,
-    bind: str = "0.0.0.0",
+    bind: str = "127.0.0.1",
     accept_timeout_s: float = 60.0,
     listener: Any = None,
     progress: ProgressFn = None,
 ) -> list[BenchResult]:
-    """Server side: one client, its destination buffer, byte-exact verification after every run."""
+    """Server side: one client, its destination buffer, byte-exact verification after every run.
+
+    Listens on ``bind`` (loopback unless the user names an address). The client's QP count, slot
+    size and timeouts are checked against the server's own limits before anything is allocated.
+    """
     from gdrdiag.bench import exchange as x
 
     cfg.validate()
@@ -64,63 +88,27 @@ def serve(
     with contextlib.ExitStack() as stack:
         lst = listener or stack.enter_context(x.Listener(port, bind))
         if progress:
-            progress(f"waiting for a client on port {lst.port}")
+            progress(f"waiting for a client on {bind}:{lst.port}")
         ch = stack.enter_context(lst.accept(accept_timeout_s, cfg.timeout_s))
         hello = ch.recv("hello")
         try:
-            if hello.get("protocol") != x.PROTOCOL:
-                raise x.PeerError(f"client speaks {hello.get('protocol')!r}, we speak {x.PROTOCOL!r}")
-            p = hello.get("params") or {}
-            qps, slot = int(p["qps"]), int(p["slot"])
-            ro = bool(p.get("ro"))
-            run_timeout = float(p.get("run_timeout_s", cfg.timeout_s))
-            remote = [v.QpInfo.from_json(q) for q in hello.get("qps", [])]
-            if len(remote) != qps or not 1 <= qps <= 4096 or not 0 < slot <= 1 << 34:
-                raise x.PeerError("client sent inconsistent QP parameters")
-            dev, pd = session_device(replace(cfg, qps=qps), stack)
-            gpus = GpuScope(cfg.gpu, kind.needs_gpu)
-            stack.callback(gpus.close)
-            access = (cfg.access & ~v.ACCESS_RELAXED_ORDERING) | v.ACCESS_REMOTE_WRITE | v.ACCESS_LOCAL_WRITE
-            if ro or cfg.relaxed_ordering:
-                access |= v.ACCESS_RELAXED_ORDERING
-            dst = allocate_region(stack, pd, gpus, kind, reg_path, qps * slot, access, cfg.offset)
-            cq = stack.enter_context(dev.create_cq(qps + 16))
-            mine = []
-            for r in remote:
-                qp = stack.enter_context(pd.create_rc_qp(cq, max_send_wr=1, max_recv_wr=1))
-                qp.connect(r, v.ACCESS_LOCAL_WRITE | v.ACCESS_REMOTE_WRITE)
-                mine.append(qp)
+            served = _accept_client(stack, cfg, hello, kind, reg_path)
         except (GdrdiagError, KeyError, ValueError, TypeError) as exc:
             ch.send("error", message=str(exc) if isinstance(exc, GdrdiagError) else f"bad hello: {exc}")
             raise
-        where, words = landing(kind, reg_path, dev.provider)
+        where, words = landing(kind, reg_path, served.dev.provider)
         ch.send(
             "welcome",
-            qps=[q.info().to_json() for q in mine],
-            mr={"addr": dst.mr.addr, "rkey": dst.mr.rkey, "length": dst.nbytes},
+            qps=[q.info().to_json() for q in served.mine],
+            mr={"addr": served.dst.mr.addr, "rkey": served.dst.mr.rkey, "length": served.dst.nbytes},
             memory=kind.value,
             reg_path=reg_path,
             landing=where,
             lands_in=words,
-            provider=dev.provider,
-            access="|".join(v.access_names(dst.mr.access)),
+            provider=served.dev.provider,
+            access="|".join(v.access_names(served.dst.mr.access)),
         )
-        runs = verified_runs = 0
-        failure = None
-        while True:
-            msg = ch.recv(("run", "bye"), timeout_s=run_timeout)
-            if msg["type"] == "bye":
-                break
-            dst.buffer.fill(POISON, dst.nbytes)
-            ch.send("ready")
-            done = ch.recv("done", timeout_s=run_timeout)
-            bad = verify_regions(dst, done.get("regions", []), slot)
-            runs += 1
-            if bad:
-                failure = failure or bad
-            else:
-                verified_runs += 1
-            ch.send("verified", ok=bad is None, detail=bad or "")
+        runs, verified_runs, failure = _serve_runs(ch, served)
     params = MrParams(
         memory=kind,
         reg_path=RegPath(reg_path),
@@ -128,21 +116,91 @@ def serve(
         lands_in=words,
         topology="two_machine",
         role="server",
-        qps=qps,
-        slot_bytes=slot,
-        access=AccessFlags(DEFAULT_ACCESS | (AccessFlags.RELAXED_ORDERING if ro else 0)),
+        qps=served.qps,
+        slot_bytes=served.slot,
+        access=AccessFlags(DEFAULT_ACCESS | (AccessFlags.RELAXED_ORDERING if served.ro else 0)),
     )
     fields = dict(
-        description=describe(kind, reg_path, dev.provider, "RDMA WRITE target (server side)"),
+        description=describe(kind, reg_path, served.dev.provider, "RDMA WRITE target (server side)"),
         params=params,
         metrics=MrMetrics(runs=float(runs), verified_runs=float(verified_runs)),
         method="server side: destination poisoned before and every byte checked after each client run; "
         "bandwidth is measured by the client",
-        provider=dev.provider,
+        provider=served.dev.provider,
     )
     if failure:
         return [BenchResult.error(key, failure, verified=False, **fields)]
     return [BenchResult(key=key, status=ok_status(), verified=runs > 0, **fields)]
+
+
+def _accept_client(stack, cfg: MrBenchConfig, hello: dict, kind: MemoryKind, reg_path: str) -> _Served:
+    """Check the client's hello against the server's limits, then make the region and connect the QPs."""
+    from gdrdiag.bench import exchange as x
+
+    if hello.get("protocol") != x.PROTOCOL:
+        raise x.PeerError(f"client speaks {hello.get('protocol')!r}, we speak {x.PROTOCOL!r}")
+    p = hello.get("params") or {}
+    qps, slot = int(p["qps"]), int(p["slot"])
+    ro = bool(p.get("ro"))
+    remote = [v.QpInfo.from_json(q) for q in hello.get("qps", [])]
+    max_slot = cfg.mr_size or SERVER_DEFAULT_MAX_SLOT
+    if len(remote) != qps or not 1 <= qps <= SERVER_MAX_QPS:
+        raise x.PeerError(f"client asked for {qps} QPs ({len(remote)} sent); this server takes 1..{SERVER_MAX_QPS}")
+    if not 0 < slot <= max_slot:
+        raise x.PeerError(f"client asked for {slot}-byte slots; this server allows up to {max_slot} (--mr-size)")
+    run_timeout = server_run_timeout(p.get("run_timeout_s"), cfg.timeout_s)
+    dev, pd = session_device(replace(cfg, qps=qps), stack)
+    gpus = GpuScope(cfg.gpu, kind.needs_gpu)
+    stack.callback(gpus.close)
+    access = (cfg.access & ~v.ACCESS_RELAXED_ORDERING) | v.ACCESS_REMOTE_WRITE | v.ACCESS_LOCAL_WRITE
+    if ro or cfg.relaxed_ordering:
+        access |= v.ACCESS_RELAXED_ORDERING
+    dst = allocate_region(stack, pd, gpus, kind, reg_path, qps * slot, access, cfg.offset)
+    cq = stack.enter_context(dev.create_cq(qps + 16))
+    mine = []
+    for r in remote:
+        qp = stack.enter_context(pd.create_rc_qp(cq, max_send_wr=1, max_recv_wr=1))
+        qp.connect(r, v.ACCESS_LOCAL_WRITE | v.ACCESS_REMOTE_WRITE)
+        mine.append(qp)
+    return _Served(dev, dst, qps, slot, ro, run_timeout, mine)
+
+
+def server_run_timeout(asked: Any, own_timeout_s: float) -> float:
+    """How long the server waits for one client run: the client's figure, capped by the server's own.
+
+    A client may ask for longer runs (-D), but never past the server's timeout plus 10 minutes, and a
+    missing, non-numeric, NaN or negative figure falls back to the server's own timeout.
+    """
+    fallback = own_timeout_s + 5.0
+    try:
+        value = float(asked)
+    except (TypeError, ValueError):
+        return fallback
+    if not math.isfinite(value) or value <= 0:
+        return fallback
+    return min(value, own_timeout_s + 600.0)
+
+
+def _serve_runs(ch, served: _Served) -> tuple[int, int, Optional[str]]:
+    """Poison, let the client write, verify every byte; until it says bye. (runs, verified, failure)."""
+    runs = verified_runs = 0
+    failure = None
+    dst = served.dst
+    while True:
+        msg = ch.recv(("run", "bye"), timeout_s=served.run_timeout)
+        if msg["type"] == "bye":
+            break
+        dst.buffer.fill(POISON, dst.nbytes)
+        ch.send("ready")
+        done = ch.recv("done", timeout_s=served.run_timeout)
+        bad = verify_regions(dst, done.get("regions", []), served.slot)
+        runs += 1
+        if bad:
+            failure = failure or bad
+        else:
+            verified_runs += 1
+        ch.send("verified", ok=bad is None, detail=bad or "")
+    return runs, verified_runs, failure
 
 
 def verify_regions(dst: Region, regions: Sequence[dict], slot: int) -> Optional[str]:
@@ -186,26 +244,7 @@ def run_client(
     outs: list[LoopOutcome] = []
     failure = None
     with contextlib.ExitStack() as stack:
-        dev, pd = session_device(cfg, stack)
-        gpus = GpuScope(cfg.gpu, kind.needs_gpu)
-        stack.callback(gpus.close)
-        src = allocate_region(
-            stack,
-            pd,
-            gpus,
-            kind,
-            cfg.reg_paths[0] if kind is MemoryKind.DEVICE else "mr",
-            cfg.qps * size,
-            cfg.access_mask,
-            cfg.offset,
-        )
-        cq = stack.enter_context(dev.create_cq(cfg.qps * cfg.tx_depth + 16))
-        qps = [
-            stack.enter_context(pd.create_rc_qp(cq, max_send_wr=cfg.tx_depth, max_recv_wr=1))
-            for _ in range(cfg.qps)
-        ]
-        for qp in qps:
-            qp.to_init(v.ACCESS_LOCAL_WRITE)
+        dev, src, cq, qps = _client_resources(stack, cfg, kind, size)
         ch = stack.enter_context(
             x.connect(host, port, timeout_s=connect_timeout_s, io_timeout_s=run_timeout, retry_s=retry_s)
         )
@@ -248,24 +287,9 @@ def run_client(
         for r in range(cfg.repeats):
             if progress:
                 progress(f"run {r + 1}/{cfg.repeats} to {host}")
-            ch.send("run", index=r)
-            ch.recv("ready")
-            outs.append(
-                run_bw(
-                    lanes,
-                    cq,
-                    tx_depth=cfg.tx_depth,
-                    signal_every=signal_every,
-                    lists_total=(cfg.iterations // cfg.post_list) if cfg.iterations else None,
-                    duration=cfg.duration,
-                    timeout_s=cfg.timeout_s,
-                    tick=tick,
-                )
-            )
-            ch.send("done", regions=regions)
-            ver = ch.recv("verified", timeout_s=run_timeout)
-            if not ver.get("ok") and failure is None:
-                failure = f"server reports: {ver.get('detail') or 'payload mismatch'}"
+            out, bad = _client_run(ch, cfg, lanes, cq, signal_every, regions, run_timeout, r, tick)
+            outs.append(out)
+            failure = failure or bad
         ch.send("bye")
     params = dataclasses.replace(
         base_params(cfg, dst_kind, dst_reg, dev.provider, "two_machine"),
@@ -290,3 +314,39 @@ def run_client(
             bw_method(cfg, signal_every, dev.provider) + "; bytes verified by the server",
         )
     ]
+
+
+def _client_resources(stack, cfg: MrBenchConfig, kind: MemoryKind, size: int):
+    """(device, source region, CQ, QPs in INIT) of the writing side."""
+    dev, pd = session_device(cfg, stack)
+    gpus = GpuScope(cfg.gpu, kind.needs_gpu)
+    stack.callback(gpus.close)
+    reg = cfg.reg_paths[0] if kind is MemoryKind.DEVICE else "mr"
+    src = allocate_region(stack, pd, gpus, kind, reg, cfg.qps * size, cfg.access_mask, cfg.offset)
+    cq = stack.enter_context(dev.create_cq(cfg.qps * cfg.tx_depth + 16))
+    qps = [
+        stack.enter_context(pd.create_rc_qp(cq, max_send_wr=cfg.tx_depth, max_recv_wr=1)) for _ in range(cfg.qps)
+    ]
+    for qp in qps:
+        qp.to_init(v.ACCESS_LOCAL_WRITE)
+    return dev, src, cq, qps
+
+
+def _client_run(ch, cfg: MrBenchConfig, lanes, cq, signal_every: int, regions: list, run_timeout: float,
+                index: int, tick) -> tuple[LoopOutcome, Optional[str]]:
+    """One measured run: the server poisons, we write, the server verifies. (outcome, failure or None)."""
+    ch.send("run", index=index)
+    ch.recv("ready")
+    out = run_bw(
+        lanes,
+        cq,
+        tx_depth=cfg.tx_depth,
+        signal_every=signal_every,
+        lists_total=(cfg.iterations // cfg.post_list) if cfg.iterations else None,
+        duration=cfg.duration,
+        timeout_s=cfg.timeout_s,
+        tick=tick,
+    )
+    ch.send("done", regions=regions)
+    ver = ch.recv("verified", timeout_s=run_timeout)
+    return out, None if ver.get("ok") else f"server reports: {ver.get('detail') or 'payload mismatch'}"

@@ -114,6 +114,9 @@ def mr_bench(
     accept_timeout: float = typer.Option(
         60.0, "--accept-timeout", help="--server: seconds to wait for the client."
     ),
+    bind: str = typer.Option(
+        "127.0.0.1", "--bind", help="--server: the address to listen on (0.0.0.0 for every interface)."
+    ),
     gpu: int = typer.Option(0, "--gpu", help="CUDA device ordinal for GPU memory kinds."),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
 ) -> None:
@@ -237,7 +240,7 @@ def mr_bench(
                 progress=progress,
             )
         elif server:
-            results = mrb.serve(cfg, port=tcp_port, accept_timeout_s=accept_timeout, progress=progress)
+            results = mrb.serve(cfg, port=tcp_port, bind=bind, accept_timeout_s=accept_timeout, progress=progress)
         elif connect:
             results = mrb.run_client(cfg, connect, port=tcp_port, progress=progress)
         else:

@@ -252,3 +252,46 @@ def test_client_dying_is_seen_by_the_server():
 def test_two_machine_mode_refuses_multi_point_runs():
     with pytest.raises(UserInputError, match="one size"):
         mr.run_client(soft(sizes=(64, 128)), "127.0.0.1", port=1)
+
+
+# -- the server's own limits rule (issue 12: a peer must not choose the server's memory or timeouts) ----
+
+
+def _hostile_hello(lst, params, n_qps):
+    """Connect like a client and send a hello with ``params``; the server's answer (an error raises)."""
+    with exchange.connect("127.0.0.1", lst.port, timeout_s=5.0, io_timeout_s=5.0) as ch:
+        qp = {"qp_num": 1, "psn": 1, "lid": 0, "gid": "00" * 16, "mtu": 1024}
+        ch.send("hello", protocol=exchange.PROTOCOL, qps=[qp] * n_qps, params=params)
+        return ch.recv(("welcome", "error"))
+
+
+@pytest.mark.parametrize(
+    ("params", "n_qps", "words"),
+    [
+        ({"qps": 1, "slot": 1 << 31, "ro": False}, 1, "slots; this server allows up to 1048576"),
+        ({"qps": 65, "slot": 4096, "ro": False}, 65, "this server takes 1..64"),
+    ],
+)
+def test_a_client_cannot_choose_the_servers_memory(params, n_qps, words):
+    out = {}
+    with exchange.Listener(0, "127.0.0.1") as lst:
+        t = _serve_in_thread(soft(mr_size=1 << 20), lst, out)
+        with pytest.raises(exchange.PeerError, match=words):
+            _hostile_hello(lst, params, n_qps)
+        t.join(10)
+    assert isinstance(out.get("server_error"), exchange.PeerError) and words in str(out["server_error"])
+
+
+@pytest.mark.parametrize(
+    ("asked", "expected"),
+    [(None, 8.0), ("soon", 8.0), (float("nan"), 8.0), (float("inf"), 8.0), (-1, 8.0), (20.0, 20.0), (1e9, 603.0)],
+)
+def test_a_clients_timeout_does_not_rule_the_server(asked, expected):
+    from gdrdiag.bench.mr_twohost import server_run_timeout
+
+    assert server_run_timeout(asked, 3.0) == expected
+
+
+def test_the_server_listens_on_loopback_unless_told():
+    with exchange.Listener(0) as lst:
+        assert lst.sock.getsockname()[0] == "127.0.0.1"

@@ -30,7 +30,7 @@ step resource-before resources before
 
 server() {
     _n=$1
-    $G --json mr-bench --provider pyverbs --memory pageable -d rxe0 --server --accept-timeout 240 --timeout 30 \
+    $G --json mr-bench --provider pyverbs --memory pageable -d rxe0 --server --bind 0.0.0.0 --accept-timeout 240 --timeout 30 \
         --json-out "$R/two-$_n-server.json" >"$R/two-$_n-server.out" 2>"$R/two-$_n-server.err"
 }
 # The server guest may still be booting: retry while the connection is refused, up to ~4 min.

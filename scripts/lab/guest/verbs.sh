@@ -56,7 +56,7 @@ step fault-bad-port fault bad-port "$G mr-bench $PV -i 7"
 # -- two processes, one device: --server and --connect over 10.0.2.15 --------------------------------
 two_proc() {
     _n=$1; shift
-    $G --json mr-bench $PV --memory pageable -d rxe0 --server --accept-timeout 60 --timeout 20 \
+    $G --json mr-bench $PV --memory pageable -d rxe0 --server --bind 0.0.0.0 --accept-timeout 60 --timeout 20 \
         --json-out "$R/proc-$_n-server.json" >"$R/proc-$_n-server.out" 2>"$R/proc-$_n-server.err" &
     _srv=$!
     sleep 3
@@ -72,7 +72,7 @@ step two-process-64k two_proc 64k -s 64K -n 300 --repeats 3
 
 # The server killed mid-run: the client must give one line within its --timeout, not hang.
 kill_server() {
-    sh -c "exec $G mr-bench $PV --memory pageable -d rxe0 --server --accept-timeout 60 --timeout 10 \
+    sh -c "exec $G mr-bench $PV --memory pageable -d rxe0 --server --bind 0.0.0.0 --accept-timeout 60 --timeout 10 \
         >$R/fault-server-killed-server.out 2>&1" &
     _srv=$!
     sleep 3
@@ -100,7 +100,7 @@ netns_probe() {
         ip netns exec ha rdma link add rxea type rxe netdev va &&
         ip netns exec hb rdma link add rxeb type rxe netdev vb || return 1
     sleep 1
-    ip netns exec ha $G mr-bench $PV --memory pageable -d rxea --server --accept-timeout 30 --timeout 10 &
+    ip netns exec ha $G mr-bench $PV --memory pageable -d rxea --server --bind 0.0.0.0 --accept-timeout 30 --timeout 10 &
     _srv=$!
     sleep 3
     ip netns exec hb $G mr-bench $PV --memory pageable -d rxeb --connect 10.9.0.1 --timeout 10 -s 4K -n 20 --repeats 1
