@@ -255,34 +255,17 @@ def run_client(
             params={"qps": cfg.qps, "slot": size, "ro": ro, "run_timeout_s": run_timeout},
         )
         welcome = ch.recv("welcome")
-        try:
-            remote = [v.QpInfo.from_json(q) for q in welcome["qps"]]
-            mr = welcome["mr"]
-            raddr, rkey, rlen = int(mr["addr"]), int(mr["rkey"]), int(mr["length"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise x.PeerError(f"server sent a malformed welcome: {exc}") from None
-        if len(remote) != cfg.qps or rlen < cfg.qps * size:
-            raise x.PeerError(
-                f"server offered {len(remote)} QPs and {rlen} bytes; need {cfg.qps} and {cfg.qps * size}"
-            )
-        for qp, r in zip(qps, remote, strict=True):
-            qp.to_rtr(r)
-            qp.to_rts()
+        raddr, rkey = _connect_to_welcome(welcome, cfg, qps, size)
         dst_kind = parse_memory_kind(str(welcome.get("memory", "pageable")))
         dst_reg = str(welcome.get("reg_path", "mr"))
         seeds = [0x5A + 17 * i for i in range(cfg.qps)]
         for i, s in enumerate(seeds):
             src.buffer.write(pattern(size, seed=s), i * size)
-        lanes = build_lanes(
-            qps,
-            [
-                [
-                    v.WriteWR(i, src.addr(i * size), size, src.mr.lkey, raddr + i * size, rkey, False)
-                    for _ in range(cfg.post_list)
-                ]
-                for i in range(cfg.qps)
-            ],
-        )
+        wrs = [
+            [v.WriteWR(i, src.addr(i * size), size, src.mr.lkey, raddr + i * size, rkey, False)] * cfg.post_list
+            for i in range(cfg.qps)
+        ]
+        lanes = build_lanes(qps, wrs)
         regions = [{"offset": i * size, "length": size, "seed": s} for i, s in enumerate(seeds)]
         for r in range(cfg.repeats):
             if progress:
@@ -314,6 +297,24 @@ def run_client(
             bw_method(cfg, signal_every, dev.provider) + "; bytes verified by the server",
         )
     ]
+
+
+def _connect_to_welcome(welcome: dict, cfg: MrBenchConfig, qps: list, size: int) -> tuple[int, int]:
+    """Check the server's offer, bring our QPs to RTS against its QPs; (remote address, rkey)."""
+    from gdrdiag.bench import exchange as x
+
+    try:
+        remote = [v.QpInfo.from_json(q) for q in welcome["qps"]]
+        mr = welcome["mr"]
+        raddr, rkey, rlen = int(mr["addr"]), int(mr["rkey"]), int(mr["length"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise x.PeerError(f"server sent a malformed welcome: {exc}") from None
+    if len(remote) != cfg.qps or rlen < cfg.qps * size:
+        raise x.PeerError(f"server offered {len(remote)} QPs and {rlen} bytes; need {cfg.qps} and {cfg.qps * size}")
+    for qp, r in zip(qps, remote, strict=True):
+        qp.to_rtr(r)
+        qp.to_rts()
+    return raddr, rkey
 
 
 def _client_resources(stack, cfg: MrBenchConfig, kind: MemoryKind, size: int):
