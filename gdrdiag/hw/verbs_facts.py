@@ -11,6 +11,16 @@ from gdrdiag.errors import NotSupported
 from gdrdiag.hw.verbs import LINK_LAYER, MTU_BYTES
 from gdrdiag.hw.verbs_pyverbs import list_device_names, verbs_error
 
+_DEVICE_FIELDS = (
+    "fw_version", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id", "hw_ver", "max_qp",
+    "max_qp_wr", "max_cq", "max_cqe", "max_mr", "max_mr_size", "max_pd", "max_sge", "phys_port_cnt",
+    "device_cap_flags",
+)  # ibv_device_attr fields (infiniband/verbs.h)
+_PORT_FIELDS = (
+    "state", "phys_state", "max_mtu", "active_mtu", "lid", "sm_lid", "link_layer", "active_width",
+    "active_speed", "gid_tbl_len", "max_msg_sz", "port_cap_flags",
+)  # ibv_port_attr fields
+
 
 def device_facts(name: str) -> dict:
     """Plain JSON-able facts about one device and its ports (for ``inspect``).
@@ -31,73 +41,45 @@ def device_facts(name: str) -> dict:
         raise verbs_error(exc, "ibv_open_device", name) from None
     with ctx:
         a = ctx.query_device()
-        for field in (
-            "fw_version",
-            "node_guid",
-            "sys_image_guid",
-            "vendor_id",
-            "vendor_part_id",
-            "hw_ver",
-            "max_qp",
-            "max_qp_wr",
-            "max_cq",
-            "max_cqe",
-            "max_mr",
-            "max_mr_size",
-            "max_pd",
-            "max_sge",
-            "phys_port_cnt",
-            "device_cap_flags",
-        ):
+        for field in _DEVICE_FIELDS:
             value = getattr(a, field, None)
             if value is None:
                 continue
             if isinstance(value, bytes):
                 value = value.decode(errors="replace").rstrip("\0")
             facts[field] = value if isinstance(value, str) else int(value)
-        ports = []
-        for p in range(1, int(a.phys_port_cnt) + 1):
-            pa = ctx.query_port(p)
-            port: dict[str, Any] = {"port": p}
-            for field in (
-                "state",
-                "phys_state",
-                "max_mtu",
-                "active_mtu",
-                "lid",
-                "sm_lid",
-                "link_layer",
-                "active_width",
-                "active_speed",
-                "gid_tbl_len",
-                "max_msg_sz",
-                "port_cap_flags",
-            ):
-                value = getattr(pa, field, None)
-                if value is not None:
-                    port[field] = int(value)
-            port["link_layer_name"] = LINK_LAYER.get(port.get("link_layer", 0), "unknown")
-            for k in ("max_mtu", "active_mtu"):
-                if k in port:
-                    port[f"{k}_bytes"] = MTU_BYTES.get(port[k])
-            gids = []
-            for idx in range(int(pa.gid_tbl_len)):
-                try:
-                    gid = str(ctx.query_gid(p, idx))
-                except Exception:
-                    continue
-                if not int(gid.replace(":", "") or "0", 16):
-                    continue
-                entry: dict[str, Any] = {"index": idx, "gid": gid}
-                try:
-                    entry["type"] = int(ctx.query_gid_type(p, idx))
-                except Exception:
-                    pass
-                gids.append(entry)
-            port["gids"] = gids
-            ports.append(port)
-        facts["ports"] = ports
+        facts["ports"] = [_port_facts(ctx, p) for p in range(1, int(a.phys_port_cnt) + 1)]
     return facts
+
+
+def _port_facts(ctx: Any, p: int) -> dict:
+    """One port: its attributes, MTUs in bytes, and every non-zero GID with its type (RoCE v1/v2)."""
+    pa = ctx.query_port(p)
+    port: dict[str, Any] = {"port": p}
+    for field in _PORT_FIELDS:
+        value = getattr(pa, field, None)
+        if value is not None:
+            port[field] = int(value)
+    port["link_layer_name"] = LINK_LAYER.get(port.get("link_layer", 0), "unknown")
+    for k in ("max_mtu", "active_mtu"):
+        if k in port:
+            port[f"{k}_bytes"] = MTU_BYTES.get(port[k])
+    gids = []
+    for idx in range(int(pa.gid_tbl_len)):
+        try:
+            gid = str(ctx.query_gid(p, idx))
+        except Exception:  # an empty or unreadable GID table entry is not a device fact
+            continue
+        if not int(gid.replace(":", "") or "0", 16):
+            continue
+        entry: dict[str, Any] = {"index": idx, "gid": gid}
+        try:
+            entry["type"] = int(ctx.query_gid_type(p, idx))
+        except Exception:  # older pyverbs or kernels without GID types: the type stays absent
+            pass
+        gids.append(entry)
+    port["gids"] = gids
+    return port
 
 
 def dmabuf_probe(name: str) -> str:

@@ -18,6 +18,7 @@ and the mode of the groups holding GPUs and NICs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Optional
 
 from gdrdiag.hw.sysfs import SysfsTree
@@ -57,111 +58,123 @@ def is_nic(f: PciFunction) -> bool:
     return ((f.class_code >> 16) == 0x02 and f.vendor_id == VENDOR_MELLANOX) or (f.class_code >> 8) == 0x0207
 
 
+@dataclass
+class _Signals:
+    """What the checks found: strong signals (any one means a VM), hints, hypervisor names, unknowns."""
+
+    strong: list[str] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    unknown: dict[str, str] = field(default_factory=dict)
+
+
 def inspect_virt(
     tree: SysfsTree, pci: tuple[PciFunction, ...], kernel: KernelInfo, nvml_modes: dict[str, Optional[str]]
 ) -> VirtInfo:
     """Collect every signal; ``is_vm`` is True on any strong one, False on real DMI and none."""
-    strong: list[str] = []
-    hints: list[str] = []
-    names: list[str] = []
-    unknown: dict[str, str] = {}
-
-    cpuinfo = tree.try_text("/proc/cpuinfo")
-    if cpuinfo.value is None:
-        unknown["cpuinfo"] = cpuinfo.reason or "unreadable"
-    else:
-        flags = next((ln for ln in str(cpuinfo.value).splitlines() if ln.startswith("flags")), "")
-        if " hypervisor" in f" {flags.partition(':')[2]} ":
-            strong.append("VIRT-01: /proc/cpuinfo flags include 'hypervisor'")
-
-    dmi = {k: tree.try_text(f"/sys/class/dmi/id/{k}").value for k in DMI_FILES}
-    dmi_present = any(v is not None for v in dmi.values()) or tree.is_dir("/sys/class/dmi/id")
-    dmi_text = " ".join(str(v).strip() for v in dmi.values() if v)
-    if not dmi_present:
-        hints.append(
-            "VIRT-02: no DMI tables at all (/sys/class/dmi/id missing; a microVM such as Firecracker)"
-        )
-    else:
-        for key, name in VM_DMI.items():
-            if key in dmi_text:
-                strong.append(f"VIRT-02: DMI says {dmi_text[:80]!r}")
-                names.append(name)
-                break
-        else:
-            for key in CLOUD_DMI:
-                if key in dmi_text:
-                    hints.append(
-                        f"VIRT-02: cloud vendor DMI {dmi_text[:80]!r} (cloud bare metal shows it too)"
-                    )
-                    break
-
-    hv = tree.try_text("/sys/hypervisor/type").value
-    if hv:
-        strong.append(f"VIRT-03: /sys/hypervisor/type = {str(hv).strip()[:40]}")
-        names.append(str(hv).strip()[:40])
-    dt = tree.try_text("/proc/device-tree/hypervisor/compatible").value
-    if dt:
-        strong.append(f"VIRT-03: device-tree hypervisor node {str(dt).strip(chr(0))[:40]!r}")
-
-    qemu = sorted(
-        {QEMU_BRIDGES[f.device_id] for f in pci if f.vendor_id == VENDOR_QEMU and f.device_id in QEMU_BRIDGES}
-    )
-    if qemu:
-        strong.append(f"VIRT-04: {', '.join(qemu)} on the PCI bus")
-        names.append("QEMU/KVM")
-    virtio = [f.bdf for f in pci if f.vendor_id == VENDOR_VIRTIO]
-    if virtio:
-        strong.append(f"VIRT-04: {len(virtio)} virtio device(s) (1af4:*), e.g. {virtio[0]}")
+    sig = _Signals()
+    _cpu_signal(tree, sig)
+    dmi_present, dmi_text = _dmi_signals(tree, sig)
+    _hypervisor_signals(tree, sig)
     endpoints = [f for f in pci if is_gpu(f) or is_nic(f)]
-    flat = [f.bdf for f in endpoints if f.parent_bdf is None and f.sysfs_path]
-    flat_pci: Optional[bool] = bool(flat) if endpoints else None
-    if flat:
-        strong.append(
-            f"VIRT-04: GPU/NIC endpoint(s) {', '.join(flat[:4])} sit directly on a root bus (no root port)"
-        )
-
-    for bdf, mode in sorted(nvml_modes.items()):
-        if mode in ("PASSTHROUGH", "VGPU"):
-            strong.append(f"VIRT-05: NVML virtualization mode of {bdf} is {mode}")
-            break
-    guest_vfs = [f.bdf for f in pci if f.is_vf and not f.physfn]
-    if guest_vfs:
-        strong.append(f"SRIOV-02: VF {guest_vfs[0]} has no physfn link: a VF assigned to this guest")
-
+    flat_pci = _pci_signals(pci, endpoints, nvml_modes, sig)
     cmdline = kernel.cmdline or ""
     if "firecracker" in cmdline.lower():
-        names.insert(0, "Firecracker")
-        hints.append("kernel command line mentions firecracker")
-    if not names and virtio:
-        names.append("KVM-based (virtio devices)")
-
-    if strong:
+        sig.names.insert(0, "Firecracker")
+        sig.hints.append("kernel command line mentions firecracker")
+    if not sig.names and any(f.vendor_id == VENDOR_VIRTIO for f in pci):
+        sig.names.append("KVM-based (virtio devices)")
+    if sig.strong:
         is_vm: Optional[bool] = True
     elif dmi_present and dmi_text:
         is_vm = False
     else:
         is_vm = None
-        unknown["is_vm"] = "no strong signal either way (no DMI and no hypervisor flag)"
-
+        sig.unknown["is_vm"] = "no strong signal either way (no DMI and no hypervisor flag)"
     groups = tree.listdir("/sys/kernel/iommu_groups")
     group_types: dict[str, str] = {}
     for g in groups[:4096]:
         t = tree.try_text(f"/sys/kernel/iommu_groups/{g}/type").value
         if t:
             group_types[g] = str(t).strip()[:20]
-    units = tuple(tree.listdir("/sys/class/iommu")[:64])
     return VirtInfo(
         is_vm=is_vm,
-        hypervisor=names[0] if (names and is_vm) else None,
-        signals=tuple(strong + hints),
+        hypervisor=sig.names[0] if (sig.names and is_vm) else None,
+        signals=tuple(sig.strong + sig.hints),
         flat_pci=flat_pci,
         dmi_present=dmi_present,
         iommu_groups=len(groups),
-        iommu_units=units,
+        iommu_units=tuple(tree.listdir("/sys/class/iommu")[:64]),
         iommu_mode=iommu_mode(endpoints, len(groups), kernel, tuple(group_types.values())),
         group_types=group_types,
-        unknown=unknown,
+        unknown=sig.unknown,
     )
+
+
+def _cpu_signal(tree: SysfsTree, sig: _Signals) -> None:
+    """VIRT-01: the CPU's 'hypervisor' flag in /proc/cpuinfo."""
+    cpuinfo = tree.try_text("/proc/cpuinfo")
+    if cpuinfo.value is None:
+        sig.unknown["cpuinfo"] = cpuinfo.reason or "unreadable"
+        return
+    flags = next((ln for ln in str(cpuinfo.value).splitlines() if ln.startswith("flags")), "")
+    if " hypervisor" in f" {flags.partition(':')[2]} ":
+        sig.strong.append("VIRT-01: /proc/cpuinfo flags include 'hypervisor'")
+
+
+def _hypervisor_signals(tree: SysfsTree, sig: _Signals) -> None:
+    """VIRT-03: /sys/hypervisor/type and a device-tree hypervisor node."""
+    hv = tree.try_text("/sys/hypervisor/type").value
+    if hv:
+        sig.strong.append(f"VIRT-03: /sys/hypervisor/type = {str(hv).strip()[:40]}")
+        sig.names.append(str(hv).strip()[:40])
+    dt = tree.try_text("/proc/device-tree/hypervisor/compatible").value
+    if dt:
+        sig.strong.append(f"VIRT-03: device-tree hypervisor node {str(dt).strip(chr(0))[:40]!r}")
+
+
+def _dmi_signals(tree: SysfsTree, sig: _Signals) -> tuple[bool, str]:
+    """VIRT-02: DMI vendor strings (a VM's, or a cloud's, which bare metal shows too); (present, text)."""
+    dmi = {k: tree.try_text(f"/sys/class/dmi/id/{k}").value for k in DMI_FILES}
+    dmi_present = any(v is not None for v in dmi.values()) or tree.is_dir("/sys/class/dmi/id")
+    dmi_text = " ".join(str(v).strip() for v in dmi.values() if v)
+    if not dmi_present:
+        sig.hints.append("VIRT-02: no DMI tables at all (/sys/class/dmi/id missing; a microVM such as Firecracker)")
+        return dmi_present, dmi_text
+    for key, name in VM_DMI.items():
+        if key in dmi_text:
+            sig.strong.append(f"VIRT-02: DMI says {dmi_text[:80]!r}")
+            sig.names.append(name)
+            return dmi_present, dmi_text
+    for key in CLOUD_DMI:
+        if key in dmi_text:
+            sig.hints.append(f"VIRT-02: cloud vendor DMI {dmi_text[:80]!r} (cloud bare metal shows it too)")
+            break
+    return dmi_present, dmi_text
+
+
+def _pci_signals(pci, endpoints, nvml_modes: dict[str, Optional[str]], sig: _Signals) -> Optional[bool]:
+    """VIRT-04 (QEMU bridges, virtio, a flat bus), VIRT-05 (NVML mode), SRIOV-02 (a guest VF); flat_pci."""
+    qemu = sorted(
+        {QEMU_BRIDGES[f.device_id] for f in pci if f.vendor_id == VENDOR_QEMU and f.device_id in QEMU_BRIDGES}
+    )
+    if qemu:
+        sig.strong.append(f"VIRT-04: {', '.join(qemu)} on the PCI bus")
+        sig.names.append("QEMU/KVM")
+    virtio = [f.bdf for f in pci if f.vendor_id == VENDOR_VIRTIO]
+    if virtio:
+        sig.strong.append(f"VIRT-04: {len(virtio)} virtio device(s) (1af4:*), e.g. {virtio[0]}")
+    flat = [f.bdf for f in endpoints if f.parent_bdf is None and f.sysfs_path]
+    if flat:
+        sig.strong.append(f"VIRT-04: GPU/NIC endpoint(s) {', '.join(flat[:4])} sit directly on a root bus (no root port)")
+    for bdf, mode in sorted(nvml_modes.items()):
+        if mode in ("PASSTHROUGH", "VGPU"):
+            sig.strong.append(f"VIRT-05: NVML virtualization mode of {bdf} is {mode}")
+            break
+    guest_vfs = [f.bdf for f in pci if f.is_vf and not f.physfn]
+    if guest_vfs:
+        sig.strong.append(f"SRIOV-02: VF {guest_vfs[0]} has no physfn link: a VF assigned to this guest")
+    return bool(flat) if endpoints else None
 
 
 def iommu_mode(
