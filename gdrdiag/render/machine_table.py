@@ -38,7 +38,8 @@ def fmt_link(link: Optional[PcieLink]) -> str:
         sp += " (downgraded)"
     if link.width_downgraded:
         w += " (downgraded)"
-    mx = f"{_q(link.max_speed_gts if link.max_speed_gts is None else f'{link.max_speed_gts:g}')} GT/s x{_q(link.max_width)}"
+    max_speed = _q(link.max_speed_gts if link.max_speed_gts is None else f"{link.max_speed_gts:g}")
+    mx = f"{max_speed} GT/s x{_q(link.max_width)}"
     return f"{sp} {w}, max {mx}"
 
 
@@ -77,6 +78,13 @@ def _gpu_row(m: MachineInfo, g: GpuInfo) -> list[str]:
     link = fmt_link(g.link) + (" [read idle]" if g.link_sampled_idle else "")
     bar = f"{_size(g.bar1_bytes)} (resource{g.bar1_index})" if g.bar1_index is not None else "?"
     return [g.bdf, g.name or "?", link, bar, fmt_devctl(m.function(g.bdf)), attrs]
+
+
+def _narrowest(link) -> str:
+    """``0000:17:00.0 16 GT/s x16`` for the narrowest capable link of a path, or ``?``."""
+    if not link:
+        return "?"
+    return f"{link.bdf} {link.speed_gts:g} GT/s x{link.width}"
 
 
 def _port_text(p: NicPort) -> str:
@@ -161,11 +169,7 @@ def render_machine(m: MachineInfo) -> str:
                 p.gpu_bdf,
                 p.nic,
                 _q(p.path_class.value if p.path_class else None) + ("" if p.reliable else " (guest view)"),
-                (
-                    f"{p.narrowest_capable.bdf} {p.narrowest_capable.speed_gts:g} GT/s x{p.narrowest_capable.width}"
-                    if p.narrowest_capable
-                    else "?"
-                ),
+                _narrowest(p.narrowest_capable),
                 f"{_q(p.gpu_numa)}/{_q(p.nic_numa)}",
             ]
             for p in m.topology

@@ -32,6 +32,18 @@ for plan in "$@"; do
 done
 [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (apt-get, debootstrap, chroot)" >&2; exit 2; }
 
+# Never leave a guest behind: on any exit (Ctrl-C included) stop the boots still running.
+# Each boot runs under `timeout`, which passes SIGTERM on to its QEMU.
+# Boots record their `timeout` PIDs in $out/.boot-pids (a two-host boot runs in a subshell,
+# which is not this shell's job).
+cleanup_boots() {
+    local p
+    for p in $(jobs -p) $(cat "$out/.boot-pids" 2>/dev/null); do kill "$p" 2>/dev/null || true; done
+    rm -f "$out/.boot-pids"
+}
+trap cleanup_boots EXIT
+trap 'exit 130' INT TERM
+
 out=${LAB_OUT:-$repo/out/lab}
 mkdir -p "$out"
 export LAB_STEPS="$out/steps.tsv"
@@ -133,7 +145,12 @@ boot() {
         -drive "file=$image/rootfs.img,format=raw,if=virtio,snapshot=on" \
         -virtfs "local,path=$src,mount_tag=src,security_model=none,readonly=on" \
         -virtfs "local,path=$res,mount_tag=results,security_model=none" \
-        "${machine_args[@]}" >"$res/qemu.log" 2>&1
+        "${machine_args[@]}" >"$res/qemu.log" 2>&1 &
+    # In the background and waited for, so a signal to this script runs its traps at once
+    # (bash defers traps while a foreground child runs) and cleanup_boots stops the guest.
+    local tpid=$!
+    echo "$tpid" >>"$out/.boot-pids"
+    wait $tpid
     local qrc=$?
     set -e
     if [ $qrc = 124 ] || [ $qrc = 137 ]; then
