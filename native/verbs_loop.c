@@ -791,11 +791,16 @@ int gd_post_recv(void *qp, int count, uint64_t addr, uint32_t lkey, uint64_t wr_
 /* the timed loop                                                                             */
 /* ------------------------------------------------------------------------------------------ */
 
-/* One requester QP and its two prepared lists (same WRs; in `signaled` the last one signals). */
+/*
+ * One requester QP and the post lists it cycles through: plain[k] and signaled[k] hold the same
+ * WRs; in signaled[k] the last one is signalled. Lists may differ in length (a last partial list).
+ */
 struct gd_lane {
 	void *qp;
-	void *plain;
-	void *signaled;
+	void **plain;
+	void **signaled;
+	uint32_t nlists;
+	uint32_t pad;
 };
 
 struct gd_bw_params {
@@ -871,7 +876,8 @@ static const struct loop_ops REAL_OPS = {real_post, real_poll, real_post_recv};
 
 /* Per-lane loop state; `pending` is a ring of (WRs, bytes) per signalled list not yet polled. */
 struct lane_state {
-	struct gd_wrlist *plain, *sig;
+	struct gd_wrlist **plain, **sig;
+	uint32_t nlists, max_len;
 	uint64_t posted_lists;
 	uint64_t outstanding;
 	uint64_t since_wrs, since_bytes;
@@ -913,21 +919,36 @@ run_loop(const struct loop_ops *ops, const struct gd_lane *lanes, int nlanes, vo
 		return ENOMEM;
 	}
 	for (i = 0; i < nlanes; i++) {
-		ls[i].plain = lanes[i].plain;
-		ls[i].sig = lanes[i].signaled;
-		if (!lanes[i].qp || !ls[i].plain || !ls[i].sig || ls[i].plain->n != ls[i].sig->n) {
-			set_err(err, errlen, "lane %d: missing QP or post lists of unequal length", i);
+		uint32_t j, min_len = UINT32_MAX;
+
+		ls[i].plain = (struct gd_wrlist **)lanes[i].plain;
+		ls[i].sig = (struct gd_wrlist **)lanes[i].signaled;
+		ls[i].nlists = lanes[i].nlists;
+		if (!lanes[i].qp || !ls[i].plain || !ls[i].sig || !ls[i].nlists) {
+			set_err(err, errlen, "lane %d: missing QP or post lists", i);
 			rc = EINVAL;
 			goto out;
 		}
-		if ((uint64_t)ls[i].plain->n > p->tx_depth) {
-			set_err(err, errlen, "lane %d: a post list of %d WRs does not fit the TX depth %u",
-				i, ls[i].plain->n, p->tx_depth);
-			rc = EINVAL;
-			goto out;
+		for (j = 0; j < ls[i].nlists; j++) {
+			struct gd_wrlist *a = ls[i].plain[j], *b = ls[i].sig[j];
+
+			if (!a || !b || a->n != b->n) {
+				set_err(err, errlen, "lane %d list %u: missing, or plain/signalled differ", i, j);
+				rc = EINVAL;
+				goto out;
+			}
+			if ((uint64_t)a->n > p->tx_depth) {
+				set_err(err, errlen,
+					"lane %d: a post list of %d WRs does not fit the TX depth %u", i,
+					a->n, p->tx_depth);
+				rc = EINVAL;
+				goto out;
+			}
+			if ((uint32_t)a->n < min_len)
+				min_len = (uint32_t)a->n;
 		}
-		/* At most tx_depth/list signalled lists are outstanding, plus one. */
-		ls[i].pend_cap = p->tx_depth / (uint32_t)ls[i].plain->n + 2;
+		/* At most tx_depth / (shortest list) signalled lists are outstanding, plus one. */
+		ls[i].pend_cap = p->tx_depth / min_len + 2;
 		ls[i].pend_wrs = calloc(ls[i].pend_cap, sizeof(uint64_t));
 		ls[i].pend_bytes = calloc(ls[i].pend_cap, sizeof(uint64_t));
 		if (!ls[i].pend_wrs || !ls[i].pend_bytes) {
@@ -950,7 +971,6 @@ run_loop(const struct loop_ops *ops, const struct gd_lane *lanes, int nlanes, vo
 		/* 1. Post: every lane fills its send queue up to tx_depth WRs. */
 		for (i = 0; i < nlanes; i++) {
 			struct lane_state *s = &ls[i];
-			uint64_t len = (uint64_t)s->plain->n;
 
 			if (s->done_posting)
 				continue;
@@ -961,12 +981,19 @@ run_loop(const struct loop_ops *ops, const struct gd_lane *lanes, int nlanes, vo
 				s->done_posting = 1;
 				continue;
 			}
-			while (s->outstanding + len <= p->tx_depth) {
+			for (;;) {
+				uint32_t li = (uint32_t)(s->posted_lists % s->nlists);
+				uint64_t len = (uint64_t)s->plain[li]->n;
 				uint64_t nth = s->posted_lists + 1;
-				int last = p->lists_total ? nth >= p->lists_total : now >= deadline;
-				int sig = last || nth % p->signal_every == 0;
-				struct gd_wrlist *l = sig ? s->sig : s->plain;
+				int last, sig;
+				struct gd_wrlist *l;
 				struct ibv_send_wr *bad = NULL;
+
+				if (s->outstanding + len > p->tx_depth)
+					break;
+				last = p->lists_total ? nth >= p->lists_total : now >= deadline;
+				sig = last || nth % p->signal_every == 0;
+				l = sig ? s->sig[li] : s->plain[li];
 
 				if (timed)
 					t = now_ns(CLOCK_MONOTONIC);
@@ -1288,6 +1315,7 @@ int gd_null_loop(int nlanes, int list_len, uint32_t size, const struct gd_bw_par
 	struct null_cq cq = {0};
 	struct null_qp *qps = NULL;
 	struct gd_lane *lanes = NULL;
+	void **lists = NULL;
 	struct gd_wr *d = NULL;
 	int i, j, rc = 0;
 
@@ -1300,8 +1328,9 @@ int gd_null_loop(int nlanes, int list_len, uint32_t size, const struct gd_bw_par
 	cq.ring = calloc(cq.cap, sizeof(*cq.ring));
 	qps = calloc((size_t)nlanes, sizeof(*qps));
 	lanes = calloc((size_t)nlanes, sizeof(*lanes));
+	lists = calloc(2 * (size_t)nlanes, sizeof(*lists));
 	d = calloc((size_t)list_len, sizeof(*d));
-	if (!cq.ring || !qps || !lanes || !d) {
+	if (!cq.ring || !qps || !lanes || !lists || !d) {
 		set_err(err, errlen, "out of memory");
 		rc = ENOMEM;
 		goto out;
@@ -1318,22 +1347,25 @@ int gd_null_loop(int nlanes, int list_len, uint32_t size, const struct gd_bw_par
 			d[j].rkey = 2;
 			d[j].flags = 0;
 		}
-		rc = gd_wrlist_create(d, list_len, 0, &lanes[i].plain, err, errlen);
+		d[list_len - 1].flags = 0;
+		rc = gd_wrlist_create(d, list_len, 0, &lists[2 * i], err, errlen);
 		if (rc)
 			goto out;
 		d[list_len - 1].flags = GD_F_SIGNALED;
-		rc = gd_wrlist_create(d, list_len, 0, &lanes[i].signaled, err, errlen);
+		rc = gd_wrlist_create(d, list_len, 0, &lists[2 * i + 1], err, errlen);
 		if (rc)
 			goto out;
 		lanes[i].qp = &qps[i];
+		lanes[i].plain = &lists[2 * i];
+		lanes[i].signaled = &lists[2 * i + 1];
+		lanes[i].nlists = 1;
 	}
 	rc = run_loop(&NULL_OPS, lanes, nlanes, &cq, p, r, samples, samples_cap, stop, err, errlen);
 out:
-	if (lanes)
-		for (i = 0; i < nlanes; i++) {
-			gd_wrlist_free(lanes[i].plain);
-			gd_wrlist_free(lanes[i].signaled);
-		}
+	if (lists)
+		for (i = 0; i < 2 * nlanes; i++)
+			gd_wrlist_free(lists[i]);
+	free(lists);
 	free(lanes);
 	free(qps);
 	free(d);

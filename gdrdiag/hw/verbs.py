@@ -31,7 +31,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from gdrdiag.errors import GdrdiagError, HardwareError, NotSupported, UserInputError
 
-PROVIDERS = ("auto", "pyverbs", "soft")
+PROVIDERS = ("auto", "pyverbs", "native", "soft")
 
 # -- libibverbs ABI values ---------------------------------------------------------------------
 
@@ -477,12 +477,22 @@ class Device(Resource):
         raise NotImplementedError
 
 
-def resolve_provider(name: str) -> str:
-    """``auto`` -> ``pyverbs``; anything not in PROVIDERS is a UserInputError."""
+def provider_choice(name: str) -> tuple[str, str]:
+    """(provider, why): ``auto`` -> ``native`` where its C library built and a device exists,
+    else ``pyverbs``, with the reason in words; anything not in PROVIDERS is a UserInputError."""
     n = (name or "auto").strip().lower()
     if n not in PROVIDERS:
         raise UserInputError(f"unknown provider {name!r} (choose from: {', '.join(PROVIDERS)})")
-    return "pyverbs" if n == "auto" else n
+    if n != "auto":
+        return n, f"--provider {n}"
+    from gdrdiag.hw import verbs_native
+
+    return verbs_native.auto_choice()
+
+
+def resolve_provider(name: str) -> str:
+    """The provider ``name`` means here (see :func:`provider_choice`)."""
+    return provider_choice(name)[0]
 
 
 def open_device(
@@ -498,6 +508,10 @@ def open_device(
         from gdrdiag.hw import verbs_soft
 
         return verbs_soft.SoftDevice(name or "soft0", port=port, gid_index=gid_index or 0, **soft_options)
+    if p == "native":
+        from gdrdiag.hw import verbs_native
+
+        return verbs_native.NativeDevice(name, port=port, gid_index=gid_index, **soft_options)
     return PyverbsDevice(name, port=port, gid_index=gid_index)
 
 

@@ -115,7 +115,13 @@ class Wr(ctypes.Structure):
 class LaneC(ctypes.Structure):
     """``struct gd_lane``."""
 
-    _fields_ = [("qp", ctypes.c_void_p), ("plain", ctypes.c_void_p), ("signaled", ctypes.c_void_p)]
+    _fields_ = [
+        ("qp", ctypes.c_void_p),
+        ("plain", ctypes.POINTER(ctypes.c_void_p)),
+        ("signaled", ctypes.POINTER(ctypes.c_void_p)),
+        ("nlists", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+    ]
 
 
 class BwParams(ctypes.Structure):
@@ -906,23 +912,30 @@ def run_bw(
 ) -> NativeLoopResult:
     """ib_write_bw-style loop in C: same rules as ``bench.rdma_loop.run_bw`` (see there).
 
-    ``lanes[i]`` must have ``index == i`` and exactly one prepared list (``plain[0]``,
-    ``signaled[0]``) whose WRs carry ``wr_id == i``, as ``build_lanes`` makes them.
+    ``lanes[i]`` must have ``index == i``, lists prepared by native QPs (``plain[k]`` and
+    ``signaled[k]``, cycled through in order) and signalled WRs carrying ``wr_id == i``, as
+    ``build_lanes`` and mr-bench's block lanes make them.
     """
     cq._check_open()
     native = cq._lib
     dev = cq.device
     p = _params(tx_depth, signal_every, lists_total, duration, timeout_s, dev.time_calls)
     arr = (LaneC * len(lanes))()
-    for i, lane in enumerate(lanes):
-        if lane.index != i or len(lane.plain) != 1 or len(lane.signaled) != 1:
-            raise UserInputError("the native loop takes lanes 0..n-1 with one post list each")
-        plain, sig = lane.plain[0], lane.signaled[0]
-        if not isinstance(plain, NativePrepared) or not isinstance(sig, NativePrepared):
-            raise UserInputError("the native loop needs lists prepared by native QPs")
-        lane.qp._check_open()
-        arr[i] = LaneC(lane.qp._h, plain.handle, sig.handle)
     keep: list[Any] = []
+    for i, lane in enumerate(lanes):
+        if lane.index != i or len(lane.plain) != len(lane.signaled) or not lane.plain:
+            raise UserInputError("the native loop takes lanes 0..n-1, each with matching post lists")
+        lists = list(lane.plain) + list(lane.signaled)
+        if not all(isinstance(x, NativePrepared) and x.handle for x in lists):
+            raise UserInputError("the native loop needs open lists prepared by native QPs")
+        if any(w.wr_id != i for x in lane.signaled for w in x.wrs if w.signaled):
+            raise UserInputError("signalled WRs must carry their lane index as wr_id")
+        lane.qp._check_open()
+        n = len(lane.plain)
+        plain = (ctypes.c_void_p * n)(*[x.handle for x in lane.plain])
+        sig = (ctypes.c_void_p * n)(*[x.handle for x in lane.signaled])
+        keep += [plain, sig]
+        arr[i] = LaneC(lane.qp._h, plain, sig, n, 0)
     if recv is not None:
         rcq, resp, mr = recv
         qps = (ctypes.c_void_p * len(resp))(*[q._h for q in resp])

@@ -56,13 +56,21 @@ def render_copy_results(results: list[BenchResult]) -> str:
         for bs in sorted(by_size):
             row = by_size[bs]
             cells = [size(bs), str(next(iter(row.values())).params.get("blocks"))]
-            for m in ("per_call", "batched", "coalesced", "kernel"):
+            for m in ("per_call", "per_call_c", "batched", "batched_c", "coalesced", "kernel"):
                 r = row.get(m)
                 cells.append("-" if r is None or r.status is not Status.OK else
                              f"{num(r.value)} ({num(r.metrics.get('us_per_block'), 2)} us)")
             rows.append(cells)
         out.append("Block sweep, host->device, GB/s (microseconds per block)\n"
-                   + table(rows, ["block", "blocks", "per call", "batched", "coalesced", "kernel"]))
+                   + table(rows, ["block", "blocks", "per call (Python)", "per call (C)", "batched (Python)",
+                                  "batched (C)", "coalesced", "kernel"]))
+        issue = [[size(bs), *[num(row[m].metrics.get("issue_us_per_call"), 2) if m in row else "-"
+                              for m in ("per_call", "per_call_c", "batched", "batched_c")]]
+                 for bs, row in sorted(by_size.items())]
+        if any(cell != "-" for r in issue for cell in r[1:]):
+            out.append("Host time to issue one driver call, microseconds (Python loop vs C loop)\n"
+                       + table(issue, ["block", "per call (Python)", "per call (C)", "batched (Python)",
+                                       "batched (C)"]))
     summary = next((r for r in results if r.key == "copy_blocks_summary"), None)
     if summary:
         parts = [f"{name.removeprefix('half_bandwidth_block_bytes_')}: "
