@@ -78,7 +78,8 @@ class MrBenchConfig:
     timeout_s: float = 10.0
     reg_sizes: tuple[int, ...] = REG_COST_SIZES
     reg_iterations: int = 10
-    soft_options: dict = field(default_factory=dict)
+    soft_options: dict = field(default_factory=dict)  # provider options (soft: copy; native: inline...)
+    provider_note: str = ""  # why this provider (``--provider auto``'s choice), written into methods
 
     @property
     def access_mask(self) -> int:
@@ -426,16 +427,21 @@ def _describe(kind: MemoryKind, reg_path: str, provider: str, what: str) -> str:
 
 def _bw_method(cfg: MrBenchConfig, signal_every: int, provider: str) -> str:
     amount = f"{cfg.iterations} WRs per QP" if cfg.iterations is not None else f"{cfg.duration:g} s per run"
+    clock = (
+        "(CLOCK_MONOTONIC in the C loop, native/verbs_loop.c)" if provider == "native" else "(perf_counter)"
+    )
     m = (
         f"ib_write_bw-style loop: {cfg.qps} RC QP(s), TX depth {cfg.tx_depth}, post lists of "
         f"{cfg.post_list}, "
         f"one signalled completion every {signal_every * cfg.post_list} WRs; {amount}; clock "
-        "(perf_counter) from "
+        f"{clock} from "
         f"the first post to the last completion; {cfg.repeats} run(s), median reported; destination poisoned "
         f"before and every byte checked after each run"
     )
     if cfg.write_with_imm:
         m += "; RDMA WRITE_WITH_IMM (the responder consumes a receive per message)"
+    if cfg.provider_note:
+        m += f"; provider: {cfg.provider_note}"
     return f"{m}; {SOFT_NOTE}" if provider == "soft" else m
 
 
@@ -586,6 +592,10 @@ def _bw_result(
         "cpu_us_per_msg": cpu[len(cpu) // 2] if cpu else None,
         "messages_per_run": float(outs[0].messages),
     }
+    for name in ("post_ns_per_wr", "poll_ns_per_wr", "loop_ns_per_wr"):  # native --time-calls only
+        vals = sorted(o.native[name] for o in outs if o.native and name in o.native)
+        if vals:
+            metrics[name] = vals[len(vals) // 2]
     fields = dict(
         description=description,
         params=params,
