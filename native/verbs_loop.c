@@ -946,6 +946,18 @@ run_loop(const struct loop_ops *ops, const struct gd_lane *lanes, int nlanes, vo
 			}
 			if ((uint32_t)a->n < min_len)
 				min_len = (uint32_t)a->n;
+			if ((uint32_t)a->n > ls[i].max_len)
+				ls[i].max_len = (uint32_t)a->n;
+		}
+		/* Only a signalled list retires WRs: if signal_every lists do not fit the send
+		 * queue, it fills before any completion can come and the loop would stall. */
+		if ((uint64_t)p->signal_every * ls[i].max_len > p->tx_depth) {
+			set_err(err, errlen,
+				"lane %d: one signalled list in %u of up to %u WRs does not fit the TX depth "
+				"%u (the send queue would fill before any completion)",
+				i, p->signal_every, ls[i].max_len, p->tx_depth);
+			rc = EINVAL;
+			goto out;
 		}
 		/* At most tx_depth / (shortest list) signalled lists are outstanding, plus one. */
 		ls[i].pend_cap = p->tx_depth / min_len + 2;

@@ -7,12 +7,13 @@
 # Never fails set-up: a library that cannot be built is left absent, and one line says why.
 # That line is also written to build/native/<lib>.status, which gdrdiag shows as the reason it
 # uses the Python path instead (gdrdiag/hw/verbs_native.py, gdrdiag/hw/copy_native.py).
-# CC selects the compiler (default: cc). CFLAGS are fixed: warnings are errors.
+# CC selects the compiler (default: cc); GDRDIAG_NATIVE_OUT the output folder (default build/native,
+# where gdrdiag looks; GDRDIAG_NATIVE_DIR points gdrdiag elsewhere). Warnings are errors.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 CC="${CC:-cc}"
-OUT=build/native
+OUT="${GDRDIAG_NATIVE_OUT:-build/native}"
 CFLAGS=(-O2 -g -std=gnu11 -fPIC -shared -Wall -Wextra -Werror -fvisibility=default)
 mkdir -p "$OUT"
 

@@ -35,6 +35,15 @@ def rdma_absent_reason() -> str | None:
     return None if names else "no RDMA devices"
 
 
+@functools.lru_cache(maxsize=None)
+def native_absent_reason() -> str | None:
+    """None when the native verbs library (build/native/libgdr_verbs.so) loads, else why not."""
+    from gdrdiag.hw import verbs_native
+
+    loaded, why = verbs_native.availability()
+    return None if loaded is not None else why
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
@@ -43,6 +52,10 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=reason))
         if "rdma" in item.keywords:
             reason = rdma_absent_reason()
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))
+        if "native" in item.keywords:
+            reason = native_absent_reason()
             if reason:
                 item.add_marker(pytest.mark.skip(reason=reason))
 
