@@ -478,8 +478,11 @@ class Device(Resource):
 
 
 def provider_choice(name: str) -> tuple[str, str]:
-    """(provider, why): ``auto`` -> ``native`` where its C library built and a device exists,
-    else ``pyverbs``, with the reason in words; anything not in PROVIDERS is a UserInputError."""
+    """(provider, why the provider was chosen, in words).
+
+    ``auto`` -> ``native`` where its C library built and a device exists, else ``pyverbs``;
+    anything not in PROVIDERS is a UserInputError.
+    """
     n = (name or "auto").strip().lower()
     if n not in PROVIDERS:
         raise UserInputError(f"unknown provider {name!r} (choose from: {', '.join(PROVIDERS)})")
