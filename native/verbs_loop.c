@@ -213,14 +213,18 @@ static int pick_gid(struct ibv_context *ctx, uint8_t port, const struct ibv_port
 	return 0;
 }
 
-/* ibv_open_device + query; NULL-safe close on every failure path. */
-static struct ibv_context *open_by_device(struct ibv_device *d, char *err, size_t errlen)
+/* ibv_open_device; on failure *rc is its errno and the message says which device. */
+static struct ibv_context *open_by_device(struct ibv_device *d, int *rc, char *err, size_t errlen)
 {
-	struct ibv_context *ctx = ibv_open_device(d);
+	struct ibv_context *ctx;
 
-	if (!ctx)
+	errno = 0;
+	ctx = ibv_open_device(d);
+	if (!ctx) {
+		*rc = errno ? errno : EIO; /* read before anything else can change errno */
 		set_err(err, errlen, "ibv_open_device(%s) failed: %s", ibv_get_device_name(d),
-			strerror(errno));
+			strerror(*rc));
+	}
 	return ctx;
 }
 
@@ -259,12 +263,11 @@ int gd_open(const char *name, int port, int gid_index, struct gd_dev_info *info,
 		const char *nm = ibv_get_device_name(list[i]);
 
 		if (name && *name) {
-			if (strcmp(nm, name) == 0)
-				ctx = open_by_device(list[i], err, errlen);
-			if (strcmp(nm, name) == 0 && !ctx) {
-				rc = errno ? errno : EIO;
+			if (strcmp(nm, name) != 0)
+				continue;
+			ctx = open_by_device(list[i], &rc, err, errlen);
+			if (!ctx)
 				goto out;
-			}
 			continue;
 		}
 		/* First device with the port ACTIVE (the pyverbs provider's rule). */
@@ -1159,6 +1162,24 @@ out:
 	}
 	free(ls);
 	return rc;
+}
+
+/*
+ * sizeof of each struct shared with Python (0 dev_info, 1 wc, 2 wr, 3 lane, 4 bw_params,
+ * 5 sample, 6 bw_result): verbs_native.py refuses a library whose layout differs from its own.
+ */
+size_t gd_struct_size(int which)
+{
+	switch (which) {
+	case 0: return sizeof(struct gd_dev_info);
+	case 1: return sizeof(struct gd_wc);
+	case 2: return sizeof(struct gd_wr);
+	case 3: return sizeof(struct gd_lane);
+	case 4: return sizeof(struct gd_bw_params);
+	case 5: return sizeof(struct gd_sample);
+	case 6: return sizeof(struct gd_bw_result);
+	default: return 0;
+	}
 }
 
 /*

@@ -26,6 +26,7 @@ import ctypes
 import errno
 import os
 import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -229,6 +230,9 @@ _SIGNATURES: dict[str, list] = {
     ],
 }
 
+#: Structures shared with C, in gd_struct_size()'s order.
+_STRUCTS = (DevInfo, Wc, Wr, LaneC, BwParams, Sample, BwResult)
+
 _lock = threading.Lock()
 _loaded: Optional[tuple[Optional[ctypes.CDLL], str]] = None
 
@@ -261,6 +265,14 @@ def _load() -> tuple[Optional[ctypes.CDLL], str]:
             fn.restype = ctypes.c_int
         lib.gd_wrlist_free.argtypes = [_P]
         lib.gd_wrlist_free.restype = None
+        lib.gd_struct_size.argtypes = [ctypes.c_int]
+        lib.gd_struct_size.restype = ctypes.c_size_t
+        for i, st in enumerate(_STRUCTS):
+            if lib.gd_struct_size(i) != ctypes.sizeof(st):
+                return None, (
+                    f"native provider unavailable: {path.name}'s struct {st.__name__} is "
+                    f"{lib.gd_struct_size(i)} bytes, this gdrdiag expects {ctypes.sizeof(st)} (re-run set-up)"
+                )
     except AttributeError as exc:
         return None, f"native provider unavailable: {path.name} lacks a symbol ({exc}); re-run set-up"
     return lib, f"native provider: {path}"
@@ -528,6 +540,10 @@ class NativeQP(v.QP):
             what=f"RC, max_send_wr {max_send_wr}",
         )
         self._h: Optional[int] = h.value
+        # libibverbs refuses to destroy a CQ that a QP still uses (EBUSY): closing a CQ closes
+        # its QPs first, whatever order the caller created things in.
+        for used in {id(cq): cq, id(recv_cq or cq): recv_cq or cq}.values():
+            used._children.append(weakref.ref(self))
         self.qp_num = int(qpn.value)
         self.inline = int(inline.value)
         self.psn = int.from_bytes(os.urandom(3), "little")
@@ -802,12 +818,15 @@ def _interruptible(fn: Callable[..., int], *args: Any) -> tuple[int, str]:
     """
     stop = ctypes.c_int32(0)
     err = ctypes.create_string_buffer(_ERRLEN)
-    box: list[int] = []
-    worker = threading.Thread(
-        target=lambda: box.append(fn(*args, ctypes.byref(stop), err, _ERRLEN)),
-        daemon=True,
-        name="gdrdiag-native-loop",
-    )
+    box: list[Any] = []
+
+    def run() -> None:
+        try:
+            box.append(fn(*args, ctypes.byref(stop), err, _ERRLEN))
+        except BaseException as exc:  # a ctypes argument error: re-raised in the caller's thread
+            box.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True, name="gdrdiag-native-loop")
     worker.start()
     try:
         worker.join()
@@ -819,7 +838,9 @@ def _interruptible(fn: Callable[..., int], *args: Any) -> tuple[int, str]:
             except KeyboardInterrupt:  # a second Ctrl-C: the loop is already draining
                 continue
         raise
-    return (box[0] if box else -1), err.value.decode(errors="replace")
+    if box and isinstance(box[0], BaseException):
+        raise box[0]
+    return int(box[0]), err.value.decode(errors="replace")
 
 
 def _result(r: BwResult, samples: Any, timed: bool, latencies: tuple[float, ...] = ()) -> NativeLoopResult:
