@@ -1101,14 +1101,23 @@ run_loop(const struct loop_ops *ops, const struct gd_lane *lanes, int nlanes, vo
 			}
 		}
 
-		/* 3. WRITE_WITH_IMM: re-post one receive per consumed one. */
-		if (p->n_resp) {
+		/* 3. WRITE_WITH_IMM: re-post one receive per consumed one, until the responder's CQ
+		 * is empty (a round can consume more than one poll batch; a responder short of
+		 * receives answers RNR NAKs, which stalls or fails the requester). */
+		while (p->n_resp) {
 			struct ibv_sge sge = {.addr = p->recv_addr, .length = 0, .lkey = p->recv_lkey};
 			struct ibv_recv_wr rwr = {.wr_id = 0, .next = NULL, .sg_list = &sge, .num_sge = 1};
 			struct ibv_recv_wr *rbad = NULL;
 			int m = ops->poll(p->recv_cq, POLL_BATCH, wc);
 			uint32_t q;
 
+			if (m < 0) {
+				set_err(err, errlen, "ibv_poll_cq on the receive CQ failed (%d)", m);
+				rc = EIO;
+				goto done;
+			}
+			if (m == 0)
+				break;
 			for (k = 0; k < m; k++) {
 				if (wc[k].status != IBV_WC_SUCCESS) {
 					flatten_wc(&wc[k], &r->bad_wc);

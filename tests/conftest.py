@@ -15,6 +15,7 @@ def gpu_absent_reason() -> str | None:
     """None when a CUDA GPU is usable, else why not."""
     try:
         from gdrdiag.hw import cuda
+
         cuda.init()
         if cuda.device_count() == 0:
             return "CUDA driver present but no GPU"
@@ -28,6 +29,7 @@ def rdma_absent_reason() -> str | None:
     """None when pyverbs lists at least one RDMA device, else why not."""
     try:
         from gdrdiag.hw import verbs
+
         names = verbs.list_device_names()
     except Exception as exc:
         text = str(exc)
@@ -44,17 +46,37 @@ def native_absent_reason() -> str | None:
     return None if loaded is not None else why
 
 
+@functools.lru_cache(maxsize=None)
+def native_rdma_absent_reason() -> str | None:
+    """For tests marked both ``rdma`` and ``native``: the native library and a device it lists."""
+    reason = native_absent_reason()
+    if reason:
+        return reason
+    from gdrdiag.hw import verbs_native
+
+    try:
+        verbs_native.list_device_names()
+    except Exception as exc:
+        return str(exc)
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             reason = gpu_absent_reason()
             if reason:
                 item.add_marker(pytest.mark.skip(reason=reason))
-        if "rdma" in item.keywords:
+        if "rdma" in item.keywords and "native" in item.keywords:
+            # The native provider finds devices itself (libibverbs through its C library).
+            reason = native_rdma_absent_reason()
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))
+        elif "rdma" in item.keywords:
             reason = rdma_absent_reason()
             if reason:
                 item.add_marker(pytest.mark.skip(reason=reason))
-        if "native" in item.keywords:
+        elif "native" in item.keywords:
             reason = native_absent_reason()
             if reason:
                 item.add_marker(pytest.mark.skip(reason=reason))

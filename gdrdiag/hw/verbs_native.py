@@ -814,31 +814,38 @@ def _interruptible(fn: Callable[..., int], *args: Any) -> tuple[int, str]:
 
     The C loop reads ``stop`` once per round; it stops posting, lets the posted signalled
     lists complete (bounded by its timeout) and returns, so no C code touches the QPs when
-    the caller's cleanup runs.
+    the caller's cleanup runs. The wait uses an Event set by the worker, not Thread.join():
+    on Python <= 3.12 a join interrupted by KeyboardInterrupt can mark a still-running thread
+    as stopped (the interrupted acquire releases the thread's state lock, CPython gh-90882),
+    and cleanup would then free QPs under the running loop.
     """
     stop = ctypes.c_int32(0)
     err = ctypes.create_string_buffer(_ERRLEN)
     box: list[Any] = []
+    done = threading.Event()
 
     def run() -> None:
         try:
             box.append(fn(*args, ctypes.byref(stop), err, _ERRLEN))
         except BaseException as exc:  # a ctypes argument error: re-raised in the caller's thread
             box.append(exc)
+        finally:
+            done.set()
 
-    worker = threading.Thread(target=run, daemon=True, name="gdrdiag-native-loop")
-    worker.start()
+    threading.Thread(target=run, daemon=True, name="gdrdiag-native-loop").start()
     try:
-        worker.join()
+        while not done.wait(0.05):
+            pass
     except KeyboardInterrupt:
         stop.value = 1
-        while worker.is_alive():
+        while True:
             try:
-                worker.join()
+                if done.wait(0.05):
+                    break
             except KeyboardInterrupt:  # a second Ctrl-C: the loop is already draining
                 continue
         raise
-    if box and isinstance(box[0], BaseException):
+    if isinstance(box[0], BaseException):
         raise box[0]
     return int(box[0]), err.value.decode(errors="replace")
 

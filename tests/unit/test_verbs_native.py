@@ -160,6 +160,32 @@ def test_null_loop_duration_mode_and_call_timing():
     )
 
 
+def test_ctrl_c_waits_for_the_loop_to_drain_before_raising():
+    # A stand-in for a C loop that takes a while to drain after the stop flag: KeyboardInterrupt
+    # must reach the caller only after it returned (Thread.join() would not guarantee that on
+    # Python <= 3.12, CPython gh-90882), or cleanup would free QPs under the running loop.
+    seen = {}
+
+    def loop(stop_ref, err, errlen):
+        stop = stop_ref._obj
+        while not stop.value:
+            time.sleep(0.01)
+        time.sleep(0.5)  # draining
+        seen["returned"] = time.monotonic()
+        return vn.GD_ESTOPPED
+
+    main = threading.main_thread().ident
+    timer = threading.Timer(0.2, lambda: signal.pthread_kill(main, signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            vn._interruptible(loop)
+        caught = time.monotonic()
+    finally:
+        timer.cancel()
+    assert "returned" in seen and caught >= seen["returned"]
+
+
 def test_ctrl_c_stops_the_c_loop_and_raises_after_it_returned():
     main = threading.main_thread().ident
     timer = threading.Timer(0.3, lambda: signal.pthread_kill(main, signal.SIGINT))
@@ -171,7 +197,10 @@ def test_ctrl_c_stops_the_c_loop_and_raises_after_it_returned():
     finally:
         timer.cancel()
     assert time.monotonic() - t0 < 5.0
-    assert not any(t.name == "gdrdiag-native-loop" and t.is_alive() for t in threading.enumerate())
+    for t in threading.enumerate():
+        if t.name == "gdrdiag-native-loop":
+            t.join(5.0)  # an uninterrupted join is reliable: the C call has returned
+            assert not t.is_alive()
 
 
 class _FakeNativeCQ:
