@@ -13,7 +13,7 @@
 # all with perftest's defaults otherwise: 1 QP, TX depth 128, one signalled WR in 100 (in post-list
 # mode perftest signals every list, and so does gdrdiag with -Q = the post list), no inline data
 # (-I 0 / --inline 0; INLINE=N changes both), pageable host memory, the same GID index.
-# Then it prints, per size and post list, the medians and the ratios native/perftest and
+# Then it prints (and writes to RESULTS_DIR/table.md), per size and post list, the medians and the ratios native/perftest and
 # pyverbs/perftest for bandwidth and message rate (issue 14 asks for native >= 0.95), and one
 # --time-calls run per post list at 64 B: time inside ibv_post_send, ibv_poll_cq and the C loop
 # itself, per WR.
@@ -107,7 +107,7 @@ if [ "$why" = ok ]; then
     done
 fi
 
-python3 - "$OUT" <<'PY'
+python3 - "$OUT" >"$OUT/table.md" <<'PY'
 """Medians over rounds; ratios to ib_write_bw of the same size and post list, same boot."""
 import json
 import re
@@ -183,6 +183,7 @@ for p in sorted(out.glob("gd-native-64-l*-rtimed.json")):
 sys.exit(1 if missing else 0)
 PY
 table=$?
+cat "$OUT/table.md"
 [ $table = 0 ] || fail=1
 echo "results in $OUT"
 exit $fail
