@@ -525,6 +525,12 @@ def _block_row(ctx: _Ctx, host: Buffer, dev: Buffer, kernel: Any, expected: Any,
 
         def batched(stream: cuda.Stream) -> None:
             raise NotSupported(reason)
+
+    def batched_py(stream: cuda.Stream, op: Callable[[cuda.Stream], None] = batched) -> None:
+        t0 = time.perf_counter()
+        op(stream)
+        issue.setdefault("copy_blocks_batched", []).append(time.perf_counter() - t0)
+
     kernel_grid = min(count, ctx.gpu.sm_count * 16)
     kernel_args = [(d, ctypes.c_void_p), (host.device_ptr, ctypes.c_void_p), (size, ctypes.c_ulonglong),
                    (count, ctypes.c_ulonglong)]
@@ -533,7 +539,7 @@ def _block_row(ctx: _Ctx, host: Buffer, dev: Buffer, kernel: Any, expected: Any,
         ("copy_blocks_per_call_c", "one cuMemcpyHtoDAsync per block, issued from a C loop "
          "(native/copy_loop.c)", c_ops[0], None),
         ("copy_blocks_batched", "one cuMemcpyBatchAsync for all blocks",
-         batched, None),
+         batched_py, None),
         ("copy_blocks_batched_c", "one cuMemcpyBatchAsync for all blocks, issued from C "
          "(native/copy_loop.c)", c_ops[1], None),
         ("copy_blocks_coalesced", "one cuMemcpyHtoDAsync of the contiguous region",
