@@ -244,7 +244,7 @@ def mr_bench(
             mode = "reg" if reg_cost else "latency" if latency else "blocks" if blocks is not None else "bw"
             results = mrb.run(cfg, mode=mode, progress=progress)
     except NotSupported as exc:
-        if provider_name == "pyverbs" and exc.reason.startswith("no RDMA devices"):
+        if provider_name in ("pyverbs", "native") and exc.reason.startswith("no RDMA devices"):
             raise NotSupported(f"{exc.reason}. {SOFT_HINT}") from None
         raise
 
