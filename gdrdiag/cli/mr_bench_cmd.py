@@ -256,6 +256,8 @@ def mr_bench(
     notes = []
     if loop_cost:
         notes.append(_loop_cost_note(results, link_gbps))
+    else:
+        notes.append(f"provider: {provider_name} ({provider_why})")
 
     from gdrdiag.cli.reporting import results_report
 
