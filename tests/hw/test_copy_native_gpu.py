@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from gdrdiag.bench import copy as copy_bench
-from gdrdiag.errors import HardwareError
 from gdrdiag.hw import copy_native, cuda, memory
 from gdrdiag.hw.memory import MemoryKind
 from gdrdiag.model.results import Status
@@ -129,10 +128,6 @@ def test_copy_bench_block_sweep_shows_c_beside_python():
     assert "half_bandwidth_block_bytes_per_call_c" in summary.metrics
 
 
-def test_a_bad_device_pointer_is_a_hardware_error_naming_the_call(rig):
-    # Run last in this module: a rejected argument is reported synchronously by the driver.
-    with pytest.raises(HardwareError) as exc:
-        copy_native.per_block(
-            stream=rig["stream"].handle, dst=0x1000, src=rig["host"].ptr, block=BLOCK, count=2, sync=True
-        )
-    assert exc.value.call == "cuMemcpyHtoDAsync" and exc.value.name.startswith("CUDA_ERROR")
+# The error path (a failing call -> HardwareError naming it, the block index) is tested against a
+# stand-in driver in tests/unit/test_copy_native_fake_driver.py: provoking a copy-engine fault on a
+# real GPU could poison the context for every GPU test after this one.
