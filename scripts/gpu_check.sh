@@ -16,6 +16,8 @@ OUT=$(mktemp -d)
 trap 'tar -czf "$FINAL/gpu-check.tar.gz" -C "$OUT" --exclude=.nvrtc-cache . ; echo "results: $FINAL/gpu-check.tar.gz"' EXIT
 export PYTHONPATH=.
 export GDRDIAG_CACHE_DIR="$OUT/.nvrtc-cache"
+# The C loops (copy-bench's C rows, the native RDMA provider): no set-up runs on this machine.
+bash scripts/build_native.sh > "$OUT/build_native.txt" 2>&1; cat "$OUT/build_native.txt"
 PY=${PYTHON:-python3}
 sections=("$@")
 [ ${#sections[@]} -eq 0 ] && sections=(tests check copy gather mr inspect report)

@@ -9,6 +9,9 @@
 #   - a virtual environment in .venv built on the *system* Python 3.11 with
 #     --system-site-packages, so that the Debian pyverbs is importable inside it.
 #   - gdrdiag itself (editable) with its development extras from PyPI.
+#   - gcc and libibverbs-dev, then the C loops (scripts/build_native.sh -> build/native/*.so):
+#     the native RDMA provider and the C copy loop. If they cannot be installed or built, set-up
+#     says so in one line and carries on; gdrdiag then uses its Python paths and shows why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,4 +29,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev]'
+if ! $SUDO apt-get install -y -qq --no-install-recommends gcc libc6-dev libibverbs-dev >/dev/null; then
+    echo "set-up: could not install gcc/libibverbs-dev; the C loops will not be built (Python paths are used)"
+fi
+bash scripts/build_native.sh
 echo "set-up done: $(.venv/bin/gdrdiag --version)"

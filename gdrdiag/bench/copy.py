@@ -11,6 +11,9 @@
 4. **Block sweep** — 10,000 blocks of one size moved host->device as one cuMemcpyAsync per
    block, one batched call (cuMemcpyBatchAsync), one coalesced copy, and an NVRTC copy
    kernel; the block size at which per-block copies reach half the coalesced bandwidth.
+   The per-block and batched calls are made twice: from Python and from a C loop
+   (``native/copy_loop.c``, rows ``*_c``), so the driver's per-call cost is told apart from
+   the binding's; ``issue_us_per_call`` is the host time spent issuing, per call.
 
 Every measured destination is poisoned first and checked byte for byte afterwards; a wrong
 byte turns the result into ERROR. All statistics are computed here; renderers only format.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
@@ -503,7 +507,7 @@ def _batched_copy_op(dsts: list[int], srcs: list[int], sizes: list[int]) -> Call
 
 def _block_row(ctx: _Ctx, host: Buffer, dev: Buffer, kernel: Any, expected: Any, size: int,
                count: int) -> list[BenchResult]:
-    """All four methods for one block size; ratios against the coalesced copy."""
+    """Every method for one block size (Python and C issued); ratios against the coalesced copy."""
     opts, s0 = ctx.opts, ctx.streams[0]
     total = count * size
     params = CopyParams(block_bytes=size, blocks=count, memory=MemoryKind.PINNED, direction=Direction.H2D)
@@ -511,14 +515,20 @@ def _block_row(ctx: _Ctx, host: Buffer, dev: Buffer, kernel: Any, expected: Any,
     memcpy_async, success = drv.cuMemcpyHtoDAsync, drv.CUresult.CUDA_SUCCESS
     h, d = host.ptr, dev.ptr
 
+    issue: dict[str, list[float]] = {}  # method key -> host seconds spent issuing, per call of op
+
     def per_block(stream: cuda.Stream) -> None:
         # The loop is the measurement: one driver call per block, as an application would make.
         hs = stream.handle
+        t0 = time.perf_counter()
         for i in range(count):
             off = i * size
             err = memcpy_async(d + off, h + off, size, hs)[0]
             if err != success:
                 cuda.check((err,), "cuMemcpyHtoDAsync")
+        issue.setdefault("copy_blocks_per_call", []).append(time.perf_counter() - t0)
+
+    c_ops = _c_block_ops(h, d, size, count, issue)
 
     try:
         batched: Any = _batched_copy_op([d + i * size for i in range(count)],
@@ -528,13 +538,23 @@ def _block_row(ctx: _Ctx, host: Buffer, dev: Buffer, kernel: Any, expected: Any,
 
         def batched(stream: cuda.Stream) -> None:
             raise NotSupported(reason)
+
+    def batched_py(stream: cuda.Stream, op: Callable[[cuda.Stream], None] = batched) -> None:
+        t0 = time.perf_counter()
+        op(stream)
+        issue.setdefault("copy_blocks_batched", []).append(time.perf_counter() - t0)
+
     kernel_grid = min(count, ctx.gpu.sm_count * 16)
     kernel_args = [(d, ctypes.c_void_p), (host.device_ptr, ctypes.c_void_p), (size, ctypes.c_ulonglong),
                    (count, ctypes.c_ulonglong)]
     methods = (
         ("copy_blocks_per_call", "one cuMemcpyHtoDAsync per block, issued from Python", per_block, None),
+        ("copy_blocks_per_call_c", "one cuMemcpyHtoDAsync per block, issued from a C loop "
+         "(native/copy_loop.c)", c_ops[0], None),
         ("copy_blocks_batched", "one cuMemcpyBatchAsync for all blocks",
-         batched, None),
+         batched_py, None),
+        ("copy_blocks_batched_c", "one cuMemcpyBatchAsync for all blocks, issued from C "
+         "(native/copy_loop.c)", c_ops[1], None),
         ("copy_blocks_coalesced", "one cuMemcpyHtoDAsync of the contiguous region",
          lambda s: cuda.call("cuMemcpyHtoDAsync", d, h, total, s.handle), ctx.gate),
         ("copy_blocks_kernel", "NVRTC copy kernel, one CTA per block, reading mapped pinned memory",
@@ -548,13 +568,38 @@ def _block_row(ctx: _Ctx, host: Buffer, dev: Buffer, kernel: Any, expected: Any,
             timed = time_stream(s0, op, iterations=iters, warmup=1, gate=gate, what=desc)
             mm = _verify(dev, expected, total)
             per_block_us = SampleStats.of(timed.seconds).median / count * 1e6
+            metrics = {"us_per_block": per_block_us}
+            calls = issue.get(key, [])[-iters:]  # the timed iterations, not the warm-up
+            if calls:  # host time spent issuing, per driver call (per_call: count calls; batched: 1)
+                metrics["issue_us_per_call"] = (SampleStats.of(tuple(calls)).median * 1e6
+                                                / (count if "per_call" in key else 1))
             return _result(key, total, timed, params, verified=mm is None, mismatch=mm, description=desc,
-                           metrics={"us_per_block": per_block_us})
+                           metrics=metrics)
 
         row.extend(run_case(key, case, params=params))
     coalesced = next((r.value for r in row if r.key == "copy_blocks_coalesced" and r.value), None)
     return [with_metrics(r, ratio_to_coalesced=r.value / coalesced) if coalesced and r.value else r
             for r in row]
+
+
+def _c_block_ops(h: int, d: int, size: int, count: int,
+                 issue: dict[str, list[float]]) -> tuple[Callable[[cuda.Stream], None], ...]:
+    """The per-block and batched copies issued from C (hw/copy_native.py).
+
+    Each op records the C loop's own issue time. Where the library, the driver entry point or
+    CUDA 12.8 is missing, the op raises NotSupported with the reason (the row becomes WAIVED).
+    """
+    from gdrdiag.hw import copy_native
+
+    def per_call_c(stream: cuda.Stream) -> None:
+        t = copy_native.per_block(stream=stream.handle, dst=d, src=h, block=size, count=count)
+        issue.setdefault("copy_blocks_per_call_c", []).append(t.issue_seconds)
+
+    def batched_c(stream: cuda.Stream) -> None:
+        t = copy_native.batch(stream=stream.handle, dst=d, src=h, block=size, count=count)
+        issue.setdefault("copy_blocks_batched_c", []).append(t.issue_seconds)
+
+    return per_call_c, batched_c
 
 
 def block_results(ctx: _Ctx) -> list[BenchResult]:
@@ -603,7 +648,8 @@ def half_bandwidth_block_size(points: list[tuple[int, float]]) -> Optional[float
 def block_summary(results: list[BenchResult]) -> BenchResult:
     """The half-bandwidth block sizes of the per-call and batched methods."""
     half: dict[str, Optional[float]] = {}
-    for key, name in (("copy_blocks_per_call", "per_call"), ("copy_blocks_batched", "batched"),
+    for key, name in (("copy_blocks_per_call", "per_call"), ("copy_blocks_per_call_c", "per_call_c"),
+                      ("copy_blocks_batched", "batched"), ("copy_blocks_batched_c", "batched_c"),
                       ("copy_blocks_kernel", "kernel")):
         pts = [(r.params.block_bytes, r.metrics.ratio_to_coalesced) for r in results
                if r.key == key and r.status is Status.OK and r.metrics.ratio_to_coalesced is not None]

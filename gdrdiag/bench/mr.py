@@ -261,7 +261,8 @@ def _lat_case(
             )
             method = (
                 f"one signalled RDMA WRITE outstanding at a time; each sample is ibv_post_send -> its "
-                f"completion polled (perf_counter), not ib_write_lat's half round trip; {iterations} "
+                f"completion polled ({'CLOCK_MONOTONIC in C' if provider == 'native' else 'perf_counter'}), "
+                f"not ib_write_lat's half round trip; {iterations} "
                 f"samples after 100 warm-up, all kept; payload checked after the run"
             )
             fields = dict(

@@ -8,6 +8,7 @@ from typing import Callable, Optional
 
 from gdrdiag.errors import UserInputError
 from gdrdiag.hw import verbs as v
+from gdrdiag.hw import verbs_providers
 from gdrdiag.hw.memory import GPU_PAGE, MemoryKind
 from gdrdiag.units import GiB, KiB, MiB, format_size
 
@@ -64,7 +65,8 @@ class MrBenchConfig:
     timeout_s: float = 10.0
     reg_sizes: tuple[int, ...] = REG_COST_SIZES
     reg_iterations: int = 10
-    soft_options: dict = field(default_factory=dict)
+    soft_options: dict = field(default_factory=dict)  # provider options (soft: copy; native: inline...)
+    provider_note: str = ""  # why this provider (``--provider auto``'s choice), written into methods
     only: Optional[frozenset[str]] = None  # case keys to run (a --list selection); None: every kind x path
 
     @property
@@ -74,7 +76,7 @@ class MrBenchConfig:
 
     def validate(self) -> "MrBenchConfig":
         """Reject impossible combinations before touching hardware (UserInputError)."""
-        v.resolve_provider(self.provider)
+        verbs_providers.resolve_provider(self.provider)
         for reg in self.reg_paths:
             if reg not in REG_PATHS:
                 raise UserInputError(

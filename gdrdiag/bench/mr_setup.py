@@ -275,16 +275,19 @@ def describe(kind: MemoryKind, reg_path: str, provider: str, what: str) -> str:
 
 def bw_method(cfg: MrBenchConfig, signal_every: int, provider: str) -> str:
     amount = f"{cfg.iterations} WRs per QP" if cfg.iterations is not None else f"{cfg.duration:g} s per run"
+    clock = "(CLOCK_MONOTONIC in the C loop, native/verbs_loop.c)" if provider == "native" else "(perf_counter)"
     m = (
         f"ib_write_bw-style loop: {cfg.qps} RC QP(s), TX depth {cfg.tx_depth}, post lists of "
         f"{cfg.post_list}, "
         f"one signalled completion every {signal_every * cfg.post_list} WRs; {amount}; clock "
-        "(perf_counter) from "
+        f"{clock} from "
         f"the first post to the last completion; {cfg.repeats} run(s), median reported; destination poisoned "
         f"before and every byte checked after each run"
     )
     if cfg.write_with_imm:
         m += "; RDMA WRITE_WITH_IMM (the responder consumes a receive per message)"
+    if cfg.provider_note:
+        m += f"; provider: {cfg.provider_note}"
     return f"{m}; {SOFT_NOTE}" if provider == "soft" else m
 
 
@@ -315,10 +318,16 @@ def bw_result(
     samples = tuple(o.gbps for o in outs)
     rates = sorted(o.msgs_per_s for o in outs)
     cpu = sorted(o.cpu_seconds / o.messages * 1e6 for o in outs if o.messages)
+    split = {}  # the C loop's own cost per WR (native provider with --time-calls only)
+    for name in ("post_ns_per_wr", "poll_ns_per_wr", "loop_ns_per_wr"):
+        vals = sorted(o.native[name] for o in outs if o.native and name in o.native)
+        if vals:
+            split[name] = vals[len(vals) // 2]
     metrics = MrMetrics(
         msgs_per_s=rates[len(rates) // 2],
         cpu_us_per_msg=cpu[len(cpu) // 2] if cpu else None,
         messages_per_run=float(outs[0].messages),
+        **split,
     )
     fields = dict(
         description=description,

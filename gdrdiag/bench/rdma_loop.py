@@ -8,14 +8,19 @@ perftest's ``-n`` does; ``duration`` replaces them with a deadline.
 
 No wait is unbounded: if no completion arrives for ``timeout_s`` the loop stops with a
 :class:`LoopTimeout` that says how many WRs were outstanding.
+
+Where the provider's CQ can run whole loops itself (the native provider: ``cq.run_bw`` /
+``cq.run_latency``, in C), these functions hand the run over after the same argument checks
+and convert the result, so callers do not care which loop ran.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 from gdrdiag.errors import GdrdiagError, UserInputError
 from gdrdiag.hw import verbs as v
@@ -56,13 +61,14 @@ class Lane:
 
 @dataclass(frozen=True)
 class LoopOutcome:
-    """What one measured run did."""
+    """What one measured run did; ``native`` holds the C loop's per-WR split when it ran."""
 
     messages: int
     bytes: int
     seconds: float
     cpu_seconds: float
     posts: int
+    native: Optional[dict] = None
 
     @property
     def gbps(self) -> float:
@@ -133,6 +139,21 @@ def run_bw(
         if max(lens) > tx_depth:
             raise UserInputError(f"a post list of {max(lens)} WRs does not fit the TX depth {tx_depth}")
         sizes[lane.index] = (lens, [sum(w.length for w in p.wrs) for p in lane.plain])
+    native_run = getattr(cq, "run_bw", None)
+    if native_run is not None:
+        with _native_timeouts():
+            res = native_run(
+                lanes,
+                tx_depth=tx_depth,
+                signal_every=signal_every,
+                lists_total=lists_total,
+                duration=duration,
+                timeout_s=timeout_s,
+                recv=recv,
+            )
+        if tick is not None:
+            tick()
+        return _from_native(res)
     perf = time.perf_counter
     cpu0 = time.process_time()
     t0 = perf()
@@ -202,6 +223,30 @@ def run_bw(
     )
 
 
+@contextlib.contextmanager
+def _native_timeouts() -> Iterator[None]:
+    """The C loop's timeout raised as this module's LoopTimeout, like the Python loop's."""
+    from gdrdiag.hw.verbs_native import LoopTimeout as NativeTimeout
+
+    try:
+        yield
+    except NativeTimeout as exc:
+        raise LoopTimeout(str(exc)) from None
+
+
+def _from_native(res) -> LoopOutcome:
+    """A native provider's run result as a LoopOutcome (the C loop's per-WR split kept)."""
+    split = {k: val for k, val in res.per_wr_ns().items() if val is not None}
+    return LoopOutcome(
+        messages=res.messages,
+        bytes=res.bytes,
+        seconds=res.seconds,
+        cpu_seconds=res.cpu_seconds,
+        posts=res.posts,
+        native=split or {},
+    )
+
+
 def _replenish(cq: v.CQ, qps: Sequence[v.QP], mr: v.MR) -> None:
     """Re-post one receive for each WRITE_WITH_IMM the responder consumed."""
     by_qpn = {qp.qp_num: qp for qp in qps}
@@ -226,6 +271,13 @@ def run_latency(
 ) -> tuple[list[float], LoopOutcome]:
     """One signalled WRITE at a time; each sample is post -> its completion polled (seconds)."""
     prepared = qp.prepare([_with(wr, wr_id=0, signaled=True)])
+    native_run = getattr(cq, "run_latency", None)
+    if native_run is not None:
+        with _native_timeouts():
+            res = native_run(qp, prepared, iterations=iterations, timeout_s=timeout_s)
+        if tick is not None:
+            tick()
+        return list(res.latencies), _from_native(res)
     perf = time.perf_counter
     samples = []
     cpu0 = time.process_time()

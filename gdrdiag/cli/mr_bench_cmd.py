@@ -24,7 +24,6 @@ from gdrdiag.units import parse_size, parse_size_list
 SOFT_HINT = "use --provider soft to run the whole pipeline in software (not a hardware measurement)"
 
 
-
 @app.command("mr-bench")
 @handles_errors
 def mr_bench(
@@ -32,7 +31,10 @@ def mr_bench(
     cases: Optional[list[str]] = typer.Argument(None, help=CASES_HELP, show_default=False),
     list_cases: bool = typer.Option(False, "--list", help=LIST_HELP),
     provider: str = typer.Option(
-        "auto", "--provider", help="auto (= pyverbs), pyverbs, or soft (software, no NIC)."
+        "auto",
+        "--provider",
+        help="auto (native where its C loop built and a device exists, else pyverbs), native, pyverbs, "
+        "or soft (software, no NIC).",
     ),
     ib_dev: Optional[str] = typer.Option(
         None, "--ib-dev", "-d", help="RDMA device (default: first with the port up)."
@@ -100,7 +102,9 @@ def mr_bench(
     ),
     reg_sizes: str = typer.Option("4K,64K,1M,16M,256M,1G", "--reg-sizes", help="Sizes for --reg-cost."),
     loop_cost: bool = typer.Option(
-        False, "--loop-cost", help="The loop's own WR rate (soft provider, no copies)."
+        False,
+        "--loop-cost",
+        help="The loops' own WR rates: Python over the soft provider and C over a null provider (no NIC).",
     ),
     link_gbps: float = typer.Option(400.0, "--link-gbps", help="Link rate the loop cost is judged against."),
     server: bool = typer.Option(False, "--server", help="Two machines: be the target; wait for --connect."),
@@ -118,6 +122,14 @@ def mr_bench(
         "127.0.0.1", "--bind", help="--server: the address to listen on (0.0.0.0 for every interface)."
     ),
     gpu: int = typer.Option(0, "--gpu", help="CUDA device ordinal for GPU memory kinds."),
+    inline: int = typer.Option(
+        0, "--inline", "-I", help="native: post WRs up to this many bytes with IBV_SEND_INLINE (0: never)."
+    ),
+    time_calls: bool = typer.Option(
+        False,
+        "--time-calls",
+        help="native: time every ibv_post_send/ibv_poll_cq (two clock reads each).",
+    ),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
 ) -> None:
     """RDMA WRITE loops into every memory kind; relaxed ordering A/B; registration cost.
@@ -127,11 +139,13 @@ def mr_bench(
     Without an RDMA device it says so and exits 1, unless --provider soft is given.
     """
     from gdrdiag.bench import mr as mrb
-    from gdrdiag.hw import verbs
+    from gdrdiag.hw import verbs, verbs_providers
     from gdrdiag.hw.memory import parse_memory_kind
     from gdrdiag.model.results import Status
 
-    provider_name = verbs.resolve_provider(provider)
+    provider_name, provider_why = verbs_providers.provider_choice(provider)
+    if (inline or time_calls) and provider_name != "native":
+        raise UserInputError(f"--inline and --time-calls need the native provider ({provider_why})")
     from gdrdiag.bench.registry import mr_registry, mr_selection
 
     registry = mr_registry()
@@ -217,6 +231,8 @@ def mr_bench(
         timeout_s=timeout,
         reg_sizes=tuple(parse_size_list(reg_sizes, what="--reg-sizes")),
         only=only,
+        soft_options={"inline": inline, "time_calls": time_calls} if provider_name == "native" else {},
+        provider_note=provider_why,
     )
     if matrix:
         cfg = mrb.matrix_config(cfg)
@@ -230,9 +246,19 @@ def mr_bench(
         if show_progress:
             typer.echo(f"mr-bench: {msg}", err=True)
 
+    if not loop_cost:
+        progress(f"provider {provider_name}: {provider_why}")
     try:
         if loop_cost:
+            from gdrdiag.bench.loop_cost_native import native_loop_cost
+
             results = mrb.loop_cost(
+                duration=duration or 1.0,
+                tx_depth=tx_depth,
+                repeats=repeats,
+                link_gbps=link_gbps,
+                progress=progress,
+            ) + native_loop_cost(
                 duration=duration or 1.0,
                 tx_depth=tx_depth,
                 repeats=repeats,
@@ -247,7 +273,7 @@ def mr_bench(
             mode = "reg" if reg_cost else "latency" if latency else "blocks" if blocks is not None else "bw"
             results = mrb.run(cfg, mode=mode, progress=progress)
     except NotSupported as exc:
-        if provider_name == "pyverbs" and exc.reason.startswith("no RDMA devices"):
+        if provider_name in ("pyverbs", "native") and exc.reason.startswith("no RDMA devices"):
             raise NotSupported(f"{exc.reason}. {SOFT_HINT}") from None
         raise
 
@@ -259,6 +285,8 @@ def mr_bench(
     notes = []
     if loop_cost:
         notes.append(_loop_cost_note(results, link_gbps))
+    else:
+        notes.append(f"provider: {provider_name} ({provider_why})")
 
     from gdrdiag.cli.reporting import results_report
 
@@ -302,9 +330,18 @@ def _loop_cost_note(results, link_gbps: float) -> str:
             f"Fit over post-list lengths: the loop costs {fixed:.2f} us per ibv_post_send call and the "
             f"provider {per_wr:.2f} us per WR. "
         )
-    return split + (
-        f"At {link_gbps:g} Gb/s the loop needs messages of at least {one / 1024:.1f} KiB with one "
+    text = split + (
+        f"At {link_gbps:g} Gb/s the Python loop needs messages of at least {one / 1024:.1f} KiB with one "
         "WR per post "
-        f"({verdict} 64 KiB) and {low / 1024:.1f} KiB with post lists of {best.params.post_list}. "
-        f"See docs/mr-bench.md, 'The loop's own cost', for the design that removes this bound."
+        f"({verdict} 64 KiB) and {low / 1024:.1f} KiB with post lists of {best.params.post_list}."
     )
+    native = [r for r in results if r.status is Status.OK and r.key == "mr_loop_cost_native"]
+    c1 = next((r for r in native if r.params.post_list == 1), None)
+    if c1 is not None and getattr(c1.metrics, key, None) is not None:
+        text += (
+            f" The C loop (--provider native; measured over its null provider, not a NIC) costs "
+            f"{c1.metrics.ns_per_wr:.1f} ns per WR with one WR per post: its own bound is "
+            f"{getattr(c1.metrics, key):.0f} B messages at {link_gbps:g} Gb/s, so on hardware the NIC and the "
+            "driver's ibv_post_send set the limit, not the loop."
+        )
+    return text

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Optional, Sequence
 from gdrdiag.errors import GdrdiagError, UserInputError
 from gdrdiag.model.vocabulary import AccessFlags
 
-PROVIDERS = ("auto", "pyverbs", "soft")
+PROVIDERS = ("auto", "pyverbs", "native", "soft")
 
 # -- libibverbs ABI values ---------------------------------------------------------------------
 
@@ -500,14 +500,6 @@ class Device(Resource):
     def create_cq(self, depth: int) -> CQ:
         """Create a completion queue of ``depth`` entries."""
         raise NotImplementedError
-
-
-def resolve_provider(name: str) -> str:
-    """``auto`` -> ``pyverbs``; anything not in PROVIDERS is a UserInputError."""
-    n = (name or "auto").strip().lower()
-    if n not in PROVIDERS:
-        raise UserInputError(f"unknown provider {name!r} (choose from: {', '.join(PROVIDERS)})")
-    return "pyverbs" if n == "auto" else n
 
 
 # -- pyverbs -----------------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def ibv_enum(cls_name: str, member: str, default: int) -> int:
     return default
 
 
-def _why_no_devices() -> str:
+def why_no_devices() -> str:
     if not os.path.isdir("/sys/class/infiniband"):
         return (
             "the kernel exposes no /sys/class/infiniband: no RDMA driver is loaded or the "
@@ -102,11 +102,11 @@ def list_device_names() -> list[str]:
         devices = pd_dev.get_device_list()
     except PyverbsError as exc:
         raise NotSupported(
-            f"no RDMA devices: libibverbs could not list devices ({exc}); {_why_no_devices()}"
+            f"no RDMA devices: libibverbs could not list devices ({exc}); {why_no_devices()}"
         ) from None
     names = [d.name.decode() if isinstance(d.name, bytes) else str(d.name) for d in devices]
     if not names:
-        raise NotSupported(f"no RDMA devices: libibverbs lists none; {_why_no_devices()}")
+        raise NotSupported(f"no RDMA devices: libibverbs lists none; {why_no_devices()}")
     return names
 
 

@@ -159,6 +159,9 @@ class CopyMetrics:
     half_bandwidth_block_bytes_per_call: Optional[float] = None
     half_bandwidth_block_bytes_batched: Optional[float] = None
     half_bandwidth_block_bytes_kernel: Optional[float] = None
+    half_bandwidth_block_bytes_per_call_c: Optional[float] = None  # per-block copies issued from C
+    half_bandwidth_block_bytes_batched_c: Optional[float] = None
+    issue_us_per_call: Optional[float] = None  # host time to issue one driver call (per block or batch)
     gdrdiag_over_reference: Optional[float] = None
 
 
@@ -224,6 +227,13 @@ class MrMetrics:
     provider_us_per_wr: Optional[float] = None
     runs: Optional[float] = None
     verified_runs: Optional[float] = None
+    post_ns_per_wr: Optional[float] = None  # native --time-calls: ibv_post_send's share per WR
+    poll_ns_per_wr: Optional[float] = None  # native --time-calls: ibv_poll_cq's share per WR
+    loop_ns_per_wr: Optional[float] = None  # native: the C loop's own bookkeeping per WR
+    ns_per_wr: Optional[float] = None  # loop cost: the loop's own time per WR (1e9 / WR rate)
+    timed_post_ns_per_wr: Optional[float] = None  # loop cost, one extra run with clock reads around calls
+    timed_poll_ns_per_wr: Optional[float] = None
+    timed_loop_ns_per_wr: Optional[float] = None
 
 
 @dataclass(frozen=True)

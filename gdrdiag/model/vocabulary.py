@@ -51,6 +51,7 @@ class Provider(Word):
     CUDA = "cuda"
     PYVERBS = "pyverbs"
     NATIVE = "native"
+    NATIVE_NULL = "native-null"  # the C loop over a null device: the loop's own cost, no NIC
     SOFT = "soft"
     FIXTURE = "fixture"
     PERFTEST = "perftest"
@@ -59,7 +60,7 @@ class Provider(Word):
     @property
     def is_hardware(self) -> bool:
         """True when the number came from real hardware."""
-        return self not in (Provider.SOFT, Provider.FIXTURE)
+        return self not in (Provider.SOFT, Provider.FIXTURE, Provider.NATIVE_NULL)
 
     @classmethod
     def parse(cls, text: str) -> "Provider | None":

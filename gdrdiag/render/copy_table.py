@@ -16,7 +16,9 @@ def _ok(results: list[BenchResult], prefix: str) -> list[BenchResult]:
 
 HALF_BANDWIDTH_FIELDS = (
     "half_bandwidth_block_bytes_per_call",
+    "half_bandwidth_block_bytes_per_call_c",
     "half_bandwidth_block_bytes_batched",
+    "half_bandwidth_block_bytes_batched_c",
     "half_bandwidth_block_bytes_kernel",
 )
 
@@ -63,13 +65,21 @@ def render_copy_results(results: list[BenchResult]) -> str:
         for bs in sorted(by_size):
             row = by_size[bs]
             cells = [size(bs), str(next(iter(row.values())).params.blocks)]
-            for m in ("per_call", "batched", "coalesced", "kernel"):
+            for m in ("per_call", "per_call_c", "batched", "batched_c", "coalesced", "kernel"):
                 r = row.get(m)
                 cells.append("-" if r is None or r.status is not Status.OK else
                              f"{num(r.value)} ({num(r.metrics.us_per_block, 2)} us)")
             rows.append(cells)
         out.append("Block sweep, host->device, GB/s (microseconds per block)\n"
-                   + table(rows, ["block", "blocks", "per call", "batched", "coalesced", "kernel"]))
+                   + table(rows, ["block", "blocks", "per call (Python)", "per call (C)", "batched (Python)",
+                                  "batched (C)", "coalesced", "kernel"]))
+        issue = [[size(bs), *[num(row[m].metrics.issue_us_per_call, 2) if m in row else "-"
+                              for m in ("per_call", "per_call_c", "batched", "batched_c")]]
+                 for bs, row in sorted(by_size.items())]
+        if any(cell != "-" for r in issue for cell in r[1:]):
+            out.append("Host time to issue one driver call, microseconds (Python loop vs C loop)\n"
+                       + table(issue, ["block", "per call (Python)", "per call (C)", "batched (Python)",
+                                       "batched (C)"]))
     summary = next((r for r in results if r.key == "copy_blocks_summary"), None)
     if summary:
         parts = [f"{name.removeprefix('half_bandwidth_block_bytes_')}: "

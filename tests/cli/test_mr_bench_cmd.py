@@ -34,6 +34,8 @@ def no_leaks():
         (["--ro-ab", "--relaxed-ordering"], "drop --relaxed-ordering"),
         (["--connect", "127.0.0.1"], "no wire between processes"),
         (["--json-out", "/nonexistent/dir/x.json"], "does not exist"),
+        (["--inline", "64"], "need the native provider"),
+        (["--time-calls"], "need the native provider"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, needle):
@@ -124,6 +126,21 @@ def test_modes(extra, needle):
     res = runner.invoke(app, ["mr-bench", "--provider", "soft", "-m", "pageable", "--repeats", "1", *extra])
     assert res.exit_code == 0, res.output
     assert needle in res.output
+
+
+def test_native_provider_without_a_device_says_so_and_exits_1():
+    from tests.conftest import native_rdma_absent_reason
+
+    reason = native_rdma_absent_reason()
+    if reason is None:
+        pytest.skip("this machine has an RDMA device the native provider sees")
+    res = runner.invoke(app, ["mr-bench", "--provider", "native", "-m", "pageable"])
+    assert res.exit_code == 1, res.output
+    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+    if reason.startswith("no RDMA devices"):
+        assert "no RDMA devices" in res.output and "--provider soft" in res.output
+    else:  # the C library was not built: its reason
+        assert "native provider unavailable" in res.output
 
 
 def test_loop_cost_states_the_bound():

@@ -51,10 +51,10 @@ def test_qp_info_json_round_trip_and_validation():
 
 
 def test_resolve_provider():
-    assert v.resolve_provider("auto") == "pyverbs"
-    assert v.resolve_provider("SOFT") == "soft"
+    assert verbs_providers.resolve_provider("auto") == "pyverbs"
+    assert verbs_providers.resolve_provider("SOFT") == "soft"
     with pytest.raises(UserInputError, match="unknown provider"):
-        v.resolve_provider("mlx5")
+        verbs_providers.resolve_provider("mlx5")
 
 
 def test_pyverbs_provider_reports_no_rdma_devices_through_libibverbs():

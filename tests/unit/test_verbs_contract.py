@@ -1,7 +1,8 @@
 """The RDMA provider contract: every provider present must behave like an RC HCA.
 
-Runs against the soft provider everywhere and against pyverbs where an RDMA device exists
-(those parameters carry the ``rdma`` mark and skip with the reason elsewhere).
+Runs against the soft provider everywhere, and against pyverbs and the native (C) provider
+where an RDMA device exists (those parameters carry the ``rdma`` mark and skip with the reason
+elsewhere; ``native`` also skips, with the build's reason, where its C library is not built).
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ from gdrdiag.hw import verbs_providers
 from gdrdiag.hw.memory import Buffer, MemoryKind, pattern
 from gdrdiag.hw.verbs import QpState, WcOpcode, WcStatus
 
-PROVIDERS = ["soft", pytest.param("pyverbs", marks=pytest.mark.rdma)]
+PROVIDERS = [
+    "soft",
+    pytest.param("pyverbs", marks=pytest.mark.rdma),
+    pytest.param("native", marks=[pytest.mark.rdma, pytest.mark.native]),
+]
 RW = v.ACCESS_LOCAL_WRITE | v.ACCESS_REMOTE_WRITE
 N = 64 * 1024
 

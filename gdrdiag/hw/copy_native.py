@@ -1,0 +1,226 @@
+"""ctypes over ``native/copy_loop.c``: copy-bench's per-block copy loops issued from C.
+
+copy-bench measures one ``cuMemcpyHtoDAsync`` per block from Python; this module issues the
+same calls from a C loop (and one ``cuMemcpyBatchAsync``), so the per-call cost of the CUDA
+driver can be told apart from the cost of the Python binding. The context, stream and
+pointers come from the Python side (cuda-python handles as integers); the C side dlopens
+``libcuda.so.1`` itself and needs no CUDA headers.
+
+The only module that loads ``build/native/libgdr_copy.so``. Missing library, missing driver or
+a driver without ``cuMemcpyBatchAsync`` -> :class:`NotSupported` with the reason in one line.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import threading
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from gdrdiag.errors import HardwareError, NotSupported, UserInputError
+from gdrdiag.hw.verbs_native import native_dir
+
+ABI_VERSION = 1
+LIB_NAME = "libgdr_copy.so"
+GC_ECUDA = 2001
+GC_ENOTSUP = 2002
+_ERRLEN = 512
+METHOD_HTOD = 0  # cuMemcpyHtoDAsync (host source)
+METHOD_ANY = 1  # cuMemcpyAsync (unified addressing)
+
+
+class CopyResult(ctypes.Structure):
+    """``struct gc_result``."""
+
+    _fields_ = [
+        ("issue_ns", ctypes.c_uint64),
+        ("total_ns", ctypes.c_uint64),
+        ("calls", ctypes.c_uint64),
+        ("cu_error", ctypes.c_int32),
+        ("pad", ctypes.c_int32),
+        ("fail_index", ctypes.c_uint64),
+        ("cu_name", ctypes.c_char * 64),
+    ]
+
+
+_U64 = ctypes.c_uint64
+_ERR = [ctypes.c_char_p, ctypes.c_size_t]
+_SIGNATURES: dict[str, list] = {
+    "gc_load": [ctypes.POINTER(ctypes.c_int)],
+    "gc_batch_supported": [],
+    "gc_per_block": [
+        _U64,
+        _U64,
+        _U64,
+        _U64,
+        _U64,
+        _U64,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.POINTER(CopyResult),
+    ],
+    "gc_batch": [_U64, _U64, _U64, _U64, _U64, _U64, ctypes.c_int, ctypes.POINTER(CopyResult)],
+}
+
+_lock = threading.Lock()
+_loaded: Optional[tuple[Optional[ctypes.CDLL], str]] = None
+
+
+def _load() -> tuple[Optional[ctypes.CDLL], str]:
+    path = native_dir() / LIB_NAME
+    if not path.exists():
+        status = path.with_suffix(".status")
+        why = (
+            status.read_text().strip()
+            if status.exists()
+            else "run scripts/setup.sh (or scripts/build_native.sh)"
+        )
+        return None, f"C copy loop unavailable: {path.name} not built: {why}"
+    try:
+        lib = ctypes.CDLL(str(path))
+        lib.gc_abi_version.restype = ctypes.c_int
+        if lib.gc_abi_version() != ABI_VERSION:
+            return None, f"C copy loop unavailable: {path.name} has another ABI (re-run scripts/setup.sh)"
+        for name, args in _SIGNATURES.items():
+            fn = getattr(lib, name)
+            fn.argtypes = args + _ERR
+            fn.restype = ctypes.c_int
+    except (OSError, AttributeError) as exc:
+        return None, f"C copy loop unavailable: cannot load {path} ({exc})"
+    return lib, f"C copy loop: {path}"
+
+
+def availability() -> tuple[Optional[ctypes.CDLL], str]:
+    """(the library or None, one-line reason), cached per process."""
+    global _loaded
+    with _lock:
+        if _loaded is None:
+            _loaded = _load()
+        return _loaded
+
+
+def _reset_for_tests() -> None:
+    global _loaded
+    with _lock:
+        _loaded = None
+
+
+def driver() -> tuple[ctypes.CDLL, int]:
+    """The library with the CUDA driver loaded, and the driver version (e.g. 12080)."""
+    lib, why = availability()
+    if lib is None:
+        raise NotSupported(why)
+    version = ctypes.c_int(0)
+    err = ctypes.create_string_buffer(_ERRLEN)
+    rc = lib.gc_load(ctypes.byref(version), err, _ERRLEN)
+    if rc:
+        raise NotSupported(f"C copy loop: {err.value.decode(errors='replace')}")
+    return lib, version.value
+
+
+@dataclass(frozen=True)
+class CopyTiming:
+    """One C loop: host time to issue the calls, and issue + stream sync when synchronised."""
+
+    calls: int
+    issue_seconds: float
+    total_seconds: Optional[float]
+
+    @property
+    def issue_us_per_call(self) -> float:
+        """Microseconds of host time per driver call."""
+        return self.issue_seconds / max(self.calls, 1) * 1e6
+
+
+def _handle(x: Any) -> int:
+    """cuda-python handle (CUstream, CUcontext, CUdeviceptr) or int -> int."""
+    if x is None:
+        return 0
+    if isinstance(x, int):
+        return x
+    try:
+        return int(x)
+    except TypeError:
+        getptr = getattr(x, "getPtr", None)
+        if getptr is None:
+            raise UserInputError(f"cannot turn {type(x).__name__} into a handle") from None
+        return int(getptr())
+
+
+def _check(rc: int, err: Any, r: CopyResult, call: str) -> None:
+    if not rc:
+        return
+    msg = err.value.decode(errors="replace")
+    if rc == GC_ENOTSUP:
+        raise NotSupported(f"{call}: {msg}")
+    if rc == GC_ECUDA:
+        raise HardwareError(call, int(r.cu_error), r.cu_name.decode(errors="replace") or "CUDA_ERROR", msg)
+    if rc == errno.EINVAL:
+        raise UserInputError(msg)
+    raise HardwareError(call, rc, errno.errorcode.get(rc, "error"), msg)
+
+
+def per_block(
+    *,
+    stream: Any,
+    dst: int,
+    src: int,
+    block: int,
+    count: int,
+    context: Any = None,
+    method: int = METHOD_HTOD,
+    sync: bool = False,
+) -> CopyTiming:
+    """``count`` calls, one per block (block i: src + i*block -> dst + i*block), from C."""
+    lib, _ = driver()
+    r = CopyResult()
+    err = ctypes.create_string_buffer(_ERRLEN)
+    rc = lib.gc_per_block(
+        _handle(context),
+        _handle(stream),
+        _handle(dst),
+        _handle(src),
+        block,
+        count,
+        method,
+        int(sync),
+        ctypes.byref(r),
+        err,
+        _ERRLEN,
+    )
+    _check(rc, err, r, "cuMemcpyHtoDAsync" if method == METHOD_HTOD else "cuMemcpyAsync")
+    return CopyTiming(int(r.calls), r.issue_ns / 1e9, r.total_ns / 1e9 if sync else None)
+
+
+def batch(
+    *, stream: Any, dst: int, src: int, block: int, count: int, context: Any = None, sync: bool = False
+) -> CopyTiming:
+    """One ``cuMemcpyBatchAsync`` for ``count`` blocks, from C (NotSupported before CUDA 12.8)."""
+    lib, _ = driver()
+    r = CopyResult()
+    err = ctypes.create_string_buffer(_ERRLEN)
+    rc = lib.gc_batch(
+        _handle(context),
+        _handle(stream),
+        _handle(dst),
+        _handle(src),
+        block,
+        count,
+        int(sync),
+        ctypes.byref(r),
+        err,
+        _ERRLEN,
+    )
+    _check(rc, err, r, "cuMemcpyBatchAsync")
+    return CopyTiming(int(r.calls), r.issue_ns / 1e9, r.total_ns / 1e9 if sync else None)
+
+
+def batch_supported() -> Optional[str]:
+    """None when cuMemcpyBatchAsync can be called from C here, else why not."""
+    try:
+        lib, _ = driver()
+    except NotSupported as exc:
+        return exc.reason
+    err = ctypes.create_string_buffer(_ERRLEN)
+    return None if lib.gc_batch_supported(err, _ERRLEN) == 0 else err.value.decode(errors="replace")
