@@ -226,7 +226,7 @@ def run_bw(
 @contextlib.contextmanager
 def _native_timeouts() -> Iterator[None]:
     """The C loop's timeout raised as this module's LoopTimeout, like the Python loop's."""
-    from gdrdiag.hw.verbs_native import LoopTimeout as NativeTimeout
+    from gdrdiag.hw.verbs_native_lib import LoopTimeout as NativeTimeout
 
     try:
         yield

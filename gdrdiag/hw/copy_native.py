@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from gdrdiag.errors import HardwareError, NotSupported, UserInputError
-from gdrdiag.hw.verbs_native import native_dir
+from gdrdiag.hw.verbs_native_lib import native_dir
 
 ABI_VERSION = 1
 LIB_NAME = "libgdr_copy.so"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gdrdiag.errors import NotSupported
-from gdrdiag.hw import copy_native, verbs_native, verbs_providers
+from gdrdiag.hw import copy_native, verbs_native, verbs_native_lib, verbs_providers
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "build_native.sh"
@@ -34,11 +34,11 @@ def _build(out: Path, **env: str) -> subprocess.CompletedProcess:
 def native_dir(tmp_path, monkeypatch):
     """gdrdiag looks for its C libraries in tmp_path (caches reset before and after)."""
     monkeypatch.setenv("GDRDIAG_NATIVE_DIR", str(tmp_path))
-    verbs_native._reset_for_tests()
+    verbs_native_lib._reset_for_tests()
     copy_native._reset_for_tests()
     yield tmp_path
     monkeypatch.delenv("GDRDIAG_NATIVE_DIR")
-    verbs_native._reset_for_tests()
+    verbs_native_lib._reset_for_tests()
     copy_native._reset_for_tests()
 
 
@@ -48,7 +48,7 @@ def test_without_a_compiler_setup_says_so_and_gdrdiag_falls_back(native_dir):
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("native:")]
     assert len(lines) == 2 and all("NOT built: no C compiler" in ln for ln in lines), res.stdout
     assert not list(native_dir.glob("*.so"))
-    loaded, why = verbs_native.availability()
+    loaded, why = verbs_native_lib.availability()
     assert loaded is None and "no C compiler" in why and "\n" not in why
     provider, reason = verbs_providers.provider_choice("auto")
     assert provider == "pyverbs" and "no C compiler" in reason
@@ -82,12 +82,12 @@ def test_both_libraries_build_warning_free_and_their_symbols_resolve(native_dir)
     res = _build(native_dir)
     assert res.returncode == 0 and "NOT built" not in res.stdout, res.stdout
     verbs = ctypes.CDLL(str(native_dir / "libgdr_verbs.so"))
-    for name in [*verbs_native._SIGNATURES, "gd_abi_version", "gd_wrlist_free"]:
+    for name in [*verbs_native_lib._SIGNATURES, "gd_abi_version", "gd_wrlist_free"]:
         assert hasattr(verbs, name), name
     copy = ctypes.CDLL(str(native_dir / "libgdr_copy.so"))
     for name in [*copy_native._SIGNATURES, "gc_abi_version"]:
         assert hasattr(copy, name), name
-    loaded, why = verbs_native.availability()
+    loaded, why = verbs_native_lib.availability()
     assert loaded is not None, why
     c_loaded, c_why = copy_native.availability()
     assert c_loaded is not None, c_why

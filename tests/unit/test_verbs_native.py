@@ -20,6 +20,7 @@ from gdrdiag.bench import rdma_loop
 from gdrdiag.errors import NotSupported, UserInputError
 from gdrdiag.hw import verbs as v
 from gdrdiag.hw import verbs_native as vn
+from gdrdiag.hw import verbs_native_lib as vnl
 from gdrdiag.hw import verbs_providers
 
 pytestmark = pytest.mark.native
@@ -37,23 +38,23 @@ needs_no_device = pytest.mark.skipif("not _no_device()", reason="an RDMA device 
 
 
 def test_library_loads_with_every_symbol_and_the_abi():
-    native, why = vn.availability()
+    native, why = vnl.availability()
     assert native is not None, why
-    assert native.gd_abi_version() == vn.ABI_VERSION
-    for name in vn._SIGNATURES:
+    assert native.gd_abi_version() == vnl.ABI_VERSION
+    for name in vnl._SIGNATURES:
         assert getattr(native, name).restype is ctypes.c_int
 
 
 def test_struct_sizes_match_the_c_layout():
-    native = vn.lib()
-    for i, st in enumerate(vn._STRUCTS):
+    native = vnl.lib()
+    for i, st in enumerate(vnl._STRUCTS):
         assert native.gd_struct_size(i) == ctypes.sizeof(st), st.__name__
     # And the LP64 sizes themselves, so a change on both sides is noticed in review.
-    assert ctypes.sizeof(vn.Wc) == 40
-    assert ctypes.sizeof(vn.Wr) == 48
-    assert ctypes.sizeof(vn.LaneC) == 32
-    assert ctypes.sizeof(vn.Sample) == 16
-    assert ctypes.sizeof(vn.BwResult) == 14 * 8 + 40 + 8
+    assert ctypes.sizeof(vnl.Wc) == 40
+    assert ctypes.sizeof(vnl.Wr) == 48
+    assert ctypes.sizeof(vnl.LaneC) == 32
+    assert ctypes.sizeof(vnl.Sample) == 16
+    assert ctypes.sizeof(vnl.BwResult) == 14 * 8 + 40 + 8
 
 
 @needs_no_device
@@ -81,28 +82,28 @@ def test_explicit_providers_resolve_to_themselves():
 
 
 def test_c_open_rejects_a_bad_port_with_a_message():
-    native = vn.lib()
-    info, h = vn.DevInfo(), ctypes.c_void_p()
+    native = vnl.lib()
+    info, h = vnl.DevInfo(), ctypes.c_void_p()
     err = ctypes.create_string_buffer(256)
     rc = native.gd_open(None, 0, -1, ctypes.byref(info), ctypes.byref(h), err, 256)
     assert rc == 22 and b"port 0 out of range" in err.value and not h.value
 
 
 def test_c_post_list_rejects_an_empty_list():
-    native = vn.lib()
+    native = vnl.lib()
     h = ctypes.c_void_p()
     err = ctypes.create_string_buffer(256)
-    rc = native.gd_wrlist_create((vn.Wr * 1)(), 0, 0, ctypes.byref(h), err, 256)
+    rc = native.gd_wrlist_create((vnl.Wr * 1)(), 0, 0, ctypes.byref(h), err, 256)
     assert rc == 22 and err.value == b"an empty post list" and not h.value
 
 
 def test_prepared_list_validation_in_python():
     with pytest.raises(UserInputError, match="empty post list"):
-        vn.NativePrepared(vn.lib(), [], 0)
+        vn.NativePrepared(vnl.lib(), [], 0)
     too_long = v.WriteWR(0, 1, 1 << 32, 1, 1, 1)
     with pytest.raises(UserInputError, match="32 bits"):
-        vn.NativePrepared(vn.lib(), [too_long], 0)
-    ok = vn.NativePrepared(vn.lib(), [v.WriteWR(3, 4096, 64, 1, 8192, 2, True, imm=7)] * 3, 0)
+        vn.NativePrepared(vnl.lib(), [too_long], 0)
+    ok = vn.NativePrepared(vnl.lib(), [v.WriteWR(3, 4096, 64, 1, 8192, 2, True, imm=7)] * 3, 0)
     assert ok.handle and ok.nbytes == 192 and len(ok) == 3
     ok.close()
     ok.close()
@@ -110,10 +111,10 @@ def test_prepared_list_validation_in_python():
 
 
 def test_c_loop_rejects_bad_parameters():
-    p = vn.BwParams()  # all zero: no depth, no signal interval, no amount, no timeout
-    r = vn.BwResult()
+    p = vnl.BwParams()  # all zero: no depth, no signal interval, no amount, no timeout
+    r = vnl.BwResult()
     err = ctypes.create_string_buffer(256)
-    rc = vn.lib().gd_null_loop(1, 1, 64, ctypes.byref(p), ctypes.byref(r), None, 0, None, err, 256)
+    rc = vnl.lib().gd_null_loop(1, 1, 64, ctypes.byref(p), ctypes.byref(r), None, 0, None, err, 256)
     assert rc == 22 and err.value.startswith(b"bad loop parameters")
 
 
@@ -180,7 +181,7 @@ def test_ctrl_c_waits_for_the_loop_to_drain_before_raising():
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            vn._interruptible(loop)
+            vnl.interruptible(loop)
         caught = time.monotonic()
     finally:
         timer.cancel()
@@ -235,7 +236,7 @@ def _loop_result(**kw):
         samples_dropped=0,
     )
     base.update(kw)
-    return vn.NativeLoopResult(**base)
+    return vnl.NativeLoopResult(**base)
 
 
 class _StubQP:
@@ -282,7 +283,7 @@ def test_rdma_loop_latency_uses_the_c_samples():
 def test_native_timeout_becomes_the_loop_timeout():
     class TimingOut(_FakeNativeCQ):
         def run_bw(self, lanes, **kw):
-            raise vn.LoopTimeout("no RDMA completion for 0.2 s with 4 WRs outstanding")
+            raise vnl.LoopTimeout("no RDMA completion for 0.2 s with 4 WRs outstanding")
 
     lanes = rdma_loop.build_lanes([_StubQP()], [[v.WriteWR(0, 4096, 64, 1, 8192, 2)]])
     with pytest.raises(rdma_loop.LoopTimeout, match="4 WRs outstanding"):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from gdrdiag.hw import verbs_native
+from gdrdiag.hw import verbs_native_lib
 
 ROOT = Path(__file__).resolve().parents[2]
 CC = shutil.which(os.environ.get("CC", "cc"))
@@ -32,7 +32,7 @@ CLEAN = "fake-verbs live: ctx=0 pd=0 mr=0 cq=0 qp=0"
 def fake_lib(tmp_path_factory):
     if CC is None or not Path("/usr/include/infiniband/verbs.h").exists():
         pytest.skip("needs a C compiler and libibverbs-dev")
-    loaded, why = verbs_native.availability()
+    loaded, why = verbs_native_lib.availability()
     if loaded is None:
         pytest.skip(why)
     d = tmp_path_factory.mktemp("fakeverbs")
