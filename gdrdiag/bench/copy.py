@@ -23,117 +23,27 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
 
+from gdrdiag.bench.copy_blocks import block_results
+from gdrdiag.bench.copy_config import (
+    POISON,
+    CopyBenchOptions,
+    CopyContext,
+    copy_result,
+    first_wrong_byte,
+    with_metrics,
+)
 from gdrdiag.bench.runner import run_case
 from gdrdiag.bench.timing import SpinGate, Timed, gated_iterations, time_host, time_stream
-from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.errors import NotSupported
 from gdrdiag.hw import cuda, memory, nvrtc
 from gdrdiag.hw.memory import Buffer, MemoryKind
-from gdrdiag.model.params import CopyMetrics, CopyParams
+from gdrdiag.model.params import CopyParams
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 from gdrdiag.model.vocabulary import Direction
-from gdrdiag.units import GiB, KiB, MiB
-
-DIRECTIONS = ("h2d", "d2h", "bidir")
-MODES = ("async", "sync")
-PARTS = ("sweep", "pinning", "overlap", "blocks")
-SWEEP_KINDS = (MemoryKind.PINNED, MemoryKind.PINNED_WC, MemoryKind.REGISTERED, MemoryKind.PAGEABLE,
-               MemoryKind.MANAGED)
-DEFAULT_SIZES = tuple(4 * KiB * 4**i for i in range(10))  # 4 KiB, 16 KiB, ... 1 GiB
-BLOCK_SIZES = tuple(128 * 2**i for i in range(15))  # 128 B .. 2 MiB
-POISON = 0xA5
-
-
-@dataclass(frozen=True)
-class CopyBenchOptions:
-    """What copy-bench runs; validated in :meth:`validate` before any GPU work."""
-
-    kinds: tuple[MemoryKind, ...] = SWEEP_KINDS
-    directions: tuple[str, ...] = DIRECTIONS
-    modes: tuple[str, ...] = MODES
-    sizes: tuple[int, ...] = DEFAULT_SIZES
-    parts: tuple[str, ...] = PARTS
-    iterations: int = 10
-    warmup: int = 2
-    device: int = 0
-    pin_size: int = 256 * MiB
-    overlap_layers: int = 16
-    overlap_chunk: int = 64 * MiB
-    block_count: int = 10_000
-    block_sizes: tuple[int, ...] = BLOCK_SIZES
-    block_region_max: int = 2 * GiB
-    reference: bool = True
-    only: Optional[frozenset[str]] = None  # sweep case keys to run (a --list selection); None: all
-
-    def validate(self) -> None:
-        """Raise UserInputError for impossible combinations (checked before allocating)."""
-        for d in self.directions:
-            if d not in DIRECTIONS:
-                raise UserInputError(f"unknown direction {d!r} (choose from: {', '.join(DIRECTIONS)})")
-        for m in self.modes:
-            if m not in MODES:
-                raise UserInputError(f"unknown mode {m!r} (choose from: {', '.join(MODES)})")
-        for p in self.parts:
-            if p not in PARTS:
-                raise UserInputError(f"unknown part {p!r} (choose from: {', '.join(PARTS)})")
-        if self.iterations < 1 or self.warmup < 0:
-            raise UserInputError("iterations must be >= 1 and warm-up >= 0")
-        if self.overlap_layers < 2:
-            raise UserInputError("the overlap pipeline needs at least 2 layers")
-        if self.block_count < 1:
-            raise UserInputError("block count must be >= 1")
-        host_free = memory.host_available_bytes()
-        largest = max(self.sizes) if self.sizes else 0
-        for what, need in (("size", 2 * largest), ("--pin-size", self.pin_size),
-                           ("overlap buffers", 2 * self.overlap_layers * self.overlap_chunk)):
-            if need > host_free:
-                raise UserInputError(f"{what}: needs {need} bytes of host memory, only {host_free} available")
-
-
-@dataclass
-class _Ctx:
-    """What every case needs: the GPU, a stream pair, the gate, and the options."""
-
-    gpu: cuda.GpuContext
-    opts: CopyBenchOptions
-    streams: list[cuda.Stream] = field(default_factory=list)
-    gate: Optional[SpinGate] = None
-    sweep_buffers: "_SweepBuffers" = field(default_factory=lambda: _SweepBuffers())
-
-
-def with_metrics(result: BenchResult, **metrics: Optional[float]) -> BenchResult:
-    """A copy of ``result`` with extra derived metrics (results are frozen)."""
-    return dataclasses.replace(result, metrics=dataclasses.replace(result.metrics, **metrics))
-
-
-def _gbps(nbytes: int, seconds: tuple[float, ...]) -> tuple[float, ...]:
-    return tuple(nbytes / s / 1e9 for s in seconds)
-
-
-def _result(key: str, nbytes: int, timed: Timed, params: CopyParams, *, verified: bool,
-            description: str, metrics: Optional[dict] = None, bytes_per_sample: Optional[int] = None,
-            mismatch: Optional[int] = None) -> BenchResult:
-    moved = bytes_per_sample if bytes_per_sample is not None else nbytes
-    samples = _gbps(moved, timed.seconds)
-    stats = SampleStats.of(samples)
-    m = CopyMetrics(seconds_median=SampleStats.of(timed.seconds).median, **(metrics or {}))
-    if not verified:
-        return BenchResult(key=key, status=Status.ERROR, description=description, params=params,
-                           unit="GB/s", samples=samples, stats=stats, metrics=m, method=timed.method,
-                           provider="cuda", verified=False,
-                           reason=f"payload check failed: first wrong byte at offset {mismatch}")
-    return BenchResult(key=key, status=Status.OK, description=description, params=params, unit="GB/s",
-                       samples=samples, stats=stats, metrics=m, method=timed.method, provider="cuda",
-                       verified=True)
-
-
-def _verify(dst: Buffer, expected: Any, nbytes: int) -> Optional[int]:
-    """First wrong byte of ``dst[:nbytes]`` against ``expected[:nbytes]``, or None."""
-    return memory.first_mismatch(dst.read_array(nbytes), expected[:nbytes])
-
+from gdrdiag.units import KiB
 
 # --------------------------------------------------------------------------------------------
 # 1. sweep
@@ -146,7 +56,7 @@ def _gated(kind: MemoryKind) -> bool:
     return kind not in (MemoryKind.PAGEABLE, MemoryKind.MANAGED)
 
 
-def sweep_cases(ctx: _Ctx) -> Iterator[tuple[str, Callable[[], Any], dict]]:
+def sweep_cases(ctx: CopyContext) -> Iterator[tuple[str, Callable[[], Any], dict]]:
     """Yield (key, case, result fields) for the kind x direction x mode x size sweep."""
     opts = ctx.opts
     largest = max(opts.sizes)
@@ -172,7 +82,7 @@ class _SweepBuffers:
         self.bufs: list[Buffer] = []
         self.managed_on_host = False
 
-    def get(self, ctx: _Ctx, kind: MemoryKind, largest: int) -> list[Buffer]:
+    def get(self, ctx: CopyContext, kind: MemoryKind, largest: int) -> list[Buffer]:
         if self.kind is not kind:
             self.close()
             try:
@@ -196,7 +106,7 @@ class _SweepBuffers:
 class _SweepCase:
     """One sweep point; buffers are shared between consecutive points of the same kind."""
 
-    def __init__(self, ctx: _Ctx, kind: MemoryKind, direction: str, mode: str, size: int, expected: Any):
+    def __init__(self, ctx: CopyContext, kind: MemoryKind, direction: str, mode: str, size: int, expected: Any):
         self.ctx, self.kind, self.direction, self.mode, self.size = ctx, kind, direction, mode, size
         self.expected = expected
 
@@ -254,14 +164,14 @@ class _SweepCase:
             moved = n
         mismatch = None
         if self.direction in ("h2d", "bidir"):
-            mismatch = _verify(dev_a, self.expected, n)
+            mismatch = first_wrong_byte(dev_a, self.expected, n)
         if mismatch is None and self.direction in ("d2h", "bidir"):
-            mismatch = _verify(host_b, self.expected, n)
-        return _result(key, n, timed, params, verified=mismatch is None, mismatch=mismatch,
+            mismatch = first_wrong_byte(host_b, self.expected, n)
+        return copy_result(key, n, timed, params, verified=mismatch is None, mismatch=mismatch,
                        description=desc, bytes_per_sample=moved)
 
 
-def reference_results(ctx: _Ctx) -> list[BenchResult]:
+def reference_results(ctx: CopyContext) -> list[BenchResult]:
     """CuPy (same buffers) and PyTorch (own buffers) H2D copies at the largest sweep size."""
     from gdrdiag.hw import reference_copy
 
@@ -278,8 +188,8 @@ def reference_results(ctx: _Ctx) -> list[BenchResult]:
                                 lambda s: cuda.call("cuMemcpyAsync", dev.ptr, host.ptr, n, s.handle),
                                 iterations=gated_iterations(ctx.opts.iterations), warmup=ctx.opts.warmup,
                                 gate=ctx.gate, what="cuMemcpyAsync (gdrdiag)")
-            mm = _verify(dev, expected, n)
-            return _result("copy_h2d_pinned_gdrdiag", n, timed, CopyParams(size_bytes=n, memory=MemoryKind.PINNED),
+            mm = first_wrong_byte(dev, expected, n)
+            return copy_result("copy_h2d_pinned_gdrdiag", n, timed, CopyParams(size_bytes=n, memory=MemoryKind.PINNED),
                            verified=mm is None, mismatch=mm,
                            description="gdrdiag pinned H2D, beside the references")
 
@@ -287,9 +197,9 @@ def reference_results(ctx: _Ctx) -> list[BenchResult]:
             dev.fill(POISON, n)
             ref = reference_copy.cupy_h2d(ctx.gpu.ordinal, dev.ptr, host.ptr, n,
                                           iterations=ctx.opts.iterations, warmup=ctx.opts.warmup)
-            mm = _verify(dev, expected, n)
+            mm = first_wrong_byte(dev, expected, n)
             timed = Timed(ref.seconds, ref.method)
-            return _result("copy_h2d_pinned_reference", n, timed,
+            return copy_result("copy_h2d_pinned_reference", n, timed,
                            CopyParams(size_bytes=n, memory=MemoryKind.PINNED, library=ref.library, same_buffers=True),
                            verified=mm is None, mismatch=mm, description=f"reference H2D copy by {ref.library}")
 
@@ -298,7 +208,7 @@ def reference_results(ctx: _Ctx) -> list[BenchResult]:
                                            warmup=ctx.opts.warmup)
             timed = Timed(ref.seconds, ref.method)
             # Torch copies its own tensors; its payload is torch's business, so it is unverified here.
-            res = _result("copy_h2d_pinned_reference", n, timed,
+            res = copy_result("copy_h2d_pinned_reference", n, timed,
                           CopyParams(size_bytes=n, memory=MemoryKind.PINNED, library=ref.library, same_buffers=False),
                           verified=True, description=f"reference H2D copy by {ref.library}")
             return dataclasses.replace(res, verified=None)
@@ -316,7 +226,7 @@ def reference_results(ctx: _Ctx) -> list[BenchResult]:
 # 2. pinning trade-off
 # --------------------------------------------------------------------------------------------
 
-def pinning_results(ctx: _Ctx) -> list[BenchResult]:
+def pinning_results(ctx: CopyContext) -> list[BenchResult]:
     """Pageable copy vs pin-on-demand (pin + copy + unpin) vs preallocated pinned, host->device."""
     n, opts = ctx.opts.pin_size, ctx.opts
     expected = memory.pattern(n)
@@ -354,9 +264,9 @@ def pinning_results(ctx: _Ctx) -> list[BenchResult]:
                 dev.fill(POISON, n)
                 pin_seconds.clear()
                 timed = time_host(fn, iterations=opts.iterations, warmup=opts.warmup, what="cuMemcpy")
-                mm = _verify(dev, expected, n)
+                mm = first_wrong_byte(dev, expected, n)
                 metrics = {"pin_ms_median": SampleStats.of(pin_seconds).median * 1e3} if pin_seconds else {}
-                return _result(key, n, timed, params, verified=mm is None, mismatch=mm, description=desc,
+                return copy_result(key, n, timed, params, verified=mm is None, mismatch=mm, description=desc,
                                metrics=metrics)
 
             results.extend(run_case(key, case, params=params))
@@ -422,7 +332,7 @@ class _Pipeline:
         stream.wait(join)
 
 
-def overlap_results(ctx: _Ctx) -> list[BenchResult]:
+def overlap_results(ctx: CopyContext) -> list[BenchResult]:
     """One stream vs a two-stream pipeline of N x (H2D -> compute -> D2H)."""
     import numpy as np
 
@@ -458,10 +368,10 @@ def overlap_results(ctx: _Ctx) -> list[BenchResult]:
             total_bytes = 2 * layers * chunk
             common = {"parts_sum_ms": parts_sum * 1e3, "h2d_ms": t_h2d * 1e3, "compute_ms": t_k * 1e3,
                       "d2h_ms": t_d2h * 1e3, "compute_iters": float(iters)}
-            one = _result("copy_overlap_one_stream", total_bytes, t_one, dataclasses.replace(params, streams=1),
+            one = copy_result("copy_overlap_one_stream", total_bytes, t_one, dataclasses.replace(params, streams=1),
                           verified=changed, mismatch=0, metrics=dict(common),
                           description="N x (H2D -> compute -> D2H) on one stream")
-            two = _result("copy_overlap_two_streams", total_bytes, t_two, params, verified=mm is None and changed,
+            two = copy_result("copy_overlap_two_streams", total_bytes, t_two, params, verified=mm is None and changed,
                           mismatch=mm if mm is not None else 0,
                           metrics={**common, "speedup_vs_one_stream": t_one.stats.median / t_two.stats.median,
                                    "speedup_vs_parts_sum": parts_sum / t_two.stats.median},
@@ -474,191 +384,6 @@ def overlap_results(ctx: _Ctx) -> list[BenchResult]:
 # --------------------------------------------------------------------------------------------
 # 4. block sweep
 # --------------------------------------------------------------------------------------------
-
-def _batched_copy_op(dsts: list[int], srcs: list[int], sizes: list[int]) -> Callable[[cuda.Stream], None]:
-    """An op issuing one cuMemcpyBatchAsync (CUDA 12.8+) for all blocks.
-
-    The argument lists are converted to the bindings' ``CUdeviceptr`` objects here, once, so
-    the timed call measures the driver, not Python object construction. NotSupported where the
-    driver or bindings lack the call.
-    """
-    drv = cuda.driver()
-    fn = getattr(drv, "cuMemcpyBatchAsync", None)
-    if fn is None:
-        raise NotSupported("cuMemcpyBatchAsync is not in these cuda-python bindings (needs CUDA 12.8+)")
-    attrs = drv.CUmemcpyAttributes()
-    attrs.srcAccessOrder = drv.CUmemcpySrcAccessOrder.CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
-    dst_ptrs = [drv.CUdeviceptr(p) for p in dsts]
-    src_ptrs = [drv.CUdeviceptr(p) for p in srcs]
-    count = len(sizes)
-
-    def op(stream: cuda.Stream) -> None:
-        try:
-            result = fn(dst_ptrs, src_ptrs, sizes, count, [attrs], [0], 1, stream.handle)
-        except TypeError as exc:  # a bindings signature this code does not know
-            raise NotSupported(f"cuMemcpyBatchAsync: unexpected bindings signature ({exc})") from None
-        err = result[0] if isinstance(result, tuple) else result
-        if int(err) == int(drv.CUresult.CUDA_ERROR_NOT_SUPPORTED):
-            raise NotSupported("cuMemcpyBatchAsync: CUDA_ERROR_NOT_SUPPORTED on this driver")
-        cuda.check(result, "cuMemcpyBatchAsync")
-
-    return op
-
-
-def _block_row(ctx: _Ctx, host: Buffer, dev: Buffer, kernel: Any, expected: Any, size: int,
-               count: int) -> list[BenchResult]:
-    """Every method for one block size (Python and C issued); ratios against the coalesced copy."""
-    opts, s0 = ctx.opts, ctx.streams[0]
-    total = count * size
-    params = CopyParams(block_bytes=size, blocks=count, memory=MemoryKind.PINNED, direction=Direction.H2D)
-    drv = cuda.driver()
-    memcpy_async, success = drv.cuMemcpyHtoDAsync, drv.CUresult.CUDA_SUCCESS
-    h, d = host.ptr, dev.ptr
-
-    issue: dict[str, list[float]] = {}  # method key -> host seconds spent issuing, per call of op
-
-    def per_block(stream: cuda.Stream) -> None:
-        # The loop is the measurement: one driver call per block, as an application would make.
-        hs = stream.handle
-        t0 = time.perf_counter()
-        for i in range(count):
-            off = i * size
-            err = memcpy_async(d + off, h + off, size, hs)[0]
-            if err != success:
-                cuda.check((err,), "cuMemcpyHtoDAsync")
-        issue.setdefault("copy_blocks_per_call", []).append(time.perf_counter() - t0)
-
-    c_ops = _c_block_ops(h, d, size, count, issue)
-
-    try:
-        batched: Any = _batched_copy_op([d + i * size for i in range(count)],
-                                        [h + i * size for i in range(count)], [size] * count)
-    except NotSupported as exc:
-        reason = exc.reason
-
-        def batched(stream: cuda.Stream) -> None:
-            raise NotSupported(reason)
-
-    def batched_py(stream: cuda.Stream, op: Callable[[cuda.Stream], None] = batched) -> None:
-        t0 = time.perf_counter()
-        op(stream)
-        issue.setdefault("copy_blocks_batched", []).append(time.perf_counter() - t0)
-
-    kernel_grid = min(count, ctx.gpu.sm_count * 16)
-    kernel_args = [(d, ctypes.c_void_p), (host.device_ptr, ctypes.c_void_p), (size, ctypes.c_ulonglong),
-                   (count, ctypes.c_ulonglong)]
-    methods = (
-        ("copy_blocks_per_call", "one cuMemcpyHtoDAsync per block, issued from Python", per_block, None),
-        ("copy_blocks_per_call_c", "one cuMemcpyHtoDAsync per block, issued from a C loop "
-         "(native/copy_loop.c)", c_ops[0], None),
-        ("copy_blocks_batched", "one cuMemcpyBatchAsync for all blocks",
-         batched_py, None),
-        ("copy_blocks_batched_c", "one cuMemcpyBatchAsync for all blocks, issued from C "
-         "(native/copy_loop.c)", c_ops[1], None),
-        ("copy_blocks_coalesced", "one cuMemcpyHtoDAsync of the contiguous region",
-         lambda s: cuda.call("cuMemcpyHtoDAsync", d, h, total, s.handle), ctx.gate),
-        ("copy_blocks_kernel", "NVRTC copy kernel, one CTA per block, reading mapped pinned memory",
-         lambda s: cuda.launch(kernel, kernel_grid, 256, kernel_args, s), ctx.gate),
-    )
-    row: list[BenchResult] = []
-    for key, desc, op, gate in methods:
-        def case(key: str = key, desc: str = desc, op: Callable = op, gate: Any = gate) -> BenchResult:
-            dev.fill(POISON, total)
-            iters = gated_iterations(opts.iterations) if gate else max(2, min(opts.iterations, 5))
-            timed = time_stream(s0, op, iterations=iters, warmup=1, gate=gate, what=desc)
-            mm = _verify(dev, expected, total)
-            per_block_us = SampleStats.of(timed.seconds).median / count * 1e6
-            metrics = {"us_per_block": per_block_us}
-            calls = issue.get(key, [])[-iters:]  # the timed iterations, not the warm-up
-            if calls:  # host time spent issuing, per driver call (per_call: count calls; batched: 1)
-                metrics["issue_us_per_call"] = (SampleStats.of(tuple(calls)).median * 1e6
-                                                / (count if "per_call" in key else 1))
-            return _result(key, total, timed, params, verified=mm is None, mismatch=mm, description=desc,
-                           metrics=metrics)
-
-        row.extend(run_case(key, case, params=params))
-    coalesced = next((r.value for r in row if r.key == "copy_blocks_coalesced" and r.value), None)
-    return [with_metrics(r, ratio_to_coalesced=r.value / coalesced) if coalesced and r.value else r
-            for r in row]
-
-
-def _c_block_ops(h: int, d: int, size: int, count: int,
-                 issue: dict[str, list[float]]) -> tuple[Callable[[cuda.Stream], None], ...]:
-    """The per-block and batched copies issued from C (hw/copy_native.py).
-
-    Each op records the C loop's own issue time. Where the library, the driver entry point or
-    CUDA 12.8 is missing, the op raises NotSupported with the reason (the row becomes WAIVED).
-    """
-    from gdrdiag.hw import copy_native
-
-    def per_call_c(stream: cuda.Stream) -> None:
-        t = copy_native.per_block(stream=stream.handle, dst=d, src=h, block=size, count=count)
-        issue.setdefault("copy_blocks_per_call_c", []).append(t.issue_seconds)
-
-    def batched_c(stream: cuda.Stream) -> None:
-        t = copy_native.batch(stream=stream.handle, dst=d, src=h, block=size, count=count)
-        issue.setdefault("copy_blocks_batched_c", []).append(t.issue_seconds)
-
-    return per_call_c, batched_c
-
-
-def block_results(ctx: _Ctx) -> list[BenchResult]:
-    """Per-block vs batched vs coalesced vs kernel copies, for each block size, then the summary."""
-    opts = ctx.opts
-    largest = max(opts.block_sizes)
-    region = max(min(opts.block_count * largest, opts.block_region_max), largest)
-    expected = memory.pattern(region)
-    module = nvrtc.load("copy", ctx.gpu.arch)
-    results: list[BenchResult] = []
-    try:
-        with memory.allocate(MemoryKind.PINNED, region, alignment=64 * KiB, gpu=ctx.gpu) as host, \
-                memory.allocate(MemoryKind.DEVICE, region, alignment=64 * KiB, gpu=ctx.gpu) as dev:
-            host.write(expected)
-            for size in opts.block_sizes:
-                # 10,000 blocks unless that exceeds the region cap; the count is in the params.
-                count = max(1, min(opts.block_count, region // size))
-                results.extend(_block_row(ctx, host, dev, module.function("copy_blocks"), expected, size,
-                                          count))
-    finally:
-        module.close()
-    results.append(block_summary(results))
-    return results
-
-
-def half_bandwidth_block_size(points: list[tuple[int, float]]) -> Optional[float]:
-    """Block size where a ratio-to-coalesced curve first reaches 0.5.
-
-    ``points`` are (block size, ratio) pairs. Interpolates linearly in log2(size) between the
-    last point below 0.5 and the first at or above it; None if the curve never gets there,
-    the smallest size if it starts above.
-    """
-    import math
-
-    pts = sorted(points)
-    for i, (size, ratio) in enumerate(pts):
-        if ratio >= 0.5:
-            if i == 0:
-                return float(size)
-            s0, r0 = pts[i - 1]
-            frac = (0.5 - r0) / (ratio - r0) if ratio != r0 else 0.0
-            return 2 ** (math.log2(s0) + frac * (math.log2(size) - math.log2(s0)))
-    return None
-
-
-def block_summary(results: list[BenchResult]) -> BenchResult:
-    """The half-bandwidth block sizes of the per-call and batched methods."""
-    half: dict[str, Optional[float]] = {}
-    for key, name in (("copy_blocks_per_call", "per_call"), ("copy_blocks_per_call_c", "per_call_c"),
-                      ("copy_blocks_batched", "batched"), ("copy_blocks_batched_c", "batched_c"),
-                      ("copy_blocks_kernel", "kernel")):
-        pts = [(r.params.block_bytes, r.metrics.ratio_to_coalesced) for r in results
-               if r.key == key and r.status is Status.OK and r.metrics.ratio_to_coalesced is not None]
-        half[f"half_bandwidth_block_bytes_{name}"] = half_bandwidth_block_size(pts) if pts else None
-    metrics = CopyMetrics(**half)
-    return BenchResult(key="copy_blocks_summary", status=Status.OK,
-                       description="block size at which each method reaches half the coalesced bandwidth",
-                       metrics=metrics, method="log2-linear interpolation of ratio_to_coalesced between "
-                       "the measured block sizes", provider="cuda", unit="bytes")
 
 
 # --------------------------------------------------------------------------------------------
@@ -704,7 +429,7 @@ def run_copy_bench(opts: CopyBenchOptions, progress: Optional[Callable[[str], No
         gate = None
         try:
             gate = SpinGate(gpu)
-            ctx = _Ctx(gpu=gpu, opts=opts, streams=[s0, s1], gate=gate)
+            ctx = CopyContext(gpu=gpu, opts=opts, streams=[s0, s1], gate=gate, sweep_buffers=_SweepBuffers())
             if "sweep" in opts.parts:
                 try:
                     for key, case, fields in sweep_cases(ctx):

@@ -37,7 +37,8 @@ class Profile:
 
 def _copy_results(profile: Profile) -> list:
     level = profile.level
-    from gdrdiag.bench.copy import CopyBenchOptions, run_copy_bench
+    from gdrdiag.bench.copy import run_copy_bench
+    from gdrdiag.bench.copy_config import CopyBenchOptions
     from gdrdiag.hw.memory import MemoryKind
     from gdrdiag.units import KiB, MiB
 

@@ -74,7 +74,8 @@ def copy_bench(
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
 ) -> None:
     """Host<->GPU copy bandwidth: memory kinds, directions, sizes, pinning, overlap, many small blocks."""
-    from gdrdiag.bench.copy import CopyBenchOptions, run_copy_bench
+    from gdrdiag.bench.copy import run_copy_bench
+    from gdrdiag.bench.copy_config import CopyBenchOptions
     from gdrdiag.bench.registry import copy_registry
     from gdrdiag.hw.memory import parse_memory_kind
     from gdrdiag.model.results import Status

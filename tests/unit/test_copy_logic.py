@@ -1,6 +1,8 @@
 import pytest
 
-from gdrdiag.bench.copy import CopyBenchOptions, block_summary, half_bandwidth_block_size, planned_case_count
+from gdrdiag.bench.copy import planned_case_count
+from gdrdiag.bench.copy_blocks import block_summary, half_bandwidth_block_size
+from gdrdiag.bench.copy_config import CopyBenchOptions
 from gdrdiag.errors import UserInputError
 from gdrdiag.model.params import CopyMetrics, CopyParams
 from gdrdiag.model.results import BenchResult, Status

@@ -1,0 +1,205 @@
+"""copy-bench's many-small-blocks part: one call per block (from Python and from C), cuMemcpyBatchAsync,
+one coalesced copy, and a gather kernel; and the block size at which each reaches half the coalesced rate."""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from typing import Any, Callable, Optional
+
+from gdrdiag.bench.copy_config import POISON, CopyContext, copy_result, first_wrong_byte, with_metrics
+from gdrdiag.bench.runner import run_case
+from gdrdiag.bench.timing import gated_iterations, time_stream
+from gdrdiag.errors import NotSupported
+from gdrdiag.hw import cuda, memory, nvrtc
+from gdrdiag.hw.memory import Buffer, MemoryKind
+from gdrdiag.model.params import CopyMetrics, CopyParams
+from gdrdiag.model.results import BenchResult, SampleStats, Status
+from gdrdiag.model.vocabulary import Direction
+from gdrdiag.units import KiB
+
+
+def _batched_copy_op(dsts: list[int], srcs: list[int], sizes: list[int]) -> Callable[[cuda.Stream], None]:
+    """An op issuing one cuMemcpyBatchAsync (CUDA 12.8+) for all blocks.
+
+    The argument lists are converted to the bindings' ``CUdeviceptr`` objects here, once, so
+    the timed call measures the driver, not Python object construction. NotSupported where the
+    driver or bindings lack the call.
+    """
+    drv = cuda.driver()
+    fn = getattr(drv, "cuMemcpyBatchAsync", None)
+    if fn is None:
+        raise NotSupported("cuMemcpyBatchAsync is not in these cuda-python bindings (needs CUDA 12.8+)")
+    attrs = drv.CUmemcpyAttributes()
+    attrs.srcAccessOrder = drv.CUmemcpySrcAccessOrder.CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
+    dst_ptrs = [drv.CUdeviceptr(p) for p in dsts]
+    src_ptrs = [drv.CUdeviceptr(p) for p in srcs]
+    count = len(sizes)
+
+    def op(stream: cuda.Stream) -> None:
+        try:
+            result = fn(dst_ptrs, src_ptrs, sizes, count, [attrs], [0], 1, stream.handle)
+        except TypeError as exc:  # a bindings signature this code does not know
+            raise NotSupported(f"cuMemcpyBatchAsync: unexpected bindings signature ({exc})") from None
+        err = result[0] if isinstance(result, tuple) else result
+        if int(err) == int(drv.CUresult.CUDA_ERROR_NOT_SUPPORTED):
+            raise NotSupported("cuMemcpyBatchAsync: CUDA_ERROR_NOT_SUPPORTED on this driver")
+        cuda.check(result, "cuMemcpyBatchAsync")
+
+    return op
+
+
+def _block_row(ctx: CopyContext, host: Buffer, dev: Buffer, kernel: Any, expected: Any, size: int,
+               count: int) -> list[BenchResult]:
+    """Every method for one block size (Python and C issued); ratios against the coalesced copy."""
+    opts, s0 = ctx.opts, ctx.streams[0]
+    total = count * size
+    params = CopyParams(block_bytes=size, blocks=count, memory=MemoryKind.PINNED, direction=Direction.H2D)
+    drv = cuda.driver()
+    memcpy_async, success = drv.cuMemcpyHtoDAsync, drv.CUresult.CUDA_SUCCESS
+    h, d = host.ptr, dev.ptr
+
+    issue: dict[str, list[float]] = {}  # method key -> host seconds spent issuing, per call of op
+
+    def per_block(stream: cuda.Stream) -> None:
+        # The loop is the measurement: one driver call per block, as an application would make.
+        hs = stream.handle
+        t0 = time.perf_counter()
+        for i in range(count):
+            off = i * size
+            err = memcpy_async(d + off, h + off, size, hs)[0]
+            if err != success:
+                cuda.check((err,), "cuMemcpyHtoDAsync")
+        issue.setdefault("copy_blocks_per_call", []).append(time.perf_counter() - t0)
+
+    c_ops = _c_block_ops(h, d, size, count, issue)
+
+    try:
+        batched: Any = _batched_copy_op([d + i * size for i in range(count)],
+                                        [h + i * size for i in range(count)], [size] * count)
+    except NotSupported as exc:
+        reason = exc.reason
+
+        def batched(stream: cuda.Stream) -> None:
+            raise NotSupported(reason)
+
+    def batched_py(stream: cuda.Stream, op: Callable[[cuda.Stream], None] = batched) -> None:
+        t0 = time.perf_counter()
+        op(stream)
+        issue.setdefault("copy_blocks_batched", []).append(time.perf_counter() - t0)
+
+    kernel_grid = min(count, ctx.gpu.sm_count * 16)
+    kernel_args = [(d, ctypes.c_void_p), (host.device_ptr, ctypes.c_void_p), (size, ctypes.c_ulonglong),
+                   (count, ctypes.c_ulonglong)]
+    methods = (
+        ("copy_blocks_per_call", "one cuMemcpyHtoDAsync per block, issued from Python", per_block, None),
+        ("copy_blocks_per_call_c", "one cuMemcpyHtoDAsync per block, issued from a C loop "
+         "(native/copy_loop.c)", c_ops[0], None),
+        ("copy_blocks_batched", "one cuMemcpyBatchAsync for all blocks",
+         batched_py, None),
+        ("copy_blocks_batched_c", "one cuMemcpyBatchAsync for all blocks, issued from C "
+         "(native/copy_loop.c)", c_ops[1], None),
+        ("copy_blocks_coalesced", "one cuMemcpyHtoDAsync of the contiguous region",
+         lambda s: cuda.call("cuMemcpyHtoDAsync", d, h, total, s.handle), ctx.gate),
+        ("copy_blocks_kernel", "NVRTC copy kernel, one CTA per block, reading mapped pinned memory",
+         lambda s: cuda.launch(kernel, kernel_grid, 256, kernel_args, s), ctx.gate),
+    )
+    row: list[BenchResult] = []
+    for key, desc, op, gate in methods:
+        def case(key: str = key, desc: str = desc, op: Callable = op, gate: Any = gate) -> BenchResult:
+            dev.fill(POISON, total)
+            iters = gated_iterations(opts.iterations) if gate else max(2, min(opts.iterations, 5))
+            timed = time_stream(s0, op, iterations=iters, warmup=1, gate=gate, what=desc)
+            mm = first_wrong_byte(dev, expected, total)
+            per_block_us = SampleStats.of(timed.seconds).median / count * 1e6
+            metrics = {"us_per_block": per_block_us}
+            calls = issue.get(key, [])[-iters:]  # the timed iterations, not the warm-up
+            if calls:  # host time spent issuing, per driver call (per_call: count calls; batched: 1)
+                metrics["issue_us_per_call"] = (SampleStats.of(tuple(calls)).median * 1e6
+                                                / (count if "per_call" in key else 1))
+            return copy_result(key, total, timed, params, verified=mm is None, mismatch=mm, description=desc,
+                           metrics=metrics)
+
+        row.extend(run_case(key, case, params=params))
+    coalesced = next((r.value for r in row if r.key == "copy_blocks_coalesced" and r.value), None)
+    return [with_metrics(r, ratio_to_coalesced=r.value / coalesced) if coalesced and r.value else r
+            for r in row]
+
+
+def _c_block_ops(h: int, d: int, size: int, count: int,
+                 issue: dict[str, list[float]]) -> tuple[Callable[[cuda.Stream], None], ...]:
+    """The per-block and batched copies issued from C (hw/copy_native.py).
+
+    Each op records the C loop's own issue time. Where the library, the driver entry point or
+    CUDA 12.8 is missing, the op raises NotSupported with the reason (the row becomes WAIVED).
+    """
+    from gdrdiag.hw import copy_native
+
+    def per_call_c(stream: cuda.Stream) -> None:
+        t = copy_native.per_block(stream=stream.handle, dst=d, src=h, block=size, count=count)
+        issue.setdefault("copy_blocks_per_call_c", []).append(t.issue_seconds)
+
+    def batched_c(stream: cuda.Stream) -> None:
+        t = copy_native.batch(stream=stream.handle, dst=d, src=h, block=size, count=count)
+        issue.setdefault("copy_blocks_batched_c", []).append(t.issue_seconds)
+
+    return per_call_c, batched_c
+
+
+def block_results(ctx: CopyContext) -> list[BenchResult]:
+    """Per-block vs batched vs coalesced vs kernel copies, for each block size, then the summary."""
+    opts = ctx.opts
+    largest = max(opts.block_sizes)
+    region = max(min(opts.block_count * largest, opts.block_region_max), largest)
+    expected = memory.pattern(region)
+    module = nvrtc.load("copy", ctx.gpu.arch)
+    results: list[BenchResult] = []
+    try:
+        with memory.allocate(MemoryKind.PINNED, region, alignment=64 * KiB, gpu=ctx.gpu) as host, \
+                memory.allocate(MemoryKind.DEVICE, region, alignment=64 * KiB, gpu=ctx.gpu) as dev:
+            host.write(expected)
+            for size in opts.block_sizes:
+                # 10,000 blocks unless that exceeds the region cap; the count is in the params.
+                count = max(1, min(opts.block_count, region // size))
+                results.extend(_block_row(ctx, host, dev, module.function("copy_blocks"), expected, size,
+                                          count))
+    finally:
+        module.close()
+    results.append(block_summary(results))
+    return results
+
+
+def half_bandwidth_block_size(points: list[tuple[int, float]]) -> Optional[float]:
+    """Block size where a ratio-to-coalesced curve first reaches 0.5.
+
+    ``points`` are (block size, ratio) pairs. Interpolates linearly in log2(size) between the
+    last point below 0.5 and the first at or above it; None if the curve never gets there,
+    the smallest size if it starts above.
+    """
+    import math
+
+    pts = sorted(points)
+    for i, (size, ratio) in enumerate(pts):
+        if ratio >= 0.5:
+            if i == 0:
+                return float(size)
+            s0, r0 = pts[i - 1]
+            frac = (0.5 - r0) / (ratio - r0) if ratio != r0 else 0.0
+            return 2 ** (math.log2(s0) + frac * (math.log2(size) - math.log2(s0)))
+    return None
+
+
+def block_summary(results: list[BenchResult]) -> BenchResult:
+    """The half-bandwidth block sizes of the per-call and batched methods."""
+    half: dict[str, Optional[float]] = {}
+    for key, name in (("copy_blocks_per_call", "per_call"), ("copy_blocks_per_call_c", "per_call_c"),
+                      ("copy_blocks_batched", "batched"), ("copy_blocks_batched_c", "batched_c"),
+                      ("copy_blocks_kernel", "kernel")):
+        pts = [(r.params.block_bytes, r.metrics.ratio_to_coalesced) for r in results
+               if r.key == key and r.status is Status.OK and r.metrics.ratio_to_coalesced is not None]
+        half[f"half_bandwidth_block_bytes_{name}"] = half_bandwidth_block_size(pts) if pts else None
+    metrics = CopyMetrics(**half)
+    return BenchResult(key="copy_blocks_summary", status=Status.OK,
+                       description="block size at which each method reaches half the coalesced bandwidth",
+                       metrics=metrics, method="log2-linear interpolation of ratio_to_coalesced between "
+                       "the measured block sizes", provider="cuda", unit="bytes")
