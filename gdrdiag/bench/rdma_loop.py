@@ -123,34 +123,12 @@ def run_bw(
     ``recv`` = (responder CQ, responder QPs, an MR) replenishes receives consumed by
     WRITE_WITH_IMM. ``tick`` is called once per polling round (progress, tests).
     """
-    if (lists_total is None) == (duration is None):
-        raise UserInputError("give either iterations (-n) or a duration (-D), not both")
-    if lists_total is not None and lists_total < 1:
-        raise UserInputError("nothing to post")
-    if signal_every < 1:
-        raise UserInputError("signal_every must be >= 1")
-    sizes = {}
-    by_index = {lane.index: lane for lane in lanes}
-    if len(by_index) != len(lanes):
-        raise UserInputError("lanes need distinct indexes")
-    for lane in lanes:
-        lane.reset()
-        lens = [len(p) for p in lane.plain]
-        if max(lens) > tx_depth:
-            raise UserInputError(f"a post list of {max(lens)} WRs does not fit the TX depth {tx_depth}")
-        sizes[lane.index] = (lens, [sum(w.length for w in p.wrs) for p in lane.plain])
+    sizes, by_index = _checked_lanes(lanes, tx_depth, signal_every, lists_total, duration)
     native_run = getattr(cq, "run_bw", None)
-    if native_run is not None:
+    if native_run is not None:  # the provider runs whole loops in C (verbs_native)
         with _native_timeouts():
-            res = native_run(
-                lanes,
-                tx_depth=tx_depth,
-                signal_every=signal_every,
-                lists_total=lists_total,
-                duration=duration,
-                timeout_s=timeout_s,
-                recv=recv,
-            )
+            res = native_run(lanes, tx_depth=tx_depth, signal_every=signal_every, lists_total=lists_total,
+                             duration=duration, timeout_s=timeout_s, recv=recv)
         if tick is not None:
             tick()
         return _from_native(res)
@@ -163,44 +141,12 @@ def run_bw(
     active = list(lanes)
     while active:
         for lane in active:
-            if lane.done_posting:
-                continue
-            qp = lane.qp
-            lens, nbytes = sizes[lane.index]
-            nlists = len(lens)
-            while True:
-                k = lane.posted_lists % nlists
-                if lane.outstanding + lens[k] > tx_depth:
-                    break
-                n = lane.posted_lists + 1
-                if lists_total is not None:
-                    last = n >= lists_total
-                else:
-                    last = perf() >= deadline  # type: ignore[operator]
-                signaled = last or n % signal_every == 0
-                qp.post(lane.signaled[k] if signaled else lane.plain[k])
-                posts += 1
-                lane.posted_lists = n
-                lane.outstanding += lens[k]
-                lane.since_signal += lens[k]
-                lane.since_bytes += nbytes[k]
-                if signaled:
-                    lane.pending.append((lane.since_signal, lane.since_bytes))
-                    lane.since_signal = lane.since_bytes = 0
-                if last:
-                    lane.done_posting = True
-                    break
+            if not lane.done_posting:
+                posts += _post_lane(lane, sizes[lane.index], tx_depth, signal_every, lists_total, deadline, perf)
         wcs = cq.poll(64)
         if wcs:
             last_progress = perf()
-            for wc in wcs:
-                if not wc.ok:
-                    raise v.CompletionError(wc)
-                lane = by_index[wc.wr_id]
-                n, b = lane.pending.popleft()
-                lane.outstanding -= n
-                lane.completed += n
-                lane.completed_bytes += b
+            _retire(wcs, by_index)
         elif perf() - last_progress > timeout_s:
             outstanding = sum(lane.outstanding for lane in lanes)
             raise LoopTimeout(
@@ -212,15 +158,75 @@ def run_bw(
         if tick is not None:
             tick()
         active = [lane for lane in active if not (lane.done_posting and lane.outstanding == 0)]
-    seconds = perf() - t0
-    cpu = time.process_time() - cpu0
     return LoopOutcome(
         messages=sum(lane.completed for lane in lanes),
         bytes=sum(lane.completed_bytes for lane in lanes),
-        seconds=seconds,
-        cpu_seconds=cpu,
+        seconds=perf() - t0,
+        cpu_seconds=time.process_time() - cpu0,
         posts=posts,
     )
+
+
+def _checked_lanes(lanes: Sequence[Lane], tx_depth: int, signal_every: int, lists_total: Optional[int],
+                   duration: Optional[float]) -> tuple[dict, dict]:
+    """Refuse impossible loops; reset the lanes; ({lane: (WRs per list, bytes per list)}, {index: lane})."""
+    if (lists_total is None) == (duration is None):
+        raise UserInputError("give either iterations (-n) or a duration (-D), not both")
+    if lists_total is not None and lists_total < 1:
+        raise UserInputError("nothing to post")
+    if signal_every < 1:
+        raise UserInputError("signal_every must be >= 1")
+    by_index = {lane.index: lane for lane in lanes}
+    if len(by_index) != len(lanes):
+        raise UserInputError("lanes need distinct indexes")
+    sizes = {}
+    for lane in lanes:
+        lane.reset()
+        lens = [len(p) for p in lane.plain]
+        if max(lens) > tx_depth:
+            raise UserInputError(f"a post list of {max(lens)} WRs does not fit the TX depth {tx_depth}")
+        sizes[lane.index] = (lens, [sum(w.length for w in p.wrs) for p in lane.plain])
+    return sizes, by_index
+
+
+def _post_lane(lane: Lane, size: tuple[list[int], list[int]], tx_depth: int, signal_every: int,
+               lists_total: Optional[int], deadline: Optional[float], perf: Callable[[], float]) -> int:
+    """Post this lane's next lists while they fit the TX depth; a list is signalled every
+    ``signal_every`` lists and at the end. Returns the number of ibv_post_send calls."""
+    lens, nbytes = size
+    nlists = len(lens)
+    posts = 0
+    while True:
+        k = lane.posted_lists % nlists
+        if lane.outstanding + lens[k] > tx_depth:
+            return posts
+        n = lane.posted_lists + 1
+        last = n >= lists_total if lists_total is not None else perf() >= deadline  # type: ignore[operator]
+        signaled = last or n % signal_every == 0
+        lane.qp.post(lane.signaled[k] if signaled else lane.plain[k])
+        posts += 1
+        lane.posted_lists = n
+        lane.outstanding += lens[k]
+        lane.since_signal += lens[k]
+        lane.since_bytes += nbytes[k]
+        if signaled:
+            lane.pending.append((lane.since_signal, lane.since_bytes))
+            lane.since_signal = lane.since_bytes = 0
+        if last:
+            lane.done_posting = True
+            return posts
+
+
+def _retire(wcs: Sequence[v.Completion], by_index: dict) -> None:
+    """Account each signalled completion to its lane; an error completion ends the run."""
+    for wc in wcs:
+        if not wc.ok:
+            raise v.CompletionError(wc)
+        lane = by_index[wc.wr_id]
+        n, b = lane.pending.popleft()
+        lane.outstanding -= n
+        lane.completed += n
+        lane.completed_bytes += b
 
 
 @contextlib.contextmanager
