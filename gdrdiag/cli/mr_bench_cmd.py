@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -141,11 +142,112 @@ def mr_bench(
     from gdrdiag.bench import mr as mrb
     from gdrdiag.hw import verbs, verbs_providers
     from gdrdiag.hw.memory import parse_memory_kind
-    from gdrdiag.model.results import Status
 
     provider_name, provider_why = verbs_providers.provider_choice(provider)
     if (inline or time_calls) and provider_name != "native":
         raise UserInputError(f"--inline and --time-calls need the native provider ({provider_why})")
+    mode = _Mode(latency, reg_cost, loop_cost, blocks, matrix, memory, reg)
+    if list_cases or cases:
+        mode = _from_cases(ctx, cases, list_cases, provider_name, mode)
+    _refuse_contradictions(mode, provider_name, json_out, server, connect, all_sizes, size, iters, duration)
+    sizes = mrb.SWEEP_SIZES if all_sizes else (parse_size(size or ("1M" if mode.matrix else "64K"), what="--size"),)
+    if iters is None and duration is None:
+        iters = 1000 if mode.latency else 5000
+    cfg = mrb.MrBenchConfig(
+        provider=provider_name,
+        device=ib_dev,
+        port=ib_port,
+        gid_index=gid_index,
+        peer_device=peer_dev,
+        peer_port=peer_port if peer_port is not None else ib_port,
+        kinds=tuple(parse_memory_kind(k) for k in split_list(mode.memory, "--memory")),
+        reg_paths=split_list(mode.reg, "--reg"),
+        src_kind=parse_memory_kind(src_memory) if src_memory else None,
+        access=verbs.parse_access(access),
+        relaxed_ordering=relaxed_ordering,
+        ro_ab=ro_ab,
+        sizes=sizes,
+        qps=qps if qps is not None else (4 if mode.matrix else 1),
+        tx_depth=tx_depth,
+        post_list=post_list,
+        cq_mod=cq_mod,
+        iterations=iters,
+        duration=duration,
+        repeats=repeats,
+        latency=mode.latency,
+        write_with_imm=write_with_imm,
+        blocks=mode.blocks,
+        offset=offset,
+        mr_size=parse_size(mr_size, what="--mr-size") if mr_size else None,
+        gpu=gpu,
+        timeout_s=timeout,
+        reg_sizes=tuple(parse_size_list(reg_sizes, what="--reg-sizes")),
+        only=mode.only,
+        soft_options={"inline": inline, "time_calls": time_calls} if provider_name == "native" else {},
+        provider_note=provider_why,
+    )
+    if mode.matrix:
+        cfg = mrb.matrix_config(cfg)
+    cfg.validate()
+    if write_with_imm and (server or connect):
+        raise UserInputError("--write-with-imm runs in loopback only")
+    results = _run(ctx, cfg, mode, provider_why, server, connect, tcp_port, bind, accept_timeout, link_gbps)
+    notes = [_loop_cost_note(results, link_gbps)] if mode.loop_cost else [f"provider: {provider_name} ({provider_why})"]
+    _show(ctx, results, mode.matrix, notes, json_out)
+
+
+@dataclass
+class _Mode:
+    """Which mr-bench mode runs, on which memory kinds and registration paths (options or cases)."""
+
+    latency: bool
+    reg_cost: bool
+    loop_cost: bool
+    blocks: Optional[int]
+    matrix: bool
+    memory: str
+    reg: str
+    only: Optional[frozenset[str]] = None
+
+    @property
+    def name(self) -> str:
+        """The bench's name for the mode (bw, latency, blocks, reg)."""
+        return "reg" if self.reg_cost else "latency" if self.latency else "blocks" if self.blocks is not None else "bw"
+
+
+def _run(ctx: typer.Context, cfg, mode: _Mode, provider_why: str, server: bool, connect: Optional[str],
+         tcp_port: int, bind: str, accept_timeout: float, link_gbps: float) -> list:
+    """Run the chosen mode (loop cost, server, client, or a loopback mode) with progress on stderr."""
+    from gdrdiag.bench import mr as mrb
+
+    show_progress = progress_enabled() and not wants_json(ctx)
+
+    def progress(msg: str) -> None:
+        if show_progress:
+            typer.echo(f"mr-bench: {msg}", err=True)
+
+    try:
+        if mode.loop_cost:
+            from gdrdiag.bench.loop_cost_native import native_loop_cost
+
+            common = dict(duration=cfg.duration or 1.0, tx_depth=cfg.tx_depth, repeats=cfg.repeats,
+                          link_gbps=link_gbps, progress=progress)
+            return mrb.loop_cost(**common) + native_loop_cost(**common)
+        progress(f"provider {cfg.provider}: {provider_why}")
+        if server:
+            return mrb.serve(cfg, port=tcp_port, bind=bind, accept_timeout_s=accept_timeout, progress=progress)
+        if connect:
+            return mrb.run_client(cfg, connect, port=tcp_port, progress=progress)
+        return mrb.run(cfg, mode=mode.name, progress=progress)
+    except NotSupported as exc:
+        if cfg.provider in ("pyverbs", "native") and exc.reason.startswith("no RDMA devices"):
+            raise NotSupported(f"{exc.reason}. {SOFT_HINT}") from None
+        raise
+
+
+def _from_cases(ctx: typer.Context, cases: Optional[list[str]], list_cases: bool, provider_name: str,
+                mode: _Mode) -> _Mode:
+    """``--list`` (prints and exits), or the mode, kinds and paths that case selectors name."""
     from gdrdiag.bench.registry import mr_registry, mr_selection
 
     registry = mr_registry()
@@ -153,21 +255,33 @@ def mr_bench(
         from gdrdiag.cli.cases import print_case_list, probe_capabilities
 
         print_case_list(ctx, registry, probe_capabilities(provider_name), wants_json(ctx))
-    only = None
-    if cases:
-        chosen = mr_selection(registry.select(cases))
-        flags = {"latency": latency, "blocks": blocks is not None, "reg": reg_cost, "loop": loop_cost}
-        given = [m for m, on in flags.items() if on] + (["matrix"] if matrix else [])
-        if given and given != [chosen.mode]:
-            raise UserInputError(f"the selected cases are {chosen.mode} cases; drop --{given[0]}")
-        if memory != "device,pinned" or reg != "mr":
-            raise UserInputError("give cases or --memory/--reg, not both (a case names its memory and path)")
-        latency, reg_cost, loop_cost = chosen.mode == "latency", chosen.mode == "reg", chosen.mode == "loop"
-        if chosen.mode == "blocks" and blocks is None:
-            blocks = 64
-        if chosen.kinds:
-            memory, reg = ",".join(k.value for k in chosen.kinds), ",".join(chosen.reg_paths)
-        only = frozenset(c.key for c in registry.select(cases))
+    selected = registry.select(cases or ())
+    chosen = mr_selection(selected)
+    flags = {"latency": mode.latency, "blocks": mode.blocks is not None, "reg": mode.reg_cost, "loop": mode.loop_cost}
+    given = [m for m, on in flags.items() if on] + (["matrix"] if mode.matrix else [])
+    if given and given != [chosen.mode]:
+        raise UserInputError(f"the selected cases are {chosen.mode} cases; drop --{given[0]}")
+    if mode.memory != "device,pinned" or mode.reg != "mr":
+        raise UserInputError("give cases or --memory/--reg, not both (a case names its memory and path)")
+    memory, reg = mode.memory, mode.reg
+    if chosen.kinds:
+        memory, reg = ",".join(k.value for k in chosen.kinds), ",".join(chosen.reg_paths)
+    return _Mode(
+        latency=chosen.mode == "latency",
+        reg_cost=chosen.mode == "reg",
+        loop_cost=chosen.mode == "loop",
+        blocks=mode.blocks if mode.blocks is not None else (64 if chosen.mode == "blocks" else None),
+        matrix=False,
+        memory=memory,
+        reg=reg,
+        only=frozenset(c.key for c in selected),
+    )
+
+
+def _refuse_contradictions(mode: _Mode, provider_name: str, json_out: Optional[Path], server: bool,
+                           connect: Optional[str], all_sizes: bool, size: Optional[str], iters: Optional[int],
+                           duration: Optional[float]) -> None:
+    """One line, exit 2, before anything is opened, for options that cannot go together."""
     if json_out is not None and json_out.parent and not json_out.parent.exists():
         raise UserInputError(f"--json-out: directory {json_out.parent} does not exist")
     if server and connect:
@@ -180,11 +294,11 @@ def mr_bench(
     modes = [
         m
         for m, on in (
-            ("--matrix", matrix),
-            ("--latency", latency),
-            ("--blocks", blocks is not None),
-            ("--reg-cost", reg_cost),
-            ("--loop-cost", loop_cost),
+            ("--matrix", mode.matrix),
+            ("--latency", mode.latency),
+            ("--blocks", mode.blocks is not None),
+            ("--reg-cost", mode.reg_cost),
+            ("--loop-cost", mode.loop_cost),
         )
         if on
     ]
@@ -195,101 +309,16 @@ def mr_bench(
     if iters is not None and duration is not None:
         raise UserInputError("give either -n or -D, not both")
 
-    kinds = tuple(parse_memory_kind(k) for k in split_list(memory, "--memory"))
-    sizes = (
-        mrb.SWEEP_SIZES if all_sizes else (parse_size(size or ("1M" if matrix else "64K"), what="--size"),)
-    )
-    if iters is None and duration is None:
-        iters = 1000 if latency else 5000
-    cfg = mrb.MrBenchConfig(
-        provider=provider_name,
-        device=ib_dev,
-        port=ib_port,
-        gid_index=gid_index,
-        peer_device=peer_dev,
-        peer_port=peer_port if peer_port is not None else ib_port,
-        kinds=kinds,
-        reg_paths=split_list(reg, "--reg"),
-        src_kind=parse_memory_kind(src_memory) if src_memory else None,
-        access=verbs.parse_access(access),
-        relaxed_ordering=relaxed_ordering,
-        ro_ab=ro_ab,
-        sizes=sizes,
-        qps=qps if qps is not None else (4 if matrix else 1),
-        tx_depth=tx_depth,
-        post_list=post_list,
-        cq_mod=cq_mod,
-        iterations=iters,
-        duration=duration,
-        repeats=repeats,
-        latency=latency,
-        write_with_imm=write_with_imm,
-        blocks=blocks,
-        offset=offset,
-        mr_size=parse_size(mr_size, what="--mr-size") if mr_size else None,
-        gpu=gpu,
-        timeout_s=timeout,
-        reg_sizes=tuple(parse_size_list(reg_sizes, what="--reg-sizes")),
-        only=only,
-        soft_options={"inline": inline, "time_calls": time_calls} if provider_name == "native" else {},
-        provider_note=provider_why,
-    )
-    if matrix:
-        cfg = mrb.matrix_config(cfg)
-    cfg.validate()
-    if write_with_imm and (server or connect):
-        raise UserInputError("--write-with-imm runs in loopback only")
 
-    show_progress = progress_enabled() and not wants_json(ctx)
-
-    def progress(msg: str) -> None:
-        if show_progress:
-            typer.echo(f"mr-bench: {msg}", err=True)
-
-    if not loop_cost:
-        progress(f"provider {provider_name}: {provider_why}")
-    try:
-        if loop_cost:
-            from gdrdiag.bench.loop_cost_native import native_loop_cost
-
-            results = mrb.loop_cost(
-                duration=duration or 1.0,
-                tx_depth=tx_depth,
-                repeats=repeats,
-                link_gbps=link_gbps,
-                progress=progress,
-            ) + native_loop_cost(
-                duration=duration or 1.0,
-                tx_depth=tx_depth,
-                repeats=repeats,
-                link_gbps=link_gbps,
-                progress=progress,
-            )
-        elif server:
-            results = mrb.serve(cfg, port=tcp_port, bind=bind, accept_timeout_s=accept_timeout, progress=progress)
-        elif connect:
-            results = mrb.run_client(cfg, connect, port=tcp_port, progress=progress)
-        else:
-            mode = "reg" if reg_cost else "latency" if latency else "blocks" if blocks is not None else "bw"
-            results = mrb.run(cfg, mode=mode, progress=progress)
-    except NotSupported as exc:
-        if provider_name in ("pyverbs", "native") and exc.reason.startswith("no RDMA devices"):
-            raise NotSupported(f"{exc.reason}. {SOFT_HINT}") from None
-        raise
-
+def _show(ctx: typer.Context, results: list, matrix: bool, notes: list[str], json_out: Optional[Path]) -> None:
+    """RO verdicts, matrix rows, findings; the Report or the tables; the exit code."""
+    from gdrdiag.cli.reporting import results_report
     from gdrdiag.diagnose import rdma_rules
+    from gdrdiag.model.results import Status
 
     pairs = rdma_rules.ro_pairs(results)
     findings = rdma_rules.rdma_findings(results)
     rows = rdma_rules.interpret_matrix(results) if matrix else None
-    notes = []
-    if loop_cost:
-        notes.append(_loop_cost_note(results, link_gbps))
-    else:
-        notes.append(f"provider: {provider_name} ({provider_why})")
-
-    from gdrdiag.cli.reporting import results_report
-
     report = results_report("mr-bench", results, findings=tuple(findings))
     if json_out is not None:
         json_out.write_text(report.to_json())
@@ -302,9 +331,7 @@ def mr_bench(
     failed = any(r.status is Status.ERROR for r in results)
     nothing = not any(r.status is Status.OK for r in results)
     if nothing and not failed:
-        typer.echo(
-            "gdrdiag: nothing could be measured here (every case WAIVED; see the reasons above)", err=True
-        )
+        typer.echo("gdrdiag: nothing could be measured here (every case WAIVED; see the reasons above)", err=True)
     fail_finding = any(f.severity.value == "FAIL" for f in findings)
     raise typer.Exit(EXIT_FAIL if failed or nothing or fail_finding else EXIT_OK)
 
