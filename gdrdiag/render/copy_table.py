@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gdrdiag.model.params import CopyParams
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.render.results_table import check_mark, num, problems, size, spread, table
 
@@ -26,7 +27,7 @@ HALF_BANDWIDTH_FIELDS = (
 def render_copy_results(results: list[BenchResult]) -> str:
     """All copy-bench sections that have results, then WAIVED/ERROR reasons."""
     out: list[str] = []
-    sweep = [r for r in results if r.params.direction and "mode" in r.params
+    sweep = [r for r in results if isinstance(r.params, CopyParams) and r.params.direction and r.params.mode
              and r.status is not Status.WAIVED]
     if sweep:
         rows = [[str(r.params.memory), str(r.params.direction), str(r.params.mode), size(r.params.size_bytes),
@@ -58,7 +59,7 @@ def render_copy_results(results: list[BenchResult]) -> str:
     blocks = _ok(results, "copy_blocks_")
     by_size: dict[int, dict[str, BenchResult]] = {}
     for r in blocks:
-        if "block_size" in r.params:
+        if r.params.block_bytes is not None:
             by_size.setdefault(int(r.params.block_bytes), {})[r.key.removeprefix("copy_blocks_")] = r  # type: ignore[arg-type]
     if by_size:
         rows = []
