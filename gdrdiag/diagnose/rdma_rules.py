@@ -386,10 +386,9 @@ def _matrix_row_findings(row: MatrixRow, real: Sequence[BenchResult]) -> list[Fi
                     f"RO on = {row.on_gbps:.1f} Gb/s" if row.on_gbps else "RO on not measured",
                 ),
                 advice=(
-                    "The NIC->GPU peer-to-peer path is the bottleneck: request relaxed "
-                    "ordering on the GPU "
-                    "MRs; in a VM enable ATS on the NIC and ACS direct-translated P2P; on bare metal put "
-                    "GPU and NIC under one PCIe switch with ACS redirect off; compare --reg dmabuf."
+                    "The NIC->GPU peer-to-peer path is the bottleneck. The CAUSE-* findings weigh this "
+                    "machine's candidates (relaxed ordering, the peer route, placement) against the "
+                    "measurements and give the fix and the next experiment for each."
                 ),
                 reference=REF_GDR,
             )
