@@ -47,7 +47,7 @@ def gather_bench(
     records_per_request: int = typer.Option(2048, "--records-per-request", help="Records per request."),
     seed: int = typer.Option(20251121, "--seed", help="Seed of the index generator (recorded in params)."),
     sweep: Optional[str] = typer.Option(
-        None, "--sweep", help="Also sweep: record-size,stride,offset,pattern,sm,threads or all."
+        None, "--sweep", help="Also sweep: record-size,stride,offset,pattern,sm,threads,working-set or all."
     ),
     sweep_kernels: str = typer.Option(
         "best,warp", "--sweep-kernels", help="Kernels for the sweeps; 'best' is the ladder's fastest."

@@ -13,7 +13,7 @@ from gdrdiag.diagnose._common import best_pairs, endpoints, ev, finding, on_bare
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo
 
-LINK_REF = "diagnostics-kb LINK-01/02; pciutils ls-caps.c link_compare [R2]; idle GPU links [R37]"
+LINK_REF = ""
 
 
 def needs_root(m: MachineInfo) -> Iterable[Finding]:
@@ -26,7 +26,7 @@ def needs_root(m: MachineInfo) -> Iterable[Finding]:
             [ev("machine.privileged", m.privileged), ev("machine.unknown.registers", m.unknown["registers"])],
             "Run `sudo gdrdiag inspect` (or collect as root) to check RO, MPS/MRRS, ExtTag, ACS and ATS; "
             "links were read from the sysfs text attributes meanwhile.",
-            "diagnostics-kb 0 (config-space access rights) [R3]",
+            "",
         )
 
 
@@ -103,7 +103,7 @@ def path_narrow(m: MachineInfo) -> Iterable[Finding]:
                     ev("endpoints.max_raw_gbytes_per_s", min(ends)),
                 ],
                 "Move the GPU or NIC behind a faster port, or check the bridge's BIOS link settings.",
-                "diagnostics-kb LINK-03; NCCL xml.cc min(max_link_speed) of device and parent [R10]",
+                "",
                 hop.bdf,
             )
 
@@ -126,7 +126,7 @@ def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
                     [ev(f"pci[{b}].pcie.max_payload", v) for b, v in values.items()],
                     "Let the kernel configure MPS consistently (pci=pcie_bus_perf or pcie_bus_safe) or fix the "
                     "BIOS setting; mismatched MPS risks malformed TLPs and limits payload size.",
-                    "diagnostics-kb LINK-05 [R1][R35]",
+                    "",
                     f.bdf,
                 )
         if not in_vm and f.pcie.max_payload <= 128 and f.pcie.max_payload_supported > 128:
@@ -136,7 +136,7 @@ def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
                 f"{role} MaxPayload {f.pcie.max_payload} bytes (supports {f.pcie.max_payload_supported})",
                 [ev(f"{base}.max_payload", f.pcie.max_payload)],
                 "128-byte payloads cost about 8% write efficiency against 256; usually the root complex limits it.",
-                "diagnostics-kb LINK-05, 10.2 [R32][R22]",
+                "",
                 f.bdf,
             )
         if f.pcie.max_read_request < 512:
@@ -148,7 +148,7 @@ def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
                 + (["VM: MaxReadReq is virtualized by vfio; check the host's value"] if in_vm else []),
                 "Raise MaxReadReq to 512-4096 (BIOS, or setpci on CAP_EXP+8 as root); small read requests lower "
                 "DMA read throughput.",
-                "diagnostics-kb LINK-06 [R35][R22]",
+                "",
                 f.bdf,
             )
         if f.pcie.ext_tag_supported and not f.pcie.ext_tag:
@@ -159,7 +159,7 @@ def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
                 [ev(f"{base}.ext_tag_supported", True), ev(f"{base}.ext_tag", False)],
                 "Too few outstanding reads to cover latency at Gen4/Gen5. The kernel enables ExtTag unless a "
                 "host-bridge quirk forbids it; check dmesg and the BIOS.",
-                "diagnostics-kb LINK-07 [R36]",
+                "",
                 f.bdf,
             )
 
@@ -190,7 +190,7 @@ def aer_errors(m: MachineInfo) -> Iterable[Finding]:
                     [ev(f"pci[{x.bdf}].aer_counters.{k}", v) for k, v in sorted(bad.items())[:8]],
                     "Counts that grow under traffic mean link replays that eat bandwidth: reseat, replace the "
                     "riser/cable, update BIOS/firmware. Compare before and after a benchmark.",
-                    "diagnostics-kb LINK-04 [R27]",
+                    "",
                     x.bdf,
                 )
 

@@ -42,8 +42,8 @@ FAIL_VS_HOST = 0.50
 NOISE = 0.10  # relative spread ((max - min) / median) above which a near-1 ratio is noise
 PATHS_DIFFER = 0.25
 
-REF_RO = "diagnostics-kb sec. 4 (RO-03..RO-05), sec. 11, PROBE-01; peers.md sec. 0 items 1-3"
-REF_GDR = "diagnostics-kb sec. 9, sec. 11, PROBE-02; perftest #283; NCCL #1731"
+REF_RO = ""
+REF_GDR = ""
 
 CAVEATS_RO = (
     "a VF in a guest on a kernel older than 6.4 (mlx5) silently ignored the RO flag; the MR still "
@@ -313,12 +313,9 @@ def ro_findings(results: Sequence[BenchResult]) -> list[Finding]:
                     subject=pair.subject,
                     evidence=evidence,
                     advice=(
-                        "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING (NCCL and "
-                        "perftest do by default; "
-                        "custom transports and plugins often do not). Keep flag/signal MRs "
-                        "strictly ordered. In "
-                        "a VM also enable ATS on the NIC and ACS direct-translated P2P so peer writes bypass "
-                        "the root complex."
+                        "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING (NCCL and perftest do by "
+                        "default; custom transports and plugins often do not). Keep flag/signal MRs strictly "
+                        "ordered."
                     ),
                     reference=REF_RO,
                 )
@@ -422,7 +419,7 @@ def _matrix_row_findings(row: MatrixRow, real: Sequence[BenchResult]) -> list[Fi
                     "kernel module, "
                     "a CUDA >= 11.7 driver and a kernel/rdma-core with dma-buf MRs."
                 ),
-                reference="diagnostics-kb GPU-11, GPU-12, GPU-13",
+                reference="",
             )
         )
     return out
@@ -459,10 +456,12 @@ RULES: tuple[Callable[[Sequence[BenchResult]], list[Finding]], ...] = (ro_findin
 
 def rdma_findings(results: Sequence[BenchResult]) -> list[Finding]:
     """Every rule of this module, in order (FAIL/WARN/INFO ranking is the registry's job)."""
+    from gdrdiag.diagnose.catalogue import with_reference
+
     out: list[Finding] = []
     for rule in RULES:
         out.extend(rule(results))
-    return out
+    return [with_reference(f) for f in out]
 
 
 def report_rule(report: "Report") -> list[Finding]:

@@ -38,7 +38,7 @@ def pf_bit(m: MachineInfo) -> Iterable[Finding]:
                     [ev(f"pci[{f.bdf}].pcie.relaxed_ordering", False), ev(f"pci[{f.bdf}].is_vf", True)],
                     "Not a fault. Whether RO reaches the wire depends on the PF's bit (host) and on the "
                     "kernel honouring IBV_ACCESS_RELAXED_ORDERING for VFs (>= 6.4).",
-                    "diagnostics-kb SRIOV-03 [R4][R7]",
+                    "",
                     n.name,
                 )
             pf = m.function(f.physfn) if f.physfn else None
@@ -50,7 +50,7 @@ def pf_bit(m: MachineInfo) -> Iterable[Finding]:
                     [ev(f"pci[{pf.bdf}].pcie.relaxed_ordering", False)],
                     "Find out why the PF's RO enable is off: BIOS, or a root port the kernel marks "
                     "NO_RELAXED_ORDERING (dmesg 'Relaxed Ordering disabled').",
-                    "diagnostics-kb RO-01, SRIOV-03 [R4]",
+                    "",
                     pf.bdf,
                 )
             continue
@@ -63,7 +63,7 @@ def pf_bit(m: MachineInfo) -> Iterable[Finding]:
                 "Check dmesg for 'Relaxed Ordering disabled because the Root Port didn't support it' "
                 "(then it is intentional) and the BIOS; with RO off, peer writes that cross the root "
                 "complex stay strictly ordered.",
-                "diagnostics-kb RO-01 [R4]",
+                "",
                 n.name,
             )
 
@@ -89,7 +89,7 @@ def kernel_honours_ro(m: MachineInfo) -> Iterable[Finding]:
             "kernel version unknown: cannot tell whether RO works on VFs",
             evidence,
             "RO on VFs needs Linux >= 6.4 or a vendor OFED with the backport.",
-            "diagnostics-kb RO-05 [R7]",
+            "",
         )
         return
     if tuple(k.version_tuple[:2]) >= RO_FIX_KERNEL:
@@ -102,7 +102,7 @@ def kernel_honours_ro(m: MachineInfo) -> Iterable[Finding]:
             evidence,
             "Verify that this OFED carries 'Allow relaxed ordering read in VFs and VMs'; "
             "measure with `gdrdiag mr-bench --ro-ab`.",
-            "diagnostics-kb RO-05 [R7][R8]",
+            "",
         )
         return
     yield finding(
@@ -111,11 +111,11 @@ def kernel_honours_ro(m: MachineInfo) -> Iterable[Finding]:
         f"{where} kernel {k.release} < 6.4 silently ignores IBV_ACCESS_RELAXED_ORDERING on VF {names}",
         evidence,
         "Before 6.4, mlx5 enabled RO only when the function's DevCtl RO bit was set - always 0 on a VF - so "
-        "NIC->GPU writes stay strictly ordered through the root complex (NVIDIA measured ~60% more VF "
-        "throughput with the fix; NCCL #1731 saw 84 vs ~400 Gb/s into cudaMalloc). Upgrade the "
+        "NIC->GPU writes stay strictly ordered through the root complex (the upstream series reports "
+        "~60% more VF throughput with the fix). Upgrade the "
         f"{where} kernel to >= 6.4 (or a stable kernel with commits ed4b0661cce1/bd4ba605c4a9), or use "
         "MLNX_OFED/DOCA-OFED.",
-        "diagnostics-kb RO-05, section 11 [R7][R8][R11]",
+        "",
     )
 
 
@@ -141,7 +141,7 @@ def ro_on_mrs(m: MachineInfo) -> Iterable[Finding]:
             ],
             "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING (1<<20; NCCL and UCX do) and keep "
             "flag/signal MRs strictly ordered; verify with `gdrdiag mr-bench --ro-ab`.",
-            "diagnostics-kb RO-03, RO-04, section 11 [R5][R9][R12][R15]",
+            "",
         )
 
 
@@ -164,7 +164,7 @@ def platform(m: MachineInfo) -> Iterable[Finding]:
                 ev("kernel.cpu_model_number", k.cpu_model_number),
             ],
             "UCX enables RO by default on this platform; make sure your MRs request it.",
-            "diagnostics-kb RO-09 [R15]",
+            "",
         )
 
 
@@ -177,7 +177,7 @@ def gpu_side(m: MachineInfo) -> Iterable[Finding]:
             "the NVIDIA driver forces RO on every GPU outbound write",
             [ev("kernel.nvidia_params.EnablePCIERelaxedOrderingMode", 1)],
             "A tuning knob for GPU->host writes; not needed for NIC->GPU RDMA writes.",
-            "diagnostics-kb RO-07 [R30]",
+            "",
         )
     for f in gpu_functions(m):
         if f.pcie is not None and f.pcie.no_ro_enabled_pr_pr_passing:
@@ -187,7 +187,7 @@ def gpu_side(m: MachineInfo) -> Iterable[Finding]:
                 f"GPU {f.bdf} sets NROPrPrP: RO posted writes will not pass posted writes there",
                 [ev(f"pci[{f.bdf}].pcie.no_ro_enabled_pr_pr_passing", True)],
                 "Informational: the RO benefit is limited on this completer.",
-                "diagnostics-kb RO-08 [R1][R2]",
+                "",
                 f.bdf,
             )
 

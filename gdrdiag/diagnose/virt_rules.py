@@ -28,7 +28,7 @@ def vm(m: MachineInfo) -> Iterable[Finding]:
             list(m.virt.signals),
             "Register values seen here are the guest's view: MPS/MRRS and every upstream bridge are virtual, "
             "ACS/ATS are set on the host. Check the physical path on the host (run gdrdiag inspect there).",
-            "diagnostics-kb VIRT-01..05, section 0 'VM views are virtual' [R22][R23][R24][R39]",
+            "",
         )
 
 
@@ -43,7 +43,7 @@ def no_viommu(m: MachineInfo) -> Iterable[Finding]:
             "Device DMA uses guest-physical addresses translated only by the host IOMMU; the NIC cannot use "
             "ATS from inside the guest. GPU<->NIC peer traffic is then routed through the host root complex "
             "unless the host enables ATS on the NIC and ACS DirectTrans on the path.",
-            "diagnostics-kb VIRT-06, section 11 [R21][R39]",
+            "",
         )
 
 
@@ -63,7 +63,7 @@ def flat_topology(m: MachineInfo) -> Iterable[Finding]:
         "NCCL reads this tree, sees PHB and (default NCCL_NET_GDR_LEVEL=PXB) disables GPUDirect RDMA. Give "
         "NCCL an NCCL_TOPO_FILE that mirrors the host PCI tree, or set NCCL_NET_GDR_LEVEL; or build a nested "
         "QEMU topology (pxb-pcie + root ports + switches) matching the host.",
-        "diagnostics-kb TOPO-04 [R13][R39]",
+        "",
     )
 
 
@@ -80,7 +80,7 @@ def host_acs_ats(m: MachineInfo) -> Iterable[Finding]:
         "A VM keeps ACS on for isolation, so without ATS every NIC->GPU write is redirected through the root "
         "complex and IOMMU. On the host: enable ATS on the NIC (mlxconfig ATS_ENABLED=1, reboot) and ACS "
         "DirectTrans+ on the switch/root ports of the GPU<->NIC path only; keep RO on the MRs as well.",
-        "diagnostics-kb ACS-01, ATS-01, ATS-02, section 11 [R17][R18][R19]",
+        "",
     )
 
 
@@ -118,7 +118,7 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
                 f"Bare metal: disable ACS redirect on the GPU/NIC switch ports - BIOS 'ACS disable' or VT-d off, "
                 f"kernel pci=disable_acs_redir={b}, or `setpci -s {b} ECAP_ACS+0x6.w=0000` (until reboot). "
                 "The kernel sets SV|RR|CR|UF when an IOMMU is active; iommu=pt alone does not clear them.",
-                "diagnostics-kb ACS-01; NCCL troubleshooting 'PCI Access Control Services' [R17][R20]",
+                "",
                 b,
             )
 
@@ -138,7 +138,7 @@ def iommu_translated(m: MachineInfo) -> Iterable[Finding]:
             + [ev("kernel.cmdline_iommu", m.kernel.cmdline_iommu or "{}")],
             "NVIDIA supports GPUDirect RDMA peer mappings only with the IOMMU off or in 1:1/pass-through mode: "
             "boot with iommu=pt (intel_iommu=on iommu=pt / amd_iommu=on iommu=pt) or disable it.",
-            "diagnostics-kb IOMMU-01; GPUDirect RDMA guide 'IOMMUs' [R16][R21]",
+            "",
         )
 
 
@@ -157,7 +157,7 @@ def sriov_roles(m: MachineInfo) -> Iterable[Finding]:
                 ],
                 "A VF's link is its PF's physical link (shared with the PF's other VFs); its RO/ExtTag/MPS/MRRS "
                 "bits are RsvdP and read 0, and PCIe counters exist only on the PF (host).",
-                "diagnostics-kb SRIOV-01..04 [R4][R25][R36]",
+                "",
                 n.name,
             )
         if n.shares_pcie_link_with:
@@ -174,7 +174,7 @@ def sriov_roles(m: MachineInfo) -> Iterable[Finding]:
                 ],
                 "Running both ports (or several VFs) at once splits this link's bandwidth; account for it when "
                 "comparing per-port numbers against line rate.",
-                "diagnostics-kb SRIOV-06 [R10][R11]",
+                "",
                 n.name,
             )
 

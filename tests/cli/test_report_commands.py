@@ -30,7 +30,8 @@ def test_compare_table_and_html(tmp_path):
     res = runner.invoke(app, ["compare", str(REPORTS / "baremetal_hgx.json"), str(REPORTS / "vm_guest_kvm.json"),
                               "--html", str(html)])
     assert res.exit_code == 0, res.output
-    assert "VF 15b3:101e" in res.output and "0.215" in res.output
+    assert "15b3:101e" in res.output and "0.215" in res.output
+    assert "Leading cause in vm_guest_kvm: CAUSE-RO-NOT-HONOURED" in res.output
     page = html.read_text()
     assert page.startswith("<!doctype html>") and "data:image/png;base64," in page
     assert "RO-KERNEL-VF" in page
