@@ -3,7 +3,8 @@
 A ``Layout`` is R-byte records at a stride from a base offset, read at (source, destination) index
 pairs drawn by a pattern; ``Case`` is one layout x kernel x SM limit. The functions here build the
 index sets, the byte-level histograms the model reads, the sweeps' cases and the payload check; all are
-pure numpy, so they are tested without a GPU."""
+pure numpy, so they are tested without a GPU.
+"""
 
 from __future__ import annotations
 
@@ -367,8 +368,9 @@ def sweep_cases(
     elif sweep == "working-set":
         # Same records, same random pattern, a larger table each step: only the spread of the
         # addresses changes, so a decline is translation reach (IOTLB/ATC) or NUMA, not the link.
-        for size in working_set_sizes(base.stride, host_bytes if host_bytes is not None else host_memory_bytes(),
-                                      quick):
+        for size in working_set_sizes(
+            base.stride, host_bytes if host_bytes is not None else host_memory_bytes(), quick
+        ):
             add(replace(base, slots=max(1, size // base.stride), pattern="random", run_length=1))
     else:
         raise UserInputError(f"unknown sweep {sweep!r} (choose from: {', '.join(SWEEPS)}, all)")

@@ -138,7 +138,9 @@ def gather_bench(
     _show(ctx, _run_with_progress(ctx, config), json_out)
 
 
-def _kernels_from_cases(ctx: typer.Context, cases: Optional[list[str]], list_cases: bool, kernels: str) -> str:
+def _kernels_from_cases(
+    ctx: typer.Context, cases: Optional[list[str]], list_cases: bool, kernels: str
+) -> str:
     """``--list`` (prints and exits), or the kernels that case selectors name, or ``--kernels`` as given."""
     from gdrdiag.bench import gather
     from gdrdiag.bench.registry import gather_kernels, gather_registry
@@ -154,7 +156,9 @@ def _kernels_from_cases(ctx: typer.Context, cases: Optional[list[str]], list_cas
         raise UserInputError("give cases or --kernels, not both (cases gather_<kernel> choose kernels)")
     chosen = ",".join(gather_kernels(registry.select(cases)))
     if not chosen:
-        raise UserInputError("gather_ce_reference runs with every kernel (it is their reference); name a kernel")
+        raise UserInputError(
+            "gather_ce_reference runs with every kernel (it is their reference); name a kernel"
+        )
     return chosen
 
 
@@ -182,7 +186,9 @@ def _show(ctx: typer.Context, result, json_out: Optional[Path]) -> None:
     from gdrdiag.model.results import Status
 
     findings = gather_findings(result.results)
-    report = results_report("gather-bench", result.results, findings=tuple(findings), notes=tuple(result.notes))
+    report = results_report(
+        "gather-bench", result.results, findings=tuple(findings), notes=tuple(result.notes)
+    )
     if json_out is not None:
         json_out.write_text(report.to_json())
     if wants_json(ctx):
@@ -192,7 +198,8 @@ def _show(ctx: typer.Context, result, json_out: Optional[Path]) -> None:
         from gdrdiag.render.gather_table import render_gather_results
 
         header = f"gather-bench on {result.gpu_name} ({result.sm_count} SMs)"
-        echo(f"{header}\n\n{render_gather_results(result.results, result.notes)}\n\n{render_findings(findings)}")
+        table = render_gather_results(result.results, result.notes)
+        echo(f"{header}\n\n{table}\n\n{render_findings(findings)}")
     failed = any(r.status is Status.ERROR for r in result.results) or any(
         f.severity.value == "FAIL" for f in findings
     )

@@ -118,10 +118,9 @@ def report_cmd(
             raise UserInputError(f"{path}: directory {path.parent} does not exist")
     level = "quick" if quick else ("full" if full else "standard")
     if from_report is not None:
-        from gdrdiag.cli.report_files import load_report
-
         import dataclasses
 
+        from gdrdiag.cli.report_files import load_report
         from gdrdiag.diagnose import diagnose
 
         report = load_report(from_report)

@@ -50,8 +50,11 @@ class Cause:
     subject: str = ""
 
     def finding(self, lead: bool = True) -> Finding:
-        """As a Finding: FAIL when it leads and explains most of a loss of half or more; WARN when it
-        explains a fair share (an alternative to the leading cause is at most WARN)."""
+        """As a Finding, with a severity from the share it explains.
+
+        FAIL when it leads and explains half or more of a loss of half or more; WARN when it explains
+        a fair share (an alternative to the leading cause is at most WARN); INFO otherwise.
+        """
         if lead and self.loss >= 1 - GPU_VS_HOST_FAIL and self.explains >= 0.5:
             sev = Severity.FAIL
         elif self.explains >= 0.2 and self.loss >= 0.1:
@@ -228,8 +231,8 @@ def ro_not_honoured(ctx: Context, gap: GdrGap) -> Optional[Cause]:
         "Upgrade the guest kernel to >= 6.4 (or a stable kernel carrying the mlx5 'relaxed ordering in VFs "
         "and VMs' series), or install MLNX_OFED/DOCA-OFED with it."
         if vfs
-        else "Find out why the PF's RO enable is off (BIOS, or a root port the kernel marks NO_RELAXED_ORDERING: "
-        "dmesg 'Relaxed Ordering disabled')."
+        else "Find out why the PF's RO enable is off (BIOS, or a root port the kernel marks "
+        "NO_RELAXED_ORDERING: dmesg 'Relaxed Ordering disabled')."
     )
     return Cause(
         "CAUSE-RO-NOT-HONOURED",
@@ -241,7 +244,7 @@ def ro_not_honoured(ctx: Context, gap: GdrGap) -> Optional[Cause]:
         tuple(pro + gap.evidence()),
         tuple(con),
         fix,
-        _ab(gap) if gap.off is None else "gdrdiag inspect",
+        _ab(gap) if gap.off is None else _ab(gap) + "   # again, after the fix above",
         subject=gap.baseline.key,
     )
 

@@ -18,8 +18,9 @@ from gdrdiag.diagnose.causes import Cause, Context, context, gap_causes, reconci
 from gdrdiag.diagnose.evidence import gpu_rows_without_host, write_rows
 from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY, WORKING_SET_KEEPS, expected_ce_gbytes
 from gdrdiag.model.findings import Finding, Severity
-from gdrdiag.model.params import CopyParams, GatherParams
+from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams
 from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.vocabulary import Provider
 from gdrdiag.units import MiB, format_size
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,14 +126,27 @@ def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
 
 
 def _working_set_rows(results: Iterable[BenchResult]) -> list[tuple[int, BenchResult]]:
-    rows = []
+    """(working-set bytes, result) rows of a working-set sweep, smallest first.
+
+    gather-bench ``--sweep working-set`` rows, or else imported nvbandwidth SM host-read rows of GPU 0
+    at several buffer sizes (nvbandwidth -b).
+    """
+    gather, nvb = [], []
     for r in results:
         p = r.params
-        if r.status is not Status.OK or not r.value or r.settings.sweep != "working-set":
+        if r.status is not Status.OK or not r.value:
             continue
-        if isinstance(p, GatherParams) and p.slots and p.stride_bytes and p.kernel:
-            rows.append((p.slots * p.stride_bytes, r))
-    return sorted(rows, key=lambda t: t[0])
+        if isinstance(p, GatherParams) and r.settings.sweep == "working-set" and p.slots and p.stride_bytes:
+            gather.append((p.slots * p.stride_bytes, r))
+        elif (
+            isinstance(p, ImportedParams)
+            and p.tool == Provider.NVBANDWIDTH.value
+            and p.size_bytes
+            and p.test == "host_to_device_memcpy_sm"
+            and (p.gpu or 0) == 0
+        ):
+            nvb.append((p.size_bytes, r))
+    return sorted(gather or nvb, key=lambda t: t[0])
 
 
 def _mib(nbytes: int) -> str:
@@ -144,7 +158,7 @@ def working_set_cause(report: "Report", ctx: Context) -> list[Cause]:
     rows = _working_set_rows(report.results)
     if len(rows) < 3:
         return []
-    (small_ws, small), (big_ws, big) = rows[0], rows[-1]
+    (_, small), (big_ws, big) = rows[0], rows[-1]
     ratio = big.value / small.value  # type: ignore[operator]
     if ratio >= WORKING_SET_KEEPS:
         return []
@@ -160,8 +174,8 @@ def working_set_cause(report: "Report", ctx: Context) -> list[Cause]:
     if ctx.has("IOMMU-TRANSLATED") or (ctx.machine and ctx.machine.virt.is_vm):
         strength = 0.9
         pro.append(
-            "DMA is translated here (IOMMU groups of type DMA, or a VM): every page the GPU touches "
-            "needs an IOTLB/ATC entry, and a larger table misses more"
+            f"mechanism (strength {strength:.1f}): DMA is translated here (IOMMU groups of type DMA, "
+            "or a VM): every page the GPU touches needs an IOTLB/ATC entry, and a larger table misses more"
         )
     else:
         con.append("no translating IOMMU recorded; NUMA placement or host TLB reach are the other candidates")
@@ -169,21 +183,40 @@ def working_set_cause(report: "Report", ctx: Context) -> list[Cause]:
         "Back the table with huge pages (fewer translations), use iommu=pt on bare metal, keep the table on "
         "the GPU's NUMA node, or keep the hot working set below the knee."
     )
+    kernel = getattr(big.params, "kernel", None)
+    nxt = "gdrdiag gather-bench --sweep working-set" + (f" --kernels {kernel}" if kernel else "")
+    # The decline is measured and, with the same records on the same link at every size, wholly a
+    # working-set effect (explains 1.0); which mechanism (translation reach or NUMA) is the inference.
     return [
         Cause(
             "CAUSE-WORKING-SET",
             "zero-copy read bandwidth falls as the working set grows",
             strength,
-            strength,
+            1.0,
             "measured",
             loss,
             tuple(pro),
             tuple(con),
             fix,
-            f"gdrdiag gather-bench --sweep working-set --kernel {big.params.kernel}",
+            nxt,
             "gather working set",
         )
-    ]  # type: ignore[union-attr]
+    ]
+
+
+def _rerun(r: BenchResult) -> str:
+    """The gdrdiag command that runs a failed case again on its own."""
+    p = r.params
+    size = getattr(p, "size_bytes", None)
+    size_arg = f" --size {size}" if size else ""
+    if r.key.startswith("rdma_write_") and getattr(p, "memory", None):
+        reg = f" --reg {p.reg_path}" if getattr(p, "reg_path", None) else ""
+        return f"gdrdiag mr-bench --memory {p.memory}{reg}{size_arg}"
+    if r.key.startswith("copy"):
+        return "gdrdiag copy-bench"
+    if r.key.startswith("gather"):
+        return "gdrdiag gather-bench"
+    return "gdrdiag report -o again.json"
 
 
 def failed_measurements(report: "Report") -> list[Finding]:
@@ -201,11 +234,11 @@ def failed_measurements(report: "Report") -> list[Finding]:
                         f"results[{r.key}].verified = {r.verified}",
                         f"results[{r.key}].reason = {r.reason}",
                     ),
-                    advice="A failed payload check means bytes arrived wrong: treat every number of this path as void "
-                    "until it passes. Re-run the case alone; check dmesg for AER/IOMMU faults.",
+                    advice="A failed payload check means bytes arrived wrong: treat every number of this "
+                    "path as void until it passes. Re-run the case alone; check dmesg for AER/IOMMU faults.",
                     subject=r.key,
                     basis="measured",
-                    next_step=f"gdrdiag diagnose REPORT.json && dmesg | grep -iE 'AER|DMAR|IO_PAGE_FAULT'",
+                    next_step=_rerun(r),
                 )
             )
     return out

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY, expected_ce_gbytes
+from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.units import MiB, format_size
@@ -74,11 +74,13 @@ def pageable_slow(report: Report) -> Iterable[Finding]:
         code="PERF-PAGEABLE-SLOW",
         severity=Severity.INFO,
         title=f"copies from pageable memory run at {ratio:.0%} of pinned",
-        evidence=(f"copy_h2d_pageable = {pageable.value:.2f} GB/s at {format_size(pageable.params.size_bytes)}",  # type: ignore[arg-type]
-                  f"copy_h2d_pinned = {pinned.value:.2f} GB/s at {format_size(pinned.params.size_bytes)}"),  # type: ignore[arg-type]
+        evidence=(
+            f"copy_h2d_pageable = {pageable.value:.2f} GB/s at {format_size(pageable.params.size_bytes)}",  # type: ignore[arg-type]
+            f"copy_h2d_pinned = {pinned.value:.2f} GB/s at {format_size(pinned.params.size_bytes)}",
+        ),  # type: ignore[arg-type]
         advice="Allocate transfer buffers pinned (cudaHostAlloc / cuMemHostAlloc) or register them once "
-               "(cudaHostRegister) and reuse them; pinning per transfer costs more than it saves "
-               "(copy-bench --parts pinning).",
+        "(cudaHostRegister) and reuse them; pinning per transfer costs more than it saves "
+        "(copy-bench --parts pinning).",
         reference="CUDA C++ Best Practices Guide, Pinned Memory",
         subject="copy_h2d_pageable",
     )
@@ -86,7 +88,9 @@ def pageable_slow(report: Report) -> Iterable[Finding]:
 
 def small_copies(report: Report) -> Iterable[Finding]:
     """PERF-SMALL-COPIES: the block size per-call copies need for half the coalesced bandwidth."""
-    summary = next((r for r in report.results if r.key == "copy_blocks_summary" and r.status is Status.OK), None)
+    summary = next(
+        (r for r in report.results if r.key == "copy_blocks_summary" and r.status is Status.OK), None
+    )
     if summary is None:
         return
     half = summary.metrics.half_bandwidth_block_bytes_per_call
@@ -96,13 +100,16 @@ def small_copies(report: Report) -> Iterable[Finding]:
     yield Finding(
         code="PERF-SMALL-COPIES",
         severity=Severity.INFO,
-        title=f"one copy call per block reaches half the coalesced bandwidth only at ~{format_size(round(half))} "
-              "blocks",
-        evidence=(f"copy_blocks_summary.half_bandwidth_block_bytes_per_call = {half:.0f}",
-                  f"copy_blocks_summary.half_bandwidth_block_bytes_batched = "
-                  f"{'never/unknown' if batched is None else f'{batched:.0f}'}"),
+        title=f"one copy call per block reaches half the coalesced bandwidth only at "
+        f"~{format_size(round(half))} "
+        "blocks",
+        evidence=(
+            f"copy_blocks_summary.half_bandwidth_block_bytes_per_call = {half:.0f}",
+            f"copy_blocks_summary.half_bandwidth_block_bytes_batched = "
+            f"{'never/unknown' if batched is None else f'{batched:.0f}'}",
+        ),
         advice="Below that size, coalesce blocks into one region, use cuMemcpyBatchAsync (CUDA 12.8+), or "
-               "gather with a kernel reading mapped pinned memory.",
+        "gather with a kernel reading mapped pinned memory.",
         reference="",
         subject="copy_blocks",
     )

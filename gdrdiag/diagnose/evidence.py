@@ -83,8 +83,11 @@ def _imported_row(r: BenchResult) -> Optional[WriteRow]:
 
 
 def write_rows(results: Iterable[BenchResult]) -> list[WriteRow]:
-    """Every OK hardware RDMA bandwidth row, GPU or host landing; soft/fixture rows are kept only
-    when the Report has nothing else (fixture Reports test the rules; soft never judges)."""
+    """Every OK RDMA bandwidth row, GPU or host landing, as a ``WriteRow``.
+
+    Soft-provider rows never judge (a memcpy says nothing about PCIe); fixture rows are kept so that
+    constructed Reports exercise the rules, and are labelled with their provider in the evidence.
+    """
     rows = []
     for r in results:
         if r.status is not Status.OK or not r.value or r.provider == Provider.SOFT.value:
@@ -122,7 +125,7 @@ class GdrGap:
 
     @property
     def ratio(self) -> float:
-        """baseline / host: the fraction of host-memory bandwidth the GPU path delivers."""
+        """Baseline / host: the fraction of host-memory bandwidth the GPU path delivers."""
         return self.baseline.gbps / self.host.gbps
 
     @property

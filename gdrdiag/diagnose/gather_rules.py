@@ -89,7 +89,9 @@ def _partial_lines(r: BenchResult, R: int, stride: int, base: int) -> list[Findi
     loss = _num(r.metrics.layout_partial_line_loss)
     pattern = str(p.pattern or "random")
     if loss is None and pattern == "random":
-        loss = pcie_model.predict_random(R, stride, base, slots, "sector", line_aware=True, p=link).partial_line_loss
+        loss = pcie_model.predict_random(
+            R, stride, base, slots, "sector", line_aware=True, p=link
+        ).partial_line_loss
     if loss is None or loss <= ALIGN_LOSS_THRESHOLD or pattern not in ("random", "sorted"):
         return []
     alts = pcie_model.best_alternatives(R, stride, base, slots, "sector", line_aware=True, p=link)
@@ -233,8 +235,7 @@ def _below_model(results: Sequence[BenchResult]) -> list[Finding]:
                 "(raise --sm-limit/--threads, use "
                 "the lines kernel that keeps 8 records in flight per warp), split lines (use line-aware "
                 "loads), or small requests exhausting read tags (diagnostics-kb LINK-07)",
-                reference=""
-                "",
+                reference="",
                 subject=kernel,
             )
         )
@@ -250,7 +251,9 @@ def _weak_copy_engine(results: Sequence[BenchResult]) -> list[Finding]:
         raw_ratio = _num(r.metrics.ratio_to_raw)
         p = r.params
         try:
-            link = pcie_model.LinkParams(mps=p.mps_bytes or 256, mrrs=p.mrrs_bytes or 4096, rcb=p.rcb_bytes or 128)
+            link = pcie_model.LinkParams(
+                mps=p.mps_bytes or 256, mrrs=p.mrrs_bytes or 4096, rcb=p.rcb_bytes or 128
+            )
         except ValueError:
             link = pcie_model.LinkParams()
         eff = pcie_model.ce_efficiency(link)
@@ -297,8 +300,7 @@ def _sm_budget(results: Sequence[BenchResult]) -> list[Finding]:
                 "all-SM bandwidth",
                 evidence=(
                     f"results[{r.key}].metrics.min_sms_for_95pct = {int(need)}",
-                    f"results[{r.key}].metrics.bytes_in_flight_per_sm = "
-                    f"{r.metrics.bytes_in_flight_per_sm}",
+                    f"results[{r.key}].metrics.bytes_in_flight_per_sm = {r.metrics.bytes_in_flight_per_sm}",
                 ),
                 advice="cap the gather's grid at this many SMs (leave the rest to compute)"
                 if frac <= 0.25

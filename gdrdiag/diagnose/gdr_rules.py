@@ -226,7 +226,8 @@ def path_class(m: MachineInfo) -> Iterable[Finding]:
             yield finding(
                 "GDR-PATH-CLASS",
                 Severity.WARN,
-                f"the closest NIC to GPU {p.gpu_bdf} ({p.nic}) is {p.path_class.value}: traffic crosses the root complex",
+                f"the closest NIC to GPU {p.gpu_bdf} ({p.nic}) is {p.path_class.value}: "
+                f"traffic crosses the root complex",
                 [ev(f"{key}.path_class", p.path_class.value), ev(f"{key}.bridges", ",".join(p.bridges))],
                 "Peer writes through the CPU root complex are slow and need relaxed ordering; NCCL's "
                 "default NCCL_NET_GDR_LEVEL=PXB disables GDR for this pair. Pair each GPU with a NIC "

@@ -52,7 +52,8 @@ def link_downgrade(m: MachineInfo) -> Iterable[Finding]:
                 f"{role} link trained at x{link.width} of x{link.max_width} (downgraded): "
                 f"{link.raw_gbytes_per_s} of {link.max_raw_gbytes_per_s} GB/s raw",
                 evidence,
-                "Reseat the card or riser, check the slot's electrical width and the BIOS bifurcation setting; "
+                "Reseat the card or riser, check the slot's electrical width and the BIOS "
+                "bifurcation setting; "
                 "a narrower link cuts bandwidth in proportion.",
                 LINK_REF,
                 f.bdf,
@@ -65,7 +66,8 @@ def link_downgrade(m: MachineInfo) -> Iterable[Finding]:
                     f"{role} link at {link.speed_gts} of {link.max_speed_gts} GT/s while idle",
                     evidence + ["machine.gpus[].link_sampled_idle = True"],
                     "GPUs lower link speed at idle to save power; re-check under load "
-                    "(`gdrdiag copy-bench` samples the link during a copy, or watch nvidia-smi -q while busy).",
+                    "(`gdrdiag copy-bench` samples the link during a copy, or watch nvidia-smi "
+                    "-q while busy).",
                     LINK_REF,
                     f.bdf,
                 )
@@ -124,7 +126,8 @@ def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
                     Severity.WARN,
                     f"MaxPayload differs along the {role} path",
                     [ev(f"pci[{b}].pcie.max_payload", v) for b, v in values.items()],
-                    "Let the kernel configure MPS consistently (pci=pcie_bus_perf or pcie_bus_safe) or fix the "
+                    "Let the kernel configure MPS consistently (pci=pcie_bus_perf or "
+                    "pcie_bus_safe) or fix the "
                     "BIOS setting; mismatched MPS risks malformed TLPs and limits payload size.",
                     "",
                     f.bdf,
@@ -135,7 +138,8 @@ def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
                 Severity.INFO,
                 f"{role} MaxPayload {f.pcie.max_payload} bytes (supports {f.pcie.max_payload_supported})",
                 [ev(f"{base}.max_payload", f.pcie.max_payload)],
-                "128-byte payloads cost about 8% write efficiency against 256; usually the root complex limits it.",
+                "128-byte payloads cost about 8% write efficiency against 256; usually the "
+                "root complex limits it.",
                 "",
                 f.bdf,
             )
@@ -146,7 +150,8 @@ def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
                 f"{role} MaxReadReq {f.pcie.max_read_request} bytes",
                 [ev(f"{base}.max_read_request", f.pcie.max_read_request)]
                 + (["VM: MaxReadReq is virtualized by vfio; check the host's value"] if in_vm else []),
-                "Raise MaxReadReq to 512-4096 (BIOS, or setpci on CAP_EXP+8 as root); small read requests lower "
+                "Raise MaxReadReq to 512-4096 (BIOS, or setpci on CAP_EXP+8 as root); small "
+                "read requests lower "
                 "DMA read throughput.",
                 "",
                 f.bdf,
@@ -188,7 +193,8 @@ def aer_errors(m: MachineInfo) -> Iterable[Finding]:
                     f"AER {'uncorrectable' if fatal else 'correctable'} errors counted on "
                     f"{x.bdf} ({role} path)",
                     [ev(f"pci[{x.bdf}].aer_counters.{k}", v) for k, v in sorted(bad.items())[:8]],
-                    "Counts that grow under traffic mean link replays that eat bandwidth: reseat, replace the "
+                    "Counts that grow under traffic mean link replays that eat bandwidth: "
+                    "reseat, replace the "
                     "riser/cable, update BIOS/firmware. Compare before and after a benchmark.",
                     "",
                     x.bdf,
@@ -205,7 +211,8 @@ def cap_chain(m: MachineInfo) -> Iterable[Finding]:
                 Severity.WARN if on_bare_metal(m) else Severity.INFO,
                 f"{role} capability list is {'looped' if any('looped' in p for p in bad) else 'broken'}",
                 [ev(f"pci[{f.bdf}].cap_problems", "; ".join(bad))],
-                "On bare metal this points at a failing device or a config-space read problem; inside a VM the "
+                "On bare metal this points at a failing device or a config-space read "
+                "problem; inside a VM the "
                 "hypervisor may have rewritten the list (Firecracker hides some capabilities).",
                 "pciutils ls-caps.c show_caps guards [R2]; [R39]",
                 f.bdf,

@@ -136,6 +136,7 @@ def classify_ro(
 
 # -- pairing results ------------------------------------------------------------------------------------
 
+
 def _identity(r: BenchResult) -> tuple:
     """The case with its access flags left out: RO off and on of one case share it."""
     return (r.key,) + tuple(sorted((k, str(v)) for k, v in identity_items(r.params) if k != "access"))
@@ -245,9 +246,7 @@ def interpret_matrix(results: Sequence[BenchResult]) -> list[MatrixRow]:
             rows[ident] = {"results": []}
             order.append(ident)
         rows[ident]["results"].append(r)
-    pairs = {
-        (str(p.off.params.memory), str(p.off.params.reg_path)): p for p in ro_pairs(results)
-    }
+    pairs = {(str(p.off.params.memory), str(p.off.params.reg_path)): p for p in ro_pairs(results)}
     out = []
     for ident in order:
         rs = rows[ident]["results"]
@@ -373,8 +372,7 @@ def _matrix_row_findings(row: MatrixRow, real: Sequence[BenchResult]) -> list[Fi
             Finding(
                 code="GDR-DEVICE-SLOW",
                 severity=Severity.FAIL if row.vs_host < FAIL_VS_HOST else Severity.WARN,
-                title=f"RDMA WRITE into GPU memory ({row.reg_path}) runs at {row.vs_host:.0%} of host "
-                "memory",
+                title=f"RDMA WRITE into GPU memory ({row.reg_path}) runs at {row.vs_host:.0%} of host memory",
                 subject=subject,
                 evidence=(
                     f"{subject} RO off = {row.off_gbps:.1f} Gb/s",
@@ -426,7 +424,7 @@ def _matrix_row_findings(row: MatrixRow, real: Sequence[BenchResult]) -> list[Fi
 
 
 def _paths_differ(rows: Sequence[MatrixRow]) -> list[Finding]:
-    """GDR-PATHS-DIFFER: device memory through dma-buf and through peermem differ by more than PATHS_DIFFER."""
+    """GDR-PATHS-DIFFER: device memory via dma-buf and via peermem differ by more than PATHS_DIFFER."""
     out = []
     by_path = {r.reg_path: r for r in rows if r.memory == "device" and r.off_gbps}
     if "mr" in by_path and "dmabuf" in by_path:

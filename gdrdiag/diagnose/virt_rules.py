@@ -105,7 +105,8 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
             yield finding(
                 "ACS-REDIRECT",
                 Severity.FAIL,
-                f"ACS {'/'.join(on)} on {b} redirects {p.gpu_bdf} <-> {p.nic} peer traffic to the root complex",
+                f"ACS {'/'.join(on)} on {b} redirects {p.gpu_bdf} <-> {p.nic} peer traffic "
+                f"to the root complex",
                 [
                     ev(f"pci[{b}].acs.ctl_flags", " ".join(f.acs.ctl_flags) or "none"),
                     ev(f"pci[{b}].acs.ctl", f"0x{f.acs.ctl:04x}"),
@@ -115,7 +116,8 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
                     ),
                     ev(f"pci[{p.nic_bdf}].ats.enabled", nic.ats.enabled if nic and nic.ats else None),
                 ],
-                f"Bare metal: disable ACS redirect on the GPU/NIC switch ports - BIOS 'ACS disable' or VT-d off, "
+                f"Bare metal: disable ACS redirect on the GPU/NIC switch ports - BIOS 'ACS "
+                f"disable' or VT-d off, "
                 f"kernel pci=disable_acs_redir={b}, or `setpci -s {b} ECAP_ACS+0x6.w=0000` (until reboot). "
                 "The kernel sets SV|RR|CR|UF when an IOMMU is active; iommu=pt alone does not clear them.",
                 "",
@@ -136,7 +138,8 @@ def iommu_translated(m: MachineInfo) -> Iterable[Finding]:
             "GPU/NIC IOMMU groups translate DMA (not identity/passthrough)",
             [ev(f"pci[{f.bdf}].iommu_group_type", f.iommu_group_type) for _, f in bad[:6]]
             + [ev("kernel.cmdline_iommu", m.kernel.cmdline_iommu or "{}")],
-            "NVIDIA supports GPUDirect RDMA peer mappings only with the IOMMU off or in 1:1/pass-through mode: "
+            "NVIDIA supports GPUDirect RDMA peer mappings only with the IOMMU off or in "
+            "1:1/pass-through mode: "
             "boot with iommu=pt (intel_iommu=on iommu=pt / amd_iommu=on iommu=pt) or disable it.",
             "",
         )
@@ -155,7 +158,8 @@ def sriov_roles(m: MachineInfo) -> Iterable[Finding]:
                     ev(f"pci[{n.bdf}].vf_evidence", f.vf_evidence if f else ""),
                     ev(f"nics[{n.name}].pf_bdf", n.pf_bdf),
                 ],
-                "A VF's link is its PF's physical link (shared with the PF's other VFs); its RO/ExtTag/MPS/MRRS "
+                "A VF's link is its PF's physical link (shared with the PF's other VFs); "
+                "its RO/ExtTag/MPS/MRRS "
                 "bits are RsvdP and read 0, and PCIe counters exist only on the PF (host).",
                 "",
                 n.name,
@@ -172,7 +176,8 @@ def sriov_roles(m: MachineInfo) -> Iterable[Finding]:
                         n.link.max_raw_gbytes_per_s if n.link else None,
                     ),
                 ],
-                "Running both ports (or several VFs) at once splits this link's bandwidth; account for it when "
+                "Running both ports (or several VFs) at once splits this link's bandwidth; "
+                "account for it when "
                 "comparing per-port numbers against line rate.",
                 "",
                 n.name,

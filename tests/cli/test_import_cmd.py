@@ -15,8 +15,16 @@ VM_BUNDLE = ROOT / "machines" / "d_kvm_h100_cx7_vf"
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("name", ["ib_write_bw_host.txt", "ib_read_bw_sweep.txt", "ib_send_bw_dmabuf.txt",
-                                  "perftest_write.json", "nvbandwidth.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ib_write_bw_host.txt",
+        "ib_read_bw_sweep.txt",
+        "ib_send_bw_dmabuf.txt",
+        "perftest_write.json",
+        "nvbandwidth.json",
+    ],
+)
 def test_each_format_imports_into_a_report(tmp_path, name):
     out = tmp_path / "r.json"
     res = runner.invoke(app, ["import", str(FIX / name), "-o", str(out)])
@@ -28,8 +36,18 @@ def test_each_format_imports_into_a_report(tmp_path, name):
 
 def test_import_with_bundle_is_judged_against_the_machine(tmp_path):
     out = tmp_path / "r.json"
-    res = runner.invoke(app, ["import", str(FIX / "ib_write_bw_cuda.txt"), str(FIX / "ib_write_bw_host.txt"),
-                              "--bundle", str(VM_BUNDLE), "-o", str(out)])
+    res = runner.invoke(
+        app,
+        [
+            "import",
+            str(FIX / "ib_write_bw_cuda.txt"),
+            str(FIX / "ib_write_bw_host.txt"),
+            "--bundle",
+            str(VM_BUNDLE),
+            "-o",
+            str(out),
+        ],
+    )
     assert res.exit_code == 1, res.output
     rep = Report.from_json(out.read_text())
     assert rep.machine is not None and rep.machine.virt.is_vm
@@ -40,8 +58,18 @@ def test_import_with_bundle_is_judged_against_the_machine(tmp_path):
 
 def test_import_into_a_saved_report(tmp_path):
     out = tmp_path / "r.json"
-    res = runner.invoke(app, ["--json", "import", str(FIX / "nvbandwidth.json"),
-                              "--into", str(ROOT / "reports" / "baremetal_hgx.json"), "-o", str(out)])
+    res = runner.invoke(
+        app,
+        [
+            "--json",
+            "import",
+            str(FIX / "nvbandwidth.json"),
+            "--into",
+            str(ROOT / "reports" / "baremetal_hgx.json"),
+            "-o",
+            str(out),
+        ],
+    )
     data = json.loads(res.output)
     assert any(r["provider"] == "nvbandwidth" for r in data["results"])
     assert any(r["provider"] == "fixture" for r in data["results"])
@@ -60,7 +88,9 @@ def test_bad_input_is_one_line_exit_2(tmp_path, content):
 
 def test_missing_file_and_missing_bundle_exit_2(tmp_path):
     assert runner.invoke(app, ["import", str(tmp_path / "nope.txt")]).exit_code == 2
-    res = runner.invoke(app, ["import", str(FIX / "ib_write_bw_host.txt"), "--bundle", str(tmp_path / "nope")])
+    res = runner.invoke(
+        app, ["import", str(FIX / "ib_write_bw_host.txt"), "--bundle", str(tmp_path / "nope")]
+    )
     assert res.exit_code == 2
 
 

@@ -165,7 +165,7 @@ def healthy_bare_metal() -> Report:
 
 
 def sm_read_decline() -> Report:
-    """gather-bench --sweep working-set: SM reads of host memory fall from 25 to 16.5 GB/s as the table grows."""
+    """gather-bench --sweep working-set: SM reads of host memory fall from 25 to 16.5 GB/s as tables grow."""
     rows = []
     for i, (size, gbs) in enumerate(((16, 25.0), (64, 24.8), (256, 23.0), (1024, 19.5), (4096, 16.5))):
         p = GatherParams(
@@ -195,7 +195,7 @@ def failed_measurement() -> Report:
 
 
 def imported_perftest() -> Report:
-    """perftest ib_write_bw text output (GPU memory, RO on by perftest's default) imported into the 5.15 guest."""
+    """perftest ib_write_bw text (GPU memory, RO on by perftest's default) imported into the 5.15 guest."""
     from gdrdiag.importers import import_text
 
     results = []

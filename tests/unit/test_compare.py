@@ -46,7 +46,7 @@ def test_names_the_flat_guest_topology(comparison):
 
 
 def test_adding_a_nic_changes_no_fact_of_the_role_nic():
-    """The issue's case: one more NIC must not read as 'VF instead of PF', 'ATS off: VM' or 'further apart'."""
+    """One more NIC must not read as 'VF instead of PF', 'ATS off: VM' or 'further apart'."""
     import dataclasses
 
     bare = Report.from_json((REPORTS / "baremetal_hgx.json").read_text())

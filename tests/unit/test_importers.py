@@ -55,11 +55,18 @@ def test_perftest_json():
 def test_nvbandwidth_json_host_tests_only_one_result_per_gpu():
     rows = _load("nvbandwidth.json")
     ok = [(r.key, r.params.gpu, r.value) for r in rows if r.status is Status.OK]
-    assert ok == [("nvbandwidth_host_to_device_memcpy_ce", 0, 55.31), ("nvbandwidth_host_to_device_memcpy_ce", 1, 55.12),
-                  ("nvbandwidth_device_to_host_memcpy_ce", 0, 55.72)]
+    assert ok == [
+        ("nvbandwidth_host_to_device_memcpy_ce", 0, 55.31),
+        ("nvbandwidth_host_to_device_memcpy_ce", 1, 55.12),
+        ("nvbandwidth_device_to_host_memcpy_ce", 0, 55.72),
+    ]
     waived = [r for r in rows if r.status is Status.WAIVED]
-    assert [r.key for r in waived] == ["nvbandwidth_host_to_device_memcpy_sm"] and "Waived" in waived[0].reason
-    assert all(r.provider == Provider.NVBANDWIDTH.value and r.params.direction in ("h2d", "d2h") for r in rows)
+    assert [r.key for r in waived] == ["nvbandwidth_host_to_device_memcpy_sm"] and "Waived" in waived[
+        0
+    ].reason
+    assert all(
+        r.provider == Provider.NVBANDWIDTH.value and r.params.direction in ("h2d", "d2h") for r in rows
+    )
 
 
 @pytest.mark.parametrize(
