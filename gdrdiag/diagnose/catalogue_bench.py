@@ -272,6 +272,38 @@ ENTRIES = (
         ATS_CH,
         "https://github.com/NVIDIA/nvbandwidth",
     ),
+    E(
+        "CAUSE-REG-PATH-MISSING",
+        "causes",
+        CAUSE_SEVERITY,
+        "every GPU-memory RDMA case failed to register (WAIVED/ERROR) while the machine shows why",
+        "Without a registration path (nvidia-peermem for ibv_reg_mr, or dma-buf) a NIC cannot address GPU "
+        "memory at all.",
+        "modprobe nvidia_peermem, or the open kernel module with a dma-buf capable kernel and rdma-core.",
+        GDR_DOC,
+    ),
+    E(
+        "CAUSE-NIC-LINK",
+        "causes",
+        CAUSE_SEVERITY,
+        "host-memory RDMA WRITE below 70% of the port rate and the NIC's PCIe link below its capable "
+        "speed or "
+        "width (measured share: what the link can carry against the wire)",
+        "A NIC whose PCIe link trained narrower or slower than it can cannot feed its port.",
+        "Reseat the NIC, check slot wiring, bifurcation and the BIOS link speed.",
+        "PCIe Base Spec r5.0 sec. 7.5.3.8 (Link Status)",
+    ),
+    E(
+        "CAUSE-SMALL-MESSAGES",
+        "causes",
+        CAUSE_SEVERITY,
+        "host-memory RDMA WRITE below 70% of the port rate with only messages of 64 KiB or less measured",
+        "Each message costs posting, a work request and per-packet headers; small messages are bounded by "
+        "the "
+        "message rate, not by a path.",
+        "Larger messages, post lists, more QPs, fewer signalled completions.",
+        IBV_REG_MR,
+    ),
     # -- measurement status and internal ---------------------------------------------------------
     E(
         "MEASURE-FAILED",

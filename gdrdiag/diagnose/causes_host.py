@@ -276,11 +276,13 @@ def next_measurements(report: "Report", ctx: Context) -> list[Finding]:
 
 def cause_findings(report: "Report") -> list[Finding]:
     """The report rule: every cause over every measured loss, failed measurements, what to run next."""
-    from gdrdiag.diagnose import diagnose_machine
+    from gdrdiag.diagnose import causes_rdma, diagnose_machine
 
     machine_findings = diagnose_machine(report.machine) if report.machine is not None else []
     ctx = context(report, machine_findings)
     causes = gap_causes(ctx) + _leads(copy_causes(report, ctx)) + _leads(working_set_cause(report, ctx))
+    for rule in causes_rdma.RULES:
+        causes += _leads(rule(report, ctx))
     return (
         failed_measurements(report) + [c.finding(lead) for c, lead in causes] + next_measurements(report, ctx)
     )
