@@ -259,7 +259,9 @@ def _role_gpu(report: Report, nic: Optional[NicInfo]) -> Optional[GpuInfo]:
 
 
 def _nic_fields(m: MachineInfo, n: NicInfo) -> list[tuple[str, object, str]]:
-    fn = m.function(n.pf_bdf or n.bdf)
+    # A VF's RlxdOrd bit is RsvdP (reads 0); only the PF's bit says anything, and in a guest the PF
+    # is not visible (PCIe Base Spec r5.0 sec. 9.3.5).
+    fn = m.function(n.pf_bdf) if n.is_vf else m.function(n.bdf)
     own = m.function(n.bdf)
     rate = next((p.rate_gbps for p in n.ports if p.rate_gbps), None)
     ids = (
@@ -428,10 +430,15 @@ def explain(
         return []
     slow, fast = (fb, fa) if (delta.ratio or 1) < 1 else (fa, fb)
     causes = [f for f in slow if f.code.startswith(_FAMILY_CAUSES[fam]) and f.severity is not Severity.INFO]
+    # Causes about this very case first, then the family's; one line per cause code.
+    causes.sort(key=lambda f: f.subject != delta.key)
+    seen: set[str] = set()
+    causes = [f for f in causes if not (f.code in seen or seen.add(f.code))]  # type: ignore[func-returns-value]
     out: list[Explanation] = []
     for f in causes[:3]:
         other = next((g for g in fast if g.code == f.code), None)
-        ev = f"{f.code}: {f.title}; next: {f.next_step}" if f.next_step else f"{f.code}: {f.title}"
+        share = f"{f.explains:.0%} of the loss, {f.basis}" if f.explains is not None else f.severity.value
+        ev = f"{f.code} ({share})" + (f"; next: {f.next_step}" if f.next_step else "")
         ea, eb = (other.title if other else "absent"), ev
         if slow is fa:
             ea, eb = eb, ea

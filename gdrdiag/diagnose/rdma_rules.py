@@ -332,8 +332,8 @@ def ro_findings(results: Sequence[BenchResult]) -> list[Finding]:
                         "mlx5 series) for "
                         "a VF, a kernel with optional MR access support, rdma-core >= v28, and the "
                         "NIC firmware "
-                        "ordering policy (mlxconfig PCI_WR_ORDERING). If it cannot, fix the P2P path instead "
-                        "(ATS + ACS in a VM, same PCIe switch on bare metal)."
+                        "ordering policy (mlxconfig PCI_WR_ORDERING). CAUSE-RO-NOT-HONOURED and "
+                        "CAUSE-P2P-VIA-RC weigh which applies to this machine."
                     ),
                     reference=REF_RO,
                 )
