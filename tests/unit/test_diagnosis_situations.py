@@ -114,3 +114,11 @@ def test_docs_table_lists_every_situation_with_its_test():
     rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| ([^|]+?) \| `([A-Z0-9-]+)` \|", text, re.M)}
     for name, (_, expected) in sc.SCENARIOS.items():
         assert rows.get(name) == expected, name
+
+
+def test_every_test_the_docs_table_names_exists():
+    text = (ROOT / "docs" / "diagnosis.md").read_text()
+    named = set(re.findall(r"`(?:[\w/]+\.py::)?(test_\w+)`", text))
+    assert len(named) >= 10
+    sources = "".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
+    assert sorted(n for n in named if f"def {n}(" not in sources) == []
