@@ -8,15 +8,15 @@ Pure functions of ``BenchResult`` lists (saved Reports work the same); the PCIe 
 - ``ALIGN-02`` (WARN): records are not 16-B aligned (stride or base offset), so 16-B vector loads
   need two chunks and a shift per destination chunk.
 - ``ALIGN-03`` (INFO): contiguous runs long enough that one copy-engine call per run would beat
-  the measured gather (perf-anchors 4: t = t_call + bytes / BW).
+  the measured gather (t = t_call + bytes / BW, docs/kb/gather.md#align-03).
 - ``PERF-GATHER-01`` (WARN): a gather reached less than 85% of the model's ratio to CE for its
-  layout (diagnostics-kb 10.4 "flag when measured < 85% of model").
+  layout (docs/kb/gather.md#perf-gather-01).
 - ``PERF-GATHER-02`` (WARN): the copy-engine reference itself is below
   ``thresholds.CE_OF_MODEL_HEALTHY`` of what the PCIe model gives for its link, MPS and MRRS (the
   one copy-engine threshold, shared with ``PERF-CE-H2D-LOW``), so every ratio is against a weak
   reference.
 - ``PERF-GATHER-03`` (INFO, WARN above 25% of the SMs): how many SMs the best kernel needs for 95%
-  of its all-SM bandwidth (perf-anchors 7.4: <= 16 SMs on H100, 12%).
+  of its all-SM bandwidth (docs/kb/gather.md#perf-gather-03).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ ALIGN_LOSS_THRESHOLD = 0.05
 ALIGN_GAIN_THRESHOLD = 0.05
 PERF_MODEL_FRACTION = 0.85
 SM_BUDGET_WARN_FRACTION = 0.25
-CE_CALL_OVERHEAD_US = 2.0  # perf-anchors 0.5: ~1.3-3.5 us per cudaMemcpyAsync
+CE_CALL_OVERHEAD_US = 2.0  # ~1.3-3.5 us per cudaMemcpyAsync measured by copy-bench (docs/benchmarks.md)
 
 CE_KEY = "gather_ce_reference"
 _REF_KB = ""
@@ -234,7 +234,7 @@ def _below_model(results: Sequence[BenchResult]) -> list[Finding]:
                 advice="the link is not what limits it: too few bytes in flight "
                 "(raise --sm-limit/--threads, use "
                 "the lines kernel that keeps 8 records in flight per warp), split lines (use line-aware "
-                "loads), or small requests exhausting read tags (diagnostics-kb LINK-07)",
+                "loads), or small requests exhausting read tags (docs/kb/pcie.md#pcie-exttag-off)",
                 reference="",
                 subject=kernel,
             )

@@ -1,9 +1,9 @@
 """GPUDirect RDMA prerequisites: GPU attributes, registration paths, BAR1, topology, ports.
 
-A NIC can register GPU memory in two ways ([R9][R16]): the legacy peer-memory path
-(``nvidia_peermem`` + an ib_core with peer-memory support) or dma-buf (open NVIDIA kernel
-module, ``DMA_BUF_SUPPORTED``, kernel >= 5.12 and rdma-core >= v34). With neither, GPUDirect
-RDMA cannot work at all (GPU-11/12/13).
+A NIC can register GPU memory in two ways (docs/kb/gdr.md; NVIDIA's GPUDirect RDMA guide): the
+legacy peer-memory path (``nvidia_peermem`` + an ib_core with peer-memory support) or dma-buf (open
+NVIDIA kernel module, ``DMA_BUF_SUPPORTED``, kernel >= 5.12 and rdma-core >= v34). With neither,
+GPUDirect RDMA cannot work at all (GDR-NO-REG-PATH).
 """
 
 from __future__ import annotations

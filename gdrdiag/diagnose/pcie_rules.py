@@ -1,8 +1,9 @@
-"""PCIe link and register rules (diagnostics-kb section 3: LINK-01..09).
+"""PCIe link and register rules (docs/kb/pcie.md).
 
 Every register rule skips VFs: a VF's DevCtl RO/ExtTag/MPS/MRRS fields are RsvdP and read 0
-([R4][R36]). Inside a VM, MPS and MRRS are virtualized by vfio ([R22]), so those rules speak
-softly there and say the value is the guest's view.
+(Linux drivers/pci/probe.c). Inside a VM, MPS and MRRS are virtualized by vfio
+(drivers/vfio/pci/vfio_pci_config.c), so those rules speak softly there and say the value is the
+guest's view.
 """
 
 from __future__ import annotations
@@ -214,7 +215,7 @@ def cap_chain(m: MachineInfo) -> Iterable[Finding]:
                 "On bare metal this points at a failing device or a config-space read "
                 "problem; inside a VM the "
                 "hypervisor may have rewritten the list (Firecracker hides some capabilities).",
-                "pciutils ls-caps.c show_caps guards [R2]; [R39]",
+                "",
                 f.bdf,
             )
 

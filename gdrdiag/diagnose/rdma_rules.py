@@ -7,7 +7,7 @@ nothing about PCIe ordering or peer-to-peer paths.
 Findings (codes are stable):
 
 - ``RO-AB-SENSITIVE``  RO raises bandwidth >= 1.10x on a path: writes without RO are throttled
-  by strict PCIe ordering (diagnostics-kb sec. 11). FAIL at >= 2x (an app without RO loses
+  by strict PCIe ordering (docs/kb/rdma.md#ro-ab-sensitive). FAIL at >= 2x (an app without RO loses
   half or more), WARN otherwise.
 - ``RO-AB-IGNORED``    GPU-memory path slow against host memory (< 0.7x) yet RO changes nothing:
   the flag was probably dropped (RO-04, RO-05).

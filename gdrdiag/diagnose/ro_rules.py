@@ -1,11 +1,11 @@
-"""Relaxed-ordering rules (diagnostics-kb section 4: RO-01..10, SRIOV-03, section 11).
+"""Relaxed-ordering rules (docs/kb/ro.md).
 
 What to judge depends on the function:
-- a PF (host, or passed through whole): its DevCtl RlxdOrd bit - vfio passes it through [R22];
-- a VF: its RlxdOrd bit is RsvdP and always reads 0 ([R4] probe.c), so never flag it. On the
+- a PF (host, or passed through whole): its DevCtl RlxdOrd bit - vfio passes it through (vfio_pci_config.c);
+- a VF: its RlxdOrd bit is RsvdP and always reads 0 (Linux probe.c), so never flag it. On the
   host, judge the PF's bit; everywhere, judge the kernel: before Linux 6.4 mlx5 gated RO write
   and read on the function's own DevCtl bit, so IBV_ACCESS_RELAXED_ORDERING silently did
-  nothing on VFs and in VMs (Avihai Horon's series, [R7]).
+  nothing on VFs and in VMs (Avihai Horon's series, Linux commits ed4b0661cce1, bd4ba605c4a9).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo, PathClass
 
 RO_FIX_KERNEL = (6, 4)
-# CPUs where UCX turns RO on by default because missing RO costs 2-3x even on bare metal [R15]:
+# CPUs where UCX turns RO on by default because missing RO costs 2-3x even on bare metal
+# (openucx/ucx src/ucs/arch/cpu.h, PR #10955):
 # AMD family 0x17 (Naples/Rome) and 0x19 (Milan+), Intel Emerald Rapids (family 6, model 0xCF).
 RO_PLATFORMS = {
     ("AuthenticAMD", 0x17): "AMD Zen/Zen2 (Naples/Rome)",

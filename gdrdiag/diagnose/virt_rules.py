@@ -1,9 +1,10 @@
-"""Virtualization, SR-IOV, IOMMU and ACS/ATS rules (diagnostics-kb sections 1, 2, 5, 8).
+"""Virtualization, SR-IOV, IOMMU and ACS/ATS rules (docs/kb/virt.md).
 
 A VM changes what the registers mean: upstream bridges are virtual, MPS/MRRS are virtualized
-by vfio ([R22]), ACS/ATS are decided by the host, and the guest's PCI tree says nothing about
-the physical path (TOPO-04). On bare metal, ACS request/completion redirect on a switch port
-between a GPU and a NIC sends every peer TLP up to the root complex (ACS-01, [R17][R20]).
+by vfio (vfio_pci_config.c), ACS/ATS are decided by the host, and the guest's PCI tree says
+nothing about the physical path. On bare metal, ACS request/completion redirect on a switch port
+between a GPU and a NIC sends every peer TLP up to the root complex (PCIe Base Spec r5.0 sec. 6.12;
+NCCL troubleshooting guide).
 """
 
 from __future__ import annotations
