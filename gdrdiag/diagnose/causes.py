@@ -20,14 +20,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from gdrdiag.diagnose.evidence import GdrGap, gdr_gaps
-from gdrdiag.diagnose.thresholds import GPU_VS_HOST_FAIL
+from gdrdiag.diagnose.thresholds import GPU_VS_HOST_FAIL, RO_GAIN
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo, PathClass
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
 
-RO_GAIN = 1.10  # RO on / RO off at or above this: RO matters on this path (rdma_rules.RO_GAIN)
 RO_FIX_KERNEL = (6, 4)  # mlx5 honours IBV_ACCESS_RELAXED_ORDERING on VFs from Linux 6.4
 
 AB_COMMAND = "gdrdiag mr-bench --memory device,pinned --reg {reg} --ro-ab --size {size} --qp 4"
@@ -69,7 +68,10 @@ class Cause:
                 if self.basis == "measured"
                 else f"{self.title} (could explain ~{self.explains:.0%} of a {self.loss:.0%} loss, inferred)"
             ),
-            evidence=self.evidence_for,
+            evidence=(
+                f"strength of the evidence for this cause: {self.strength:.2f} of 1",
+                *self.evidence_for,
+            ),
             advice=self.fix,
             subject=self.subject,
             explains=round(self.explains, 3),

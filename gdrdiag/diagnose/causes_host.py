@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from gdrdiag.diagnose.causes import Cause, Context, context, gap_causes, reconcile
 from gdrdiag.diagnose.evidence import gpu_rows_without_host, write_rows
-from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY, WORKING_SET_KEEPS, expected_ce_gbytes
+from gdrdiag.diagnose.thresholds import (
+    CE_OF_MODEL_HEALTHY,
+    LARGE_COPY_BYTES,
+    WORKING_SET_KEEPS,
+    expected_ce_gbytes,
+)
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams
 from gdrdiag.model.results import BenchResult, Status
@@ -26,7 +31,7 @@ from gdrdiag.units import MiB, format_size
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
 
-LARGE_COPY = 64 * MiB
+LARGE_COPY = LARGE_COPY_BYTES
 
 
 def _largest_h2d(results: Iterable[BenchResult]) -> Optional[BenchResult]:

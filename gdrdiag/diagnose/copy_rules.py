@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY, expected_ce_gbytes
+from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY, LARGE_COPY_BYTES, expected_ce_gbytes
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import BenchResult, Status
-from gdrdiag.units import MiB, format_size
+from gdrdiag.units import format_size
 
-LARGE_COPY = 64 * MiB
+LARGE_COPY = LARGE_COPY_BYTES
 
 
 def _largest(results: Iterable[BenchResult], key: str, *, direction: str = "h2d") -> Optional[BenchResult]:

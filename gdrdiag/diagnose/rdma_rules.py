@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
+from gdrdiag.diagnose import thresholds
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import identity_items
 from gdrdiag.model.results import BenchResult, Status
@@ -34,11 +35,13 @@ from gdrdiag.model.results import BenchResult, Status
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
 
-RO_GAIN = 1.10  # RO on / RO off at or above this: RO-sensitive path
-RO_GAIN_FAIL = 2.0  # ... and at or above this the loss without RO is a FAIL
+# One threshold per quantity, defined in thresholds.py (docs/diagnosis.md): RO on/off gain, and
+# RDMA WRITE into GPU memory against host memory.
+RO_GAIN = thresholds.RO_GAIN
+RO_GAIN_FAIL = thresholds.RO_GAIN_FAIL
 RO_LOSS = 0.95  # below this RO made it slower: inconclusive
-SLOW_VS_HOST = 0.70  # GPU-memory path below this fraction of the host reference: slow
-FAIL_VS_HOST = 0.50
+SLOW_VS_HOST = thresholds.GPU_VS_HOST_SLOW
+FAIL_VS_HOST = thresholds.GPU_VS_HOST_FAIL
 NOISE = 0.10  # relative spread ((max - min) / median) above which a near-1 ratio is noise
 PATHS_DIFFER = 0.25
 

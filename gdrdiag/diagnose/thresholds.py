@@ -18,6 +18,14 @@ from gdrdiag.pcie_model import LinkParams, ce_efficiency
 GPU_VS_HOST_SLOW = 0.70
 GPU_VS_HOST_FAIL = 0.50
 
+# RDMA WRITE with IBV_ACCESS_RELAXED_ORDERING / without, same buffers and QPs. At or above
+# RO_GAIN relaxed ordering matters on the path; at or above RO_GAIN_FAIL missing it halves bandwidth.
+RO_GAIN = 1.10
+RO_GAIN_FAIL = 2.0
+
+# The copies judged against the model are large ones: per-call costs vanish at 64 MiB and above.
+LARGE_COPY_BYTES = 64 << 20
+
 # Copy-engine H2D / what the PCIe model says this link delivers with this MPS/MRRS (large copy).
 # Healthy hosts measure 94-97% of the model; below this fraction something else costs bandwidth.
 CE_OF_MODEL_HEALTHY = 0.90
