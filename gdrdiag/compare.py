@@ -422,9 +422,18 @@ def _family(key: str) -> Optional[str]:
 
 
 def explain(
-    delta: CaseDelta, fa: list[Finding], fb: list[Finding], facts: list[MachineDelta]
+    delta: CaseDelta,
+    fa: list[Finding],
+    fb: list[Finding],
+    facts: list[MachineDelta],
+    *,
+    with_facts: bool = True,
 ) -> list[Explanation]:
-    """Ranked causes for one large delta: re-diagnosed causes of the slower side, then differing facts."""
+    """Ranked causes for one large delta: re-diagnosed causes of the slower side, then differing facts.
+
+    ``with_facts=False`` leaves the machine facts out (they were listed under the family's largest
+    delta already).
+    """
     fam = _family(delta.key)
     if fam is None:
         return []
@@ -443,7 +452,7 @@ def explain(
         if slow is fa:
             ea, eb = eb, ea
         out.append(Explanation(delta.key, len(out) + 1, f.title.split(" (")[0], ea, eb))
-    for d in facts:
+    for d in facts if with_facts else ():
         if d.fact.startswith(_FAMILY_FACTS[fam]):
             out.append(Explanation(delta.key, len(out) + 1, f"differs: {d.fact}", d.a, d.b))
     if not out:
@@ -471,14 +480,17 @@ def compare(a: Report, b: Report, *, a_label: str = "a", b_label: str = "b") -> 
     a_ids = {_finding_id(f) for f in fa}
     b_ids = {_finding_id(f) for f in fb}
     explanations: list[Explanation] = []
+    explained_keys: set[str] = set()
     explained_families: set[str] = set()
-    # One explanation list per case family, attached to its largest delta, keeps the output short.
+    # Each case key with a large delta gets its causes, largest delta first; the machine facts that
+    # bear on a family are listed once, under its largest delta, to keep the output short.
     for d in sorted((c for c in cases if c.large), key=lambda c: abs(1 - (c.ratio or 1)), reverse=True):
-        fam = _family(d.key) or d.key
-        if fam in explained_families:
+        if d.key in explained_keys:
             continue
+        explained_keys.add(d.key)
+        fam = _family(d.key) or d.key
+        explanations.extend(explain(d, fa, fb, facts, with_facts=fam not in explained_families))
         explained_families.add(fam)
-        explanations.extend(explain(d, fa, fb, facts))
     return Comparison(
         a_label=a_label,
         b_label=b_label,

@@ -49,7 +49,7 @@ def _row_notes(rows: list[CaseDelta], a_label: str, b_label: str) -> list[str]:
 
 
 # Column widths that keep every table within 100 columns; ``wide`` lifts them.
-NARROW = {"machine": [24, 34, 34], "cases": [36, 9, 9, 5, 18, 2], "causes": [16, 2, 22, 24, 24]}
+NARROW = {"machine": [24, 34, 34], "cases": [36, 9, 9, 5, 18, 2], "causes": [24, 2, 20, 19, 22]}
 WIDE = {"machine": [28, 60, 60], "cases": [44, 12, 12, 6, 40, 2], "causes": [24, 3, 30, 50, 50]}
 
 
