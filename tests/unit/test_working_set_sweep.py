@@ -84,3 +84,10 @@ def test_imported_nvbandwidth_sm_reads_at_growing_buffers_name_the_decline():
     lead = diagnose(sc.report(sc.machine("baremetal_hgx"), results))[0]
     assert lead.code == "CAUSE-WORKING-SET"
     assert lead.next_step == "gdrdiag gather-bench --sweep working-set"
+
+
+def test_a_full_report_leaves_the_working_set_sweep_to_an_explicit_run():
+    from gdrdiag.bench.profiles import report_sweeps
+
+    assert "working-set" not in report_sweeps("full") and "sm" in report_sweeps("full")
+    assert report_sweeps("standard") == ("ladder",)
