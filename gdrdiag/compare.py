@@ -1,6 +1,11 @@
 """Compare two Reports: cases side by side, machine differences that matter, and causes.
 
-For each large delta, a ranked explanation with evidence from both sides.
+Both Reports are re-diagnosed with the current rules (stored findings may be from an older
+gdrdiag). Machine facts are compared field by field, with GPUs and NICs matched by the role they
+played in the measurements (the NIC a result names, the GPU closest to it). For each large delta,
+the slower side's cause findings (``CAUSE-*``, ranked by the share of the loss they explain) come
+first, then the differing facts that bear on that path; when there are none, "nothing in these
+Reports explains it" with the experiment that would.
 
 Pure: a function of two Reports, tested from saved Reports. Cases are matched by their
 ``CaseId`` (bench, key, the parameters that define the physics, and the provider): run settings
@@ -12,11 +17,11 @@ second report is slower.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Optional
+from typing import Iterable, Optional
 
 from gdrdiag.model.case import CaseId, Scalar, run_settings
 from gdrdiag.model.findings import Finding, Severity
-from gdrdiag.model.machine import MachineInfo, PciFunction
+from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import BenchResult, Status
 
@@ -100,11 +105,13 @@ class Comparison:
     findings_only_a: tuple[Finding, ...]
     findings_only_b: tuple[Finding, ...]
     explanations: tuple[Explanation, ...]
+    leading_cause: Optional[str] = None  # the second Report's leading finding the first lacks
 
 
 # ---------------------------------------------------------------------------------------------
 # cases
 # ---------------------------------------------------------------------------------------------
+
 
 def _value(r: Optional[BenchResult]) -> Optional[float]:
     return r.value if r is not None and r.status is Status.OK else None
@@ -112,10 +119,14 @@ def _value(r: Optional[BenchResult]) -> Optional[float]:
 
 def _settings_that_differ(ra: BenchResult, rb: BenchResult) -> tuple[str, ...]:
     sa, sb = run_settings(ra), run_settings(rb)
-    return tuple(f"{k}: {sa.get(k)} vs {sb.get(k)}" for k in sorted(set(sa) | set(sb)) if sa.get(k) != sb.get(k))
+    return tuple(
+        f"{k}: {sa.get(k)} vs {sb.get(k)}" for k in sorted(set(sa) | set(sb)) if sa.get(k) != sb.get(k)
+    )
 
 
-def _delta(ident: CaseId, ra: Optional[BenchResult], rb: Optional[BenchResult], note: Optional[str] = None) -> CaseDelta:
+def _delta(
+    ident: CaseId, ra: Optional[BenchResult], rb: Optional[BenchResult], note: Optional[str] = None
+) -> CaseDelta:
     ref = ra or rb
     assert ref is not None
     va, vb = _value(ra), _value(rb)
@@ -157,8 +168,12 @@ def _merge_unpaired(rows: list[CaseDelta]) -> list[CaseDelta]:
     for i, d in enumerate(rows):
         if d.a_status is None:
             only_b.setdefault(d.case.without_provider(), []).append(i)
-    bare_b = {(d.key, d.case.provider): i for i, d in enumerate(rows) if d.a_status is None and not d.case.physics}
-    bare_a = {(d.key, d.case.provider): i for i, d in enumerate(rows) if d.b_status is None and not d.case.physics}
+    bare_b = {
+        (d.key, d.case.provider): i for i, d in enumerate(rows) if d.a_status is None and not d.case.physics
+    }
+    bare_a = {
+        (d.key, d.case.provider): i for i, d in enumerate(rows) if d.b_status is None and not d.case.physics
+    }
     used: set[int] = set()
     merged: list[CaseDelta] = []
     for i, d in enumerate(rows):
@@ -170,19 +185,31 @@ def _merge_unpaired(rows: list[CaseDelta]) -> list[CaseDelta]:
                 other = rows[twins[0]]
                 used.update((i, twins[0]))
                 note = f"not comparable: provider {d.a_provider or '?'} vs {other.b_provider or '?'}"
-                merged.append(replace(d, b_value=other.b_value, b_status=other.b_status, b_reason=other.b_reason,
-                                      b_provider=other.b_provider, not_comparable=note))
+                merged.append(
+                    replace(
+                        d,
+                        b_value=other.b_value,
+                        b_status=other.b_status,
+                        b_reason=other.b_reason,
+                        b_provider=other.b_provider,
+                        not_comparable=note,
+                    )
+                )
                 continue
             j = bare_b.get((d.key, d.case.provider))
             if j is not None and d.case.physics:
                 used.add(j)
                 other = rows[j]
-                merged.append(replace(d, b_status=other.b_status, b_reason=other.b_reason, b_provider=other.b_provider))
+                merged.append(
+                    replace(d, b_status=other.b_status, b_reason=other.b_reason, b_provider=other.b_provider)
+                )
                 continue
         if d.a_status is None and d.case.physics and (d.key, d.case.provider) in bare_a:
             other = rows[bare_a[(d.key, d.case.provider)]]
             used.add(bare_a[(d.key, d.case.provider)])
-            merged.append(replace(d, a_status=other.a_status, a_reason=other.a_reason, a_provider=other.a_provider))
+            merged.append(
+                replace(d, a_status=other.a_status, a_reason=other.a_reason, a_provider=other.a_provider)
+            )
             continue
         merged.append(d)
     # A row that stood in for, or was joined to, another is not shown again on its own.
@@ -191,201 +218,245 @@ def _merge_unpaired(rows: list[CaseDelta]) -> list[CaseDelta]:
 
 
 # ---------------------------------------------------------------------------------------------
-# machine facts that matter
+# machine facts, field by field, matched by role
 # ---------------------------------------------------------------------------------------------
 
-def _yes_no(v: Optional[bool]) -> str:
-    return "unknown" if v is None else ("yes" if v else "no")
 
-
-def _virt(m: MachineInfo) -> str:
-    if m.virt.is_vm is None:
+def _txt(v: object) -> str:
+    if v is None:
         return "unknown"
-    return f"VM ({m.virt.hypervisor or 'hypervisor unknown'})" if m.virt.is_vm else "bare metal"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return str(getattr(v, "value", v))
 
 
-def _nic_functions(m: MachineInfo) -> str:
-    if not m.nics:
-        return "no RDMA devices"
-    parts = []
-    for n in m.nics:
-        role = "VF" if n.is_vf else ("PF" if n.is_vf is False else "PF/VF unknown")
-        ids = f"{n.vendor_id:04x}:{n.device_id:04x}" if n.vendor_id is not None and n.device_id is not None else "?"
-        parts.append(f"{n.name} {role} {ids}")
-    return ", ".join(parts)
+def _role_nic(report: Report) -> Optional[NicInfo]:
+    """The NIC the measurements used (a result names its device), else the first RDMA device."""
+    m = report.machine
+    if m is None or not m.nics:
+        return None
+    named = {getattr(r.settings, "device_name", None) for r in report.results}
+    named |= {getattr(r.params, "device_name", None) for r in report.results}
+    return next((n for n in m.nics if n.name in named), m.nics[0])
 
 
-def _nic_function(m: MachineInfo) -> list[tuple[str, Optional[PciFunction]]]:
-    return [(n.name, m.function(n.pf_bdf or n.bdf)) for n in m.nics]
+def _role_gpu(report: Report, nic: Optional[NicInfo]) -> Optional[GpuInfo]:
+    """The GPU the measurements used: the one an imported row names, else the GPU closest to the NIC."""
+    m = report.machine
+    if m is None or not m.gpus:
+        return None
+    wanted = {getattr(r.params, "gpu", None) for r in report.results} - {None}
+    by_ordinal = [g for g in m.gpus if g.cuda_ordinal in wanted]
+    if by_ordinal:
+        return by_ordinal[0]
+    if nic is not None:
+        order = ("PIX", "PXB", "PHB", "NODE", "SYS")
+        pairs = [p for p in m.topology if p.nic == nic.name and p.path_class is not None]
+        if pairs:
+            best = min(pairs, key=lambda p: order.index(p.path_class.value))  # type: ignore[union-attr]
+            return next((g for g in m.gpus if g.bdf == best.gpu_bdf), m.gpus[0])
+    return m.gpus[0]
 
 
-def _nic_ro(m: MachineInfo) -> str:
-    out = []
-    for name, fn in _nic_function(m):
-        if fn is None or fn.pcie is None:
-            out.append(f"{name}: unknown")
-        else:
-            out.append(f"{name}: RlxdOrd{'+' if fn.pcie.relaxed_ordering else '-'}"
-                       f"{' (PF)' if fn.sriov else ''}")
-    return ", ".join(out) or "no RDMA devices"
+def _nic_fields(m: MachineInfo, n: NicInfo) -> list[tuple[str, object, str]]:
+    # A VF's RlxdOrd bit is RsvdP (reads 0); only the PF's bit says anything, and in a guest the PF
+    # is not visible (PCIe Base Spec r5.0 sec. 9.3.5).
+    fn = m.function(n.pf_bdf) if n.is_vf else m.function(n.bdf)
+    own = m.function(n.bdf)
+    rate = next((p.rate_gbps for p in n.ports if p.rate_gbps), None)
+    ids = (
+        f"{n.vendor_id:04x}:{n.device_id:04x}"
+        if n.vendor_id is not None and n.device_id is not None
+        else None
+    )
+    return [
+        (
+            "function",
+            None if n.is_vf is None else ("VF" if n.is_vf else "PF"),
+            "a VF's RlxdOrd bit reads 0 and its traffic is the PF's",
+        ),
+        ("device id", ids, "another NIC model or function"),
+        ("firmware", n.fw_ver, "firmware decides ordering policy (PCI_WR_ORDERING) and ATS support"),
+        ("port rate Gb/s", rate, "the wire caps every RDMA number"),
+        (
+            "RlxdOrd (PF)",
+            fn.pcie.relaxed_ordering if fn and fn.pcie else None,
+            "with RlxdOrd- on the PF the NIC cannot emit RO writes",
+        ),
+        (
+            "ATS enabled",
+            (own.ats.enabled if own.ats else False) if own else None,
+            "without ATS, VM peer writes are translated and redirected by the host",
+        ),
+        ("NUMA node", n.numa_node, "the NIC's socket"),
+    ]
 
 
-def _nic_ats(m: MachineInfo) -> str:
-    out = []
-    for n in m.nics:
-        fn = m.function(n.bdf)
-        if fn is None:
-            out.append(f"{n.name}: unknown")
-        elif fn.ats is None:
-            out.append(f"{n.name}: no ATS capability visible")
-        else:
-            out.append(f"{n.name}: ATSCtl Enable{'+' if fn.ats.enabled else '-'}")
-    return ", ".join(out) or "no RDMA devices"
+def _gpu_fields(m: MachineInfo, g: GpuInfo) -> list[tuple[str, object, str]]:
+    fn = m.function(g.bdf)
+    link = g.link
+    cur = f"{link.speed_gts:g} GT/s x{link.width}" if link and link.speed_gts and link.width else None
+    cap = (
+        f"{link.max_speed_gts:g} GT/s x{link.max_width}"
+        if link and link.max_speed_gts and link.max_width
+        else None
+    )
+    return [
+        ("model", g.name or None, "another GPU"),
+        ("link capable", cap, "a narrower or slower link caps every host<->GPU number"),
+        ("link current", cur, "an idle GPU downshifts; under load it should match capable"),
+        (
+            "MaxPayload",
+            fn.pcie.max_payload if fn and fn.pcie else None,
+            "MPS sets write/completion efficiency",
+        ),
+        ("MaxReadReq", fn.pcie.max_read_request if fn and fn.pcie else None, "MRRS bounds read requests"),
+        ("NUMA node", g.numa_node, "host buffers should live on this node"),
+    ]
 
 
-def _path_acs(m: MachineInfo) -> str:
-    flags = set()
-    seen_any = False
-    # Judge each GPU's closest NIC(s): that is the path GPUDirect traffic should take.
-    order = ("PIX", "PXB", "PHB", "NODE", "SYS")
-    best: dict[str, int] = {}
-    for pair in m.topology:
-        rank = order.index(pair.path_class.value) if pair.path_class else len(order)
-        best[pair.gpu_bdf] = min(best.get(pair.gpu_bdf, rank), rank)
-    for pair in m.topology:
-        if (order.index(pair.path_class.value) if pair.path_class else len(order)) != best[pair.gpu_bdf]:
-            continue
-        for bdf in pair.bridges:
-            fn = m.function(bdf)
-            if fn is not None and fn.acs is not None:
-                seen_any = True
-                flags.update(f for f in fn.acs.ctl_flags if f in ("ReqRedir", "CmpltRedir", "DirectTrans"))
-    if not seen_any:
-        return "no ACS capability visible on the GPU-NIC path"
-    return "ACSCtl " + (" ".join(sorted(flags)) if flags else "redirects off")
-
-
-def _gpu_link(m: MachineInfo) -> str:
-    out = []
-    for g in m.gpus:
-        link = g.link
-        if link is None or link.speed_gts is None:
-            out.append(f"{g.bdf}: unknown")
-        else:
-            out.append(f"{g.bdf}: {link.speed_gts:g} GT/s x{link.width} (max {link.max_speed_gts:g} GT/s "
-                       f"x{link.max_width})" if link.max_speed_gts else f"{g.bdf}: {link.speed_gts:g} GT/s x{link.width}")
-    return ", ".join(out) or "no GPU"
-
-
-def _path_class(m: MachineInfo) -> str:
-    if not m.topology:
-        return "no GPU-NIC pair"
-    return ", ".join(f"{p.gpu_bdf}<->{p.nic}: {p.path_class.value if p.path_class else '?'}"
-                     f"{'' if p.reliable else ' (synthetic VM tree)'}" for p in m.topology)
-
-
-def _driver(m: MachineInfo) -> str:
+def _machine_fields(m: MachineInfo) -> list[tuple[str, object, str]]:
     k = m.kernel
-    flavour = k.nvidia_flavour.value if k.nvidia_flavour else "unknown flavour"
-    return f"{k.nvidia_driver_version or 'unknown'} ({flavour}), nvidia_peermem {_yes_no(k.peermem_loaded)}"
+    return [
+        (
+            "virtualization",
+            None if m.virt.is_vm is None else ("VM" if m.virt.is_vm else "bare metal"),
+            "in a VM the host IOMMU translates NIC->GPU writes and may route them through the root complex",
+        ),
+        ("hypervisor", m.virt.hypervisor if m.virt.is_vm else "none", "the hypervisor decides ACS/ATS"),
+        ("flat guest PCI tree", m.virt.flat_pci, "a flat tree hides the physical GPU-NIC path"),
+        (
+            "IOMMU mode",
+            m.virt.iommu_mode,
+            "a translating IOMMU adds a lookup per DMA page unless ATS caches it",
+        ),
+        ("kernel", k.release, "mlx5 ignored IBV_ACCESS_RELAXED_ORDERING on VFs before Linux 6.4"),
+        ("mlx5 out of tree", k.mlx5_out_of_tree, "OFED/DOCA builds may carry the VF RO backport"),
+        (
+            "CPU",
+            f"{k.cpu_vendor} family {k.cpu_family:#x}" if k.cpu_vendor and k.cpu_family is not None else None,
+            "some root complexes need RO for full peer-write bandwidth",
+        ),
+        ("GPU driver", k.nvidia_driver_version, "device-memory RDMA needs nvidia_peermem or dma-buf"),
+        ("nvidia_peermem loaded", k.peermem_loaded, "ibv_reg_mr on GPU memory needs it"),
+    ]
 
 
-MachineFact = tuple[str, Callable[[MachineInfo], str], str]
-
-MACHINE_FACTS: tuple[MachineFact, ...] = (
-    ("virtualization", _virt, "in a VM, NIC->GPU writes are translated by the host IOMMU and may be "
-     "redirected through the root complex; relaxed ordering and ATS matter there"),
-    ("flat guest PCI tree", lambda m: _yes_no(m.virt.flat_pci), "a flat tree hides the physical GPU-NIC "
-     "path: the path class seen in the guest is synthetic"),
-    ("IOMMU", lambda m: f"{m.virt.iommu_mode or 'unknown'} ({m.virt.iommu_groups} groups)",
-     "a translating IOMMU adds a lookup per DMA page unless ATS caches it"),
-    ("kernel", lambda m: m.kernel.release or "unknown", "the mlx5 driver ignored IBV_ACCESS_RELAXED_ORDERING "
-     "on VFs before Linux 6.4"),
-    ("NIC functions", _nic_functions, "a VF's RlxdOrd bit always reads 0 and its PCIe link is the PF's"),
-    ("NIC relaxed ordering enable", _nic_ro, "with RlxdOrd- on the PF the NIC cannot emit RO writes at all"),
-    ("NIC ATS", _nic_ats, "without ATS, VM GPUDirect writes are translated and redirected by the host"),
-    ("ACS on the GPU-NIC path", _path_acs, "ACS request redirect sends peer-to-peer TLPs up to the root "
-     "complex"),
-    ("GPU link", _gpu_link, "a narrower or slower link caps every host<->GPU number"),
-    ("GPU-NIC path class", _path_class, "PIX/PXB paths keep GPUDirect traffic under one switch; PHB and "
-     "wider cross the root complex"),
-    ("GPU driver", _driver, "device-memory RDMA needs nvidia_peermem or dma-buf (open driver)"),
-)
+def _pair_class(m: MachineInfo, g: Optional[GpuInfo], n: Optional[NicInfo]) -> Optional[str]:
+    if g is None or n is None:
+        return None
+    p = next((p for p in m.topology if p.gpu_bdf == g.bdf and p.nic == n.name), None)
+    if p is None or p.path_class is None:
+        return None
+    return p.path_class.value + ("" if p.reliable else " (synthetic VM tree)")
 
 
-def machine_deltas(a: Optional[MachineInfo], b: Optional[MachineInfo]) -> list[MachineDelta]:
-    """The listed facts whose rendering differs between the two machines."""
-    if a is None or b is None:
+def machine_deltas(a: Report, b: Report) -> list[MachineDelta]:
+    """Machine facts that differ, field by field; GPUs and NICs matched by the role they played."""
+    ma, mb = a.machine, b.machine
+    if ma is None or mb is None:
         return []
-    out = []
-    for name, fact, why in MACHINE_FACTS:
-        va, vb = _safe(fact, a), _safe(fact, b)
-        if va != vb:
-            out.append(MachineDelta(name, va, vb, why))
-    return out
-
-
-def _safe(fact: Callable[[MachineInfo], str], m: MachineInfo) -> str:
-    try:
-        return fact(m)
-    except Exception as exc:  # odd data must not stop a comparison
-        return f"unreadable ({type(exc).__name__})"
+    na, nb = _role_nic(a), _role_nic(b)
+    ga, gb = _role_gpu(a, na), _role_gpu(b, nb)
+    rows: list[tuple[str, object, object, str]] = []
+    for (name, va, why), (_, vb, _) in zip(_machine_fields(ma), _machine_fields(mb), strict=True):
+        rows.append((name, va, vb, why))
+    if na is not None and nb is not None:
+        label = "NIC" if na.name == nb.name else f"NIC ({na.name} vs {nb.name})"
+        for (name, va, why), (_, vb, _) in zip(_nic_fields(ma, na), _nic_fields(mb, nb), strict=True):
+            rows.append((f"{label} {name}", va, vb, why))
+    if ga is not None and gb is not None:
+        for (name, va, why), (_, vb, _) in zip(_gpu_fields(ma, ga), _gpu_fields(mb, gb), strict=True):
+            rows.append((f"GPU {name}", va, vb, why))
+    rows.append(
+        (
+            "GPU-NIC path class",
+            _pair_class(ma, ga, na),
+            _pair_class(mb, gb, nb),
+            "PIX/PXB keep GPUDirect traffic under one switch; PHB and wider cross the root complex",
+        )
+    )
+    return [MachineDelta(name, _txt(va), _txt(vb), why) for name, va, vb, why in rows if _txt(va) != _txt(vb)]
 
 
 # ---------------------------------------------------------------------------------------------
-# explanations
+# explanations: re-diagnosed causes, then the machine facts that differ
 # ---------------------------------------------------------------------------------------------
 
-# Which finding-code prefixes and machine facts can explain which case families, most likely first.
-_CAUSES: dict[str, tuple[tuple[str, str], ...]] = {
-    "rdma_write": (("RO-", "relaxed ordering not requested or not honoured"),
-                   ("fact:NIC functions", "SR-IOV virtual function instead of a physical function"),
-                   ("fact:virtualization", "virtualized NIC->GPU path"),
-                   ("fact:NIC ATS", "ATS off: VM P2P writes translated and redirected"),
-                   ("fact:ACS on the GPU-NIC path", "ACS redirect on the GPU-NIC path"),
-                   ("GDR-", "GPUDirect prerequisite missing"),
-                   ("fact:GPU-NIC path class", "GPU and NIC further apart")),
-    "gather": (("fact:GPU link", "GPU link narrower or slower"), ("PCIE-", "PCIe link or register problem"),
-               ("LINK-", "PCIe link problem"), ("fact:IOMMU", "IOMMU translation"),
-               ("fact:virtualization", "virtualized host memory path")),
-    "copy": (("fact:GPU link", "GPU link narrower or slower"), ("PCIE-", "PCIe link or register problem"),
-             ("LINK-", "PCIe link problem"), ("fact:IOMMU", "IOMMU translation of DMA"),
-             ("fact:virtualization", "virtualized host memory path")),
+# Cause codes and machine facts that can explain each case family.
+_FAMILY_CAUSES = {
+    "rdma_write": ("CAUSE-RO-", "CAUSE-P2P-", "CAUSE-GPU-NIC-", "MEASURE-FAILED"),
+    "copy": ("CAUSE-LINK-", "CAUSE-IOMMU-", "CAUSE-NUMA-", "MEASURE-FAILED"),
+    "gather": ("CAUSE-WORKING-SET", "CAUSE-LINK-", "CAUSE-IOMMU-", "MEASURE-FAILED"),
 }
+_FAMILY_FACTS = {
+    "rdma_write": (
+        "virtualization",
+        "kernel",
+        "mlx5 out of tree",
+        "NIC",
+        "GPU-NIC path class",
+        "CPU",
+        "nvidia_peermem",
+        "IOMMU",
+    ),
+    "copy": ("GPU link", "GPU MaxPayload", "GPU MaxReadReq", "GPU NUMA", "IOMMU", "virtualization"),
+    "gather": ("GPU link", "GPU MaxPayload", "GPU MaxReadReq", "IOMMU", "virtualization", "GPU NUMA"),
+}
+_EXPERIMENT = {
+    "rdma_write": "gdrdiag mr-bench --matrix (on both machines)",
+    "copy": "gdrdiag copy-bench --sizes 256M (on both machines)",
+    "gather": "gdrdiag gather-bench --sweep working-set (on both machines)",
+}
+NOTHING = "nothing in these Reports explains it"
 
 
 def _family(key: str) -> Optional[str]:
-    for fam in ("rdma_write", "gather", "copy"):
-        if key.startswith(fam):
-            return fam
-    if key.startswith("mr_") or key.startswith("rdma"):
+    if key.startswith(("rdma", "mr_", "perftest_")):
         return "rdma_write"
+    if key.startswith(("copy", "nvbandwidth_")):
+        return "copy"
+    if key.startswith("gather"):
+        return "gather"
     return None
 
 
-def _finding_text(findings: Iterable[Finding], prefix: str) -> str:
-    hits = [f for f in findings if f.code.startswith(prefix)]
-    if not hits:
-        return "none"
-    return "; ".join(f"{f.code} ({f.severity.value}): {f.title}" for f in hits[:3])
+def explain(
+    delta: CaseDelta,
+    fa: list[Finding],
+    fb: list[Finding],
+    facts: list[MachineDelta],
+    *,
+    with_facts: bool = True,
+) -> list[Explanation]:
+    """Ranked causes for one large delta: re-diagnosed causes of the slower side, then differing facts.
 
-
-def explain(delta: CaseDelta, a: Report, b: Report, facts: list[MachineDelta]) -> list[Explanation]:
-    """Ranked causes for one large delta: evidence that differs between the two sides counts."""
+    ``with_facts=False`` leaves the machine facts out (they were listed under the family's largest
+    delta already).
+    """
     fam = _family(delta.key)
     if fam is None:
         return []
-    fact_map = {f.fact: f for f in facts}
+    slow, fast = (fb, fa) if (delta.ratio or 1) < 1 else (fa, fb)
+    causes = [f for f in slow if f.code.startswith(_FAMILY_CAUSES[fam]) and f.severity is not Severity.INFO]
+    # Causes about this very case first, then the family's; one line per cause code.
+    causes.sort(key=lambda f: f.subject != delta.key)
+    seen: set[str] = set()
+    causes = [f for f in causes if not (f.code in seen or seen.add(f.code))]  # type: ignore[func-returns-value]
     out: list[Explanation] = []
-    for source, cause in _CAUSES[fam]:
-        if source.startswith("fact:"):
-            fd = fact_map.get(source[5:])
-            if fd is not None:
-                out.append(Explanation(delta.key, len(out) + 1, cause, fd.a, fd.b))
-        else:
-            ea, eb = _finding_text(a.findings, source), _finding_text(b.findings, source)
-            if ea != eb:
-                out.append(Explanation(delta.key, len(out) + 1, cause, ea, eb))
+    for f in causes[:3]:
+        other = next((g for g in fast if g.code == f.code), None)
+        share = f"{f.explains:.0%} of the loss, {f.basis}" if f.explains is not None else f.severity.value
+        ev = f"{f.code} ({share})" + (f"; next: {f.next_step}" if f.next_step else "")
+        ea, eb = (other.title if other else "absent"), ev
+        if slow is fa:
+            ea, eb = eb, ea
+        out.append(Explanation(delta.key, len(out) + 1, f.title.split(" (")[0], ea, eb))
+    for d in facts if with_facts else ():
+        if d.fact.startswith(_FAMILY_FACTS[fam]):
+            out.append(Explanation(delta.key, len(out) + 1, f"differs: {d.fact}", d.a, d.b))
+    if not out:
+        out.append(Explanation(delta.key, 1, NOTHING, "-", f"next: {_EXPERIMENT[fam]}"))
     return out
 
 
@@ -393,33 +464,52 @@ def _finding_id(f: Finding) -> tuple[str, str]:
     return f.code, f.subject
 
 
+def _leading_cause(fa: list[Finding], fb: list[Finding]) -> Optional[str]:
+    """The second Report's first FAIL/WARN finding that the first does not share (its re-diagnosis)."""
+    a_ids = {_finding_id(f) for f in fa}
+    return next((f.code for f in fb if f.severity is not Severity.INFO and _finding_id(f) not in a_ids), None)
+
+
 def compare(a: Report, b: Report, *, a_label: str = "a", b_label: str = "b") -> Comparison:
-    """The whole comparison of two Reports."""
+    """The whole comparison of two Reports, both re-diagnosed with the current rules."""
+    from gdrdiag.diagnose import diagnose
+
+    fa, fb = diagnose(a), diagnose(b)
     cases = match_cases(a.results, b.results)
-    facts = machine_deltas(a.machine, b.machine)
-    a_ids = {_finding_id(f) for f in a.findings}
-    b_ids = {_finding_id(f) for f in b.findings}
+    facts = machine_deltas(a, b)
+    a_ids = {_finding_id(f) for f in fa}
+    b_ids = {_finding_id(f) for f in fb}
     explanations: list[Explanation] = []
+    explained_keys: set[str] = set()
     explained_families: set[str] = set()
-    # One explanation list per case family, attached to its largest delta, keeps the output short.
+    # Each case key with a large delta gets its causes, largest delta first; the machine facts that
+    # bear on a family are listed once, under its largest delta, to keep the output short.
     for d in sorted((c for c in cases if c.large), key=lambda c: abs(1 - (c.ratio or 1)), reverse=True):
-        fam = _family(d.key) or d.key
-        if fam in explained_families:
+        if d.key in explained_keys:
             continue
+        explained_keys.add(d.key)
+        fam = _family(d.key) or d.key
+        explanations.extend(explain(d, fa, fb, facts, with_facts=fam not in explained_families))
         explained_families.add(fam)
-        explanations.extend(explain(d, a, b, facts))
-    worst_first = sorted(b.findings, key=lambda f: f.severity.rank)
     return Comparison(
         a_label=a_label,
         b_label=b_label,
         cases=tuple(cases),
         machine=tuple(facts),
-        findings_only_a=tuple(f for f in sorted(a.findings, key=lambda f: f.severity.rank)
-                              if _finding_id(f) not in b_ids),
-        findings_only_b=tuple(f for f in worst_first if _finding_id(f) not in a_ids),
+        findings_only_a=tuple(f for f in fa if _finding_id(f) not in b_ids),
+        findings_only_b=tuple(f for f in fb if _finding_id(f) not in a_ids),
         explanations=tuple(explanations),
+        leading_cause=_leading_cause(fa, fb),
     )
 
 
-__all__ = ["CaseDelta", "Comparison", "Explanation", "MachineDelta", "Severity", "compare", "match_cases",
-           "machine_deltas"]
+__all__ = [
+    "CaseDelta",
+    "Comparison",
+    "Explanation",
+    "MachineDelta",
+    "Severity",
+    "compare",
+    "match_cases",
+    "machine_deltas",
+]

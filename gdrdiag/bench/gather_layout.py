@@ -3,7 +3,8 @@
 A ``Layout`` is R-byte records at a stride from a base offset, read at (source, destination) index
 pairs drawn by a pattern; ``Case`` is one layout x kernel x SM limit. The functions here build the
 index sets, the byte-level histograms the model reads, the sweeps' cases and the payload check; all are
-pure numpy, so they are tested without a GPU."""
+pure numpy, so they are tested without a GPU.
+"""
 
 from __future__ import annotations
 
@@ -48,7 +49,36 @@ RECORD_SIZE_SWEEP = (16, 32, 64, 128, 256, 512, 640, 656, 768, 1024, 2048, 4096)
 PATTERNS = ("random", "unique", "sorted", "runs", "sequential")
 
 
-SWEEPS = ("ladder", "record-size", "stride", "offset", "pattern", "sm", "threads")
+SWEEPS = ("ladder", "record-size", "stride", "offset", "pattern", "sm", "threads", "working-set")
+
+# Working-set sweep: table sizes from 16 MiB, doubling, up to a quarter of host memory (the table is
+# pinned; the rest of the machine keeps three quarters) and at most 64 GiB.
+WORKING_SET_MIN_BYTES = 16 << 20
+WORKING_SET_MAX_BYTES = 64 << 30
+
+
+def host_memory_bytes() -> Optional[int]:
+    """Physical memory of this host (sysconf), or None where the platform does not say."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def working_set_sizes(stride: int, host_bytes: Optional[int], quick: bool = False) -> list[int]:
+    """Table sizes (bytes of slots x stride) the working-set sweep visits: 16 MiB, 32 MiB, ... limit.
+
+    The limit is a quarter of ``host_bytes`` (4 GiB when unknown), capped at 64 GiB and at what uint32
+    indices can address. Quick runs take every fourth size (16 MiB, 256 MiB, 4 GiB, ...).
+    """
+    limit = min(WORKING_SET_MAX_BYTES, (host_bytes // 4) if host_bytes else 4 << 30, MAX_SLOTS * stride)
+    sizes, size = [], WORKING_SET_MIN_BYTES
+    while size <= limit:
+        sizes.append(size)
+        size *= 2
+    return sizes[::4] if quick else sizes
 
 
 def parse_pattern(text: str) -> tuple[str, int]:
@@ -280,8 +310,12 @@ def sweep_cases(
     *,
     quick: bool = False,
     threads: Optional[int] = None,
+    host_bytes: Optional[int] = None,
 ) -> list[Case]:
-    """Cases of one sweep around ``base`` for ``kernels`` (the ladder takes every kernel given)."""
+    """Cases of one sweep around ``base`` for ``kernels`` (the ladder takes every kernel given).
+
+    ``host_bytes`` bounds the working-set sweep (default: this host's physical memory).
+    """
     cases: list[Case] = []
 
     def add(layout: Layout, **kw) -> None:
@@ -331,6 +365,13 @@ def sweep_cases(
         for t in (256, 1024) if quick else (128, 256, 512, 1024):
             for k in kernels:
                 cases.append(Case(k, base, sweep=sweep, threads=t))
+    elif sweep == "working-set":
+        # Same records, same random pattern, a larger table each step: only the spread of the
+        # addresses changes, so a decline is translation reach (IOTLB/ATC) or NUMA, not the link.
+        for size in working_set_sizes(
+            base.stride, host_bytes if host_bytes is not None else host_memory_bytes(), quick
+        ):
+            add(replace(base, slots=max(1, size // base.stride), pattern="random", run_length=1))
     else:
         raise UserInputError(f"unknown sweep {sweep!r} (choose from: {', '.join(SWEEPS)}, all)")
     return cases

@@ -44,8 +44,17 @@ def _copy_results(profile: Profile) -> list:
 
     if level == "full":
         return run_copy_bench(CopyBenchOptions())
-    kinds = (MemoryKind.PINNED, MemoryKind.PAGEABLE) if level == "quick" else \
-        (MemoryKind.PINNED, MemoryKind.PINNED_WC, MemoryKind.REGISTERED, MemoryKind.PAGEABLE, MemoryKind.MANAGED)
+    kinds = (
+        (MemoryKind.PINNED, MemoryKind.PAGEABLE)
+        if level == "quick"
+        else (
+            MemoryKind.PINNED,
+            MemoryKind.PINNED_WC,
+            MemoryKind.REGISTERED,
+            MemoryKind.PAGEABLE,
+            MemoryKind.MANAGED,
+        )
+    )
     opts = CopyBenchOptions(
         kinds=kinds,
         directions=("h2d", "d2h") if level == "quick" else ("h2d", "d2h", "bidir"),
@@ -62,14 +71,24 @@ def _copy_results(profile: Profile) -> list:
     return run_copy_bench(opts)
 
 
+def report_sweeps(level: str) -> tuple[str, ...]:
+    """The gather sweeps a Report runs: the ladder, or with --full every sweep but working-set.
+
+    The working-set sweep pins tables up to a quarter of host memory; it runs when asked for
+    (gather-bench --sweep working-set), not inside every full Report.
+    """
+    from gdrdiag.bench.gather_layout import SWEEPS
+
+    return tuple(s for s in SWEEPS if s != "working-set") if level == "full" else ("ladder",)
+
+
 def _gather_results(profile: Profile) -> list:
     level = profile.level
     from gdrdiag.bench import gather
     from gdrdiag.errors import NotSupported
     from gdrdiag.model.results import BenchResult
 
-    config = gather.GatherConfig(quick=level == "quick",
-                                 sweeps=gather.SWEEPS if level == "full" else ("ladder",))
+    config = gather.GatherConfig(quick=level == "quick", sweeps=report_sweeps(level))
     try:
         return list(gather.run(config).results)
     except NotSupported as exc:

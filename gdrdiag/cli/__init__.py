@@ -55,6 +55,7 @@ COMMAND_MODULES = (
     "mr_bench_cmd",
     "gather_bench_cmd",
     "fleet_cmd",
+    "import_cmd",
 )
 
 

@@ -19,8 +19,12 @@ def compare_cmd(
     b_path: Path = typer.Argument(..., metavar="B.json", help="Second Report (e.g. the VM)."),
     all_cases: bool = typer.Option(False, "--all", help="Show every matched case, not only large deltas."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML page with plots."),
+    wide: bool = typer.Option(False, "--wide", help="Wider tables (the default fits 100 columns)."),
 ) -> None:
-    """Match cases by key and parameters, show ratios (B/A), machine differences and likely causes."""
+    """Match cases, show ratios (B/A), machine facts that differ and the causes of each large delta.
+
+    Both Reports are re-diagnosed with the current rules.
+    """
     import json
 
     from gdrdiag.cli.report_files import load_report
@@ -38,4 +42,4 @@ def compare_cmd(
     if wants_json(ctx):
         echo(json.dumps(to_jsonable(comparison), indent=2))
     else:
-        echo(render_comparison(comparison, all_cases=all_cases))
+        echo(render_comparison(comparison, all_cases=all_cases, wide=wide))

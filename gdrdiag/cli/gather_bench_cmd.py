@@ -47,7 +47,7 @@ def gather_bench(
     records_per_request: int = typer.Option(2048, "--records-per-request", help="Records per request."),
     seed: int = typer.Option(20251121, "--seed", help="Seed of the index generator (recorded in params)."),
     sweep: Optional[str] = typer.Option(
-        None, "--sweep", help="Also sweep: record-size,stride,offset,pattern,sm,threads or all."
+        None, "--sweep", help="Also sweep: record-size,stride,offset,pattern,sm,threads,working-set or all."
     ),
     sweep_kernels: str = typer.Option(
         "best,warp", "--sweep-kernels", help="Kernels for the sweeps; 'best' is the ladder's fastest."
@@ -129,7 +129,9 @@ def gather_bench(
         rounds=rounds,
         paired_ce=paired_ce,
         link=link,
-        link_source="given on the command line" if explicit else "assumed (diagnostics-kb 14, H200 VM)",
+        link_source="given on the command line"
+        if explicit
+        else "assumed (MPS 256 / MRRS 4096 / RCB 128, as read on an H200 VM)",
         link_explicit=explicit,
     )
     config.validate()
@@ -138,7 +140,9 @@ def gather_bench(
     _show(ctx, _run_with_progress(ctx, config), json_out)
 
 
-def _kernels_from_cases(ctx: typer.Context, cases: Optional[list[str]], list_cases: bool, kernels: str) -> str:
+def _kernels_from_cases(
+    ctx: typer.Context, cases: Optional[list[str]], list_cases: bool, kernels: str
+) -> str:
     """``--list`` (prints and exits), or the kernels that case selectors name, or ``--kernels`` as given."""
     from gdrdiag.bench import gather
     from gdrdiag.bench.registry import gather_kernels, gather_registry
@@ -154,7 +158,9 @@ def _kernels_from_cases(ctx: typer.Context, cases: Optional[list[str]], list_cas
         raise UserInputError("give cases or --kernels, not both (cases gather_<kernel> choose kernels)")
     chosen = ",".join(gather_kernels(registry.select(cases)))
     if not chosen:
-        raise UserInputError("gather_ce_reference runs with every kernel (it is their reference); name a kernel")
+        raise UserInputError(
+            "gather_ce_reference runs with every kernel (it is their reference); name a kernel"
+        )
     return chosen
 
 
@@ -182,7 +188,9 @@ def _show(ctx: typer.Context, result, json_out: Optional[Path]) -> None:
     from gdrdiag.model.results import Status
 
     findings = gather_findings(result.results)
-    report = results_report("gather-bench", result.results, findings=tuple(findings), notes=tuple(result.notes))
+    report = results_report(
+        "gather-bench", result.results, findings=tuple(findings), notes=tuple(result.notes)
+    )
     if json_out is not None:
         json_out.write_text(report.to_json())
     if wants_json(ctx):
@@ -192,7 +200,8 @@ def _show(ctx: typer.Context, result, json_out: Optional[Path]) -> None:
         from gdrdiag.render.gather_table import render_gather_results
 
         header = f"gather-bench on {result.gpu_name} ({result.sm_count} SMs)"
-        echo(f"{header}\n\n{render_gather_results(result.results, result.notes)}\n\n{render_findings(findings)}")
+        table = render_gather_results(result.results, result.notes)
+        echo(f"{header}\n\n{table}\n\n{render_findings(findings)}")
     failed = any(r.status is Status.ERROR for r in result.results) or any(
         f.severity.value == "FAIL" for f in findings
     )

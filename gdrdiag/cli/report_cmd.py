@@ -139,9 +139,14 @@ def report_cmd(
     level = "quick" if quick else ("full" if full else "standard")
     profile = Profile(level, _rdma_part(no_rdma, rdma_size, rdma_iters, rdma_qps))
     if from_report is not None:
+        import dataclasses
+
         from gdrdiag.cli.report_files import load_report
+        from gdrdiag.diagnose import diagnose
 
         report = load_report(from_report)
+        # Judge a saved Report with the current rules (its stored findings may predate them).
+        report = dataclasses.replace(report, findings=tuple(diagnose(report)))
     elif progress_enabled() and not wants_json(ctx):
         with typer.progressbar(length=1 + len(PROFILE_BENCHES), label=f"report ({level})") as bar:
             report = build_report(profile, progress=lambda _step: bar.update(1))
@@ -149,7 +154,9 @@ def report_cmd(
         report = build_report(profile)
     if add_results:
         report = _merge_results(report, add_results)
-    code = EXIT_FAIL if any(f.severity is Severity.FAIL for f in report.findings) else EXIT_OK
+    # A FAIL finding, or a measurement that failed (diagnose reports it as MEASURE-FAILED), exits 1.
+    failed = any(r.status.value == "ERROR" or r.verified is False for r in report.results)
+    code = EXIT_FAIL if failed or any(f.severity is Severity.FAIL for f in report.findings) else EXIT_OK
     name = node_name(host, report)
     output = _expand(output, name, "-o", force)
     record = _expand(record, name, "--record", force)

@@ -9,8 +9,13 @@ machines and Reports):
   machine rules over ``report.machine``; bench-result rules are added with
   :func:`register` (or by appending a module's ``RULES`` to this list).
 
-Findings come back ranked FAIL, WARN, INFO, then in rule order. A rule that raises on odd
-data becomes one ``DIAG-RULE-ERROR`` finding instead of taking inspect down.
+Findings come back ranked: a failed measurement first, then FAIL, WARN, INFO; within a severity
+the cause findings (``CAUSE-*``, :mod:`gdrdiag.diagnose.causes`) by the share of the measured loss
+they explain, measured before inferred, then the rest in rule order. Before ranking, machine
+inferences that a measurement contradicts or a cause finding weighs are demoted
+(:func:`gdrdiag.diagnose.causes.reconcile`). Every finding's ``reference`` is set from the
+catalogue (:mod:`gdrdiag.diagnose.catalogue`), so it points into docs/kb/ and public sources. A rule
+that raises on odd data becomes one ``DIAG-RULE-ERROR`` finding instead of taking inspect down.
 """
 
 from __future__ import annotations
@@ -45,8 +50,18 @@ def _run(rule: Callable, arg: object) -> list[Finding]:
         ]
 
 
+def _order(f: Finding) -> tuple:
+    """Failed measurements first; then severity; then the share of a measured loss explained."""
+    return (
+        0 if f.code == "MEASURE-FAILED" else 1,
+        f.severity.rank,
+        -(f.explains if f.explains is not None else -1.0),
+        0 if f.basis == "measured" else 1,
+    )
+
+
 def rank(findings: Iterable[Finding]) -> list[Finding]:
-    """FAIL first, then WARN, then INFO; stable within a severity; exact duplicates dropped."""
+    """Ranked as the module says; stable otherwise; exact duplicates dropped."""
     seen: set = set()
     unique = []
     for f in findings:
@@ -54,7 +69,7 @@ def rank(findings: Iterable[Finding]) -> list[Finding]:
         if key not in seen:
             seen.add(key)
             unique.append(f)
-    return sorted(unique, key=lambda f: f.severity.rank)
+    return sorted(unique, key=_order)
 
 
 def diagnose_machine(machine: MachineInfo) -> list[Finding]:
@@ -62,7 +77,9 @@ def diagnose_machine(machine: MachineInfo) -> list[Finding]:
     out: list[Finding] = []
     for rule in MACHINE_RULES:
         out.extend(_run(rule, machine))
-    return rank(out)
+    from gdrdiag.diagnose.catalogue import with_reference
+
+    return rank(with_reference(f) for f in out)
 
 
 def _machine_findings(report: "Report") -> Iterable[Finding]:
@@ -72,9 +89,9 @@ def _machine_findings(report: "Report") -> Iterable[Finding]:
 def _bench_rules() -> list[ReportRule]:
     # Rules over measured results, owned by each bench's module; imported here so that one
     # ``diagnose(report)`` runs everything.
-    from gdrdiag.diagnose import copy_rules, gather_rules, rdma_rules
+    from gdrdiag.diagnose import causes_host, copy_rules, gather_rules, rdma_rules
 
-    return [*copy_rules.RULES, *gather_rules.RULES, rdma_rules.report_rule]
+    return [*copy_rules.RULES, *gather_rules.RULES, rdma_rules.report_rule, *causes_host.RULES]
 
 
 RULES: list[ReportRule] = [_machine_findings, *_bench_rules()]
@@ -88,10 +105,13 @@ def register(rule: ReportRule) -> ReportRule:
 
 def diagnose(report: "Report") -> list[Finding]:
     """Every report rule over a Report (machine facts and bench results), ranked."""
+    from gdrdiag.diagnose.catalogue import with_reference
+    from gdrdiag.diagnose.causes import reconcile
+
     out: list[Finding] = []
     for rule in RULES:
         out.extend(_run(rule, report))
-    return rank(out)
+    return rank(with_reference(f) for f in reconcile(out))
 
 
 def worst(findings: Iterable[Finding]) -> Severity | None:

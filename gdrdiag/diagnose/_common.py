@@ -74,7 +74,7 @@ def upstream_chain(m: MachineInfo, f: PciFunction) -> list[PciFunction]:
 
 
 def is_downstream_facing(f: PciFunction) -> bool:
-    """Root ports and switch downstream ports: where ACS request redirect applies ([R20])."""
+    """Root ports and switch downstream ports: where ACS redirect applies (PCIe Base Spec r5.0 sec. 6.12)."""
     return f.pcie is not None and f.pcie.port_type in (PortType.ROOT_PORT, PortType.SWITCH_DOWNSTREAM)
 
 

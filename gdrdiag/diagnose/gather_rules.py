@@ -8,13 +8,15 @@ Pure functions of ``BenchResult`` lists (saved Reports work the same); the PCIe 
 - ``ALIGN-02`` (WARN): records are not 16-B aligned (stride or base offset), so 16-B vector loads
   need two chunks and a shift per destination chunk.
 - ``ALIGN-03`` (INFO): contiguous runs long enough that one copy-engine call per run would beat
-  the measured gather (perf-anchors 4: t = t_call + bytes / BW).
+  the measured gather (t = t_call + bytes / BW, docs/kb/gather.md#align-03).
 - ``PERF-GATHER-01`` (WARN): a gather reached less than 85% of the model's ratio to CE for its
-  layout (diagnostics-kb 10.4 "flag when measured < 85% of model").
-- ``PERF-GATHER-02`` (WARN): the copy-engine reference itself is below 80% of the link's raw
-  rate (diagnostics-kb PROBE-05), so every ratio is against a weak reference.
+  layout (docs/kb/gather.md#perf-gather-01).
+- ``PERF-GATHER-02`` (WARN): the copy-engine reference itself is below
+  ``thresholds.CE_OF_MODEL_HEALTHY`` of what the PCIe model gives for its link, MPS and MRRS (the
+  one copy-engine threshold, shared with ``PERF-CE-H2D-LOW``), so every ratio is against a weak
+  reference.
 - ``PERF-GATHER-03`` (INFO, WARN above 25% of the SMs): how many SMs the best kernel needs for 95%
-  of its all-SM bandwidth (perf-anchors 7.4: <= 16 SMs on H100, 12%).
+  of its all-SM bandwidth (docs/kb/gather.md#perf-gather-03).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, Sequence
 
 from gdrdiag import pcie_model
+from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import GatherParams
 from gdrdiag.model.results import BenchResult, Status
@@ -29,12 +32,11 @@ from gdrdiag.model.results import BenchResult, Status
 ALIGN_LOSS_THRESHOLD = 0.05
 ALIGN_GAIN_THRESHOLD = 0.05
 PERF_MODEL_FRACTION = 0.85
-CE_RAW_FRACTION = 0.80
 SM_BUDGET_WARN_FRACTION = 0.25
-CE_CALL_OVERHEAD_US = 2.0  # perf-anchors 0.5: ~1.3-3.5 us per cudaMemcpyAsync
+CE_CALL_OVERHEAD_US = 2.0  # ~1.3-3.5 us per cudaMemcpyAsync measured by copy-bench (docs/benchmarks.md)
 
 CE_KEY = "gather_ce_reference"
-_REF_KB = "diagnostics-kb 10.3-10.4 and 12; perf-anchors 2.2-2.4"
+_REF_KB = ""
 
 
 def _is_gather(r: BenchResult) -> bool:
@@ -87,7 +89,9 @@ def _partial_lines(r: BenchResult, R: int, stride: int, base: int) -> list[Findi
     loss = _num(r.metrics.layout_partial_line_loss)
     pattern = str(p.pattern or "random")
     if loss is None and pattern == "random":
-        loss = pcie_model.predict_random(R, stride, base, slots, "sector", line_aware=True, p=link).partial_line_loss
+        loss = pcie_model.predict_random(
+            R, stride, base, slots, "sector", line_aware=True, p=link
+        ).partial_line_loss
     if loss is None or loss <= ALIGN_LOSS_THRESHOLD or pattern not in ("random", "sorted"):
         return []
     alts = pcie_model.best_alternatives(R, stride, base, slots, "sector", line_aware=True, p=link)
@@ -178,7 +182,7 @@ def _runs_for_the_copy_engine(r: BenchResult, R: int) -> list[Finding]:
             ),
             advice="copy each run with the copy engine (cuMemcpyBatchAsync where available) and gather "
             "only the short remainder with the kernel",
-            reference="perf-anchors 0.5 and 4 (per-call cost, half-bandwidth block size)",
+            reference="",
             subject=_layout_text(r.params),
         )
     ]
@@ -230,9 +234,8 @@ def _below_model(results: Sequence[BenchResult]) -> list[Finding]:
                 advice="the link is not what limits it: too few bytes in flight "
                 "(raise --sm-limit/--threads, use "
                 "the lines kernel that keeps 8 records in flight per warp), split lines (use line-aware "
-                "loads), or small requests exhausting read tags (diagnostics-kb LINK-07)",
-                reference="diagnostics-kb 10.4 (flag below 85% of model), 12; "
-                "perf-anchors 2.3 (Little's law)",
+                "loads), or small requests exhausting read tags (docs/kb/pcie.md#pcie-exttag-off)",
+                reference="",
                 subject=kernel,
             )
         )
@@ -246,20 +249,30 @@ def _weak_copy_engine(results: Sequence[BenchResult]) -> list[Finding]:
         if r.key != CE_KEY or r.status is not Status.OK:
             continue
         raw_ratio = _num(r.metrics.ratio_to_raw)
-        if raw_ratio is not None and raw_ratio < CE_RAW_FRACTION:
+        p = r.params
+        try:
+            link = pcie_model.LinkParams(
+                mps=p.mps_bytes or 256, mrrs=p.mrrs_bytes or 4096, rcb=p.rcb_bytes or 128
+            )
+        except ValueError:
+            link = pcie_model.LinkParams()
+        eff = pcie_model.ce_efficiency(link)
+        if raw_ratio is not None and raw_ratio / eff < CE_OF_MODEL_HEALTHY:
             out.append(
                 Finding(
                     code="PERF-GATHER-02",
                     severity=Severity.WARN,
-                    title=f"copy-engine H2D reaches only {raw_ratio:.0%} of the link's raw rate",
+                    title=f"copy-engine H2D reaches only {raw_ratio / eff:.0%} of what the PCIe model gives "
+                    "this link",
                     evidence=(
                         f"results[{CE_KEY}].value = {r.value:.2f} GB/s",
                         f"results[{CE_KEY}].metrics.ratio_to_raw = {raw_ratio:.3f}",
+                        f"model efficiency at MPS {link.mps} / MRRS {link.mrrs} = {eff:.3f}",
                     ),
                     advice="check the negotiated link (LINK-01/02), MPS/MRRS, IOMMU mode and NUMA "
                     "placement of the "
                     "pinned table before reading gather ratios",
-                    reference="diagnostics-kb 13 PROBE-05; perf-anchors 7.1",
+                    reference="",
                     subject=CE_KEY,
                 )
             )
@@ -287,13 +300,12 @@ def _sm_budget(results: Sequence[BenchResult]) -> list[Finding]:
                 "all-SM bandwidth",
                 evidence=(
                     f"results[{r.key}].metrics.min_sms_for_95pct = {int(need)}",
-                    f"results[{r.key}].metrics.bytes_in_flight_per_sm = "
-                    f"{r.metrics.bytes_in_flight_per_sm}",
+                    f"results[{r.key}].metrics.bytes_in_flight_per_sm = {r.metrics.bytes_in_flight_per_sm}",
                 ),
                 advice="cap the gather's grid at this many SMs (leave the rest to compute)"
                 if frac <= 0.25
                 else "keep more bytes in flight per SM (more records per warp, more warps per SM)",
-                reference="perf-anchors 1.6 and 7.4 (bytes in flight per SM; <= 12% of SMs on H100)",
+                reference="",
                 subject=str(r.params.kernel),
             )
         )
@@ -302,9 +314,11 @@ def _sm_budget(results: Sequence[BenchResult]) -> list[Finding]:
 
 def gather_findings(results: Iterable[BenchResult]) -> list[Finding]:
     """All gather-bench findings, WARN before INFO."""
+    from gdrdiag.diagnose.catalogue import with_reference
+
     rs = list(results)
     found = align_findings(rs) + perf_findings(rs)
-    return sorted(found, key=lambda f: f.severity.rank)
+    return sorted((with_reference(f) for f in found), key=lambda f: f.severity.rank)
 
 
 def gather_report_findings(report) -> list[Finding]:

@@ -1,9 +1,9 @@
 """GPUDirect RDMA prerequisites: GPU attributes, registration paths, BAR1, topology, ports.
 
-A NIC can register GPU memory in two ways ([R9][R16]): the legacy peer-memory path
-(``nvidia_peermem`` + an ib_core with peer-memory support) or dma-buf (open NVIDIA kernel
-module, ``DMA_BUF_SUPPORTED``, kernel >= 5.12 and rdma-core >= v34). With neither, GPUDirect
-RDMA cannot work at all (GPU-11/12/13).
+A NIC can register GPU memory in two ways (docs/kb/gdr.md; NVIDIA's GPUDirect RDMA guide): the
+legacy peer-memory path (``nvidia_peermem`` + an ib_core with peer-memory support) or dma-buf (open
+NVIDIA kernel module, ``DMA_BUF_SUPPORTED``, kernel >= 5.12 and rdma-core >= v34). With neither,
+GPUDirect RDMA cannot work at all (GDR-NO-REG-PATH).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def presence(m: MachineInfo) -> Iterable[Finding]:
             "no NVIDIA GPU on the PCI bus",
             [ev("machine.gpus", "[]"), ev("machine.unknown.cuda", m.unknown.get("cuda", ""))],
             "GPU checks were skipped.",
-            "diagnostics-kb section 6",
+            "",
         )
     elif not m.cuda_devices:
         yield finding(
@@ -42,7 +42,7 @@ def presence(m: MachineInfo) -> Iterable[Finding]:
             ],
             "Install or load the NVIDIA driver (and check CUDA_VISIBLE_DEVICES); the GPUDirect "
             "attributes below are unknown until then.",
-            "diagnostics-kb GPU-01..06 [R28]",
+            "",
         )
     if not m.nics:
         yield finding(
@@ -52,7 +52,7 @@ def presence(m: MachineInfo) -> Iterable[Finding]:
             [ev("machine.nics", "[]"), ev("machine.unknown.verbs", m.unknown.get("verbs", ""))],
             "Load the RDMA driver (mlx5_ib) or pass a NIC/VF into the VM to test GPUDirect RDMA; "
             "`gdrdiag mr-bench --provider soft` exercises the pipeline without one.",
-            "diagnostics-kb section 7",
+            "",
         )
 
 
@@ -67,7 +67,7 @@ ATTRIBUTE_CHECKS = (
         "GPU_DIRECT_RDMA_SUPPORTED = 0: the nv-p2p (peermem) API is unavailable",
         "iGPU/unified-memory parts lack it. Use dma-buf if DMA_BUF_SUPPORTED = 1, else stage through pinned "
         "host memory registered with ibv_reg_mr.",
-        "diagnostics-kb GPU-01 [R16][R42]",
+        "",
     ),
     (
         "GPU_DIRECT_RDMA_WRITES_ORDERING",
@@ -78,7 +78,7 @@ ATTRIBUTE_CHECKS = (
         "GPU_DIRECT_RDMA_WRITES_ORDERING = NONE",
         "A kernel polling a flag may see RDMA payload out of order: call cuFlushGPUDirectRDMAWrites or use "
         "NIC-side flush reads before consuming data.",
-        "diagnostics-kb GPU-04 [R16][R29]",
+        "",
     ),
     (
         "GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS",
@@ -88,7 +88,7 @@ ATTRIBUTE_CHECKS = (
         Severity.INFO,
         "no GPUDirect RDMA flush options",
         "Use CPU-side synchronization as in the GPUDirect RDMA guide.",
-        "diagnostics-kb GPU-05 [R16][R29]",
+        "",
     ),
     (
         "GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED",
@@ -98,7 +98,7 @@ ATTRIBUTE_CHECKS = (
         Severity.INFO,
         "cuMemCreate (VMM) memory cannot be GDR-registered",
         "Register cuMemAlloc memory instead; NCCL checks this.",
-        "diagnostics-kb GPU-06 [R9]",
+        "",
     ),
     (
         "HOST_ALLOC_DMA_BUF_SUPPORTED",
@@ -108,7 +108,7 @@ ATTRIBUTE_CHECKS = (
         Severity.INFO,
         "pinned host memory cannot be exported as dma-buf",
         "Register cuMemHostAlloc memory with plain ibv_reg_mr, not through a dma-buf.",
-        "diagnostics-kb GPU-03 [R16][R39]",
+        "",
     ),
 )
 
@@ -163,7 +163,7 @@ def registration_path(m: MachineInfo) -> Iterable[Finding]:
             evidence,
             "Either `modprobe nvidia_peermem` (needs MLNX_OFED/DOCA ib_core with peer memory), or use "
             "the open NVIDIA kernel module with a kernel >= 5.12 and rdma-core >= v34 for dma-buf.",
-            "diagnostics-kb GPU-11, GPU-12, GPU-13 [R9][R16][R17]",
+            "",
         )
         return
     if dmabuf_ok is False:
@@ -174,7 +174,7 @@ def registration_path(m: MachineInfo) -> Iterable[Finding]:
             evidence,
             'dma-buf needs the open NVIDIA kernel module ("Open Kernel Module" in '
             "/proc/driver/nvidia/version) and DMA_BUF_SUPPORTED = 1.",
-            "diagnostics-kb GPU-02, GPU-13 [R16][R17]",
+            "",
         )
     if k.peermem_loaded is False:
         yield finding(
@@ -184,7 +184,7 @@ def registration_path(m: MachineInfo) -> Iterable[Finding]:
             evidence,
             "Fine when dma-buf is used (NCCL and UCX prefer it). Applications that call ibv_reg_mr on "
             "cudaMalloc pointers need `modprobe nvidia_peermem`.",
-            "diagnostics-kb GPU-11 [R9][R16]",
+            "",
         )
     if k.nvidia_flavour == DriverFlavour.VGPU_GUEST:
         yield finding(
@@ -193,7 +193,7 @@ def registration_path(m: MachineInfo) -> Iterable[Finding]:
             "vGPU guest driver: GPUDirect RDMA support differs from passthrough",
             [ev("kernel.nvidia_version_line", k.nvidia_version_line)],
             "Check the vGPU release notes for GPUDirect RDMA support on this vGPU type.",
-            "diagnostics-kb VIRT-05, GPU-13 [R40]",
+            "",
         )
 
 
@@ -213,7 +213,7 @@ def bar1(m: MachineInfo) -> Iterable[Finding]:
                 ],
                 "Enable Resizable BAR / large BAR1 in the BIOS (and EnableResizableBar in the driver) so "
                 "GDR registrations do not run out of BAR1.",
-                "diagnostics-kb LINK-09, GPU-14 [R16]",
+                "",
                 g.bdf,
             )
 
@@ -226,12 +226,13 @@ def path_class(m: MachineInfo) -> Iterable[Finding]:
             yield finding(
                 "GDR-PATH-CLASS",
                 Severity.WARN,
-                f"the closest NIC to GPU {p.gpu_bdf} ({p.nic}) is {p.path_class.value}: traffic crosses the root complex",
+                f"the closest NIC to GPU {p.gpu_bdf} ({p.nic}) is {p.path_class.value}: "
+                f"traffic crosses the root complex",
                 [ev(f"{key}.path_class", p.path_class.value), ev(f"{key}.bridges", ",".join(p.bridges))],
                 "Peer writes through the CPU root complex are slow and need relaxed ordering; NCCL's "
                 "default NCCL_NET_GDR_LEVEL=PXB disables GDR for this pair. Pair each GPU with a NIC "
                 "under the same PCIe switch.",
-                "diagnostics-kb TOPO-02 [R10][R16][R40]",
+                "",
                 f"{p.gpu_bdf}/{p.nic}",
             )
         if p.reliable and p.gpu_numa is not None and p.nic_numa is not None and p.gpu_numa != p.nic_numa:
@@ -241,7 +242,7 @@ def path_class(m: MachineInfo) -> Iterable[Finding]:
                 f"GPU {p.gpu_bdf} (NUMA {p.gpu_numa}) and its closest NIC {p.nic} (NUMA {p.nic_numa}) differ",
                 [ev(f"{key}.gpu_numa", p.gpu_numa), ev(f"{key}.nic_numa", p.nic_numa)],
                 "Use a GPU and NIC on the same socket; host-staged traffic crosses the CPU interconnect.",
-                "diagnostics-kb TOPO-05 [R10]",
+                "",
                 f"{p.gpu_bdf}/{p.nic}",
             )
 
@@ -260,7 +261,7 @@ def ports(m: MachineInfo) -> Iterable[Finding]:
                         ev(f"nics[{n.name}].ports[{p.port}].phys_state", p.phys_state),
                     ],
                     "Check cabling, the switch port and the subnet manager (InfiniBand).",
-                    "diagnostics-kb NIC-01 [R6]",
+                    "",
                     n.name,
                 )
 

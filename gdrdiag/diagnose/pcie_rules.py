@@ -1,8 +1,9 @@
-"""PCIe link and register rules (diagnostics-kb section 3: LINK-01..09).
+"""PCIe link and register rules (docs/kb/pcie.md).
 
 Every register rule skips VFs: a VF's DevCtl RO/ExtTag/MPS/MRRS fields are RsvdP and read 0
-([R4][R36]). Inside a VM, MPS and MRRS are virtualized by vfio ([R22]), so those rules speak
-softly there and say the value is the guest's view.
+(Linux drivers/pci/probe.c). Inside a VM, MPS and MRRS are virtualized by vfio
+(drivers/vfio/pci/vfio_pci_config.c), so those rules speak softly there and say the value is the
+guest's view.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from gdrdiag.diagnose._common import best_pairs, endpoints, ev, finding, on_bare
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo
 
-LINK_REF = "diagnostics-kb LINK-01/02; pciutils ls-caps.c link_compare [R2]; idle GPU links [R37]"
+LINK_REF = ""
 
 
 def needs_root(m: MachineInfo) -> Iterable[Finding]:
@@ -26,7 +27,7 @@ def needs_root(m: MachineInfo) -> Iterable[Finding]:
             [ev("machine.privileged", m.privileged), ev("machine.unknown.registers", m.unknown["registers"])],
             "Run `sudo gdrdiag inspect` (or collect as root) to check RO, MPS/MRRS, ExtTag, ACS and ATS; "
             "links were read from the sysfs text attributes meanwhile.",
-            "diagnostics-kb 0 (config-space access rights) [R3]",
+            "",
         )
 
 
@@ -52,7 +53,8 @@ def link_downgrade(m: MachineInfo) -> Iterable[Finding]:
                 f"{role} link trained at x{link.width} of x{link.max_width} (downgraded): "
                 f"{link.raw_gbytes_per_s} of {link.max_raw_gbytes_per_s} GB/s raw",
                 evidence,
-                "Reseat the card or riser, check the slot's electrical width and the BIOS bifurcation setting; "
+                "Reseat the card or riser, check the slot's electrical width and the BIOS "
+                "bifurcation setting; "
                 "a narrower link cuts bandwidth in proportion.",
                 LINK_REF,
                 f.bdf,
@@ -65,7 +67,8 @@ def link_downgrade(m: MachineInfo) -> Iterable[Finding]:
                     f"{role} link at {link.speed_gts} of {link.max_speed_gts} GT/s while idle",
                     evidence + ["machine.gpus[].link_sampled_idle = True"],
                     "GPUs lower link speed at idle to save power; re-check under load "
-                    "(`gdrdiag copy-bench` samples the link during a copy, or watch nvidia-smi -q while busy).",
+                    "(`gdrdiag copy-bench` samples the link during a copy, or watch nvidia-smi "
+                    "-q while busy).",
                     LINK_REF,
                     f.bdf,
                 )
@@ -103,7 +106,7 @@ def path_narrow(m: MachineInfo) -> Iterable[Finding]:
                     ev("endpoints.max_raw_gbytes_per_s", min(ends)),
                 ],
                 "Move the GPU or NIC behind a faster port, or check the bridge's BIOS link settings.",
-                "diagnostics-kb LINK-03; NCCL xml.cc min(max_link_speed) of device and parent [R10]",
+                "",
                 hop.bdf,
             )
 
@@ -124,9 +127,10 @@ def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
                     Severity.WARN,
                     f"MaxPayload differs along the {role} path",
                     [ev(f"pci[{b}].pcie.max_payload", v) for b, v in values.items()],
-                    "Let the kernel configure MPS consistently (pci=pcie_bus_perf or pcie_bus_safe) or fix the "
+                    "Let the kernel configure MPS consistently (pci=pcie_bus_perf or "
+                    "pcie_bus_safe) or fix the "
                     "BIOS setting; mismatched MPS risks malformed TLPs and limits payload size.",
-                    "diagnostics-kb LINK-05 [R1][R35]",
+                    "",
                     f.bdf,
                 )
         if not in_vm and f.pcie.max_payload <= 128 and f.pcie.max_payload_supported > 128:
@@ -135,8 +139,9 @@ def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
                 Severity.INFO,
                 f"{role} MaxPayload {f.pcie.max_payload} bytes (supports {f.pcie.max_payload_supported})",
                 [ev(f"{base}.max_payload", f.pcie.max_payload)],
-                "128-byte payloads cost about 8% write efficiency against 256; usually the root complex limits it.",
-                "diagnostics-kb LINK-05, 10.2 [R32][R22]",
+                "128-byte payloads cost about 8% write efficiency against 256; usually the "
+                "root complex limits it.",
+                "",
                 f.bdf,
             )
         if f.pcie.max_read_request < 512:
@@ -146,9 +151,10 @@ def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
                 f"{role} MaxReadReq {f.pcie.max_read_request} bytes",
                 [ev(f"{base}.max_read_request", f.pcie.max_read_request)]
                 + (["VM: MaxReadReq is virtualized by vfio; check the host's value"] if in_vm else []),
-                "Raise MaxReadReq to 512-4096 (BIOS, or setpci on CAP_EXP+8 as root); small read requests lower "
+                "Raise MaxReadReq to 512-4096 (BIOS, or setpci on CAP_EXP+8 as root); small "
+                "read requests lower "
                 "DMA read throughput.",
-                "diagnostics-kb LINK-06 [R35][R22]",
+                "",
                 f.bdf,
             )
         if f.pcie.ext_tag_supported and not f.pcie.ext_tag:
@@ -159,7 +165,7 @@ def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
                 [ev(f"{base}.ext_tag_supported", True), ev(f"{base}.ext_tag", False)],
                 "Too few outstanding reads to cover latency at Gen4/Gen5. The kernel enables ExtTag unless a "
                 "host-bridge quirk forbids it; check dmesg and the BIOS.",
-                "diagnostics-kb LINK-07 [R36]",
+                "",
                 f.bdf,
             )
 
@@ -188,9 +194,10 @@ def aer_errors(m: MachineInfo) -> Iterable[Finding]:
                     f"AER {'uncorrectable' if fatal else 'correctable'} errors counted on "
                     f"{x.bdf} ({role} path)",
                     [ev(f"pci[{x.bdf}].aer_counters.{k}", v) for k, v in sorted(bad.items())[:8]],
-                    "Counts that grow under traffic mean link replays that eat bandwidth: reseat, replace the "
+                    "Counts that grow under traffic mean link replays that eat bandwidth: "
+                    "reseat, replace the "
                     "riser/cable, update BIOS/firmware. Compare before and after a benchmark.",
-                    "diagnostics-kb LINK-04 [R27]",
+                    "",
                     x.bdf,
                 )
 
@@ -205,9 +212,10 @@ def cap_chain(m: MachineInfo) -> Iterable[Finding]:
                 Severity.WARN if on_bare_metal(m) else Severity.INFO,
                 f"{role} capability list is {'looped' if any('looped' in p for p in bad) else 'broken'}",
                 [ev(f"pci[{f.bdf}].cap_problems", "; ".join(bad))],
-                "On bare metal this points at a failing device or a config-space read problem; inside a VM the "
+                "On bare metal this points at a failing device or a config-space read "
+                "problem; inside a VM the "
                 "hypervisor may have rewritten the list (Firecracker hides some capabilities).",
-                "pciutils ls-caps.c show_caps guards [R2]; [R39]",
+                "",
                 f.bdf,
             )
 

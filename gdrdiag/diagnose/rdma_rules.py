@@ -7,7 +7,7 @@ nothing about PCIe ordering or peer-to-peer paths.
 Findings (codes are stable):
 
 - ``RO-AB-SENSITIVE``  RO raises bandwidth >= 1.10x on a path: writes without RO are throttled
-  by strict PCIe ordering (diagnostics-kb sec. 11). FAIL at >= 2x (an app without RO loses
+  by strict PCIe ordering (docs/kb/rdma.md#ro-ab-sensitive). FAIL at >= 2x (an app without RO loses
   half or more), WARN otherwise.
 - ``RO-AB-IGNORED``    GPU-memory path slow against host memory (< 0.7x) yet RO changes nothing:
   the flag was probably dropped (RO-04, RO-05).
@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
+from gdrdiag.diagnose import thresholds
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import identity_items
 from gdrdiag.model.results import BenchResult, Status
@@ -34,17 +35,19 @@ from gdrdiag.model.results import BenchResult, Status
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
 
-RO_GAIN = 1.10  # RO on / RO off at or above this: RO-sensitive path
-RO_GAIN_FAIL = 2.0  # ... and at or above this the loss without RO is a FAIL
+# One threshold per quantity, defined in thresholds.py (docs/diagnosis.md): RO on/off gain, and
+# RDMA WRITE into GPU memory against host memory.
+RO_GAIN = thresholds.RO_GAIN
+RO_GAIN_FAIL = thresholds.RO_GAIN_FAIL
 RO_LOSS = 0.95  # below this RO made it slower: inconclusive
-SLOW_VS_HOST = 0.70  # GPU-memory path below this fraction of the host reference: slow
-FAIL_VS_HOST = 0.50
+SLOW_VS_HOST = thresholds.GPU_VS_HOST_SLOW
+FAIL_VS_HOST = thresholds.GPU_VS_HOST_FAIL
 NOISE = 0.10  # relative spread ((max - min) / median) above which a near-1 ratio is noise
 PATHS_DIFFER = 0.25
 MIN_SAMPLES = 2  # runs per side below which an A/B gets no verdict (one sample has no spread)
 
-REF_RO = "diagnostics-kb sec. 4 (RO-03..RO-05), sec. 11, PROBE-01; peers.md sec. 0 items 1-3"
-REF_GDR = "diagnostics-kb sec. 9, sec. 11, PROBE-02; perftest #283; NCCL #1731"
+REF_RO = ""
+REF_GDR = ""
 
 CAVEATS_RO = (
     "a VF in a guest on a kernel older than 6.4 (mlx5) silently ignored the RO flag; the MR still "
@@ -148,6 +151,7 @@ def classify_ro(
 
 
 # -- pairing results ------------------------------------------------------------------------------------
+
 
 def _identity(r: BenchResult) -> tuple:
     """The case with its access flags left out: RO off and on of one case share it."""
@@ -259,9 +263,7 @@ def interpret_matrix(results: Sequence[BenchResult]) -> list[MatrixRow]:
             rows[ident] = {"results": []}
             order.append(ident)
         rows[ident]["results"].append(r)
-    pairs = {
-        (str(p.off.params.memory), str(p.off.params.reg_path)): p for p in ro_pairs(results)
-    }
+    pairs = {(str(p.off.params.memory), str(p.off.params.reg_path)): p for p in ro_pairs(results)}
     out = []
     for ident in order:
         rs = rows[ident]["results"]
@@ -327,12 +329,9 @@ def ro_findings(results: Sequence[BenchResult]) -> list[Finding]:
                     subject=pair.subject,
                     evidence=evidence,
                     advice=(
-                        "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING (NCCL and "
-                        "perftest do by default; "
-                        "custom transports and plugins often do not). Keep flag/signal MRs "
-                        "strictly ordered. In "
-                        "a VM also enable ATS on the NIC and ACS direct-translated P2P so peer writes bypass "
-                        "the root complex."
+                        "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING (NCCL and perftest do by "
+                        "default; custom transports and plugins often do not). Keep flag/signal MRs strictly "
+                        "ordered."
                     ),
                     reference=REF_RO,
                 )
@@ -350,8 +349,8 @@ def ro_findings(results: Sequence[BenchResult]) -> list[Finding]:
                         "mlx5 series) for "
                         "a VF, a kernel with optional MR access support, rdma-core >= v28, and the "
                         "NIC firmware "
-                        "ordering policy (mlxconfig PCI_WR_ORDERING). If it cannot, fix the P2P path instead "
-                        "(ATS + ACS in a VM, same PCIe switch on bare metal)."
+                        "ordering policy (mlxconfig PCI_WR_ORDERING). CAUSE-RO-NOT-HONOURED and "
+                        "CAUSE-P2P-VIA-RC weigh which applies to this machine."
                     ),
                     reference=REF_RO,
                 )
@@ -390,8 +389,7 @@ def _matrix_row_findings(row: MatrixRow, real: Sequence[BenchResult]) -> list[Fi
             Finding(
                 code="GDR-DEVICE-SLOW",
                 severity=Severity.FAIL if row.vs_host < FAIL_VS_HOST else Severity.WARN,
-                title=f"RDMA WRITE into GPU memory ({row.reg_path}) runs at {row.vs_host:.0%} of host "
-                "memory",
+                title=f"RDMA WRITE into GPU memory ({row.reg_path}) runs at {row.vs_host:.0%} of host memory",
                 subject=subject,
                 evidence=(
                     f"{subject} RO off = {row.off_gbps:.1f} Gb/s",
@@ -400,10 +398,9 @@ def _matrix_row_findings(row: MatrixRow, real: Sequence[BenchResult]) -> list[Fi
                     f"RO on = {row.on_gbps:.1f} Gb/s" if row.on_gbps else "RO on not measured",
                 ),
                 advice=(
-                    "The NIC->GPU peer-to-peer path is the bottleneck: request relaxed "
-                    "ordering on the GPU "
-                    "MRs; in a VM enable ATS on the NIC and ACS direct-translated P2P; on bare metal put "
-                    "GPU and NIC under one PCIe switch with ACS redirect off; compare --reg dmabuf."
+                    "The NIC->GPU peer-to-peer path is the bottleneck. The CAUSE-* findings weigh this "
+                    "machine's candidates (relaxed ordering, the peer route, placement) against the "
+                    "measurements and give the fix and the next experiment for each."
                 ),
                 reference=REF_GDR,
             )
@@ -437,14 +434,14 @@ def _matrix_row_findings(row: MatrixRow, real: Sequence[BenchResult]) -> list[Fi
                     "kernel module, "
                     "a CUDA >= 11.7 driver and a kernel/rdma-core with dma-buf MRs."
                 ),
-                reference="diagnostics-kb GPU-11, GPU-12, GPU-13",
+                reference="",
             )
         )
     return out
 
 
 def _paths_differ(rows: Sequence[MatrixRow]) -> list[Finding]:
-    """GDR-PATHS-DIFFER: device memory through dma-buf and through peermem differ by more than PATHS_DIFFER."""
+    """GDR-PATHS-DIFFER: device memory via dma-buf and via peermem differ by more than PATHS_DIFFER."""
     out = []
     by_path = {r.reg_path: r for r in rows if r.memory == "device" and r.off_gbps}
     if "mr" in by_path and "dmabuf" in by_path:
@@ -474,10 +471,12 @@ RULES: tuple[Callable[[Sequence[BenchResult]], list[Finding]], ...] = (ro_findin
 
 def rdma_findings(results: Sequence[BenchResult]) -> list[Finding]:
     """Every rule of this module, in order (FAIL/WARN/INFO ranking is the registry's job)."""
+    from gdrdiag.diagnose.catalogue import with_reference
+
     out: list[Finding] = []
     for rule in RULES:
         out.extend(rule(results))
-    return out
+    return [with_reference(f) for f in out]
 
 
 def report_rule(report: "Report") -> list[Finding]:

@@ -1,11 +1,11 @@
-"""Relaxed-ordering rules (diagnostics-kb section 4: RO-01..10, SRIOV-03, section 11).
+"""Relaxed-ordering rules (docs/kb/ro.md).
 
 What to judge depends on the function:
-- a PF (host, or passed through whole): its DevCtl RlxdOrd bit - vfio passes it through [R22];
-- a VF: its RlxdOrd bit is RsvdP and always reads 0 ([R4] probe.c), so never flag it. On the
+- a PF (host, or passed through whole): its DevCtl RlxdOrd bit - vfio passes it through (vfio_pci_config.c);
+- a VF: its RlxdOrd bit is RsvdP and always reads 0 (Linux probe.c), so never flag it. On the
   host, judge the PF's bit; everywhere, judge the kernel: before Linux 6.4 mlx5 gated RO write
   and read on the function's own DevCtl bit, so IBV_ACCESS_RELAXED_ORDERING silently did
-  nothing on VFs and in VMs (Avihai Horon's series, [R7]).
+  nothing on VFs and in VMs (Avihai Horon's series, Linux commits ed4b0661cce1, bd4ba605c4a9).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo, PathClass
 
 RO_FIX_KERNEL = (6, 4)
-# CPUs where UCX turns RO on by default because missing RO costs 2-3x even on bare metal [R15]:
+# CPUs where UCX turns RO on by default because missing RO costs 2-3x even on bare metal
+# (openucx/ucx src/ucs/arch/cpu.h, PR #10955):
 # AMD family 0x17 (Naples/Rome) and 0x19 (Milan+), Intel Emerald Rapids (family 6, model 0xCF).
 RO_PLATFORMS = {
     ("AuthenticAMD", 0x17): "AMD Zen/Zen2 (Naples/Rome)",
@@ -38,7 +39,7 @@ def pf_bit(m: MachineInfo) -> Iterable[Finding]:
                     [ev(f"pci[{f.bdf}].pcie.relaxed_ordering", False), ev(f"pci[{f.bdf}].is_vf", True)],
                     "Not a fault. Whether RO reaches the wire depends on the PF's bit (host) and on the "
                     "kernel honouring IBV_ACCESS_RELAXED_ORDERING for VFs (>= 6.4).",
-                    "diagnostics-kb SRIOV-03 [R4][R7]",
+                    "",
                     n.name,
                 )
             pf = m.function(f.physfn) if f.physfn else None
@@ -50,7 +51,7 @@ def pf_bit(m: MachineInfo) -> Iterable[Finding]:
                     [ev(f"pci[{pf.bdf}].pcie.relaxed_ordering", False)],
                     "Find out why the PF's RO enable is off: BIOS, or a root port the kernel marks "
                     "NO_RELAXED_ORDERING (dmesg 'Relaxed Ordering disabled').",
-                    "diagnostics-kb RO-01, SRIOV-03 [R4]",
+                    "",
                     pf.bdf,
                 )
             continue
@@ -63,7 +64,7 @@ def pf_bit(m: MachineInfo) -> Iterable[Finding]:
                 "Check dmesg for 'Relaxed Ordering disabled because the Root Port didn't support it' "
                 "(then it is intentional) and the BIOS; with RO off, peer writes that cross the root "
                 "complex stay strictly ordered.",
-                "diagnostics-kb RO-01 [R4]",
+                "",
                 n.name,
             )
 
@@ -89,7 +90,7 @@ def kernel_honours_ro(m: MachineInfo) -> Iterable[Finding]:
             "kernel version unknown: cannot tell whether RO works on VFs",
             evidence,
             "RO on VFs needs Linux >= 6.4 or a vendor OFED with the backport.",
-            "diagnostics-kb RO-05 [R7]",
+            "",
         )
         return
     if tuple(k.version_tuple[:2]) >= RO_FIX_KERNEL:
@@ -102,7 +103,7 @@ def kernel_honours_ro(m: MachineInfo) -> Iterable[Finding]:
             evidence,
             "Verify that this OFED carries 'Allow relaxed ordering read in VFs and VMs'; "
             "measure with `gdrdiag mr-bench --ro-ab`.",
-            "diagnostics-kb RO-05 [R7][R8]",
+            "",
         )
         return
     yield finding(
@@ -111,11 +112,11 @@ def kernel_honours_ro(m: MachineInfo) -> Iterable[Finding]:
         f"{where} kernel {k.release} < 6.4 silently ignores IBV_ACCESS_RELAXED_ORDERING on VF {names}",
         evidence,
         "Before 6.4, mlx5 enabled RO only when the function's DevCtl RO bit was set - always 0 on a VF - so "
-        "NIC->GPU writes stay strictly ordered through the root complex (NVIDIA measured ~60% more VF "
-        "throughput with the fix; NCCL #1731 saw 84 vs ~400 Gb/s into cudaMalloc). Upgrade the "
+        "NIC->GPU writes stay strictly ordered through the root complex (the upstream series reports "
+        "~60% more VF throughput with the fix). Upgrade the "
         f"{where} kernel to >= 6.4 (or a stable kernel with commits ed4b0661cce1/bd4ba605c4a9), or use "
         "MLNX_OFED/DOCA-OFED.",
-        "diagnostics-kb RO-05, section 11 [R7][R8][R11]",
+        "",
     )
 
 
@@ -141,7 +142,7 @@ def ro_on_mrs(m: MachineInfo) -> Iterable[Finding]:
             ],
             "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING (1<<20; NCCL and UCX do) and keep "
             "flag/signal MRs strictly ordered; verify with `gdrdiag mr-bench --ro-ab`.",
-            "diagnostics-kb RO-03, RO-04, section 11 [R5][R9][R12][R15]",
+            "",
         )
 
 
@@ -164,7 +165,7 @@ def platform(m: MachineInfo) -> Iterable[Finding]:
                 ev("kernel.cpu_model_number", k.cpu_model_number),
             ],
             "UCX enables RO by default on this platform; make sure your MRs request it.",
-            "diagnostics-kb RO-09 [R15]",
+            "",
         )
 
 
@@ -177,7 +178,7 @@ def gpu_side(m: MachineInfo) -> Iterable[Finding]:
             "the NVIDIA driver forces RO on every GPU outbound write",
             [ev("kernel.nvidia_params.EnablePCIERelaxedOrderingMode", 1)],
             "A tuning knob for GPU->host writes; not needed for NIC->GPU RDMA writes.",
-            "diagnostics-kb RO-07 [R30]",
+            "",
         )
     for f in gpu_functions(m):
         if f.pcie is not None and f.pcie.no_ro_enabled_pr_pr_passing:
@@ -187,7 +188,7 @@ def gpu_side(m: MachineInfo) -> Iterable[Finding]:
                 f"GPU {f.bdf} sets NROPrPrP: RO posted writes will not pass posted writes there",
                 [ev(f"pci[{f.bdf}].pcie.no_ro_enabled_pr_pr_passing", True)],
                 "Informational: the RO benefit is limited on this completer.",
-                "diagnostics-kb RO-08 [R1][R2]",
+                "",
                 f.bdf,
             )
 

@@ -1,9 +1,10 @@
-"""Virtualization, SR-IOV, IOMMU and ACS/ATS rules (diagnostics-kb sections 1, 2, 5, 8).
+"""Virtualization, SR-IOV, IOMMU and ACS/ATS rules (docs/kb/virt.md).
 
 A VM changes what the registers mean: upstream bridges are virtual, MPS/MRRS are virtualized
-by vfio ([R22]), ACS/ATS are decided by the host, and the guest's PCI tree says nothing about
-the physical path (TOPO-04). On bare metal, ACS request/completion redirect on a switch port
-between a GPU and a NIC sends every peer TLP up to the root complex (ACS-01, [R17][R20]).
+by vfio (vfio_pci_config.c), ACS/ATS are decided by the host, and the guest's PCI tree says
+nothing about the physical path. On bare metal, ACS request/completion redirect on a switch port
+between a GPU and a NIC sends every peer TLP up to the root complex (PCIe Base Spec r5.0 sec. 6.12;
+NCCL troubleshooting guide).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def vm(m: MachineInfo) -> Iterable[Finding]:
             list(m.virt.signals),
             "Register values seen here are the guest's view: MPS/MRRS and every upstream bridge are virtual, "
             "ACS/ATS are set on the host. Check the physical path on the host (run gdrdiag inspect there).",
-            "diagnostics-kb VIRT-01..05, section 0 'VM views are virtual' [R22][R23][R24][R39]",
+            "",
         )
 
 
@@ -43,7 +44,7 @@ def no_viommu(m: MachineInfo) -> Iterable[Finding]:
             "Device DMA uses guest-physical addresses translated only by the host IOMMU; the NIC cannot use "
             "ATS from inside the guest. GPU<->NIC peer traffic is then routed through the host root complex "
             "unless the host enables ATS on the NIC and ACS DirectTrans on the path.",
-            "diagnostics-kb VIRT-06, section 11 [R21][R39]",
+            "",
         )
 
 
@@ -63,7 +64,7 @@ def flat_topology(m: MachineInfo) -> Iterable[Finding]:
         "NCCL reads this tree, sees PHB and (default NCCL_NET_GDR_LEVEL=PXB) disables GPUDirect RDMA. Give "
         "NCCL an NCCL_TOPO_FILE that mirrors the host PCI tree, or set NCCL_NET_GDR_LEVEL; or build a nested "
         "QEMU topology (pxb-pcie + root ports + switches) matching the host.",
-        "diagnostics-kb TOPO-04 [R13][R39]",
+        "",
     )
 
 
@@ -80,7 +81,7 @@ def host_acs_ats(m: MachineInfo) -> Iterable[Finding]:
         "A VM keeps ACS on for isolation, so without ATS every NIC->GPU write is redirected through the root "
         "complex and IOMMU. On the host: enable ATS on the NIC (mlxconfig ATS_ENABLED=1, reboot) and ACS "
         "DirectTrans+ on the switch/root ports of the GPU<->NIC path only; keep RO on the MRs as well.",
-        "diagnostics-kb ACS-01, ATS-01, ATS-02, section 11 [R17][R18][R19]",
+        "",
     )
 
 
@@ -105,7 +106,8 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
             yield finding(
                 "ACS-REDIRECT",
                 Severity.FAIL,
-                f"ACS {'/'.join(on)} on {b} redirects {p.gpu_bdf} <-> {p.nic} peer traffic to the root complex",
+                f"ACS {'/'.join(on)} on {b} redirects {p.gpu_bdf} <-> {p.nic} peer traffic "
+                f"to the root complex",
                 [
                     ev(f"pci[{b}].acs.ctl_flags", " ".join(f.acs.ctl_flags) or "none"),
                     ev(f"pci[{b}].acs.ctl", f"0x{f.acs.ctl:04x}"),
@@ -115,10 +117,11 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
                     ),
                     ev(f"pci[{p.nic_bdf}].ats.enabled", nic.ats.enabled if nic and nic.ats else None),
                 ],
-                f"Bare metal: disable ACS redirect on the GPU/NIC switch ports - BIOS 'ACS disable' or VT-d off, "
+                f"Bare metal: disable ACS redirect on the GPU/NIC switch ports - BIOS 'ACS "
+                f"disable' or VT-d off, "
                 f"kernel pci=disable_acs_redir={b}, or `setpci -s {b} ECAP_ACS+0x6.w=0000` (until reboot). "
                 "The kernel sets SV|RR|CR|UF when an IOMMU is active; iommu=pt alone does not clear them.",
-                "diagnostics-kb ACS-01; NCCL troubleshooting 'PCI Access Control Services' [R17][R20]",
+                "",
                 b,
             )
 
@@ -136,9 +139,10 @@ def iommu_translated(m: MachineInfo) -> Iterable[Finding]:
             "GPU/NIC IOMMU groups translate DMA (not identity/passthrough)",
             [ev(f"pci[{f.bdf}].iommu_group_type", f.iommu_group_type) for _, f in bad[:6]]
             + [ev("kernel.cmdline_iommu", m.kernel.cmdline_iommu or "{}")],
-            "NVIDIA supports GPUDirect RDMA peer mappings only with the IOMMU off or in 1:1/pass-through mode: "
+            "NVIDIA supports GPUDirect RDMA peer mappings only with the IOMMU off or in "
+            "1:1/pass-through mode: "
             "boot with iommu=pt (intel_iommu=on iommu=pt / amd_iommu=on iommu=pt) or disable it.",
-            "diagnostics-kb IOMMU-01; GPUDirect RDMA guide 'IOMMUs' [R16][R21]",
+            "",
         )
 
 
@@ -155,9 +159,10 @@ def sriov_roles(m: MachineInfo) -> Iterable[Finding]:
                     ev(f"pci[{n.bdf}].vf_evidence", f.vf_evidence if f else ""),
                     ev(f"nics[{n.name}].pf_bdf", n.pf_bdf),
                 ],
-                "A VF's link is its PF's physical link (shared with the PF's other VFs); its RO/ExtTag/MPS/MRRS "
+                "A VF's link is its PF's physical link (shared with the PF's other VFs); "
+                "its RO/ExtTag/MPS/MRRS "
                 "bits are RsvdP and read 0, and PCIe counters exist only on the PF (host).",
-                "diagnostics-kb SRIOV-01..04 [R4][R25][R36]",
+                "",
                 n.name,
             )
         if n.shares_pcie_link_with:
@@ -172,9 +177,10 @@ def sriov_roles(m: MachineInfo) -> Iterable[Finding]:
                         n.link.max_raw_gbytes_per_s if n.link else None,
                     ),
                 ],
-                "Running both ports (or several VFs) at once splits this link's bandwidth; account for it when "
+                "Running both ports (or several VFs) at once splits this link's bandwidth; "
+                "account for it when "
                 "comparing per-port numbers against line rate.",
-                "diagnostics-kb SRIOV-06 [R10][R11]",
+                "",
                 n.name,
             )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Optional
 
 
 class Severity(str, enum.Enum):
@@ -27,6 +28,12 @@ class Finding:
     a schema change. ``evidence`` lists facts as ``"path.in.report = value"`` strings so a reader
     can check them; ``advice`` says what to change; ``reference`` cites the spec, kernel source or
     issue the rule rests on. ``subject`` names the device or case the finding is about.
+
+    Cause findings (``CAUSE-*``, :mod:`gdrdiag.diagnose.causes`) also say how much of a measured
+    loss they account for (``explains``, 0..1 of the gap between the slow path and its yardstick),
+    whether that rests on a measurement or an inference (``basis``), the evidence against them
+    (``against``) and the one command that would decide them (``next_step``). Other findings leave
+    these at their defaults.
     """
 
     code: str
@@ -36,3 +43,7 @@ class Finding:
     advice: str = ""
     reference: str = ""
     subject: str = ""
+    explains: Optional[float] = None
+    basis: Optional[str] = None  # "measured" | "inferred" (cause findings only)
+    against: tuple[str, ...] = ()
+    next_step: str = ""

@@ -130,6 +130,14 @@ class ImportedParams:
     direction: Optional[str] = None
     memory: Optional[MemoryKind] = None
     access: Optional[AccessFlags] = None
+    reg_path: Optional[RegPath] = None  # perftest: dmabuf with --use_cuda_dmabuf, else mr
+    gpu: Optional[int] = None  # the CUDA device the tool used (perftest --use_cuda, nvbandwidth column)
+    tx_depth: Optional[int] = None
+    # How the tool was run, as its output said: shown, not identity.
+    device_name: Optional[str] = _not_identity()  # type: ignore[assignment]
+    connection: Optional[str] = _not_identity()  # type: ignore[assignment]
+    mtu_bytes: Optional[int] = _not_identity()  # type: ignore[assignment]
+    source_file: Optional[str] = _not_identity()  # type: ignore[assignment]
 
 
 BenchParams = Union[CopyParams, GatherParams, MrParams, ImportedParams]
@@ -242,7 +250,9 @@ class ImportedMetrics:
 
     bench: Bench = Bench.IMPORTED
     msgs_per_s: Optional[float] = None
-    peak_value: Optional[float] = None
+    peak_value: Optional[float] = None  # perftest BW peak, in the result's unit
+    iterations: Optional[float] = None  # perftest #iterations
+    matrix_sum: Optional[float] = None  # nvbandwidth: the testcase's sum over its matrix (GB/s)
 
 
 BenchMetrics = Union[CopyMetrics, GatherMetrics, MrMetrics, ImportedMetrics]

@@ -6,7 +6,15 @@ from gdrdiag.compare import CaseDelta, Comparison
 from gdrdiag.render.findings_table import render_findings
 from gdrdiag.render.results_table import num, size, table
 
-_SIZE_PARAMS = ("size_bytes", "block_bytes", "record_bytes", "chunk_bytes", "stride_bytes", "copy_bytes", "offset_bytes")
+_SIZE_PARAMS = (
+    "size_bytes",
+    "block_bytes",
+    "record_bytes",
+    "chunk_bytes",
+    "stride_bytes",
+    "copy_bytes",
+    "offset_bytes",
+)
 
 
 def _params(p: dict) -> str:
@@ -40,42 +48,86 @@ def _row_notes(rows: list[CaseDelta], a_label: str, b_label: str) -> list[str]:
     return notes
 
 
-def render_comparison(c: Comparison, *, all_cases: bool = False) -> str:
-    """Machine differences, the cases (large deltas, or all), explanations, differing findings."""
+# Column widths that keep every table within 100 columns; ``wide`` lifts them.
+NARROW = {"machine": [24, 34, 34], "cases": [36, 9, 9, 5, 18, 2], "causes": [24, 2, 20, 19, 22]}
+WIDE = {"machine": [28, 60, 60], "cases": [44, 12, 12, 6, 40, 2], "causes": [24, 3, 30, 50, 50]}
+
+
+def _wrap(text: str, width: int = 100) -> str:
+    import textwrap
+
+    return "\n".join(
+        textwrap.fill(line, width, subsequent_indent="      ") if len(line) > width else line
+        for line in text.splitlines()
+    )
+
+
+def render_comparison(c: Comparison, *, all_cases: bool = False, wide: bool = False) -> str:
+    """Machine differences, the cases (large deltas, or all), explanations, differing findings.
+
+    Fits 100 columns unless ``wide``.
+    """
+    w = WIDE if wide else NARROW
     out = []
+    if c.leading_cause:
+        out.append(f"Leading cause in {c.b_label}: {c.leading_cause}")
     if c.machine:
         rows = [[d.fact, d.a, d.b] for d in c.machine]
-        out.append("Machine differences that matter\n"
-                   + table(rows, ["fact", c.a_label, c.b_label], max_widths=[28, 60, 60]))
+        out.append(
+            "Machine differences that matter\n"
+            + table(rows, ["fact", c.a_label, c.b_label], max_widths=w["machine"])
+        )
         out.append("\n".join(f"  {d.fact}: {d.why}" for d in c.machine))
     else:
         out.append("Machine differences that matter: none found")
     shown = [d for d in c.cases if all_cases or d.large or d.a_status != d.b_status or d.not_comparable]
     if shown:
         # Show only the parameters that tell the shown rows apart.
-        varying = {k for d in shown for k, v in d.params.items()
-                   if any(o.params.get(k) != v for o in shown if o.key == d.key)}
-        rows = [[_case_label(d, varying), num(d.a_value), num(d.b_value), d.unit, _ratio_cell(d),
-                 "<<" if d.large and d.ratio is not None and d.ratio < 1 else (">>" if d.large else "")]
-                for d in shown]
+        varying = {
+            k
+            for d in shown
+            for k, v in d.params.items()
+            if any(o.params.get(k) != v for o in shown if o.key == d.key)
+        }
+        rows = [
+            [
+                _case_label(d, varying),
+                num(d.a_value),
+                num(d.b_value),
+                d.unit,
+                _ratio_cell(d),
+                "<<" if d.large and d.ratio is not None and d.ratio < 1 else (">>" if d.large else ""),
+            ]
+            for d in shown
+        ]
         label = "All cases" if all_cases else "Cases that differ by more than 10% (or in status)"
-        out.append(f"{label}; ratio = {c.b_label}/{c.a_label}\n"
-                   + table(rows, ["case", c.a_label, c.b_label, "unit", "ratio", ""], max_widths=[44, 12, 12, 6, 40, 2]))
+        out.append(
+            f"{label}; ratio = {c.b_label}/{c.a_label}\n"
+            + table(rows, ["case", c.a_label, c.b_label, "unit", "ratio", ""], max_widths=w["cases"])
+        )
         notes = _row_notes(shown, c.a_label, c.b_label)
         if notes:
             out.append("\n".join(notes))
     else:
         out.append(f"Cases: {len(c.cases)} matched, none differ by more than 10%")
     if any(not d.hardware and d.a_status and d.b_status for d in c.cases):
-        out.append("Cases marked [soft] or [fixture] were not measured on hardware: their ratios compare "
-                   "software or synthetic numbers, never a NIC or GPU.")
+        out.append(
+            "Cases marked [soft] or [fixture] were not measured on hardware: their ratios compare "
+            "software or synthetic numbers, never a NIC or GPU."
+        )
     if c.explanations:
         rows = [[e.case, str(e.rank), e.cause, e.evidence_a, e.evidence_b] for e in c.explanations]
-        out.append("Likely causes of the large deltas, most likely first\n"
-                   + table(rows, ["case", "#", "cause", f"evidence ({c.a_label})", f"evidence ({c.b_label})"],
-                           max_widths=[24, 3, 30, 50, 50]))
+        out.append(
+            "Likely causes of the large deltas, most likely first\n"
+            + table(
+                rows,
+                ["case", "#", "cause", f"evidence ({c.a_label})", f"evidence ({c.b_label})"],
+                max_widths=w["causes"],
+            )
+        )
     if c.findings_only_b:
         out.append(render_findings(c.findings_only_b, title=f"Findings only in {c.b_label}"))
     if c.findings_only_a:
         out.append(render_findings(c.findings_only_a, title=f"Findings only in {c.a_label}"))
-    return "\n\n".join(out)
+    text = "\n\n".join(out)
+    return text if wide else _wrap(text)

@@ -18,8 +18,12 @@ def render_findings(findings: Iterable[Finding], title: str = "Findings") -> str
         lines.append(f"{f.severity.value:<4} {f.code}{subject}: {f.title}")
         for e in f.evidence:
             lines.append(f"       evidence: {e}")
+        for e in f.against:
+            lines.append(f"       against: {e}")
         if f.advice:
             lines.append(f"       fix: {f.advice}")
+        if f.next_step:
+            lines.append(f"       next: {f.next_step}")
         if f.reference:
             lines.append(f"       ref: {f.reference}")
     return "\n".join(lines)

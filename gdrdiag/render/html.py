@@ -41,47 +41,90 @@ def _findings(findings: Iterable[Finding]) -> str:
         return "<p>No findings.</p>"
     rows = []
     for f in items:
-        rows.append(f'<tr><td class="{f.severity.value}">{f.severity.value}</td><td><code>{html.escape(f.code)}'
-                    f'</code></td><td>{html.escape(f.title)}<br><small>{"<br>".join(map(html.escape, f.evidence))}'
-                    f'</small></td><td>{html.escape(f.advice)}</td></tr>')
-    return "<table><tr><th>severity</th><th>code</th><th>finding and evidence</th><th>fix</th></tr>" \
-        + "".join(rows) + "</table>"
+        against = "".join(f"<br>against: {html.escape(a)}" for a in f.against)
+        nxt = f"<br>next: <code>{html.escape(f.next_step)}</code>" if f.next_step else ""
+        evidence = "<br>".join(map(html.escape, f.evidence))
+        rows.append(
+            f'<tr><td class="{f.severity.value}">{f.severity.value}</td>'
+            f"<td><code>{html.escape(f.code)}</code></td>"
+            f"<td>{html.escape(f.title)}<br><small>{evidence}{against}</small></td>"
+            f"<td>{html.escape(f.advice)}{nxt}</td></tr>"
+        )
+    return (
+        "<table><tr><th>severity</th><th>code</th><th>finding and evidence</th><th>fix</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
 
 
 def _page(title: str, body: str) -> str:
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>"
+    )
 
 
 def _plots(report: Report) -> str:
-    parts = [_img(plot.bandwidth_vs_size(report.results), "bandwidth vs size"),
-             _img(plot.ro_bars(report.results), "RO off vs on"),
-             _img(plot.gather_ladder(report.results), "gather ladder")]
+    parts = [
+        _img(plot.bandwidth_vs_size(report.results), "bandwidth vs size"),
+        _img(plot.ro_bars(report.results), "RO off vs on"),
+        _img(plot.gather_ladder(report.results), "gather ladder"),
+    ]
     return "".join(parts) or "<p>No plottable results.</p>"
 
 
 def report_html(report: Report, findings: Iterable[Finding]) -> str:
     """The HTML text for one Report."""
-    results = [[r.key, " ".join(f"{k}={v}" for k, v in shown_items(r.params)), r.status.value,
-                num(r.value), r.unit, r.provider, r.reason or ""] for r in report.results]
-    body = (f"<p>{html.escape(report.command)} — gdrdiag {html.escape(report.tool_version)}, "
-            f"{html.escape(report.created_utc)}</p><h2>Findings</h2>{_findings(findings)}"
-            f"<h2>Plots</h2>{_plots(report)}<h2>Results</h2>"
-            + _table(["case", "params", "status", "median", "unit", "provider", "reason"], results))
+    results = [
+        [
+            r.key,
+            " ".join(f"{k}={v}" for k, v in shown_items(r.params)),
+            r.status.value,
+            num(r.value),
+            r.unit,
+            r.provider,
+            r.reason or "",
+        ]
+        for r in report.results
+    ]
+    body = (
+        f"<p>{html.escape(report.command)} — gdrdiag {html.escape(report.tool_version)}, "
+        f"{html.escape(report.created_utc)}</p><h2>Findings</h2>{_findings(findings)}"
+        f"<h2>Plots</h2>{_plots(report)}<h2>Results</h2>"
+        + _table(["case", "params", "status", "median", "unit", "provider", "reason"], results)
+    )
     return _page("gdrdiag report", body)
 
 
 def comparison_html(c: Comparison, a: Report, b: Report) -> str:
     """The HTML text for a Comparison of two Reports."""
-    body = "<h2>Machine differences that matter</h2>" + _table(
-        ["fact", c.a_label, c.b_label, "why it matters"], [[d.fact, d.a, d.b, d.why] for d in c.machine])
+    body = (
+        f"<p>Leading cause in {html.escape(c.b_label)}: <b>{html.escape(c.leading_cause)}</b></p>"
+        if c.leading_cause
+        else ""
+    )
+    body += "<h2>Machine differences that matter</h2>" + _table(
+        ["fact", c.a_label, c.b_label, "why it matters"], [[d.fact, d.a, d.b, d.why] for d in c.machine]
+    )
     body += "<h2>Likely causes of the large deltas</h2>" + _table(
         ["case", "#", "cause", c.a_label, c.b_label],
-        [[e.case, str(e.rank), e.cause, e.evidence_a, e.evidence_b] for e in c.explanations])
+        [[e.case, str(e.rank), e.cause, e.evidence_a, e.evidence_b] for e in c.explanations],
+    )
     body += "<h2>Deltas</h2>" + _img(plot.compare_deltas(c.cases, c.a_label, c.b_label), "deltas")
-    body += _table(["case", "params", c.a_label, c.b_label, "unit", f"{c.b_label}/{c.a_label}"],
-                   [[d.key, " ".join(f"{k}={v}" for k, v in d.params.items()), num(d.a_value), num(d.b_value),
-                     d.unit, num(d.ratio, 3)] for d in c.cases])
+    body += _table(
+        ["case", "params", c.a_label, c.b_label, "unit", f"{c.b_label}/{c.a_label}"],
+        [
+            [
+                d.key,
+                " ".join(f"{k}={v}" for k, v in d.params.items()),
+                num(d.a_value),
+                num(d.b_value),
+                d.unit,
+                num(d.ratio, 3),
+            ]
+            for d in c.cases
+        ],
+    )
     body += f"<h2>Findings only in {html.escape(c.b_label)}</h2>{_findings(c.findings_only_b)}"
     body += f"<h2>Findings only in {html.escape(c.a_label)}</h2>{_findings(c.findings_only_a)}"
     body += f"<h2>{html.escape(c.a_label)}</h2>{_plots(a)}<h2>{html.escape(c.b_label)}</h2>{_plots(b)}"

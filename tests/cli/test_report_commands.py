@@ -27,18 +27,28 @@ def test_diagnose_json():
 
 def test_compare_table_and_html(tmp_path):
     html = tmp_path / "c.html"
-    res = runner.invoke(app, ["compare", str(REPORTS / "baremetal_hgx.json"), str(REPORTS / "vm_guest_kvm.json"),
-                              "--html", str(html)])
+    res = runner.invoke(
+        app,
+        [
+            "compare",
+            str(REPORTS / "baremetal_hgx.json"),
+            str(REPORTS / "vm_guest_kvm.json"),
+            "--html",
+            str(html),
+        ],
+    )
     assert res.exit_code == 0, res.output
-    assert "VF 15b3:101e" in res.output and "0.215" in res.output
+    assert "15b3:101e" in res.output and "0.215" in res.output
+    assert "Leading cause in vm_guest_kvm: CAUSE-RO-NOT-HONOURED" in res.output
     page = html.read_text()
     assert page.startswith("<!doctype html>") and "data:image/png;base64," in page
     assert "RO-KERNEL-VF" in page
 
 
 def test_compare_json_round_numbers():
-    res = runner.invoke(app, ["--json", "compare", str(REPORTS / "baremetal_hgx.json"),
-                              str(REPORTS / "vm_guest_kvm.json")])
+    res = runner.invoke(
+        app, ["--json", "compare", str(REPORTS / "baremetal_hgx.json"), str(REPORTS / "vm_guest_kvm.json")]
+    )
     data = json.loads(res.output)
     assert any(c["case"]["key"] == "rdma_write_device_mr" and c["ratio"] < 0.25 for c in data["cases"])
 
@@ -108,13 +118,37 @@ def test_compare_html_renders_in_headless_chromium(tmp_path):
     if chromium is None:
         pytest.skip("no Chromium here (apt-get install chromium to run this check)")
     html = tmp_path / "c.html"
-    runner.invoke(app, ["compare", str(REPORTS / "baremetal_hgx.json"), str(REPORTS / "vm_guest_kvm.json"),
-                        "--html", str(html)])
+    runner.invoke(
+        app,
+        [
+            "compare",
+            str(REPORTS / "baremetal_hgx.json"),
+            str(REPORTS / "vm_guest_kvm.json"),
+            "--html",
+            str(html),
+        ],
+    )
     png = tmp_path / "c.png"
-    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1300,2400", f"--screenshot={png}",
-                    html.as_uri()], check=False, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1300,2400",
+            f"--screenshot={png}",
+            html.as_uri(),
+        ],
+        check=False,
+        capture_output=True,
+        timeout=120,
+    )
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")

@@ -1,0 +1,392 @@
+"""The cause model: one rule per candidate cause, weighing machine facts and measurements together.
+
+Each rule looks at one measured loss (a ``GdrGap``, the copy engine against the PCIe model, a
+working-set decline) and returns at most one ``Cause``: how strongly the evidence points at it
+(0..1), the evidence for and against, the fix for *this* machine, and the one gdrdiag command that
+would decide it. The strength turns into ``explains`` (the share of the measured loss this cause
+accounts for): a measured share when an A/B isolated it (relaxed ordering on vs off), otherwise the
+share no measurement has explained yet, times the strength. Findings are then ranked by severity
+and, within it, by that share, so the cause that explains most of the loss leads, whether machine
+facts or a bench suggested it. A measurement outranks an inference: when the A/B shows RO working,
+the inference "this kernel ignores RO" is contradicted and demoted (:func:`reconcile`).
+
+The machine-rule findings (``diagnose_machine``) are read here as evidence by code, so each fact is
+decided once, in its own rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
+
+from gdrdiag.diagnose.evidence import GdrGap, gdr_gaps
+from gdrdiag.diagnose.thresholds import GPU_VS_HOST_FAIL, RO_GAIN
+from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.machine import MachineInfo, PathClass
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.model.report import Report
+
+RO_FIX_KERNEL = (6, 4)  # mlx5 honours IBV_ACCESS_RELAXED_ORDERING on VFs from Linux 6.4
+
+AB_COMMAND = "gdrdiag mr-bench --memory device,pinned --reg {reg} --ro-ab --size {size} --qp 4"
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A candidate cause for one measured loss, weighed."""
+
+    code: str
+    title: str
+    strength: float  # 0..1: how strongly the evidence points here
+    explains: float  # share of the measured loss this cause accounts for (0..1)
+    basis: str  # "measured" | "inferred"
+    loss: float  # the measured loss (1 - slow/yardstick) it is about
+    evidence_for: tuple[str, ...]
+    evidence_against: tuple[str, ...]
+    fix: str
+    next_step: str
+    subject: str = ""
+
+    def finding(self, lead: bool = True) -> Finding:
+        """As a Finding, with a severity from the share it explains.
+
+        FAIL when it leads and explains half or more of a loss of half or more; WARN when it explains
+        a fair share (an alternative to the leading cause is at most WARN); INFO otherwise.
+        """
+        if lead and self.loss >= 1 - GPU_VS_HOST_FAIL and self.explains >= 0.5:
+            sev = Severity.FAIL
+        elif self.explains >= 0.2 and self.loss >= 0.1:
+            sev = Severity.WARN
+        else:
+            sev = Severity.INFO
+        return Finding(
+            code=self.code,
+            severity=sev,
+            title=(
+                f"{self.title} (explains {self.explains:.0%} of a {self.loss:.0%} loss, measured)"
+                if self.basis == "measured"
+                else f"{self.title} (could explain ~{self.explains:.0%} of a {self.loss:.0%} loss, inferred)"
+            ),
+            evidence=(
+                f"strength of the evidence for this cause: {self.strength:.2f} of 1",
+                *self.evidence_for,
+            ),
+            advice=self.fix,
+            subject=self.subject,
+            explains=round(self.explains, 3),
+            basis=self.basis,
+            against=self.evidence_against,
+            next_step=self.next_step,
+        )
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every cause rule may read: the machine, its rule findings, and the measured gaps."""
+
+    machine: Optional[MachineInfo]
+    machine_codes: dict[str, Finding]
+    gaps: tuple[GdrGap, ...]
+
+    def has(self, code: str) -> bool:
+        """True when a machine rule emitted ``code``."""
+        return code in self.machine_codes
+
+    @property
+    def is_vm(self) -> Optional[bool]:
+        """The machine's VM verdict (None when unknown or no machine)."""
+        return self.machine.virt.is_vm if self.machine else None
+
+    def vf_nics(self) -> list[str]:
+        """Names of RDMA devices that are SR-IOV VFs."""
+        return [n.name for n in self.machine.nics if n.is_vf] if self.machine else []
+
+    def kernel_honours_vf_ro(self) -> Optional[bool]:
+        """Whether the kernel passes IBV_ACCESS_RELAXED_ORDERING on to a VF's writes (None: unknown).
+
+        mlx5 gated RO on the function's own DevCtl bit before Linux 6.4, and that bit is RsvdP
+        (reads 0) on a VF (PCIe Base Spec r5.0 9.3.5.4); out-of-tree mlx5 (MLNX_OFED/DOCA) may
+        carry the backport, so it is "unknown" rather than "no".
+        """
+        if self.machine is None:
+            return None
+        k = self.machine.kernel
+        if not k.version_tuple:
+            return None
+        if tuple(k.version_tuple[:2]) >= RO_FIX_KERNEL:
+            return True
+        return None if k.mlx5_out_of_tree else False
+
+
+def _size_arg(gap: GdrGap) -> str:
+    size = gap.baseline.size_bytes or gap.host.size_bytes
+    if not size:
+        return "1M"
+    return f"{size >> 20}M" if size % (1 << 20) == 0 else str(size)
+
+
+def _ab(gap: GdrGap) -> str:
+    return AB_COMMAND.format(reg=gap.baseline.reg_path or "mr", size=_size_arg(gap))
+
+
+def _platform_line(ctx: Context) -> Optional[str]:
+    f = ctx.machine_codes.get("RO-PLATFORM")
+    return f"RO-sensitive CPU: {f.title}" if f else None
+
+
+def ro_not_requested(ctx: Context, gap: GdrGap) -> Optional[Cause]:
+    """GPU MRs registered without IBV_ACCESS_RELAXED_ORDERING, on a path where ordering throttles writes."""
+    if gap.off is None or not gap.slow:
+        return None
+    pro, con = [f"{gap.off.label}: access flags lack IBV_ACCESS_RELAXED_ORDERING (1<<20)"], []
+    platform = _platform_line(ctx)
+    if gap.on is not None:
+        gain = gap.on.gbps / gap.off.gbps
+        if gain < RO_GAIN:
+            return None  # the A/B says RO does not help here: another cause owns this loss
+        share = gap.ro_recovered or 0.0
+        pro += [f"measured A/B: RO on/off = {gain:.2f}x", f"RO recovers {share:.0%} of the loss"]
+        basis, strength, explains = "measured", 1.0, share
+    else:
+        basis, strength = "inferred", 0.5
+        if ctx.is_vm:
+            strength += 0.2
+            pro.append(
+                "VM: NIC->GPU writes are routed through the host root complex, where strict "
+                "ordering stalls posted writes"
+            )
+        if ctx.has("RO-ACCESS-FLAG") and not ctx.is_vm:
+            strength += 0.1
+            pro.append("the closest GPU/NIC pair crosses the root complex")
+        if platform:
+            strength += 0.2
+            pro.append(platform)
+        if ctx.kernel_honours_vf_ro() is True or (ctx.machine and ctx.machine.nics and not ctx.vf_nics()):
+            strength += 0.1
+            pro.append("requesting RO would take effect here (a PF, or a kernel >= 6.4 for the VF)")
+        if ctx.kernel_honours_vf_ro() is False and ctx.vf_nics():
+            strength -= 0.3
+            con.append("this kernel would ignore RO on the VF even if requested (see CAUSE-RO-NOT-HONOURED)")
+        strength = max(0.05, min(0.9, strength))
+        explains = strength
+        con.append("no RO-on row: the share RO would recover is not measured")
+    if platform and basis == "measured":
+        pro.append(platform)
+    fix = (
+        "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING (NCCL and perftest do by default); keep "
+        "flag/signal MRs strictly ordered."
+    )
+    if platform:
+        fix += " On this CPU missing RO is a known 2-3x loss even on bare metal (UCX enables it by default)."
+    return Cause(
+        "CAUSE-RO-NOT-REQUESTED",
+        "GPU MRs registered without IBV_ACCESS_RELAXED_ORDERING",
+        strength,
+        explains,
+        basis,
+        gap.loss,
+        tuple(pro + gap.evidence()),
+        tuple(con),
+        fix,
+        _ab(gap),
+        subject=gap.baseline.key,
+    )
+
+
+def ro_not_honoured(ctx: Context, gap: GdrGap) -> Optional[Cause]:
+    """RO requested, but this kernel/VF/PF does not put it on the wire, so the GPU path stays slow."""
+    if gap.on is None or gap.on.gbps >= 0.7 * gap.host.gbps:
+        return None
+    pro, con = [f"{gap.on.label}: RO requested, still {gap.on.gbps / gap.host.gbps:.0%} of host memory"], []
+    confirmed = 0.0  # an A/B that shows no effect makes "not applied" likelier; the share stays inferred
+    if gap.off is not None:
+        gain = gap.on.gbps / gap.off.gbps
+        if gain >= RO_GAIN:
+            return None  # RO measurably takes effect: it is honoured
+        pro.append(f"measured A/B: RO on/off = {gain:.2f}x: requesting RO changes nothing")
+        confirmed = 0.05
+    honours, vfs = ctx.kernel_honours_vf_ro(), ctx.vf_nics()
+    k = ctx.machine.kernel if ctx.machine else None
+    if vfs and honours is False:
+        strength = 0.9
+        pro.append(
+            f"kernel {k.release if k else '?'} < 6.4 with the in-tree mlx5 driver: RO is ignored on "
+            f"VF {', '.join(vfs)}"
+        )
+    elif vfs and honours is None:
+        strength = 0.3
+        pro.append(f"kernel {k.release if k else '?'} < 6.4 on VF {', '.join(vfs)}")
+        con.append("mlx5 is an out-of-tree (OFED/DOCA) build that may carry the VF RO backport")
+    elif ctx.has("RO-PF-DISABLED") or ctx.has("RO-PF-OF-VF"):
+        strength = 0.8
+        pro.append("the NIC's PF has RlxdOrd- in DevCtl: it cannot emit RO writes")
+    else:
+        strength = 0.15
+        con.append(
+            "kernel >= 6.4 or a PF with RO enabled: RO should reach the wire"
+            + ("" if honours else " (kernel version unknown)")
+        )
+    strength = min(0.95, strength + confirmed)
+    explains = strength * gap.remaining
+    fix = (
+        "Upgrade the guest kernel to >= 6.4 (or a stable kernel carrying the mlx5 'relaxed ordering in VFs "
+        "and VMs' series), or install MLNX_OFED/DOCA-OFED with it."
+        if vfs
+        else "Find out why the PF's RO enable is off (BIOS, or a root port the kernel marks "
+        "NO_RELAXED_ORDERING: dmesg 'Relaxed Ordering disabled')."
+    )
+    return Cause(
+        "CAUSE-RO-NOT-HONOURED",
+        "relaxed ordering requested but not applied on this platform",
+        strength,
+        explains,
+        "inferred",
+        gap.loss,
+        tuple(pro + gap.evidence()),
+        tuple(con),
+        fix,
+        _ab(gap) if gap.off is None else _ab(gap) + "   # again, after the fix above",
+        subject=gap.baseline.key,
+    )
+
+
+def p2p_via_root_complex(ctx: Context, gap: GdrGap) -> Optional[Cause]:
+    """Peer writes from the NIC reach the GPU through the root complex: VM without ATS, or ACS redirect."""
+    if not gap.slow or gap.remaining <= 0.05:
+        return None
+    pro, con = [], []
+    if ctx.is_vm:
+        strength = 0.5
+        pro.append("VM: the guest cannot enable ATS or ACS Direct Translated P2P; the host decides both")
+        if ctx.has("VIRT-NO-VIOMMU"):
+            strength += 0.1
+            pro.append("no vIOMMU in the guest: no ATS from inside it")
+        if not _nic_ats_enabled(ctx.machine):
+            strength += 0.1
+            pro.append("no enabled ATS capability visible on the NIC")
+        if gap.on is not None and ctx.kernel_honours_vf_ro() is not False:
+            strength += 0.2
+            pro.append(
+                "RO was requested and is (probably) applied here, so ordering does not explain what remains"
+            )
+        fix = (
+            "On the host: enable ATS on the NIC (mlxconfig ATS_ENABLED=true), set ACS Direct Translated P2P "
+            "on the ports between GPU and NIC, and give the guest a vIOMMU so translated requests can "
+            "go peer to peer instead of through the root complex."
+        )
+        nxt = "gdrdiag inspect   # on the host, to read ACS/ATS on the physical GPU-NIC path"
+    elif ctx.has("ACS-REDIRECT"):
+        strength = 0.8
+        pro.append(ctx.machine_codes["ACS-REDIRECT"].title)
+        fix = ctx.machine_codes["ACS-REDIRECT"].advice
+        nxt = "gdrdiag inspect"
+    else:
+        return None
+    explains = strength * gap.remaining
+    if gap.ro_recovered:
+        pro.append(f"RO already recovered {gap.ro_recovered:.0%}; {gap.remaining:.0%} of the loss remains")
+    return Cause(
+        "CAUSE-P2P-VIA-RC",
+        "NIC->GPU peer writes routed through the root complex",
+        min(strength, 0.95),
+        explains,
+        "inferred",
+        gap.loss,
+        tuple(pro + gap.evidence()),
+        tuple(con),
+        fix,
+        nxt,
+        subject=gap.baseline.key,
+    )
+
+
+def gpu_nic_far(ctx: Context, gap: GdrGap) -> Optional[Cause]:
+    """Bare metal: the GPU's closest NIC is across the root complex or the socket interconnect."""
+    if not gap.slow or ctx.machine is None or ctx.is_vm is not False:
+        return None
+    far = [
+        p
+        for p in ctx.machine.topology
+        if p.reliable and p.path_class in (PathClass.PHB, PathClass.NODE, PathClass.SYS)
+    ]
+    near = [p for p in ctx.machine.topology if p.reliable and p.path_class in (PathClass.PIX, PathClass.PXB)]
+    if not far or near:
+        return None
+    strength = 0.6
+    pro = [f"{p.gpu_bdf}<->{p.nic}: {p.path_class.value}" for p in far[:3]]
+    return Cause(
+        "CAUSE-GPU-NIC-FAR",
+        "GPU and NIC are not under one PCIe switch",
+        strength,
+        strength * gap.remaining,
+        "inferred",
+        gap.loss,
+        tuple(pro + gap.evidence()),
+        (),
+        "Use a NIC under the same PCIe switch as the GPU (nvidia-smi topo -m: PIX/PXB), or move the card.",
+        "gdrdiag inspect",
+        subject=gap.baseline.key,
+    )
+
+
+def _nic_ats_enabled(m: Optional[MachineInfo]) -> bool:
+    if m is None:
+        return False
+    for n in m.nics:
+        f = m.function(n.bdf)
+        if f is not None and f.ats is not None and f.ats.enabled:
+            return True
+    return False
+
+
+GAP_RULES: tuple[Callable[[Context, GdrGap], Optional[Cause]], ...] = (
+    ro_not_requested,
+    ro_not_honoured,
+    p2p_via_root_complex,
+    gpu_nic_far,
+)
+
+
+def context(report: "Report", machine_findings: Iterable[Finding]) -> Context:
+    """The cause rules' input for one Report."""
+    codes: dict[str, Finding] = {}
+    for f in machine_findings:
+        codes.setdefault(f.code, f)
+    return Context(report.machine, codes, tuple(gdr_gaps(report.results)))
+
+
+def gap_causes(ctx: Context) -> list[tuple[Cause, bool]]:
+    """(cause, leads its gap) for every GDR cause rule over every measured GPU/host gap that is slow."""
+    out = []
+    for gap in ctx.gaps:
+        if not gap.slow:
+            continue
+        found = [c for rule in GAP_RULES if (c := rule(ctx, gap)) is not None and c.explains > 0.01]
+        found.sort(key=lambda c: (-c.explains, c.basis != "measured"))
+        out.extend((c, i == 0) for i, c in enumerate(found))
+    return out
+
+
+# Machine inferences that a measurement can contradict: code -> (cause codes that contradict it).
+CONTRADICTED_BY = {"RO-KERNEL-VF": "RO-AB-SENSITIVE"}
+# Machine inferences a cause finding weighs (and so re-states with the measurement): shown as INFO.
+WEIGHED_BY = {"RO-KERNEL-VF": "CAUSE-RO-NOT-HONOURED", "RO-PLATFORM": "CAUSE-RO-NOT-REQUESTED"}
+
+
+def reconcile(findings: list[Finding]) -> list[Finding]:
+    """Demote machine inferences a measurement contradicts, or a cause finding already weighs."""
+    codes = {f.code for f in findings}
+    out = []
+    for f in findings:
+        if CONTRADICTED_BY.get(f.code) in codes:
+            f = replace(
+                f,
+                severity=Severity.INFO,
+                title=f"{f.title} - contradicted by measurement: "
+                f"{CONTRADICTED_BY[f.code]} shows RO taking effect",
+            )
+        elif WEIGHED_BY.get(f.code) in codes and f.severity is not Severity.INFO:
+            f = replace(f, severity=Severity.INFO, title=f"{f.title} (weighed in {WEIGHED_BY[f.code]})")
+        out.append(f)
+    return out

@@ -1,0 +1,303 @@
+"""Cause rules for host<->GPU paths, failed measurements, and what to measure next; the report rule.
+
+- ``CAUSE-LINK-DEGRADED`` / ``CAUSE-IOMMU-TRANSLATION`` / ``CAUSE-NUMA-PLACEMENT``: a large pinned
+  H2D copy below what the PCIe model says this link delivers with this MPS/MRRS
+  (:func:`gdrdiag.diagnose.thresholds.expected_ce_gbytes`), weighed against the machine facts.
+- ``CAUSE-WORKING-SET``: zero-copy gather bandwidth falling as the table grows (gather-bench
+  ``--sweep working-set``); the link is the same at every size, so the decline is translation reach
+  (IOMMU IOTLB / device ATC) or NUMA placement.
+- ``MEASURE-FAILED``: a case that ran and failed (ERROR, payload mismatch): FAIL, exit 1.
+- ``MEASURE-NEXT``: with one bench only, what this Report can and cannot say, and what to run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable, Optional
+
+from gdrdiag.diagnose.causes import Cause, Context, context, gap_causes, reconcile
+from gdrdiag.diagnose.evidence import gpu_rows_without_host, write_rows
+from gdrdiag.diagnose.thresholds import (
+    CE_OF_MODEL_HEALTHY,
+    LARGE_COPY_BYTES,
+    WORKING_SET_KEEPS,
+    expected_ce_gbytes,
+)
+from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams
+from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.vocabulary import Provider
+from gdrdiag.units import MiB, format_size
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.model.report import Report
+
+LARGE_COPY = LARGE_COPY_BYTES
+
+
+def _largest_h2d(results: Iterable[BenchResult]) -> Optional[BenchResult]:
+    best = None
+    for r in results:
+        p = r.params
+        if r.key != "copy_h2d_pinned" or r.status is not Status.OK or not isinstance(p, CopyParams):
+            continue
+        if p.mode != "async" or not p.size_bytes or p.size_bytes < LARGE_COPY or not r.value:
+            continue
+        if best is None or p.size_bytes > best.params.size_bytes:  # type: ignore[union-attr]
+            best = r
+    return best
+
+
+def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
+    """Causes for a large H2D copy below the model's expectation for this link."""
+    r = _largest_h2d(report.results)
+    expected, model_ev = expected_ce_gbytes(report.machine)
+    if r is None or expected is None or r.value is None:
+        return []
+    frac = r.value / expected
+    if frac >= CE_OF_MODEL_HEALTHY:
+        return []
+    loss = 1 - frac
+    measured = [
+        f"results[copy_h2d_pinned size={format_size(r.params.size_bytes)}] = {r.value:.2f} GB/s "  # type: ignore[union-attr,arg-type]
+        f"= {frac:.0%} of the model"
+    ] + model_ev
+    out: list[Cause] = []
+    link = report.machine.gpus[0].link if report.machine and report.machine.gpus else None
+    if (
+        link
+        and link.max_raw_gbytes_per_s
+        and link.raw_gbytes_per_s
+        and not report.machine.gpus[0].link_sampled_idle
+    ):  # type: ignore[union-attr]
+        share = min(1.0, max(0.0, (1 - link.raw_gbytes_per_s / link.max_raw_gbytes_per_s) / loss))
+        if share > 0.05:
+            out.append(
+                Cause(
+                    "CAUSE-LINK-DEGRADED",
+                    "the GPU link runs below its capable speed/width under load",
+                    1.0,
+                    share,
+                    "measured",
+                    loss,
+                    tuple(
+                        measured
+                        + [
+                            f"link under load {link.speed_gts:g} GT/s x{link.width} of "
+                            f"{link.max_speed_gts:g} GT/s x{link.max_width}"
+                        ]
+                    ),
+                    (),
+                    "Reseat the card or riser, check the slot's wiring and bifurcation, the BIOS link "
+                    "speed setting and retimers.",
+                    "gdrdiag copy-bench --sizes 256M",
+                    "copy_h2d_pinned",
+                )
+            )
+    explained = sum(c.explains for c in out)
+    rest = max(0.0, 1.0 - explained)
+    if ctx.has("IOMMU-TRANSLATED"):
+        out.append(
+            Cause(
+                "CAUSE-IOMMU-TRANSLATION",
+                "the IOMMU translates every DMA page of the copy",
+                0.5,
+                0.5 * rest,
+                "inferred",
+                loss,
+                tuple(measured + [ctx.machine_codes["IOMMU-TRANSLATED"].title]),
+                (),
+                "Boot with iommu=pt (or intel_iommu=on iommu=pt) so trusted devices bypass translation.",
+                "gdrdiag gather-bench --sweep working-set",
+                "copy_h2d_pinned",
+            )
+        )
+    out.append(
+        Cause(
+            "CAUSE-NUMA-PLACEMENT",
+            "host buffers may live on a NUMA node far from the GPU",
+            0.3,
+            0.3 * rest,
+            "inferred",
+            loss,
+            tuple(measured),
+            ("gdrdiag does not record which node the buffers were allocated on",),
+            "Run on the GPU's NUMA node: numactl --cpunodebind=N --membind=N gdrdiag copy-bench ... "
+            "(N = the GPU's numa_node in gdrdiag inspect).",
+            "numactl --cpunodebind=N --membind=N gdrdiag copy-bench --sizes 256M",
+            "copy_h2d_pinned",
+        )
+    )
+    return out
+
+
+def _working_set_rows(results: Iterable[BenchResult]) -> list[tuple[int, BenchResult]]:
+    """(working-set bytes, result) rows of a working-set sweep, smallest first.
+
+    gather-bench ``--sweep working-set`` rows, or else imported nvbandwidth SM host-read rows of GPU 0
+    at several buffer sizes (nvbandwidth -b).
+    """
+    gather, nvb = [], []
+    for r in results:
+        p = r.params
+        if r.status is not Status.OK or not r.value:
+            continue
+        if isinstance(p, GatherParams) and r.settings.sweep == "working-set" and p.slots and p.stride_bytes:
+            gather.append((p.slots * p.stride_bytes, r))
+        elif (
+            isinstance(p, ImportedParams)
+            and p.tool == Provider.NVBANDWIDTH.value
+            and p.size_bytes
+            and p.test == "host_to_device_memcpy_sm"
+            and (p.gpu or 0) == 0
+        ):
+            nvb.append((p.size_bytes, r))
+    return sorted(gather or nvb, key=lambda t: t[0])
+
+
+def _mib(nbytes: int) -> str:
+    return f"{nbytes / MiB:.0f} MiB"
+
+
+def working_set_cause(report: "Report", ctx: Context) -> list[Cause]:
+    """CAUSE-WORKING-SET: gather bandwidth at the largest table below WORKING_SET_KEEPS of the smallest."""
+    rows = _working_set_rows(report.results)
+    if len(rows) < 3:
+        return []
+    (_, small), (big_ws, big) = rows[0], rows[-1]
+    ratio = big.value / small.value  # type: ignore[operator]
+    if ratio >= WORKING_SET_KEEPS:
+        return []
+    loss = 1 - ratio
+    knee = next((ws for ws, r in rows if r.value < WORKING_SET_KEEPS * small.value), big_ws)  # type: ignore[operator]
+    pro = [f"{_mib(ws)} table: {r.value:.1f} GB/s" for ws, r in rows]
+    pro.append(
+        f"falls below {WORKING_SET_KEEPS:.0%} of the smallest table from {_mib(knee)} on; "
+        "the PCIe model predicts the same rate at every size (same records, same link)"
+    )
+    con = []
+    strength = 0.7
+    if ctx.has("IOMMU-TRANSLATED") or (ctx.machine and ctx.machine.virt.is_vm):
+        strength = 0.9
+        pro.append(
+            f"mechanism (strength {strength:.1f}): DMA is translated here (IOMMU groups of type DMA, "
+            "or a VM): every page the GPU touches needs an IOTLB/ATC entry, and a larger table misses more"
+        )
+    else:
+        con.append("no translating IOMMU recorded; NUMA placement or host TLB reach are the other candidates")
+    fix = (
+        "Back the table with huge pages (fewer translations), use iommu=pt on bare metal, keep the table on "
+        "the GPU's NUMA node, or keep the hot working set below the knee."
+    )
+    kernel = getattr(big.params, "kernel", None)
+    nxt = "gdrdiag gather-bench --sweep working-set" + (f" --kernels {kernel}" if kernel else "")
+    # The decline is measured and, with the same records on the same link at every size, wholly a
+    # working-set effect (explains 1.0); which mechanism (translation reach or NUMA) is the inference.
+    return [
+        Cause(
+            "CAUSE-WORKING-SET",
+            "zero-copy read bandwidth falls as the working set grows",
+            strength,
+            1.0,
+            "measured",
+            loss,
+            tuple(pro),
+            tuple(con),
+            fix,
+            nxt,
+            "gather working set",
+        )
+    ]
+
+
+def _rerun(r: BenchResult) -> str:
+    """The gdrdiag command that runs a failed case again on its own."""
+    p = r.params
+    size = getattr(p, "size_bytes", None)
+    size_arg = f" --size {size}" if size else ""
+    if r.key.startswith("rdma_write_") and getattr(p, "memory", None):
+        reg = f" --reg {p.reg_path}" if getattr(p, "reg_path", None) else ""
+        return f"gdrdiag mr-bench --memory {p.memory}{reg}{size_arg}"
+    if r.key.startswith("copy"):
+        return "gdrdiag copy-bench"
+    if r.key.startswith("gather"):
+        return "gdrdiag gather-bench"
+    return "gdrdiag report -o again.json"
+
+
+def failed_measurements(report: "Report") -> list[Finding]:
+    """MEASURE-FAILED (FAIL) for each case that ran and failed; a failed check makes its numbers void."""
+    out = []
+    for r in report.results:
+        if r.status is Status.ERROR or (r.status is Status.OK and r.verified is False):
+            out.append(
+                Finding(
+                    code="MEASURE-FAILED",
+                    severity=Severity.FAIL,
+                    title=f"{r.key}: the measurement failed ({(r.reason or 'payload check failed')[:120]})",
+                    evidence=(
+                        f"results[{r.key}].status = {r.status.value}",
+                        f"results[{r.key}].verified = {r.verified}",
+                        f"results[{r.key}].reason = {r.reason}",
+                    ),
+                    advice="A failed payload check means bytes arrived wrong: treat every number of this "
+                    "path as void until it passes. Re-run the case alone; check dmesg for AER/IOMMU faults.",
+                    subject=r.key,
+                    basis="measured",
+                    next_step=_rerun(r),
+                )
+            )
+    return out
+
+
+def next_measurements(report: "Report", ctx: Context) -> list[Finding]:
+    """MEASURE-NEXT: what is missing to judge the GPU<->NIC path, and the command that measures it."""
+    m = report.machine
+    if m is None or not m.gpus or not m.nics:
+        return []
+    rows = write_rows(report.results)
+    lonely = gpu_rows_without_host(report.results)
+    if rows and not lonely and any(r.on_gpu for r in rows):
+        if any(g.off and g.on for g in ctx.gaps) or not any(g.slow for g in ctx.gaps):
+            return []
+        missing = "one RO state only: the share relaxed ordering recovers is not measured"
+        cmd = "gdrdiag mr-bench --memory device,pinned --ro-ab --size 1M --qp 4"
+    elif lonely:
+        missing = "GPU-memory rows without a host-memory row of the same run: no yardstick for them"
+        cmd = "gdrdiag mr-bench --memory device,pinned --ro-ab --size 1M --qp 4"
+    else:
+        missing = "no RDMA WRITE measurement: the GPU<->NIC path is judged from machine facts only"
+        cmd = "gdrdiag mr-bench --matrix"
+    return [
+        Finding(
+            code="MEASURE-NEXT",
+            severity=Severity.INFO,
+            title=f"this Report has {missing}",
+            evidence=(f"{len(rows)} RDMA bandwidth rows ({sum(r.on_gpu for r in rows)} into GPU memory)",),
+            advice=f"Run `{cmd}` and diagnose again (or gdrdiag import perftest output with --bundle).",
+            next_step=cmd,
+        )
+    ]
+
+
+def cause_findings(report: "Report") -> list[Finding]:
+    """The report rule: every cause over every measured loss, failed measurements, what to run next."""
+    from gdrdiag.diagnose import causes_rdma, diagnose_machine
+
+    machine_findings = diagnose_machine(report.machine) if report.machine is not None else []
+    ctx = context(report, machine_findings)
+    causes = gap_causes(ctx) + _leads(copy_causes(report, ctx)) + _leads(working_set_cause(report, ctx))
+    for rule in causes_rdma.RULES:
+        causes += _leads(rule(report, ctx))
+    return (
+        failed_measurements(report) + [c.finding(lead) for c, lead in causes] + next_measurements(report, ctx)
+    )
+
+
+def _leads(causes: list[Cause]) -> list[tuple[Cause, bool]]:
+    ordered = sorted(causes, key=lambda c: -c.explains)
+    return [(c, i == 0) for i, c in enumerate(ordered)]
+
+
+RULES = [cause_findings]
+
+__all__ = ["RULES", "cause_findings", "reconcile"]
