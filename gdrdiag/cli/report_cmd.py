@@ -168,28 +168,7 @@ def report_cmd(
         write_text_file(output, report.to_json())
         written.append(str(output))
     if record is not None or jsonl is not None or prometheus is not None:
-        from gdrdiag.node_record import record_line
-
-        line = record_line(report, name, code)
-        if record is not None:
-            from gdrdiag.node_record import write_record_file
-
-            try:
-                write_record_file(record, line, force=force)
-            except FileExistsError:
-                raise UserInputError(f"--record {record} exists; use --force to overwrite") from None
-            written.append(str(record))
-        if jsonl is not None:
-            from gdrdiag.node_record import append_record_line
-
-            append_record_line(jsonl, line)
-            written.append(f"{jsonl} (+1 line)")
-        if prometheus is not None:
-            from gdrdiag.node_record import parse_head
-            from gdrdiag.render.prometheus import write_node_prom
-
-            write_node_prom(prometheus, parse_head(line))
-            written.append(str(prometheus))
+        written += _write_node_outputs(report, name, code, record, jsonl, prometheus, force)
     if html is not None:
         from gdrdiag.cli.report_files import write_text_file
         from gdrdiag.render.html import report_html
@@ -207,6 +186,30 @@ def report_cmd(
         )
         echo(render_findings(report.findings))
     raise typer.Exit(code)
+
+
+def _write_node_outputs(report, name: str, code: int, record: Optional[Path], jsonl: Optional[Path],
+                        prometheus: Optional[Path], force: bool) -> list[str]:
+    """The node record (one file, or one appended line) and the Prometheus textfile; what was written."""
+    from gdrdiag.node_record import append_record_line, parse_head, record_line, write_record_file
+
+    line = record_line(report, name, code)
+    written = []
+    if record is not None:
+        try:
+            write_record_file(record, line, force=force)
+        except FileExistsError:
+            raise UserInputError(f"--record {record} exists; use --force to overwrite") from None
+        written.append(str(record))
+    if jsonl is not None:
+        append_record_line(jsonl, line)
+        written.append(f"{jsonl} (+1 line)")
+    if prometheus is not None:
+        from gdrdiag.render.prometheus import write_node_prom
+
+        write_node_prom(prometheus, parse_head(line))
+        written.append(str(prometheus))
+    return written
 
 
 def _merge_results(report, paths: list[Path]):
