@@ -28,6 +28,8 @@ import os
 from typing import NamedTuple, Optional
 
 from gdrdiag.errors import GdrdiagError
+from gdrdiag.hw import safefs
+from gdrdiag.hw.safefs import UnsafeFile
 
 # A sysfs attribute is one page; /proc/cpuinfo on a big host is a few hundred KiB.
 DEFAULT_READ_LIMIT = 4 * 1024 * 1024
@@ -89,6 +91,18 @@ class SysfsTree:
             raise SysfsError(f"{path}: leaves the captured tree (refused)")
         return joined
 
+    def _read_host(self, path: str, limit: int) -> bytes:
+        """At most ``limit + 1`` bytes of ``path``.
+
+        A captured tree is untrusted: its files are read only when they resolve inside the root
+        and are regular files (never a FIFO or a device, which could block or never end), see
+        :func:`gdrdiag.hw.safefs.read_confined`.
+        """
+        if self.live:
+            with open(path, "rb") as fh:
+                return fh.read(limit + 1)
+        return safefs.read_confined(self.host_path(path), self.root, limit)
+
     def _fail(self, path: str, reason: str) -> str:
         if self.recording:
             self.failures[path] = reason
@@ -102,8 +116,9 @@ class SysfsTree:
             raise SysfsError(f"cannot read {path}: {self._failures[path]}")
         limit = self.read_limit if limit is None else limit
         try:
-            with open(self.host_path(path), "rb") as fh:
-                data = fh.read(limit + 1)
+            data = self._read_host(path, limit)
+        except UnsafeFile as exc:
+            raise SysfsError(f"{path}: {exc} (refused)") from None
         except FileNotFoundError:
             raise SysfsError(
                 f"{path}: {'not present' if self.live else 'not in the captured tree'}"
