@@ -19,6 +19,7 @@ def compare_cmd(
     b_path: Path = typer.Argument(..., metavar="B.json", help="Second Report (e.g. the VM)."),
     all_cases: bool = typer.Option(False, "--all", help="Show every matched case, not only large deltas."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML page with plots."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing --html file."),
 ) -> None:
     """Match cases by key and parameters, show ratios (B/A), machine differences and likely causes."""
     import json
@@ -34,7 +35,7 @@ def compare_cmd(
         from gdrdiag.cli.report_files import write_text_file
         from gdrdiag.render.html import comparison_html
 
-        write_text_file(html, comparison_html(comparison, a, b))
+        write_text_file(html, comparison_html(comparison, a, b), force=force, what="--html")
     if wants_json(ctx):
         echo(json.dumps(to_jsonable(comparison), indent=2))
     else:
