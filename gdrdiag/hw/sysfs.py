@@ -152,9 +152,16 @@ class SysfsTree:
             return text
         s = str(text.value).strip()
         try:
-            return Soft(int(s, base))
+            value = int(s[:64], base) if len(s) <= 64 else None
         except ValueError:
+            value = None
+        if value is None:
             return Soft(None, f"{path}: not an integer: {s[:40]!r}")
+        if not -(2**63) <= value < 2**64:
+            # A Report keeps 64-bit integers (serde refuses larger ones): a value no register or
+            # counter can hold is unknown, not a fact, so the Report inspect writes reads back.
+            return Soft(None, f"{path}: {s[:40]!r} is out of the 64-bit range")
+        return Soft(value)
 
     # ---- structure ---------------------------------------------------------------------------
 

@@ -124,7 +124,7 @@ def inspect_nics(tree: SysfsTree, pci: tuple[PciFunction, ...], verbs: dict) -> 
             unknown["pci"] = f"no PCI function for {name} in sysfs"
         ports = []
         for p in tree.listdir(f"{base}/ports")[:16]:
-            if p.isdigit():
+            if p.isdigit() and len(p) < 4:
                 ports.append(_port(tree, base, int(p)))
 
         pf = by_bdf.get(f.physfn) if f and f.physfn else None

@@ -133,7 +133,7 @@ def _scalar(cls: type, data: Any, path: str) -> Any:
     if cls is int:
         if isinstance(data, bool) or not isinstance(data, int):
             raise SchemaError(f"{path}: expected an integer, got {type(data).__name__}")
-        if abs(data) > 2**63:
+        if not -(2**63) <= data < 2**64:  # 64-bit, signed or unsigned (u64 counters and masks)
             raise SchemaError(f"{path}: integer out of range")
         return data
     if cls is bool:
