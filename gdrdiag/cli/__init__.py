@@ -16,16 +16,19 @@ from typing import Any, Optional
 
 import typer
 import typer.main
-from typer._click.exceptions import (
-    ClickException,
-    NoArgsIsHelpError,
-    NoSuchOption,
-    UsageError,
-)  # typer vendors click
 from typer.core import TyperGroup
-from typer.exceptions import Abort
 
 from gdrdiag import __version__
+
+try:  # typer >= 0.20 vendors click as typer._click; older typer uses the click package
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, NoSuchOption, UsageError
+    from typer.exceptions import Abort
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click.exceptions import Abort, ClickException, NoSuchOption, UsageError
+
+    class NoArgsIsHelpError(UsageError):  # type: ignore[no-redef]
+        """Absent from click < 8.2 (which prints the help itself)."""
+
 
 # Options whose value is a file gdrdiag writes; a command with one of them and no --force of its
 # own gets the global --force (see GdrdiagGroup.get_command and common.check_output_paths).

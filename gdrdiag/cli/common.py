@@ -65,7 +65,10 @@ def force_requested(ctx: Any = None, kwargs: Any = None) -> bool:
     if kwargs and kwargs.get("force"):
         return True
     if ctx is None:
-        from typer._click.globals import get_current_context
+        try:
+            from typer._click.globals import get_current_context
+        except ImportError:  # pragma: no cover - older typer uses the click package
+            from click import get_current_context
 
         ctx = get_current_context(silent=True)
     return bool(ctx is not None and ctx.meta.get("gdrdiag.force"))

@@ -40,6 +40,22 @@ def _row_notes(rows: list[CaseDelta], a_label: str, b_label: str) -> list[str]:
     return notes
 
 
+def _varying_params(shown) -> set:
+    """Parameters whose value differs between two shown rows of the same case key.
+
+    One pass with a set of values per (key, parameter): linear, where comparing every row with
+    every other row of its key took seconds for 20,000 cases.
+    """
+    names: dict = {}
+    for d in shown:
+        names.setdefault(d.key, set()).update(d.params)
+    values: dict = {}
+    for d in shown:
+        for k in names[d.key]:
+            values.setdefault((d.key, k), set()).add(repr(d.params.get(k)))
+    return {k for (_, k), seen in values.items() if len(seen) > 1}
+
+
 def render_comparison(c: Comparison, *, all_cases: bool = False) -> str:
     """Machine differences, the cases (large deltas, or all), explanations, differing findings."""
     out = []
@@ -53,8 +69,7 @@ def render_comparison(c: Comparison, *, all_cases: bool = False) -> str:
     shown = [d for d in c.cases if all_cases or d.large or d.a_status != d.b_status or d.not_comparable]
     if shown:
         # Show only the parameters that tell the shown rows apart.
-        varying = {k for d in shown for k, v in d.params.items()
-                   if any(o.params.get(k) != v for o in shown if o.key == d.key)}
+        varying = _varying_params(shown)
         rows = [[_case_label(d, varying), num(d.a_value), num(d.b_value), d.unit, _ratio_cell(d),
                  "<<" if d.large and d.ratio is not None and d.ratio < 1 else (">>" if d.large else "")]
                 for d in shown]
