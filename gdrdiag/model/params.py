@@ -291,24 +291,20 @@ def _field_names(cls: type) -> tuple[tuple[str, bool], ...]:
 
 def identity_items(params: BenchParams) -> tuple[tuple[str, ParamValue], ...]:
     """(name, value) of the fields that define the case, set ones only, enums as their values."""
-    out = []
-    for name, identity in _field_names(type(params)):
-        if not identity:
-            continue
-        value = getattr(params, name)
-        if value is not None:
-            out.append((name, _plain(value)))
-    return tuple(out)
+    values = vars(params)
+    return tuple(
+        (name, _plain(values[name]))
+        for name, identity in _field_names(type(params))
+        if identity and values[name] is not None
+    )
 
 
 def shown_items(obj: object) -> tuple[tuple[str, ParamValue], ...]:
     """(name, value) of every set field but ``bench``, enums as their values (for tables)."""
-    out = []
-    for name, _ in _field_names(type(obj)):
-        value = getattr(obj, name)
-        if value is not None:
-            out.append((name, _plain(value)))
-    return tuple(out)
+    values = vars(obj)
+    return tuple(
+        (name, _plain(values[name])) for name, _ in _field_names(type(obj)) if values[name] is not None
+    )
 
 
 _PLAIN_TYPES = (str, int, float, bool)

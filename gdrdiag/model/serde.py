@@ -23,10 +23,20 @@ class SchemaError(ValueError):
     """A JSON document does not match the model; the message names the path."""
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_PLAIN = (str, int, bool, type(None))
+
+
 def to_jsonable(obj: Any) -> Any:
     """Turn a model object into plain JSON types (dicts keep field order)."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    kind = type(obj)
+    if kind in _PLAIN:
+        return obj
+    names = _FIELD_NAMES.get(kind)
+    if names is None and dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(obj))
+    if names is not None:
+        return {name: to_jsonable(getattr(obj, name)) for name in names}
     if isinstance(obj, enum.Enum):
         return obj.value
     if isinstance(obj, (list, tuple)):
