@@ -83,7 +83,14 @@ def write_text_file(path: Path, text: str, force: bool = False, what: str = "out
     name exists). Text that cannot be encoded (a lone surrogate from a hostile Report) is
     replaced, not a crash. Any OS error becomes a one-line UserInputError.
     """
+    from gdrdiag.hw.safefs import terminate_unwinds
+
     check_output_path(path, what, force=force)
+    with terminate_unwinds():
+        _write_through_temporary(path, text, force)
+
+
+def _write_through_temporary(path: Path, text: str, force: bool) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:100]}.", dir=folder)

@@ -28,11 +28,9 @@ import json
 import os
 import re
 import shutil
-import signal
 import stat
 import tarfile
 import tempfile
-import threading
 import time
 import zlib
 from typing import Any, Iterator, Optional
@@ -323,6 +321,7 @@ def write_bundle(out_path: str, source: LiveSource, extra_meta: Optional[dict] =
     nfiles = 0
     try:
         with (
+            safefs.terminate_unwinds(),
             os.fdopen(fd, "wb") as raw,
             tarfile.open(fileobj=raw, mode="w:gz", format=tarfile.PAX_FORMAT) as tf,
         ):
@@ -621,26 +620,6 @@ def _load_fact(root: str, key: str) -> dict:
 
 
 @contextlib.contextmanager
-def _terminate_cleans_up() -> Iterator[None]:
-    """While a bundle is unpacked, SIGTERM unwinds (so ``finally`` removes the folder), exit 143.
-
-    Only the main thread may set signal handlers; elsewhere this does nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def _raise(signum: int, frame: Any) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, _raise)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-@contextlib.contextmanager
 def open_bundle(path: str) -> Iterator[BundleSource]:
     """Open a bundle (``.tar.gz`` or an unpacked folder) as a source; cleans up on exit.
 
@@ -662,7 +641,7 @@ def open_bundle(path: str) -> Iterator[BundleSource]:
         _check_tree(root)
         yield BundleSource(root, os.path.basename(os.path.normpath(path)))
         return
-    with _terminate_cleans_up():
+    with safefs.terminate_unwinds():
         tmp = tempfile.mkdtemp(prefix="gdrdiag-bundle-")
         try:
             root = safe_extract(path, tmp)

@@ -14,10 +14,13 @@ the same rules, so every supported Python refuses the same members.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import stat
 import tarfile
-from typing import Callable
+import threading
+from typing import Any, Callable, Iterator
 
 READ_CHUNK = 1 << 20
 
@@ -92,6 +95,28 @@ def check_tree(root: str, max_entries: int) -> None:
                     raise UnsafeFile(f"symlink {rel[:120]} -> {os.readlink(full)[:120]} leaves the bundle")
             elif not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
                 raise UnsafeFile(f"{rel[:120]} is a device, FIFO or socket")
+
+
+@contextlib.contextmanager
+def terminate_unwinds() -> Iterator[None]:
+    """While inside, SIGTERM raises ``SystemExit(143)`` so ``finally`` blocks remove temporary files.
+
+    Used around bundle extraction and every write through a temporary file: the default SIGTERM
+    action kills the process on the spot and left a 137 MB extraction folder behind. Only the
+    main thread may set signal handlers; elsewhere this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class FilterRefused(Exception):

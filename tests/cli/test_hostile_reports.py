@@ -105,3 +105,47 @@ def test_inspect_of_a_bundle_with_escape_sequences(tmp_path):
     r = CliRunner().invoke(app, ["inspect", "--bundle", str(root)])
     assert r.exit_code in (0, 1), r.stderr
     _assert_clean(r)
+
+
+HOSTILE_JSON = {
+    "deeply nested": '{"schema_version": 2, "results": ' + "[" * 50_000 + "]" * 50_000 + "}",
+    "5000-digit integer": '{"schema_version": 2, "tool_version": ' + "9" * 5000 + "}",
+    "integer beyond 64 bits": REPORT.read_text().replace('"n": 5,', '"n": 1208925819614629174706176,', 1),
+    "NaN": '{"schema_version": 2, "tool_version": NaN}',
+    "Infinity": '{"schema_version": 2, "tool_version": -Infinity}',
+    "unhashable params tag": json.dumps(
+        {"schema_version": 2, "results": [{"key": "k", "status": "OK", "params": {"bench": [1]}}]}
+    ),
+    "not an object": "[1, 2, 3]",
+    "binary": "\x00\x01\x02",
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_JSON))
+def test_hostile_report_files_are_one_line_exit_2(tmp_path, case):
+    path = tmp_path / "r.json"
+    path.write_text(HOSTILE_JSON[case])
+    for args in (["diagnose", str(path)], ["compare", str(path), str(REPORT)]):
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 2, (case, args, r.stderr, r.exception)
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_sigterm_while_writing_an_output_file_leaves_no_temporary_file(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        f"""
+        import os, signal
+        from pathlib import Path
+        import gdrdiag.cli.report_files as rf
+        os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGTERM)  # the signal arrives mid-write
+        rf.write_text_file(Path({str(tmp_path / "out.json")!r}), "x" * 1000)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 143, proc.stderr
+    assert os.listdir(tmp_path) == []
