@@ -45,6 +45,15 @@ def handles_errors(func: F) -> F:
         except KeyboardInterrupt:
             error_line("gdrdiag: interrupted; resources released")
             raise typer.Exit(EXIT_INTERRUPTED) from None
+        except OSError as exc:
+            # Last resort: a path the user gave that the OS refuses (name too long, a loop of
+            # links, a file where a folder should be) is a usage error, never a traceback.
+            if exc.filename is None:
+                raise
+            name = str(exc.filename)
+            name = name if len(name) <= 120 else "..." + name[-117:]
+            error_line(f"gdrdiag: error: {name}: {exc.strerror or exc}")
+            raise typer.Exit(EXIT_USAGE) from None
 
     return wrapper  # type: ignore[return-value]
 

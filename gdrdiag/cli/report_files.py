@@ -50,6 +50,8 @@ def check_output_path(path: Path, what: str, force: bool = False, append: bool =
     name = text[-160:] if len(text) <= 160 else "..." + text[-157:]
     if not text or text.endswith(os.sep):
         raise UserInputError(f"{what} {name}: give a file name, not a folder")
+    if len(os.fsencode(os.path.basename(text))) > 255 or len(os.fsencode(text)) > 4000:
+        raise UserInputError(f"{what} {name}: file name too long")
     if os.path.islink(text):
         raise UserInputError(f"{what} {name} is a symbolic link; gdrdiag does not write through links")
     if os.path.isdir(text):

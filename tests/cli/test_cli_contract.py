@@ -127,6 +127,8 @@ def _cases() -> list[tuple[str, str, list[str]]]:
                 ("a missing folder", "{sandbox}/no/such/out.json"),
                 ("an unwritable place", "/proc/gdrdiag-contract-test.json"),
                 ("a symlink to a file", "{link}"),
+                ("a name too long", "{sandbox}/" + "n" * 300 + ".json"),
+                ("a path too long", "{sandbox}/" + "d/" * 2500 + "x.json"),
             ):
                 cases.append((name, f"{flag} is {kind}", [*base, flag, value]))
             if pname not in ("jsonl", "prometheus"):
@@ -141,6 +143,7 @@ def _cases() -> list[tuple[str, str, list[str]]]:
             if pname not in UNUSABLE_DIR_OK:
                 cases.append((name, f"{p.opts[0]} is a directory", with_value("{emptydir}")))
             cases.append((name, f"{p.opts[0]} is not what it should be", with_value("{junk}")))
+            cases.append((name, f"{p.opts[0]} path too long", with_value("d/" * 2500 + "x.json")))
     return cases
 
 
