@@ -304,3 +304,34 @@ def test_hostile_bundles_through_the_cli_one_line_exit_2_bounded_memory(tmp_path
     lines = out.stdout.split()
     assert lines[:-1] == ["2,1,False"] * len(paths), out.stdout + out.stderr
     assert int(lines[-1]) * 1024 < 512 * 2**20
+
+
+@pytest.mark.parametrize(
+    "kind, name, link, refused",
+    [
+        ("file", "fs/a", None, False),
+        ("file", "/abs", None, False),  # both strip the slash (gdrdiag refuses it earlier, by name)
+        ("file", "fs/../../out", None, True),
+        ("sym", "fs/l", "/etc", True),
+        ("sym", "fs/l", "../x", False),
+        ("sym", "fs/l", "../../x", True),
+        ("fifo", "fs/p", None, True),
+    ],
+)
+def test_compat_filter_refuses_what_the_standard_filter_refuses(tmp_path, kind, name, link, refused):
+    """On Pythons without ``tarfile.data_filter`` the fallback applies the same rules."""
+    from gdrdiag.hw import safefs
+
+    info = tarfile.TarInfo(name)
+    info.type = {"file": tarfile.REGTYPE, "sym": tarfile.SYMTYPE, "fifo": tarfile.FIFOTYPE}[kind]
+    info.linkname = link or ""
+    filters = [safefs._data_filter_compat] + (
+        [tarfile.data_filter] if hasattr(tarfile, "data_filter") else []
+    )
+    for flt in filters:
+        try:
+            flt(info, str(tmp_path))
+            outcome = False
+        except safefs.filter_errors():
+            outcome = True
+        assert outcome is refused, flt
