@@ -40,24 +40,24 @@ if want check; then
 fi
 if want copy; then
   echo "== copy-bench"
-  timeout 400 $PY -m gdrdiag copy-bench --json-out "$OUT/copy.json" ${COPY_ARGS:-} > "$OUT/copy.txt" 2> "$OUT/copy.err"
+  timeout 400 $PY -m gdrdiag copy-bench --force --json-out "$OUT/copy.json" ${COPY_ARGS:-} > "$OUT/copy.txt" 2> "$OUT/copy.err"
   echo "rc=$?"; sed -n '/Pinned H2D against/,$p' "$OUT/copy.txt"; tail -5 "$OUT/copy.err"
 fi
 if want gather && has_cmd gather-bench; then
   echo "== gather-bench"
-  timeout 300 $PY -m gdrdiag gather-bench --json-out "$OUT/gather.json" ${GATHER_ARGS:-} > "$OUT/gather.txt" 2> "$OUT/gather.err"
+  timeout 300 $PY -m gdrdiag gather-bench --force --json-out "$OUT/gather.json" ${GATHER_ARGS:-} > "$OUT/gather.txt" 2> "$OUT/gather.err"
   echo "rc=$?"; head -120 "$OUT/gather.txt"; tail -5 "$OUT/gather.err"
 fi
 if want mr && has_cmd mr-bench; then
   echo "== mr-bench (soft provider, real CUDA memory: not hardware RDMA numbers)"
-  timeout 200 $PY -m gdrdiag mr-bench --provider soft --matrix --json-out "$OUT/mr.json" ${MR_ARGS:-} > "$OUT/mr.txt" 2> "$OUT/mr.err"
+  timeout 200 $PY -m gdrdiag mr-bench --provider soft --matrix --force --json-out "$OUT/mr.json" ${MR_ARGS:-} > "$OUT/mr.txt" 2> "$OUT/mr.err"
   echo "rc=$?"; head -80 "$OUT/mr.txt"; tail -5 "$OUT/mr.err"
 fi
 if want inspect && has_cmd inspect; then
   echo "== inspect / collect (fixture b) / replay"
   { /usr/bin/time -f "wall %e s" $PY -m gdrdiag inspect; echo "rc=$?"; } > "$OUT/inspect.txt" 2>&1
   $PY -m gdrdiag --json inspect > "$OUT/inspect.json" 2> "$OUT/inspect.err"; echo $? > "$OUT/inspect.rc"
-  $PY -m gdrdiag collect -o "$OUT/b_gpu_firecracker_h200.tar.gz" > "$OUT/collect.txt" 2>&1; echo "rc=$?" >> "$OUT/collect.txt"
+  $PY -m gdrdiag collect --force -o "$OUT/b_gpu_firecracker_h200.tar.gz" > "$OUT/collect.txt" 2>&1; echo "rc=$?" >> "$OUT/collect.txt"
   $PY -m gdrdiag --json inspect --bundle "$OUT/b_gpu_firecracker_h200.tar.gz" > "$OUT/replay.json" 2>&1
   $PY -c "import json;a=json.load(open('$OUT/inspect.json'));b=json.load(open('$OUT/replay.json'));a['machine']['source']=b['machine']['source']='';print('SAME' if a['machine']==b['machine'] and a['findings']==b['findings'] else 'DIFF')" > "$OUT/replay_check.txt" 2>&1
   $PY -c "import sys;sys.modules['pyverbs']=None;from gdrdiag.inspect.collect import collect_bundle;print(collect_bundle('$OUT/nopyverbs.tar.gz')[1])" > "$OUT/nopyverbs.txt" 2>&1
@@ -67,7 +67,7 @@ if want inspect && has_cmd inspect; then
 fi
 if want report && has_cmd report; then
   echo "== report (the real Report of this machine)"
-  timeout 500 $PY -m gdrdiag report -o "$OUT/gpu_machine_h200.json" --html "$OUT/gpu_machine_h200.html" ${REPORT_ARGS:-} > "$OUT/report.txt" 2>&1
+  timeout 500 $PY -m gdrdiag report --force -o "$OUT/gpu_machine_h200.json" --html "$OUT/gpu_machine_h200.html" ${REPORT_ARGS:-} > "$OUT/report.txt" 2>&1
   echo "rc=$?"; head -60 "$OUT/report.txt"
 fi
 echo "== done"

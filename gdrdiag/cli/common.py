@@ -28,24 +28,87 @@ def handles_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            check_output_paths(kwargs)
             return func(*args, **kwargs)
         except UserInputError as exc:
-            typer.echo(f"gdrdiag: error: {exc}", err=True)
+            error_line(f"gdrdiag: error: {exc}")
             raise typer.Exit(EXIT_USAGE) from None
         except NotSupported as exc:
-            typer.echo(f"gdrdiag: not supported here: {exc.reason}", err=True)
+            error_line(f"gdrdiag: not supported here: {exc.reason}")
             raise typer.Exit(EXIT_FAIL) from None
         except HardwareError as exc:
-            typer.echo(f"gdrdiag: hardware error: {exc}", err=True)
+            error_line(f"gdrdiag: hardware error: {exc}")
             raise typer.Exit(EXIT_FAIL) from None
         except GdrdiagError as exc:
-            typer.echo(f"gdrdiag: error: {exc}", err=True)
+            error_line(f"gdrdiag: error: {exc}")
             raise typer.Exit(EXIT_FAIL) from None
         except KeyboardInterrupt:
-            typer.echo("gdrdiag: interrupted; resources released", err=True)
+            error_line("gdrdiag: interrupted; resources released")
             raise typer.Exit(EXIT_INTERRUPTED) from None
+        except OSError as exc:
+            # Last resort: a path the user gave that the OS refuses (name too long, a loop of
+            # links, a file where a folder should be) is a usage error, never a traceback.
+            if exc.filename is None:
+                raise
+            name = str(exc.filename)
+            name = name if len(name) <= 120 else "..." + name[-117:]
+            error_line(f"gdrdiag: error: {name}: {exc.strerror or exc}")
+            raise typer.Exit(EXIT_USAGE) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+# Parameters that name a file a command writes -> the option as the user typed it.
+OUTPUT_FLAGS = {
+    "output": "--output",
+    "json_out": "--json-out",
+    "html": "--html",
+    "prometheus": "--prometheus",
+    "record": "--record",
+    "jsonl": "--jsonl",
+}
+
+
+def force_requested(ctx: Any = None, kwargs: Any = None) -> bool:
+    """True when the command's own ``--force`` or the shared one (added by the root group) was given."""
+    if kwargs and kwargs.get("force"):
+        return True
+    if ctx is None:
+        try:
+            from typer._click.globals import get_current_context
+        except ImportError:  # pragma: no cover - older typer uses the click package
+            from click import get_current_context
+
+        ctx = get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get("gdrdiag.force"))
+
+
+def check_output_paths(kwargs: dict) -> None:
+    """Check every output-file option of a command before it runs (see report_files.check_output_path).
+
+    A path holding ``{host}`` is checked by the command once the name is known.
+    """
+    from pathlib import Path
+
+    paths = {name: kwargs.get(name) for name in OUTPUT_FLAGS if kwargs.get(name) is not None}
+    if not paths:
+        return
+    from gdrdiag.cli.report_files import check_output_path
+
+    force = force_requested(kwargs=kwargs)
+    for name, value in paths.items():
+        if "{host}" not in str(value):
+            # A .prom textfile is rewritten on every run by design; a .jsonl file is appended to.
+            check_output_path(
+                Path(value), OUTPUT_FLAGS[name], force=force, append=name in ("jsonl", "prometheus")
+            )
+
+
+def error_line(text: str) -> None:
+    """One line on stderr, made safe for the terminal (messages quote untrusted input)."""
+    from gdrdiag.render.sanitize import one_line
+
+    typer.echo(one_line(text, limit=600), err=True)
 
 
 def wants_json(ctx: typer.Context) -> bool:
@@ -55,8 +118,14 @@ def wants_json(ctx: typer.Context) -> bool:
 
 
 def echo(text: str = "") -> None:
-    """Print to stdout (the one place commands write their main output)."""
-    typer.echo(text)
+    """Print to stdout (the one place commands write their main output).
+
+    Text passes through :func:`gdrdiag.render.sanitize.terminal_safe`: bundles and Reports are
+    untrusted, and their strings must not drive the terminal (escape sequences, controls).
+    """
+    from gdrdiag.render.sanitize import terminal_safe
+
+    typer.echo(terminal_safe(text))
 
 
 def split_list(text: str, what: str) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ def compare_cmd(
     all_cases: bool = typer.Option(False, "--all", help="Show every matched case, not only large deltas."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML page with plots."),
     wide: bool = typer.Option(False, "--wide", help="Wider tables (the default fits 100 columns)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing --html file."),
 ) -> None:
     """Match cases, show ratios (B/A), machine facts that differ and the causes of each large delta.
 
@@ -38,7 +39,7 @@ def compare_cmd(
         from gdrdiag.cli.report_files import write_text_file
         from gdrdiag.render.html import comparison_html
 
-        write_text_file(html, comparison_html(comparison, a, b))
+        write_text_file(html, comparison_html(comparison, a, b), force=force, what="--html")
     if wants_json(ctx):
         echo(json.dumps(to_jsonable(comparison), indent=2))
     else:

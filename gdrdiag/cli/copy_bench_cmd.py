@@ -18,13 +18,11 @@ from gdrdiag.cli.common import (
     split_list,
     wants_json,
 )
-from gdrdiag.errors import UserInputError
 from gdrdiag.units import parse_size, parse_size_list
 
 DEFAULT_KINDS = "pinned,pinned-wc,registered,pageable,managed"
 DEFAULT_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M,256M,1G"
 DEFAULT_BLOCKS = "128..2M"
-
 
 
 def _narrowed_to(opts, selected):
@@ -34,11 +32,18 @@ def _narrowed_to(opts, selected):
     from gdrdiag.model.vocabulary import MemoryKind
 
     sweep = [c.key for c in selected if c.part == "sweep"]
-    kinds = tuple(k for k in MemoryKind if any(key.endswith("_" + k.value.replace("-", "_")) for key in sweep))
-    directions = tuple(d for d in ("h2d", "d2h", "bidir") if any(key.startswith(f"copy_{d}_") for key in sweep))
-    parts = tuple(p for p in ("sweep", "pinning", "overlap", "blocks")
-                  if (p == "sweep" and (sweep or any(c.part == "reference" for c in selected)))
-                  or any(c.part == p for c in selected))
+    kinds = tuple(
+        k for k in MemoryKind if any(key.endswith("_" + k.value.replace("-", "_")) for key in sweep)
+    )
+    directions = tuple(
+        d for d in ("h2d", "d2h", "bidir") if any(key.startswith(f"copy_{d}_") for key in sweep)
+    )
+    parts = tuple(
+        p
+        for p in ("sweep", "pinning", "overlap", "blocks")
+        if (p == "sweep" and (sweep or any(c.part == "reference" for c in selected)))
+        or any(c.part == p for c in selected)
+    )
     return dataclasses.replace(
         opts,
         kinds=kinds or opts.kinds,
@@ -68,10 +73,12 @@ def copy_bench(
     chunk: str = typer.Option("64M", "--chunk", help="Bytes per layer in the overlap pipeline."),
     block_count: int = typer.Option(10_000, "--blocks", help="Blocks per block-sweep point."),
     block_sizes: str = typer.Option(DEFAULT_BLOCKS, "--block-sizes", help="Block sizes, list or range."),
-    reference: bool = typer.Option(True, "--reference/--no-reference",
-                                   help="Also time CuPy/PyTorch copies of the same size."),
+    reference: bool = typer.Option(
+        True, "--reference/--no-reference", help="Also time CuPy/PyTorch copies of the same size."
+    ),
     quick: bool = typer.Option(False, "--quick", help="A small run: a few sizes and kinds."),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
 ) -> None:
     """Host<->GPU copy bandwidth: memory kinds, directions, sizes, pinning, overlap, many small blocks."""
     from gdrdiag.bench.copy import run_copy_bench
@@ -109,9 +116,6 @@ def copy_bench(
     if cases:
         opts = _narrowed_to(opts, selected)
     opts.validate()
-    if json_out is not None and json_out.parent and not json_out.parent.exists():
-        raise UserInputError(f"--json-out: directory {json_out.parent} does not exist")
-
     from gdrdiag.bench.copy import planned_case_count
 
     if progress_enabled() and not wants_json(ctx):
@@ -124,7 +128,9 @@ def copy_bench(
 
     report = results_report("copy-bench", results)
     if json_out is not None:
-        json_out.write_text(report.to_json())
+        from gdrdiag.cli.report_files import write_text_file
+
+        write_text_file(json_out, report.to_json(), force=force, what="--json-out")
     if wants_json(ctx):
         echo(report.to_json())
     else:

@@ -83,9 +83,11 @@ def fleet_cmd(
         raise UserInputError(f"{path}: no usable node records{why}")
     result = analyse(loaded.records, options, skipped=loaded.skipped)
     if html is not None:
-        from gdrdiag.render.fleet_html import write_fleet_html
+        from gdrdiag.cli.common import force_requested
+        from gdrdiag.cli.report_files import write_text_file
+        from gdrdiag.render.fleet_html import fleet_html
 
-        write_fleet_html(html, result)
+        write_text_file(html, fleet_html(result), force=force_requested(), what="--html")
     if prometheus is not None:
         from gdrdiag.render.prometheus import write_fleet_prom
 

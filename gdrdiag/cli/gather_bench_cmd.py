@@ -85,6 +85,7 @@ def gather_bench(
     ),
     quick: bool = typer.Option(False, "--quick", help="A short run: fewer sweep points and samples."),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the Report as JSON here."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
 ) -> None:
     """Gather R-byte records from pinned host memory into the GPU by zero-copy, against the copy engine."""
     from gdrdiag import pcie_model
@@ -135,9 +136,7 @@ def gather_bench(
         link_explicit=explicit,
     )
     config.validate()
-    if json_out is not None and json_out.parent and not json_out.parent.exists():
-        raise UserInputError(f"--json-out: directory {json_out.parent} does not exist")
-    _show(ctx, _run_with_progress(ctx, config), json_out)
+    _show(ctx, _run_with_progress(ctx, config), json_out, force)
 
 
 def _kernels_from_cases(
@@ -181,7 +180,7 @@ def _run_with_progress(ctx: typer.Context, config):
         return gather.run(config, progress=progress)
 
 
-def _show(ctx: typer.Context, result, json_out: Optional[Path]) -> None:
+def _show(ctx: typer.Context, result, json_out: Optional[Path], force: bool = False) -> None:
     """Findings, the Report (JSON or tables), and the exit code: 1 on a failed case or a FAIL finding."""
     from gdrdiag.cli.reporting import results_report
     from gdrdiag.diagnose.gather_rules import gather_findings
@@ -192,7 +191,9 @@ def _show(ctx: typer.Context, result, json_out: Optional[Path]) -> None:
         "gather-bench", result.results, findings=tuple(findings), notes=tuple(result.notes)
     )
     if json_out is not None:
-        json_out.write_text(report.to_json())
+        from gdrdiag.cli.report_files import write_text_file
+
+        write_text_file(json_out, report.to_json(), force=force, what="--json-out")
     if wants_json(ctx):
         echo(report.to_json())
     else:
@@ -200,8 +201,8 @@ def _show(ctx: typer.Context, result, json_out: Optional[Path]) -> None:
         from gdrdiag.render.gather_table import render_gather_results
 
         header = f"gather-bench on {result.gpu_name} ({result.sm_count} SMs)"
-        table = render_gather_results(result.results, result.notes)
-        echo(f"{header}\n\n{table}\n\n{render_findings(findings)}")
+        tables = render_gather_results(result.results, result.notes)
+        echo(f"{header}\n\n{tables}\n\n{render_findings(findings)}")
     failed = any(r.status is Status.ERROR for r in result.results) or any(
         f.severity.value == "FAIL" for f in findings
     )

@@ -75,8 +75,9 @@ def _expand(path: Optional[Path], host: str, what: str, force: bool) -> Optional
         raise UserInputError(f"{what} {out} is a folder; give a file name such as DIR/{{host}}.json")
     if not out.parent.is_dir():
         raise UserInputError(f"{what} {out}: folder {out.parent} does not exist")
-    if what == "--record" and out.exists() and not force:
-        raise UserInputError(f"{what} {out} exists; use --force to overwrite")
+    from gdrdiag.cli.report_files import check_output_path
+
+    check_output_path(out, what, force=force, append=what == "--jsonl")
     return out
 
 
@@ -111,7 +112,7 @@ def report_cmd(
         help="Add results of other saved Reports (two-machine mr-bench --json-out runs); re-diagnose.",
     ),
     force: bool = typer.Option(
-        False, "--force", "-f", help="Overwrite an existing --record file (-o always overwrites, as before)."
+        False, "--force", "-f", help="Overwrite existing -o, --html and --record files."
     ),
     no_rdma: bool = typer.Option(False, "--no-rdma", help="Leave the RDMA matrix out (WAIVED)."),
     rdma_size: Optional[str] = typer.Option(None, "--rdma-size", help="RDMA matrix message size (default 1M)."),
@@ -136,6 +137,7 @@ def report_cmd(
     for path in (html, prometheus, jsonl):
         if path is not None and not path.parent.exists():
             raise UserInputError(f"{path}: directory {path.parent} does not exist")
+    _check_templates((output, record, jsonl, html), host, force)
     level = "quick" if quick else ("full" if full else "standard")
     profile = Profile(level, _rdma_part(no_rdma, rdma_size, rdma_iters, rdma_qps))
     if from_report is not None:
@@ -165,7 +167,7 @@ def report_cmd(
     if output is not None:
         from gdrdiag.cli.report_files import write_text_file
 
-        write_text_file(output, report.to_json())
+        write_text_file(output, report.to_json(), force=force, what="-o")
         written.append(str(output))
     if record is not None or jsonl is not None or prometheus is not None:
         written += _write_node_outputs(report, name, code, record, jsonl, prometheus, force)
@@ -173,7 +175,7 @@ def report_cmd(
         from gdrdiag.cli.report_files import write_text_file
         from gdrdiag.render.html import report_html
 
-        write_text_file(html, report_html(report, report.findings))
+        write_text_file(html, report_html(report, report.findings), force=force, what="--html")
     if wants_json(ctx):
         echo(report.to_json())
     else:
@@ -210,6 +212,20 @@ def _write_node_outputs(report, name: str, code: int, record: Optional[Path], js
         write_node_prom(prometheus, parse_head(line))
         written.append(str(prometheus))
     return written
+
+
+def _check_templates(paths, host: Optional[str], force: bool) -> None:
+    """Check ``{host}`` output paths before measuring, with the name the run will most likely use.
+
+    (Paths without ``{host}`` were checked by ``handles_errors``; these are checked again after
+    the run with the final name.)
+    """
+    import socket
+
+    guess = host or os.environ.get("GDRDIAG_HOST") or socket.gethostname()
+    for path, what in zip(paths, ("-o", "--record", "--jsonl", "--html"), strict=True):
+        if path is not None and "{host}" in str(path) and HOST_OK.match(guess):
+            _expand(path, guess, what, force)
 
 
 def _merge_results(report, paths: list[Path]):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -35,26 +36,97 @@ def load_report(path: Path) -> Report:
         raise UserInputError(f"{path}: not a gdrdiag report: {str(exc).splitlines()[0][:300]}") from None
 
 
-def write_text_file(path: Path, text: str) -> None:
+def check_output_path(path: Path, what: str, force: bool = False, append: bool = False) -> None:
+    """Refuse an output path before any work is done: one line, exit 2 (UserInputError).
+
+    Refused: a symbolic link (gdrdiag never writes through one), a folder, a missing or
+    unwritable parent folder (probed by creating and removing a temporary file, which also
+    catches read-only mounts and root-owned pseudo file systems), something that is not a
+    regular file, and an existing file unless ``force`` (or ``append``, for files written by
+    appending). Benches call this through ``common.handles_errors`` before they measure, so a
+    bad path never costs a run's results.
+    """
+    text = str(path)
+    name = text[-160:] if len(text) <= 160 else "..." + text[-157:]
+    if not text or text.endswith(os.sep):
+        raise UserInputError(f"{what} {name}: give a file name, not a folder")
+    if len(os.fsencode(os.path.basename(text))) > 255 or len(os.fsencode(text)) > 4000:
+        raise UserInputError(f"{what} {name}: file name too long")
+    if os.path.islink(text):
+        raise UserInputError(f"{what} {name} is a symbolic link; gdrdiag does not write through links")
+    if os.path.isdir(text):
+        raise UserInputError(f"{what} {name} is a folder; give a file name")
+    parent = os.path.dirname(os.path.abspath(text))
+    try:
+        is_dir = os.path.isdir(parent)
+    except (OSError, ValueError):
+        is_dir = False
+    if not is_dir:
+        raise UserInputError(f"{what} {name}: folder {parent[-120:]} does not exist")
+    if os.path.lexists(text):
+        if not os.path.isfile(text):
+            raise UserInputError(f"{what} {name} exists and is not a regular file")
+        if not (force or append):
+            raise UserInputError(f"{what} {name} exists; use --force to overwrite")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".gdrdiag-probe-", dir=parent)
+    except OSError as exc:
+        raise UserInputError(f"{what} {name}: cannot write in {parent[-120:]} ({exc.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def write_text_file(path: Path, text: str, force: bool = False, what: str = "output") -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
 
-    A full disk or a crash leaves the old file (or none), never a truncated one; any OS error becomes
-    a one-line UserInputError.
+    A full disk or a crash leaves the old file (or none), never a truncated one. A symlink at
+    ``path`` is refused (never followed); an existing file is replaced only with ``force``
+    (without it the temporary file is hard-linked into place, which fails atomically when the
+    name exists). Text that cannot be encoded (a lone surrogate from a hostile Report) is
+    replaced, not a crash. Any OS error becomes a one-line UserInputError.
     """
+    from gdrdiag.hw.safefs import terminate_unwinds
+
+    check_output_path(path, what, force=force)
+    with terminate_unwinds():
+        _write_through_temporary(path, text, force)
+
+
+def _write_through_temporary(path: Path, text: str, force: bool) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:100]}.", dir=folder)
     except OSError as exc:
         raise UserInputError(f"{path}: cannot write there ({exc.strerror})") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
             f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; an output file is as readable as any the user writes
-        os.replace(tmp, path)
+        _move_into_place(tmp, path, force)
     except OSError as exc:
-        os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
         raise UserInputError(f"{path}: cannot write ({exc.strerror})") from None
-    except BaseException:  # Ctrl-C mid-write: leave no temporary file behind
-        if os.path.exists(tmp):
+    except BaseException:  # Ctrl-C mid-write, or a refusal: leave no temporary file behind
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _move_into_place(tmp: str, path: Path, force: bool) -> None:
+    """Rename ``tmp`` to ``path`` (never following a link there); without ``force``, never replace."""
+    if force:
+        os.replace(tmp, path)
+        return
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise UserInputError(f"{path} exists; use --force to overwrite") from None
+    except OSError:  # a file system without hard links: check, then rename
+        if os.path.lexists(path):
+            raise UserInputError(f"{path} exists; use --force to overwrite") from None
+        os.replace(tmp, path)
+        return
+    os.unlink(tmp)

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import gzip
 import io
 import json
 import os
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
 import time
@@ -34,6 +36,7 @@ import zlib
 from typing import Any, Iterator, Optional
 
 from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.hw import safefs
 from gdrdiag.hw.sysfs import SysfsTree
 
 FORMAT = "gdrdiag-bundle"
@@ -314,6 +317,7 @@ def write_bundle(out_path: str, source: LiveSource, extra_meta: Optional[dict] =
     nfiles = 0
     try:
         with (
+            safefs.terminate_unwinds(),
             os.fdopen(fd, "wb") as raw,
             tarfile.open(fileobj=raw, mode="w:gz", format=tarfile.PAX_FORMAT) as tf,
         ):
@@ -346,9 +350,37 @@ def write_bundle(out_path: str, source: LiveSource, extra_meta: Optional[dict] =
 # ============================================================================================
 
 
-def _inside(root: str, path: str) -> bool:
-    real = os.path.realpath(path)
-    return real == root or real.startswith(root + os.sep)
+MAX_HEADER_BYTES = 64 * 1024  # one pax / GNU long-name header (collect writes a few hundred bytes)
+MAX_HEADER_CHAIN = 8  # extended headers in a row before one member
+MAX_TAR_BYTES = MAX_TOTAL_BYTES + 64 * 1024 * 1024  # decompressed archive: data + headers
+_EXTENDED = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME,
+             tarfile.GNUTYPE_LONGLINK)  # fmt: skip
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A TarInfo that refuses oversized or endlessly chained extended headers before reading them.
+
+    ``tarfile`` reads a pax or GNU long-name header whole, and follows a chain of them by
+    recursion, before any caller sees a member: a 1 MB archive could claim gigabytes there.
+    """
+
+    def _proc_member(self, tf):  # noqa: ANN001 - tarfile's private hook
+        if self.type == tarfile.GNUTYPE_SPARSE:
+            raise BundleError("bundle holds a sparse member: refused (collect never writes one)")
+        if self.type not in _EXTENDED:
+            return super()._proc_member(tf)
+        if self.size > MAX_HEADER_BYTES:
+            raise BundleError(
+                f"bundle has a {self.size}-byte extended tar header (limit {MAX_HEADER_BYTES}): refused"
+            )
+        depth = getattr(tf, "_gdrdiag_chain", 0)
+        if depth >= MAX_HEADER_CHAIN:
+            raise BundleError(f"bundle chains more than {MAX_HEADER_CHAIN} extended tar headers: refused")
+        tf._gdrdiag_chain = depth + 1
+        try:
+            return super()._proc_member(tf)
+        finally:
+            tf._gdrdiag_chain = depth
 
 
 def _member_name(name: str) -> str:
@@ -363,96 +395,191 @@ def _member_name(name: str) -> str:
     return "/".join(parts[1:])
 
 
-def safe_extract(archive: str, dest: str) -> str:
-    """Extract a bundle archive into ``dest`` under the safety rules; return the bundle root."""
+def _open_regular(path: str) -> int:
+    """An O_RDONLY descriptor of ``path`` after checking it is a regular file (no FIFO can block)."""
     try:
-        size = os.path.getsize(archive)
+        st = os.stat(path)
     except OSError as exc:
-        raise BundleError(f"cannot open bundle {archive}: {exc.strerror or exc}") from None
-    if size > MAX_ARCHIVE_BYTES:
-        raise BundleError(f"bundle {archive} is {size} bytes, over the {MAX_ARCHIVE_BYTES} byte limit")
-    root = os.path.realpath(dest)
-    total = count = 0
+        raise BundleError(f"cannot open bundle {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise BundleError(f"bundle {path} is not a regular file or folder (a device, FIFO or socket)")
+    if st.st_size > MAX_ARCHIVE_BYTES:
+        raise BundleError(f"bundle {path} is {st.st_size} bytes, over the {MAX_ARCHIVE_BYTES} byte limit")
     try:
-        with tarfile.open(archive, mode="r:*") as tf:
-            for m in tf:
-                count += 1
-                if count > MAX_MEMBERS:
-                    raise BundleError(f"bundle has more than {MAX_MEMBERS} members: refused")
-                rel = _member_name(m.name)
-                if not rel:
-                    if not m.isdir():
-                        raise BundleError(f"member {m.name[:80]!r} must be a folder: refused")
-                    continue
-                target = os.path.join(root, rel)
-                if not _inside(root, os.path.dirname(target)):
-                    raise BundleError(f"member {m.name[:80]!r} would be written outside the bundle: refused")
-                if m.isdir():
-                    os.makedirs(target, exist_ok=True)
-                    if not _inside(root, target):
-                        raise BundleError(f"member {m.name[:80]!r} leaves the bundle: refused")
-                elif m.issym():
-                    link = m.linkname
-                    if os.path.isabs(link) or "\0" in link:
-                        raise BundleError(f"symlink {m.name[:80]!r} -> {link[:80]!r} is absolute: refused")
-                    resolved = os.path.normpath(os.path.join(os.path.realpath(os.path.dirname(target)), link))
-                    if not (resolved == root or resolved.startswith(root + os.sep)):
-                        raise BundleError(
-                            f"symlink {m.name[:80]!r} -> {link[:80]!r} leaves the bundle: refused"
-                        )
-                    os.makedirs(os.path.dirname(target), exist_ok=True)
-                    if os.path.lexists(target):
-                        raise BundleError(f"member {m.name[:80]!r} appears twice: refused")
-                    os.symlink(link, target)
-                elif m.isreg():
-                    if m.size > MAX_MEMBER_BYTES:
-                        raise BundleError(
-                            f"member {m.name[:80]!r} is {m.size} bytes, over the limit: refused"
-                        )
-                    total += m.size
-                    if total > MAX_TOTAL_BYTES:
-                        raise BundleError(f"bundle unpacks to more than {MAX_TOTAL_BYTES} bytes: refused")
-                    fh = tf.extractfile(m)
-                    data = fh.read(m.size + 1) if fh else b""
-                    if len(data) != m.size:
-                        raise BundleError(f"bundle is truncated: member {m.name[:80]!r} is short")
-                    os.makedirs(os.path.dirname(target), exist_ok=True)
-                    if not _inside(root, os.path.dirname(target)):
-                        raise BundleError(
-                            f"member {m.name[:80]!r} would be written outside the bundle: refused"
-                        )
-                    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                    try:
-                        out = os.open(target, flags, 0o644)
-                    except FileExistsError:
-                        raise BundleError(f"member {m.name[:80]!r} appears twice: refused") from None
-                    with os.fdopen(out, "wb") as w:
-                        w.write(data)
-                else:
-                    kind = "hard link" if m.islnk() else "device or FIFO"
-                    raise BundleError(f"member {m.name[:80]!r} is a {kind}: refused")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise BundleError(f"cannot open bundle {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped between stat and open
+        os.close(fd)
+        raise BundleError(f"bundle {path} is not a regular file")
+    return fd
+
+
+def _plain_tar(archive: str, work: str) -> str:
+    """The archive as an uncompressed tar file: gzip is decompressed (bounded) and its CRC checked.
+
+    Reading the gzip stream to its end is what verifies the CRC and length trailer; tarfile stops
+    at the end-of-archive blocks and would accept a bad checksum or a cut-off trailer.
+    """
+    fd = _open_regular(archive)
+    with os.fdopen(fd, "rb") as raw:
+        magic = raw.read(6)
+        raw.seek(0)
+        if magic[:3] == b"BZh" or magic[:6] == b"\xfd7zXZ\x00":
+            raise BundleError(f"bundle {os.path.basename(archive)} is not gzip or tar: use collect's .tar.gz")
+        if magic[:2] != b"\x1f\x8b":
+            out = os.path.join(work, "archive.tar")
+            _copy_bounded(raw, out, MAX_ARCHIVE_BYTES)
+            return out
+        out = os.path.join(work, "archive.tar")
+        with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+            _copy_bounded(gz, out, MAX_TAR_BYTES)
+        return out
+
+
+def _copy_bounded(src: Any, out: str, limit: int) -> None:
+    total = 0
+    with open(out, "xb") as dst:
+        while True:
+            chunk = src.read(1 << 20)
+            if not chunk:
+                return
+            total += len(chunk)
+            if total > limit:
+                raise BundleError(f"bundle unpacks to more than {limit} bytes: refused")
+            dst.write(chunk)
+
+
+def _end_of_archive(path: str, offset: int) -> bool:
+    """True when an end-of-archive block (512 NUL bytes) sits at ``offset``: the archive is whole."""
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        return fh.read(tarfile.BLOCKSIZE) == b"\0" * tarfile.BLOCKSIZE
+
+
+def safe_extract(archive: str, dest: str) -> str:
+    """Extract a bundle archive into ``dest`` under the safety rules; return the bundle root.
+
+    ``dest`` must be an empty private folder. The archive is decompressed into ``dest`` first
+    (gzip CRC checked), then each member is checked by name, kind and size, passed through the
+    data filter (:func:`gdrdiag.hw.safefs.member_filter`), and written by gdrdiag itself with
+    ``O_EXCL|O_NOFOLLOW``. Afterwards every symlink is resolved once more against the whole
+    tree, which catches link chains whose members were harmless one at a time.
+    """
+    work = os.path.realpath(dest)
+    root = os.path.join(work, "x")
+    os.makedirs(root)
+    try:
+        tar_path = _plain_tar(archive, work)
+        count = _extract_members(tar_path, root)
     except BundleError:
         raise
-    except (tarfile.TarError, EOFError, zlib.error, OSError, ValueError, UnicodeError) as exc:
+    except (tarfile.TarError, EOFError, zlib.error, OSError, ValueError, UnicodeError, RecursionError) as exc:
         raise BundleError(
             f"bundle {os.path.basename(archive)} is corrupt or truncated: "
             f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}"
         ) from None
     if count == 0:
         raise BundleError(f"bundle {os.path.basename(archive)} is empty")
+    with contextlib.suppress(OSError):
+        os.unlink(tar_path)
+    _check_tree(root)
     return root
 
 
-def _load_json(path: str, what: str) -> Any:
+def _extract_members(tar_path: str, root: str) -> int:
+    """Write every member of the plain tar at ``tar_path`` below ``root``; return the member count."""
+    flt, refused = safefs.member_filter(), safefs.filter_errors()
+    total = count = 0
+    with tarfile.open(tar_path, mode="r:", tarinfo=_BoundedTarInfo) as tf:
+        for m in tf:
+            count += 1
+            if count > MAX_MEMBERS:
+                raise BundleError(f"bundle has more than {MAX_MEMBERS} members: refused")
+            rel = _member_name(m.name)
+            if not rel:
+                if not m.isdir():
+                    raise BundleError(f"member {m.name[:80]!r} must be a folder: refused")
+                continue
+            if m.islnk() or not (m.isdir() or m.issym() or m.isreg()):
+                kind = "hard link" if m.islnk() else "device or FIFO"
+                raise BundleError(f"member {m.name[:80]!r} is a {kind}: refused")
+            if m.sparse is not None:
+                raise BundleError(f"member {m.name[:80]!r} is sparse: refused")
+            try:
+                flt(m.replace(name=rel, deep=False) if hasattr(m, "replace") else _renamed(m, rel), root)
+            except refused as exc:
+                detail = " ".join(str(exc).split())[:160]
+                raise BundleError(f"member {m.name[:80]!r} leaves the bundle ({detail}): refused") from None
+            target = os.path.join(root, rel)
+            if not safefs.inside(root, os.path.dirname(target)):
+                raise BundleError(f"member {m.name[:80]!r} would be written outside the bundle: refused")
+            if m.isdir():
+                os.makedirs(target, exist_ok=True)
+                if not safefs.inside(root, target):
+                    raise BundleError(f"member {m.name[:80]!r} leaves the bundle: refused")
+            elif m.issym():
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                if os.path.lexists(target):
+                    raise BundleError(f"member {m.name[:80]!r} appears twice: refused")
+                os.symlink(m.linkname, target)
+            else:
+                total += m.size
+                _write_member(tf, m, target, total)
+        end = tf.offset
+    if count and not _end_of_archive(tar_path, end):
+        raise BundleError("bundle is truncated or has trailing garbage (no end-of-archive block)")
+    return count
+
+
+def _renamed(m: tarfile.TarInfo, name: str) -> tarfile.TarInfo:
+    """A copy of ``m`` named ``name`` (TarInfo.replace is new in 3.11.4, with the data filter)."""
+    import copy
+
+    c = copy.copy(m)
+    c.name = name
+    return c
+
+
+def _write_member(tf: tarfile.TarFile, m: tarfile.TarInfo, target: str, total: int) -> None:
+    """Write one regular member after its size checks; refuses a short (truncated) member."""
+    if m.size > MAX_MEMBER_BYTES:
+        raise BundleError(f"member {m.name[:80]!r} is {m.size} bytes, over the limit: refused")
+    if total > MAX_TOTAL_BYTES:
+        raise BundleError(f"bundle unpacks to more than {MAX_TOTAL_BYTES} bytes: refused")
+    fh = tf.extractfile(m)
+    data = fh.read(m.size + 1) if fh else b""
+    if len(data) != m.size:
+        raise BundleError(f"bundle is truncated: member {m.name[:80]!r} is short")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
-        if os.path.getsize(path) > MAX_JSON_BYTES:
-            raise BundleError(f"{what} is larger than {MAX_JSON_BYTES} bytes")
-        with open(path, "rb") as fh:
-            return json.loads(fh.read().decode("utf-8"))
+        out = os.open(target, flags, 0o644)
+    except FileExistsError:
+        raise BundleError(f"member {m.name[:80]!r} appears twice: refused") from None
+    with os.fdopen(out, "wb") as w:
+        w.write(data)
+
+
+def _check_tree(root: str) -> None:
+    """Every link in the unpacked tree must resolve inside it; no devices, FIFOs or sockets."""
+    try:
+        safefs.check_tree(root, max_entries=2 * MAX_MEMBERS)
+    except safefs.UnsafeFile as exc:
+        raise BundleError(f"bundle: {exc}: refused") from None
+
+
+def _load_json(root: str, rel: str) -> Any:
+    """A JSON file of the bundle, read only when it resolves inside ``root`` and is a regular file."""
+    try:
+        data = safefs.read_confined(os.path.join(root, rel), root, MAX_JSON_BYTES)
+        return json.loads(data.decode("utf-8"))
     except FileNotFoundError:
-        raise BundleError(f"{what} is missing: not a complete gdrdiag bundle") from None
+        raise BundleError(f"{rel} is missing: not a complete gdrdiag bundle") from None
+    except safefs.UnsafeFile as exc:
+        raise BundleError(f"{rel}: {exc}: refused") from None
     except (OSError, UnicodeError, ValueError, RecursionError) as exc:
-        raise BundleError(f"{what} is corrupt: {type(exc).__name__}: {str(exc)[:120]}") from None
+        raise BundleError(f"{rel} is corrupt: {type(exc).__name__}: {str(exc)[:120]}") from None
 
 
 def _str_dict(value: Any, what: str, val_type: type) -> dict:
@@ -466,21 +593,23 @@ def _str_dict(value: Any, what: str, val_type: type) -> dict:
 
 
 def _load_meta(root: str) -> dict:
-    meta = _load_json(os.path.join(root, "meta.json"), "meta.json")
+    meta = _load_json(root, "meta.json")
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise BundleError("meta.json does not describe a gdrdiag bundle")
     if meta.get("format_version") != FORMAT_VERSION:
-        raise BundleError(f"bundle format version {meta.get('format_version')!r} is not {FORMAT_VERSION}")
+        raise BundleError(
+            f"bundle format version {str(meta.get('format_version'))[:20]!r} is not {FORMAT_VERSION}"
+        )
     euid = meta.get("euid")
-    if euid is not None and (not isinstance(euid, int) or isinstance(euid, bool)):
-        raise BundleError("meta.json: euid must be an integer")
+    if euid is not None and (not isinstance(euid, int) or isinstance(euid, bool) or not 0 <= euid < 2**32):
+        raise BundleError("meta.json: euid must be an integer uid")
     meta["sizes"] = _str_dict(meta.get("sizes"), "sizes", int)
     meta["failures"] = _str_dict(meta.get("failures"), "failures", str)
     return meta
 
 
 def _load_fact(root: str, key: str) -> dict:
-    data = _load_json(os.path.join(root, "facts", f"{key}.json"), f"facts/{key}.json")
+    data = _load_json(root, f"facts/{key}.json")
     if not isinstance(data, dict):
         raise BundleError(f"facts/{key}.json must hold a JSON object")
     return data
@@ -488,20 +617,32 @@ def _load_fact(root: str, key: str) -> dict:
 
 @contextlib.contextmanager
 def open_bundle(path: str) -> Iterator[BundleSource]:
-    """Open a bundle (``.tar.gz`` or an unpacked folder) as a source; cleans up on exit."""
-    if os.path.isdir(path):
-        root = os.path.join(path, TOP) if os.path.isdir(os.path.join(path, TOP)) else path
+    """Open a bundle (``.tar.gz`` or an unpacked folder) as a source; cleans up on exit.
+
+    A folder is checked like an archive (every symlink resolved, no special files) before any
+    file in it is read; an archive is unpacked into a private temporary folder that is removed
+    on every exit, SIGTERM included.
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise BundleError(f"bundle {path} does not exist") from None
+    except OSError as exc:
+        raise BundleError(f"cannot open bundle {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        top = os.path.join(path, TOP)
+        root = os.path.realpath(top if os.path.isdir(top) and not os.path.islink(top) else path)
         if not os.path.isdir(os.path.join(root, "fs")):
             raise BundleError(f"{path}: no fs/ folder: not an unpacked gdrdiag bundle")
-        yield BundleSource(os.path.realpath(root), os.path.basename(os.path.normpath(path)))
+        _check_tree(root)
+        yield BundleSource(root, os.path.basename(os.path.normpath(path)))
         return
-    if not os.path.exists(path):
-        raise BundleError(f"bundle {path} does not exist")
-    tmp = tempfile.mkdtemp(prefix="gdrdiag-bundle-")
-    try:
-        root = safe_extract(path, tmp)
-        if not os.path.isdir(os.path.join(root, "fs")):
-            raise BundleError(f"bundle {os.path.basename(path)} has no fs/ folder")
-        yield BundleSource(root, os.path.basename(path))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with safefs.terminate_unwinds():
+        tmp = tempfile.mkdtemp(prefix="gdrdiag-bundle-")
+        try:
+            root = safe_extract(path, tmp)
+            if not os.path.isdir(os.path.join(root, "fs")):
+                raise BundleError(f"bundle {os.path.basename(path)} has no fs/ folder")
+            yield BundleSource(root, os.path.basename(path))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -183,6 +183,7 @@ SRIOV_VF_OFFSET, SRIOV_VF_STRIDE, SRIOV_VF_DID = 0x14, 0x16, 0x1A
 SRIOV_CTRL_VFE, SRIOV_CTRL_ARI = 0x01, 0x10
 AER_UNCOR_STATUS, AER_COR_STATUS = 0x04, 0x10
 REBAR_CAP, REBAR_CTRL = 0x04, 0x08
+REBAR_MAX_SIZE_CODE = 43  # 2^43 MiB = 8 EiB, the largest size PCIe r6.0 7.8.6 defines
 
 MAX_STD_CAPS = 48  # (256 - 64) / 4: more entries than that is a loop
 MAX_EXT_CAPS = 960  # (4096 - 256) / 4
@@ -474,7 +475,9 @@ def decode_rebar(cfg: ConfigSpace, base: int) -> Optional[RebarCap]:
         if cap is None or ctrl is None:
             break
         idx = str(ctrl & 0x7)
-        current[idx] = (1 << 20) << ((ctrl >> 8) & 0x3F)
+        code = (ctrl >> 8) & 0x3F
+        if code <= REBAR_MAX_SIZE_CODE:  # larger codes are reserved, not sizes (and beyond int64)
+            current[idx] = (1 << 20) << code
         supported[idx] = tuple((1 << 20) << n for n in range(28) if cap & (1 << (n + 4)))
     return RebarCap(offset=base, current_sizes=current, supported_sizes=supported)
 

@@ -28,6 +28,8 @@ import os
 from typing import NamedTuple, Optional
 
 from gdrdiag.errors import GdrdiagError
+from gdrdiag.hw import safefs
+from gdrdiag.hw.safefs import UnsafeFile
 
 # A sysfs attribute is one page; /proc/cpuinfo on a big host is a few hundred KiB.
 DEFAULT_READ_LIMIT = 4 * 1024 * 1024
@@ -93,6 +95,28 @@ class SysfsTree:
             raise SysfsError(f"{path}: leaves the captured tree (refused)")
         return joined
 
+    def _read_host(self, path: str, limit: int) -> bytes:
+        """At most ``limit + 1`` bytes of ``path``.
+
+        A captured tree is untrusted: its files are read only when they resolve inside the root
+        and are regular files (never a FIFO or a device, which could block or never end), see
+        :func:`gdrdiag.hw.safefs.read_confined`.
+        """
+        if self.live:
+            # In chunks: Linux refuses one read of 4 MiB or more from a /proc/sys file with ENOMEM
+            # (proc_sys_call_handler), which a single fh.read(limit + 1) would ask for.
+            with open(path, "rb", buffering=0) as fh:
+                chunks: list[bytes] = []
+                total = 0
+                while total <= limit:
+                    chunk = fh.read(min(READ_CHUNK, limit + 1 - total))
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    total += len(chunk)
+                return b"".join(chunks)
+        return safefs.read_confined(self.host_path(path), self.root, limit)
+
     def _fail(self, path: str, reason: str) -> str:
         if self.recording:
             self.failures[path] = reason
@@ -106,16 +130,9 @@ class SysfsTree:
             raise SysfsError(f"cannot read {path}: {self._failures[path]}")
         limit = self.read_limit if limit is None else limit
         try:
-            with open(self.host_path(path), "rb", buffering=0) as fh:
-                chunks: list[bytes] = []
-                total = 0
-                while total <= limit:
-                    chunk = fh.read(min(READ_CHUNK, limit + 1 - total))
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
-                    total += len(chunk)
-                data = b"".join(chunks)
+            data = self._read_host(path, limit)
+        except UnsafeFile as exc:
+            raise SysfsError(f"{path}: {exc} (refused)") from None
         except FileNotFoundError:
             raise SysfsError(
                 f"{path}: {'not present' if self.live else 'not in the captured tree'}"
@@ -149,9 +166,16 @@ class SysfsTree:
             return text
         s = str(text.value).strip()
         try:
-            return Soft(int(s, base))
+            value = int(s[:64], base) if len(s) <= 64 else None
         except ValueError:
+            value = None
+        if value is None:
             return Soft(None, f"{path}: not an integer: {s[:40]!r}")
+        if not -(2**63) <= value < 2**64:
+            # A Report keeps 64-bit integers (serde refuses larger ones): a value no register or
+            # counter can hold is unknown, not a fact, so the Report inspect writes reads back.
+            return Soft(None, f"{path}: {s[:40]!r} is out of the 64-bit range")
+        return Soft(value)
 
     # ---- structure ---------------------------------------------------------------------------
 

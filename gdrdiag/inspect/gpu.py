@@ -59,7 +59,7 @@ def cuda_devices(cuda: dict) -> tuple[tuple[CudaDeviceFacts, ...], Optional[int]
         except SchemaError as exc:
             unknown[f"cuda.devices[{i}]"] = str(exc)
     version = cuda.get("driver_version")
-    if not isinstance(version, int) or isinstance(version, bool):
+    if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version < 2**31:
         version = None
     return tuple(devices), version, unknown
 
@@ -67,7 +67,8 @@ def cuda_devices(cuda: dict) -> tuple[tuple[CudaDeviceFacts, ...], Optional[int]
 def _nint(facts: dict, key: str) -> Optional[int]:
     """An integer NVML fact, or None (bundles are untrusted: no bools, no strings)."""
     v = facts.get(key)
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+    ok = isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**64  # a Report holds 64 bits
+    return v if ok else None
 
 
 def bar1(f: PciFunction) -> tuple[Optional[int], Optional[int]]:

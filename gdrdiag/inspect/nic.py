@@ -163,7 +163,7 @@ def inspect_nics(tree: SysfsTree, pci: tuple[PciFunction, ...], verbs: dict) -> 
             unknown["pci"] = f"no PCI function for {name} in sysfs"
         ports = []
         for p in tree.listdir(f"{base}/ports")[:16]:
-            if p.isdigit():
+            if p.isdigit() and len(p) < 4:
                 ports.append(_with_verbs_port(_port(tree, base, int(p)), vdev.get(name)))
 
         pf = by_bdf.get(f.physfn) if f and f.physfn else None

@@ -99,7 +99,7 @@ def _bars(text: Optional[str]) -> tuple[Bar, ...]:
     bars = []
     for i, line in enumerate((text or "").splitlines()[:13]):
         parts = line.split()
-        if len(parts) != 3:
+        if len(parts) != 3 or any(len(p) > 18 for p in parts):  # 0x + 16 hex digits: 64-bit addresses
             continue
         try:
             start, end, flags = (int(p, 16) for p in parts)

@@ -48,6 +48,22 @@ def _row_notes(rows: list[CaseDelta], a_label: str, b_label: str) -> list[str]:
     return notes
 
 
+def _varying_params(shown) -> set:
+    """Parameters whose value differs between two shown rows of the same case key.
+
+    One pass with a set of values per (key, parameter): linear, where comparing every row with
+    every other row of its key took seconds for 20,000 cases.
+    """
+    names: dict = {}
+    for d in shown:
+        names.setdefault(d.key, set()).update(d.params)
+    values: dict = {}
+    for d in shown:
+        for k in names[d.key]:
+            values.setdefault((d.key, k), set()).add(repr(d.params.get(k)))
+    return {k for (_, k), seen in values.items() if len(seen) > 1}
+
+
 # Column widths that keep every table within 100 columns; ``wide`` lifts them.
 NARROW = {"machine": [24, 34, 34], "cases": [36, 9, 9, 5, 18, 2], "causes": [24, 2, 20, 19, 22]}
 WIDE = {"machine": [28, 60, 60], "cases": [44, 12, 12, 6, 40, 2], "causes": [24, 3, 30, 50, 50]}
@@ -83,23 +99,10 @@ def render_comparison(c: Comparison, *, all_cases: bool = False, wide: bool = Fa
     shown = [d for d in c.cases if all_cases or d.large or d.a_status != d.b_status or d.not_comparable]
     if shown:
         # Show only the parameters that tell the shown rows apart.
-        varying = {
-            k
-            for d in shown
-            for k, v in d.params.items()
-            if any(o.params.get(k) != v for o in shown if o.key == d.key)
-        }
-        rows = [
-            [
-                _case_label(d, varying),
-                num(d.a_value),
-                num(d.b_value),
-                d.unit,
-                _ratio_cell(d),
-                "<<" if d.large and d.ratio is not None and d.ratio < 1 else (">>" if d.large else ""),
-            ]
-            for d in shown
-        ]
+        varying = _varying_params(shown)
+        rows = [[_case_label(d, varying), num(d.a_value), num(d.b_value), d.unit, _ratio_cell(d),
+                 "<<" if d.large and d.ratio is not None and d.ratio < 1 else (">>" if d.large else "")]
+                for d in shown]
         label = "All cases" if all_cases else "Cases that differ by more than 10% (or in status)"
         out.append(
             f"{label}; ratio = {c.b_label}/{c.a_label}\n"

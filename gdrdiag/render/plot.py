@@ -22,7 +22,18 @@ def _pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    # Labels come from Reports (untrusted): "$...$" must be text, not mathtext to parse (a bad
+    # expression raised ValueError mid-render), and TeX is never run.
+    plt.rcParams["text.parse_math"] = False
+    plt.rcParams["text.usetex"] = False
     return plt
+
+
+def _label(text: str, limit: int = 60) -> str:
+    """A plot label from untrusted text: no control characters or lone surrogates, bounded length."""
+    from gdrdiag.render.sanitize import one_line
+
+    return one_line(str(text), limit=limit)
 
 
 def _png(fig) -> bytes:
@@ -58,7 +69,7 @@ def bandwidth_vs_size(results: Iterable[BenchResult]) -> Optional[bytes]:
         if r.key.startswith(("rdma", "mr")):
             ro = _ro(r)
             label += f" {r.params.reg_path or ''} RO {'on' if ro else 'off'}"
-        series.setdefault(f"{label} ({r.unit})", []).append((size, r.value))  # type: ignore[arg-type]
+        series.setdefault(_label(f"{label} ({r.unit})", 80), []).append((size, r.value))  # type: ignore[arg-type]
     if not series:
         return None
     plt = _pyplot()
@@ -93,7 +104,12 @@ def ro_bars(results: Iterable[BenchResult]) -> Optional[bytes]:
     width = 0.38
     for i, ro in enumerate((False, True)):
         vals = [best[(k, ro)].value if (k, ro) in best else 0 for k in kinds]
-        ax.bar([x + (i - 0.5) * width for x in range(len(kinds))], vals, width, label=f"RO {'on' if ro else 'off'}")
+        ax.bar(
+            [x + (i - 0.5) * width for x in range(len(kinds))],
+            vals,
+            width,
+            label=f"RO {'on' if ro else 'off'}",
+        )
     unit = next(iter(best.values())).unit
     ax.set_xticks(range(len(kinds)), kinds)
     ax.set_ylabel(unit)
@@ -124,17 +140,23 @@ def gather_ladder(results: Iterable[BenchResult]) -> Optional[bytes]:
 
 def compare_deltas(cases, a_label: str, b_label: str) -> Optional[bytes]:
     """Ratio b/a per matched case that differs by more than 10%."""
-    pts = [(c.key + " " + " ".join(f"{v}" for v in c.params.values()), c.ratio) for c in cases
-           if c.ratio is not None and c.large]
+    pts = [
+        (c.key + " " + " ".join(f"{v}" for v in c.params.values()), c.ratio)
+        for c in cases
+        if c.ratio is not None and c.large
+    ]
     if not pts:
         return None
     pts = sorted(pts, key=lambda p: p[1])[:30]
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 0.3 * len(pts) + 1.5))
-    ax.barh([p[0][:60] for p in pts], [p[1] for p in pts],
-            color=["tab:red" if p[1] < 1 else "tab:green" for p in pts])
+    ax.barh(
+        [_label(p[0]) for p in pts],
+        [p[1] for p in pts],
+        color=["tab:red" if p[1] < 1 else "tab:green" for p in pts],
+    )
     ax.axvline(1.0, color="black", lw=0.8)
-    ax.set_xlabel(f"ratio {b_label} / {a_label}")
+    ax.set_xlabel(_label(f"ratio {b_label} / {a_label}", 120))
     ax.set_title("Largest deltas")
     ax.tick_params(axis="y", labelsize=7)
     return _png(fig)
