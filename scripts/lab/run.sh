@@ -14,7 +14,7 @@
 # Exit status: the first failing plan's status; 124 when a guest hit its time limit (killed,
 # reported, never left running); 77 when QEMU cannot run on this machine (callers skip then).
 #
-# Environment: LAB_OUT, LAB_SRC (tree shared as /src), LAB_TIMEOUT (s per boot, default 900), LAB_ACCEL (auto|kvm|tcg, default auto: KVM
+# Environment: LAB_OUT, LAB_SRC (tree shared as /src), LAB_TIMEOUT (s per boot, default 1800: a hang guard, about twice the verbs plan on a loaded 2-core machine), LAB_ACCEL (auto|kvm|tcg, default auto: KVM
 # only when a probe boot proves it works; this project's build machines have a paravirtual
 # /dev/kvm that does not boot stock kernels), LAB_CPUS (default 2), LAB_MEM (MiB, default 2048).
 set -euo pipefail
@@ -134,7 +134,7 @@ boot() {
     rm -rf "$res"
     mkdir -p "$res"
     case $plan in pcie) pcie_machine ;; twohost-*) twohost_machine "$plan" ;; *) verbs_machine ;; esac
-    local limit=${LAB_TIMEOUT:-900}
+    local limit=${LAB_TIMEOUT:-1800}
     lab_log "boot $plan: limit ${limit} s, results in $res"
     set +e
     timeout --kill-after=10 "$limit" qemu-system-x86_64 "${accel_args[@]}" \

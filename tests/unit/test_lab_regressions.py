@@ -141,10 +141,10 @@ def test_report_can_shrink_or_leave_out_its_rdma_part(tmp_path, monkeypatch):
     (cfg,) = seen
     assert cfg.sizes == (4096,) and cfg.iterations == 50 and cfg.qps == 1
     seen.clear()
-    res = runner.invoke(app, ["report", "-o", str(out), "--quick", "--no-rdma"])
+    res = runner.invoke(app, ["report", "-o", str(out), "--force", "--quick", "--no-rdma"])
     assert res.exit_code in (0, 1) and not seen
     assert "left out by --no-rdma" in out.read_text()
-    res = runner.invoke(app, ["report", "-o", str(out), "--quick", "--rdma-iters", "0"])
+    res = runner.invoke(app, ["report", "-o", str(out), "--force", "--quick", "--rdma-iters", "0"])
     assert res.exit_code == 2 and "--rdma-iters must be at least 1" in res.output
 
 
