@@ -318,17 +318,31 @@ def _group(sku: str, members: list[NodeRecordHead], options: FleetOptions) -> _G
     for name, counts in fact_counts.items():
         value, count = counts.most_common(1)[0]
         majority_facts[name] = (value, count / n)
-    return _Group(sku, n, n >= options.min_group, metric_names, stats, present, finding_counts, majority_facts,
-                  options.minimums(sku))
+    return _Group(
+        sku,
+        n,
+        n >= options.min_group,
+        metric_names,
+        stats,
+        present,
+        finding_counts,
+        majority_facts,
+        options.minimums(sku),
+    )
 
 
 def _analyse_group(sku: str, members: list[NodeRecordHead], options: FleetOptions):
     """Each member scored against its group; the group's summary."""
     g = _group(sku, members, options)
     nodes = [_verdict(r, g, options) for r in members]
-    note = "" if g.scored else f"fewer than {options.min_group} nodes: no z-scores (baseline and missing metrics only)"
-    summary = GroupSummary(sku=sku, nodes=g.n, stats=tuple(g.stats[m] for m in g.metric_names if m in g.stats),
-                           note=note)
+    note = (
+        ""
+        if g.scored
+        else f"fewer than {options.min_group} nodes: no z-scores (baseline and missing metrics only)"
+    )
+    summary = GroupSummary(
+        sku=sku, nodes=g.n, stats=tuple(g.stats[m] for m in g.metric_names if m in g.stats), note=note
+    )
     return summary, nodes
 
 

@@ -16,8 +16,19 @@ KiB = 1024
 MiB = 1024 * KiB
 GiB = 1024 * MiB
 
-_SIZE_SUFFIX = {"": 1, "B": 1, "K": KiB, "KB": KiB, "KIB": KiB, "M": MiB, "MB": MiB, "MIB": MiB,
-                "G": GiB, "GB": GiB, "GIB": GiB}
+_SIZE_SUFFIX = {
+    "": 1,
+    "B": 1,
+    "K": KiB,
+    "KB": KiB,
+    "KIB": KiB,
+    "M": MiB,
+    "MB": MiB,
+    "MIB": MiB,
+    "G": GiB,
+    "GB": GiB,
+    "GIB": GiB,
+}
 _SIZE_RE = re.compile(r"^\s*(\d+)\s*([A-Za-z]*)\s*$")
 
 

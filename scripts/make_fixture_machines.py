@@ -576,7 +576,8 @@ def cpuinfo(vendor: str, family: int, model: int, name: str, hypervisor: bool, n
     flags = (
         "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht"
     )
-    flags += " syscall nx pdpe1gb rdtscp lm constant_tsc rep_good nopl xtopology cpuid pni pclmulqdq ssse3 fma cx16"
+    flags += " syscall nx pdpe1gb rdtscp lm constant_tsc rep_good nopl xtopology cpuid pni pclmulqdq"
+    flags += " ssse3 fma cx16"
     flags += " pcid sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand" + (
         " hypervisor" if hypervisor else ""
     )
@@ -731,14 +732,16 @@ def child_bdf(dsp: str) -> str:
 
 
 def make_c() -> None:
-    """(c) bare-metal HGX H100 with ConnectX-7 PFs: GPU and NIC under one Gen5 switch, ACS off on
+    """Fixture (c).
+
+    (c) bare-metal HGX H100 with ConnectX-7 PFs: GPU and NIC under one Gen5 switch, ACS off on
     the switch ports, IOMMU pass-through. Reduced from 8 GPUs to 4 GPUs + 4 NICs on two sockets
     with the real RP -> switch USP -> DSP hierarchy. Expected: nothing worse than INFO.
     """
     m = Machine("c_baremetal_hgx_h100_cx7")
     gpus, nics = [], []
     g = 10
-    for sock, (host, rp, usp, numa, cpus) in enumerate(
+    for _sock, (host, rp, usp, numa, cpus) in enumerate(
         (
             ("pci0000:15", "0000:15:01.0", "0000:16:00.0", 0, "0-55,112-167"),
             ("pci0000:9a", "0000:9a:01.0", "0000:9b:00.0", 1, "56-111,168-223"),
@@ -813,7 +816,9 @@ def make_c() -> None:
 
 
 def make_d() -> None:
-    """(d) KVM/QEMU q35 guest: H100 and a ConnectX-7 VF (15b3:101e) passed through onto pcie.0
+    """Fixture (d).
+
+    (d) KVM/QEMU q35 guest: H100 and a ConnectX-7 VF (15b3:101e) passed through onto pcie.0
     (flat bus, RCiEPs with zeroed link registers), no vIOMMU, no ACS/ATS visible, guest kernel
     5.15 (< 6.4, inbox mlx5). Expected: RO-KERNEL-VF FAIL, VIRT-FLAT-TOPOLOGY WARN, VM infos.
     """
@@ -899,7 +904,9 @@ def make_d() -> None:
 
 
 def make_e() -> None:
-    """(e) bare-metal host, A100 PCIe + ConnectX-6 Dx under one Gen4 switch whose downstream ports
+    """Fixture (e).
+
+    (e) bare-metal host, A100 PCIe + ConnectX-6 Dx under one Gen4 switch whose downstream ports
     have ACS SrcValid+ ReqRedir+ CmpltRedir+ UpstreamFwd+ (what the kernel sets with an active
     IOMMU, [R20]); IOMMU in DMA translation mode. Expected: ACS-REDIRECT FAIL, IOMMU-TRANSLATED.
     """
@@ -971,7 +978,9 @@ def make_e() -> None:
 
 
 def make_f() -> None:
-    """(f) bare metal, Gen5 switch: H100 PCIe trained x8 of x16 and ConnectX-7 trained Gen4 of
+    """Fixture (f).
+
+    (f) bare metal, Gen5 switch: H100 PCIe trained x8 of x16 and ConnectX-7 trained Gen4 of
     Gen5. Expected: PCIE-LINK-WIDTH and PCIE-LINK-SPEED (WARN).
     """
     m = Machine("f_link_downtrained")
@@ -1030,7 +1039,9 @@ def make_f() -> None:
 
 
 def make_b_synth() -> None:
-    """(b, synthetic) the H200 Firecracker microVM as diagnostics-kb section 14 records it [R39]:
+    """Fixture (b).
+
+    (b, synthetic) the H200 Firecracker microVM as diagnostics-kb section 14 records it [R39]:
     GPUs at 00:06.0/00:07.0 on the root bus, numa -1, no DMI, zero IOMMU groups, Gen5 x16, BAR1 =
     resource2 (256 GiB), hidden ext-cap IDs, open driver 580.159.04, NVML Pass-Through, no
     nvidia_peermem, no RDMA device. Replaced by the real capture once the lead commits it.

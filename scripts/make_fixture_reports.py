@@ -43,8 +43,10 @@ from gdrdiag.model.vocabulary import AccessFlags, Direction, MemoryKind, RegPath
 
 MACHINES = ROOT / "tests" / "fixtures" / "machines"
 OUT = ROOT / "tests" / "fixtures" / "reports"
-NOTE = ("synthetic fixture: machine facts from a faithful captured-style tree; bench numbers modelled on "
-        "published anchors (docs perf-anchors), provider 'fixture' - not a measurement")
+NOTE = (
+    "synthetic fixture: machine facts from a faithful captured-style tree; bench numbers modelled on "
+    "published anchors (docs perf-anchors), provider 'fixture' - not a measurement"
+)
 MiB = 1 << 20
 
 
@@ -55,18 +57,36 @@ def samples(value: float) -> tuple[float, ...]:
 
 def result(key: str, value: float, unit: str, params, metrics=None, settings=None) -> BenchResult:
     s = samples(value)
-    return BenchResult(key=key, status=Status.OK, description="fixture", params=params, unit=unit, samples=s,
-                       stats=SampleStats.of(s), metrics=metrics, settings=settings or RunSettings(),
-                       method="synthetic fixture (see notes)", provider="fixture", verified=True)
+    return BenchResult(
+        key=key,
+        status=Status.OK,
+        description="fixture",
+        params=params,
+        unit=unit,
+        samples=s,
+        stats=SampleStats.of(s),
+        metrics=metrics,
+        settings=settings or RunSettings(),
+        method="synthetic fixture (see notes)",
+        provider="fixture",
+        verified=True,
+    )
 
 
 def copy_results(pinned: float, pageable: float) -> list[BenchResult]:
     out = []
     for kind, value in (("pinned", pinned), ("pageable", pageable)):
         for size in (64 * MiB, 256 * MiB):
-            out.append(result(f"copy_h2d_{kind}", value, "GB/s",
-                              CopyParams(memory=MemoryKind(kind), direction=Direction.H2D, mode="async",
-                                         size_bytes=size)))
+            out.append(
+                result(
+                    f"copy_h2d_{kind}",
+                    value,
+                    "GB/s",
+                    CopyParams(
+                        memory=MemoryKind(kind), direction=Direction.H2D, mode="async", size_bytes=size
+                    ),
+                )
+            )
     return out
 
 
@@ -74,53 +94,122 @@ def rdma_results(values: dict[tuple[str, str, bool], float], qps: int = 4) -> li
     out = []
     for (memory, reg, ro), gbps in values.items():
         landing = "gpu" if memory == "device" else "host"
-        lands_in = ("GPU memory" if memory == "device" else
-                    "host DRAM (managed memory registered with ibv_reg_mr pins CPU pages on x86)"
-                    if memory == "managed" else "host DRAM, page-locked")
+        lands_in = (
+            "GPU memory"
+            if memory == "device"
+            else "host DRAM (managed memory registered with ibv_reg_mr pins CPU pages on x86)"
+            if memory == "managed"
+            else "host DRAM, page-locked"
+        )
         access = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE
-        params = MrParams(memory=MemoryKind(memory), src_memory=MemoryKind(memory), reg_path=RegPath(reg),
-                          landing=landing, lands_in=lands_in, topology="loopback", qps=qps, tx_depth=128,
-                          post_list=1, offset_bytes=0, size_bytes=1 * MiB, mode="bw",
-                          access=access | AccessFlags.RELAXED_ORDERING if ro else access)
-        out.append(result(f"rdma_write_{memory.replace('-', '_')}_{reg}", gbps, "Gb/s", params,
-                          MrMetrics(msgs_per_s=gbps * 1e9 / 8 / MiB), RunSettings(ro_ab=True)))
+        params = MrParams(
+            memory=MemoryKind(memory),
+            src_memory=MemoryKind(memory),
+            reg_path=RegPath(reg),
+            landing=landing,
+            lands_in=lands_in,
+            topology="loopback",
+            qps=qps,
+            tx_depth=128,
+            post_list=1,
+            offset_bytes=0,
+            size_bytes=1 * MiB,
+            mode="bw",
+            access=access | AccessFlags.RELAXED_ORDERING if ro else access,
+        )
+        out.append(
+            result(
+                f"rdma_write_{memory.replace('-', '_')}_{reg}",
+                gbps,
+                "Gb/s",
+                params,
+                MrMetrics(msgs_per_s=gbps * 1e9 / 8 / MiB),
+                RunSettings(ro_ab=True),
+            )
+        )
     return out
 
 
 def gather_results(ce: float, warp: float, best: float) -> list[BenchResult]:
-    base = GatherParams(record_bytes=656, stride_bytes=656, base_offset_bytes=0, pattern="random", slots=300000,
-                        records=262144)
-    return [result("gather_ce_reference", ce, "GB/s", base),
-            result("gather_warp", warp, "GB/s", dataclasses.replace(base, kernel="warp"),
-                   GatherMetrics(ratio_to_ce=warp / ce)),
-            result("gather_best", best, "GB/s", dataclasses.replace(base, kernel="best"),
-                   GatherMetrics(ratio_to_ce=best / ce))]
+    base = GatherParams(
+        record_bytes=656,
+        stride_bytes=656,
+        base_offset_bytes=0,
+        pattern="random",
+        slots=300000,
+        records=262144,
+    )
+    return [
+        result("gather_ce_reference", ce, "GB/s", base),
+        result(
+            "gather_warp",
+            warp,
+            "GB/s",
+            dataclasses.replace(base, kernel="warp"),
+            GatherMetrics(ratio_to_ce=warp / ce),
+        ),
+        result(
+            "gather_best",
+            best,
+            "GB/s",
+            dataclasses.replace(base, kernel="best"),
+            GatherMetrics(ratio_to_ce=best / ce),
+        ),
+    ]
 
 
 def build(machine_dir: str, results: list[BenchResult], command: str) -> Report:
     with open_bundle(str(MACHINES / machine_dir)) as source:
         machine = inspect_source(source)
-    rep = Report(tool_version="fixture", created_utc="2026-11-21T00:00:00Z", command=command, machine=machine,
-                 results=tuple(results), notes=(NOTE,))
+    rep = Report(
+        tool_version="fixture",
+        created_utc="2026-11-21T00:00:00Z",
+        command=command,
+        machine=machine,
+        results=tuple(results),
+        notes=(NOTE,),
+    )
     return dataclasses.replace(rep, findings=tuple(diagnose(rep)))
 
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    bare = build("c_baremetal_hgx_h100_cx7",
-                 copy_results(55.3, 15.2) + gather_results(55.3, 48.1, 51.2) + rdma_results({
-                     ("device", "mr", False): 392.1, ("device", "mr", True): 393.0,
-                     ("device", "dmabuf", False): 391.8, ("device", "dmabuf", True): 392.6,
-                     ("pinned", "mr", False): 394.2, ("pinned", "mr", True): 394.5,
-                     ("managed", "mr", False): 393.9, ("managed", "mr", True): 394.1}),
-                 "gdrdiag report -o baremetal_hgx.json (fixture)")
-    vm = build("d_kvm_h100_cx7_vf",
-               copy_results(52.0, 9.1) + gather_results(52.0, 41.0, 44.2) + rdma_results({
-                   ("device", "mr", False): 84.3, ("device", "mr", True): 85.1,
-                   ("device", "dmabuf", False): 83.9, ("device", "dmabuf", True): 84.7,
-                   ("pinned", "mr", False): 395.8, ("pinned", "mr", True): 396.1,
-                   ("managed", "mr", False): 398.7, ("managed", "mr", True): 399.0}),
-               "gdrdiag report -o vm_guest_kvm.json (fixture)")
+    bare = build(
+        "c_baremetal_hgx_h100_cx7",
+        copy_results(55.3, 15.2)
+        + gather_results(55.3, 48.1, 51.2)
+        + rdma_results(
+            {
+                ("device", "mr", False): 392.1,
+                ("device", "mr", True): 393.0,
+                ("device", "dmabuf", False): 391.8,
+                ("device", "dmabuf", True): 392.6,
+                ("pinned", "mr", False): 394.2,
+                ("pinned", "mr", True): 394.5,
+                ("managed", "mr", False): 393.9,
+                ("managed", "mr", True): 394.1,
+            }
+        ),
+        "gdrdiag report -o baremetal_hgx.json (fixture)",
+    )
+    vm = build(
+        "d_kvm_h100_cx7_vf",
+        copy_results(52.0, 9.1)
+        + gather_results(52.0, 41.0, 44.2)
+        + rdma_results(
+            {
+                ("device", "mr", False): 84.3,
+                ("device", "mr", True): 85.1,
+                ("device", "dmabuf", False): 83.9,
+                ("device", "dmabuf", True): 84.7,
+                ("pinned", "mr", False): 395.8,
+                ("pinned", "mr", True): 396.1,
+                ("managed", "mr", False): 398.7,
+                ("managed", "mr", True): 399.0,
+            }
+        ),
+        "gdrdiag report -o vm_guest_kvm.json (fixture)",
+    )
     for name, rep in (("baremetal_hgx.json", bare), ("vm_guest_kvm.json", vm)):
         (OUT / name).write_text(rep.to_json() + "\n")
         print(f"wrote {OUT / name}: {len(rep.results)} results, {len(rep.findings)} findings")

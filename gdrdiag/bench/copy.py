@@ -49,6 +49,7 @@ from gdrdiag.units import KiB
 # 1. sweep
 # --------------------------------------------------------------------------------------------
 
+
 def _gated(kind: MemoryKind) -> bool:
     # Pageable copies synchronise with the stream before staging (CUDA Programming Guide,
     # "Asynchronous Concurrent Execution"), so behind a gate they would wait for the gate's
@@ -70,7 +71,9 @@ def sweep_cases(ctx: CopyContext) -> Iterator[tuple[str, Callable[[], Any], dict
                 if opts.only is not None and key not in opts.only:
                     continue
                 for size in opts.sizes:
-                    params = CopyParams(memory=kind, direction=Direction(direction), mode=mode, size_bytes=size)
+                    params = CopyParams(
+                        memory=kind, direction=Direction(direction), mode=mode, size_bytes=size
+                    )
                     yield key, _SweepCase(ctx, kind, direction, mode, size, expected), {"params": params}
 
 
@@ -106,7 +109,9 @@ class _SweepBuffers:
 class _SweepCase:
     """One sweep point; buffers are shared between consecutive points of the same kind."""
 
-    def __init__(self, ctx: CopyContext, kind: MemoryKind, direction: str, mode: str, size: int, expected: Any):
+    def __init__(
+        self, ctx: CopyContext, kind: MemoryKind, direction: str, mode: str, size: int, expected: Any
+    ):
         self.ctx, self.kind, self.direction, self.mode, self.size = ctx, kind, direction, mode, size
         self.expected = expected
 
@@ -118,9 +123,11 @@ class _SweepCase:
         key = f"copy_{self.direction}_{kind.value.replace('-', '_')}"
         location = kind.location
         if kind is MemoryKind.MANAGED:
-            location = ("managed, preferred location host DRAM (cuMemAdvise), mapped for the GPU"
-                        if ctx.sweep_buffers.managed_on_host else
-                        "managed; the driver refused a host preference, pages may have migrated to the GPU")
+            location = (
+                "managed, preferred location host DRAM (cuMemAdvise), mapped for the GPU"
+                if ctx.sweep_buffers.managed_on_host
+                else "managed; the driver refused a host preference, pages may have migrated to the GPU"
+            )
         params = CopyParams(memory=kind, direction=Direction(self.direction), mode=self.mode, size_bytes=n)
         desc = f"{self.direction.upper()} {self.mode} copy, {kind.value} host memory ({location})"
         # Sources carry the pattern; destinations are poisoned.
@@ -138,12 +145,16 @@ class _SweepCase:
             cuda.call("cuMemcpyAsync", host_b.ptr, dev_b.ptr, n, stream.handle)
 
         if self.mode == "sync":
-            fn = (lambda: cuda.call("cuMemcpy", dev_a.ptr, host_a.ptr, n)) if self.direction == "h2d" \
+            fn = (
+                (lambda: cuda.call("cuMemcpy", dev_a.ptr, host_a.ptr, n))
+                if self.direction == "h2d"
                 else (lambda: cuda.call("cuMemcpy", host_b.ptr, dev_b.ptr, n))
+            )
             timed = time_host(fn, iterations=opts.iterations, warmup=opts.warmup, what="cuMemcpy")
             moved = n
         elif self.direction == "bidir":
             with cuda.Event() as fork, cuda.Event() as join:
+
                 def both(stream: cuda.Stream) -> None:
                     fork.record(stream)
                     s1.wait(fork)
@@ -152,23 +163,41 @@ class _SweepCase:
                     join.record(s1)
                     stream.wait(join)
 
-                timed = time_stream(s0, both, iterations=gated_iterations(opts.iterations, 8),
-                                    warmup=opts.warmup, gate=ctx.gate if _gated(kind) else None,
-                                    what="H2D on one stream and D2H on another, fork/join events")
+                timed = time_stream(
+                    s0,
+                    both,
+                    iterations=gated_iterations(opts.iterations, 8),
+                    warmup=opts.warmup,
+                    gate=ctx.gate if _gated(kind) else None,
+                    what="H2D on one stream and D2H on another, fork/join events",
+                )
             moved = 2 * n
         else:
             op = h2d if self.direction == "h2d" else d2h
-            timed = time_stream(s0, op, iterations=gated_iterations(opts.iterations),
-                                warmup=opts.warmup, gate=ctx.gate if _gated(kind) else None,
-                                what="cuMemcpyAsync")
+            timed = time_stream(
+                s0,
+                op,
+                iterations=gated_iterations(opts.iterations),
+                warmup=opts.warmup,
+                gate=ctx.gate if _gated(kind) else None,
+                what="cuMemcpyAsync",
+            )
             moved = n
         mismatch = None
         if self.direction in ("h2d", "bidir"):
             mismatch = first_wrong_byte(dev_a, self.expected, n)
         if mismatch is None and self.direction in ("d2h", "bidir"):
             mismatch = first_wrong_byte(host_b, self.expected, n)
-        return copy_result(key, n, timed, params, verified=mismatch is None, mismatch=mismatch,
-                       description=desc, bytes_per_sample=moved)
+        return copy_result(
+            key,
+            n,
+            timed,
+            params,
+            verified=mismatch is None,
+            mismatch=mismatch,
+            description=desc,
+            bytes_per_sample=moved,
+        )
 
 
 def reference_results(ctx: CopyContext) -> list[BenchResult]:
@@ -176,55 +205,86 @@ def reference_results(ctx: CopyContext) -> list[BenchResult]:
     from gdrdiag.hw import reference_copy
 
     n = max(ctx.opts.sizes)
-    with memory.allocate(MemoryKind.PINNED, n, alignment=64 * KiB, gpu=ctx.gpu) as host, \
-            memory.allocate(MemoryKind.DEVICE, n, alignment=64 * KiB, gpu=ctx.gpu) as dev:
+    with (
+        memory.allocate(MemoryKind.PINNED, n, alignment=64 * KiB, gpu=ctx.gpu) as host,
+        memory.allocate(MemoryKind.DEVICE, n, alignment=64 * KiB, gpu=ctx.gpu) as dev,
+    ):
         expected = memory.pattern(n)
         host.write(expected)
 
         def ours_now() -> BenchResult:
             # Our copy, timed again right next to the references on the same buffers.
             dev.fill(POISON, n)
-            timed = time_stream(ctx.streams[0],
-                                lambda s: cuda.call("cuMemcpyAsync", dev.ptr, host.ptr, n, s.handle),
-                                iterations=gated_iterations(ctx.opts.iterations), warmup=ctx.opts.warmup,
-                                gate=ctx.gate, what="cuMemcpyAsync (gdrdiag)")
+            timed = time_stream(
+                ctx.streams[0],
+                lambda s: cuda.call("cuMemcpyAsync", dev.ptr, host.ptr, n, s.handle),
+                iterations=gated_iterations(ctx.opts.iterations),
+                warmup=ctx.opts.warmup,
+                gate=ctx.gate,
+                what="cuMemcpyAsync (gdrdiag)",
+            )
             mm = first_wrong_byte(dev, expected, n)
-            return copy_result("copy_h2d_pinned_gdrdiag", n, timed, CopyParams(size_bytes=n, memory=MemoryKind.PINNED),
-                           verified=mm is None, mismatch=mm,
-                           description="gdrdiag pinned H2D, beside the references")
+            return copy_result(
+                "copy_h2d_pinned_gdrdiag",
+                n,
+                timed,
+                CopyParams(size_bytes=n, memory=MemoryKind.PINNED),
+                verified=mm is None,
+                mismatch=mm,
+                description="gdrdiag pinned H2D, beside the references",
+            )
 
         def cupy_case() -> BenchResult:
             dev.fill(POISON, n)
-            ref = reference_copy.cupy_h2d(ctx.gpu.ordinal, dev.ptr, host.ptr, n,
-                                          iterations=ctx.opts.iterations, warmup=ctx.opts.warmup)
+            ref = reference_copy.cupy_h2d(
+                ctx.gpu.ordinal, dev.ptr, host.ptr, n, iterations=ctx.opts.iterations, warmup=ctx.opts.warmup
+            )
             mm = first_wrong_byte(dev, expected, n)
             timed = Timed(ref.seconds, ref.method)
-            return copy_result("copy_h2d_pinned_reference", n, timed,
-                           CopyParams(size_bytes=n, memory=MemoryKind.PINNED, library=ref.library, same_buffers=True),
-                           verified=mm is None, mismatch=mm, description=f"reference H2D copy by {ref.library}")
+            return copy_result(
+                "copy_h2d_pinned_reference",
+                n,
+                timed,
+                CopyParams(size_bytes=n, memory=MemoryKind.PINNED, library=ref.library, same_buffers=True),
+                verified=mm is None,
+                mismatch=mm,
+                description=f"reference H2D copy by {ref.library}",
+            )
 
         def torch_case() -> BenchResult:
-            ref = reference_copy.torch_h2d(ctx.gpu.ordinal, n, iterations=ctx.opts.iterations,
-                                           warmup=ctx.opts.warmup)
+            ref = reference_copy.torch_h2d(
+                ctx.gpu.ordinal, n, iterations=ctx.opts.iterations, warmup=ctx.opts.warmup
+            )
             timed = Timed(ref.seconds, ref.method)
             # Torch copies its own tensors; its payload is torch's business, so it is unverified here.
-            res = copy_result("copy_h2d_pinned_reference", n, timed,
-                          CopyParams(size_bytes=n, memory=MemoryKind.PINNED, library=ref.library, same_buffers=False),
-                          verified=True, description=f"reference H2D copy by {ref.library}")
+            res = copy_result(
+                "copy_h2d_pinned_reference",
+                n,
+                timed,
+                CopyParams(size_bytes=n, memory=MemoryKind.PINNED, library=ref.library, same_buffers=False),
+                verified=True,
+                description=f"reference H2D copy by {ref.library}",
+            )
             return dataclasses.replace(res, verified=None)
 
         mine = run_case("copy_h2d_pinned_gdrdiag", ours_now)
-        refs = run_case("copy_h2d_pinned_reference", cupy_case, params=CopyParams(library="cupy")) + \
-            run_case("copy_h2d_pinned_reference", torch_case, params=CopyParams(library="torch"))
+        refs = run_case("copy_h2d_pinned_reference", cupy_case, params=CopyParams(library="cupy")) + run_case(
+            "copy_h2d_pinned_reference", torch_case, params=CopyParams(library="torch")
+        )
     ours_value = mine[0].value
-    refs = [with_metrics(r, gdrdiag_over_reference=ours_value / r.value)
-            if r.status is Status.OK and ours_value and r.value else r for r in refs]
+    refs = [
+        with_metrics(r, gdrdiag_over_reference=ours_value / r.value)
+        if r.status is Status.OK and ours_value and r.value
+        else r
+        for r in refs
+    ]
     return mine + refs
 
 
 # --------------------------------------------------------------------------------------------
 # 2. pinning trade-off
 # --------------------------------------------------------------------------------------------
+
 
 def pinning_results(ctx: CopyContext) -> list[BenchResult]:
     """Pageable copy vs pin-on-demand (pin + copy + unpin) vs preallocated pinned, host->device."""
@@ -233,9 +293,11 @@ def pinning_results(ctx: CopyContext) -> list[BenchResult]:
     params = CopyParams(size_bytes=n, direction=Direction.H2D)
     results = []
     drv = cuda.driver()
-    with memory.allocate(MemoryKind.PAGEABLE, n, gpu=ctx.gpu) as pageable, \
-            memory.allocate(MemoryKind.PINNED, n, gpu=ctx.gpu) as pinned, \
-            memory.allocate(MemoryKind.DEVICE, n, gpu=ctx.gpu) as dev:
+    with (
+        memory.allocate(MemoryKind.PAGEABLE, n, gpu=ctx.gpu) as pageable,
+        memory.allocate(MemoryKind.PINNED, n, gpu=ctx.gpu) as pinned,
+        memory.allocate(MemoryKind.DEVICE, n, gpu=ctx.gpu) as dev,
+    ):
         pageable.write(expected)
         pinned.write(expected)
         pin_seconds: list[float] = []
@@ -252,22 +314,33 @@ def pinning_results(ctx: CopyContext) -> list[BenchResult]:
                 cuda.call("cuMemHostUnregister", pageable.ptr)
 
         variants = (
-            ("copy_pinning_pageable", "copy from pageable memory (driver stages through its own pinned "
-             "buffers)", lambda: cuda.call("cuMemcpy", dev.ptr, pageable.ptr, n)),
-            ("copy_pinning_on_demand", "cuMemHostRegister, copy, cuMemHostUnregister each time (pinning "
-             "counted)", pin_copy_unpin),
-            ("copy_pinning_preallocated", "copy from a buffer pinned once in advance",
-             lambda: cuda.call("cuMemcpy", dev.ptr, pinned.ptr, n)),
+            (
+                "copy_pinning_pageable",
+                "copy from pageable memory (driver stages through its own pinned buffers)",
+                lambda: cuda.call("cuMemcpy", dev.ptr, pageable.ptr, n),
+            ),
+            (
+                "copy_pinning_on_demand",
+                "cuMemHostRegister, copy, cuMemHostUnregister each time (pinning counted)",
+                pin_copy_unpin,
+            ),
+            (
+                "copy_pinning_preallocated",
+                "copy from a buffer pinned once in advance",
+                lambda: cuda.call("cuMemcpy", dev.ptr, pinned.ptr, n),
+            ),
         )
         for key, desc, fn in variants:
+
             def case(key=key, desc=desc, fn=fn) -> BenchResult:
                 dev.fill(POISON, n)
                 pin_seconds.clear()
                 timed = time_host(fn, iterations=opts.iterations, warmup=opts.warmup, what="cuMemcpy")
                 mm = first_wrong_byte(dev, expected, n)
                 metrics = {"pin_ms_median": SampleStats.of(pin_seconds).median * 1e3} if pin_seconds else {}
-                return copy_result(key, n, timed, params, verified=mm is None, mismatch=mm, description=desc,
-                               metrics=metrics)
+                return copy_result(
+                    key, n, timed, params, verified=mm is None, mismatch=mm, description=desc, metrics=metrics
+                )
 
             results.extend(run_case(key, case, params=params))
     ref = next((r.value for r in results if r.key == "copy_pinning_preallocated" and r.value), None)
@@ -277,6 +350,7 @@ def pinning_results(ctx: CopyContext) -> list[BenchResult]:
 # --------------------------------------------------------------------------------------------
 # 3. overlap
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass
 class _Pipeline:
@@ -292,22 +366,31 @@ class _Pipeline:
     layers: int
 
     def h2d(self, layer: int, dev: Buffer, stream: cuda.Stream) -> None:
-        cuda.call("cuMemcpyHtoDAsync", dev.ptr, self.host_in.ptr + layer * self.chunk, self.chunk, stream.handle)
+        cuda.call(
+            "cuMemcpyHtoDAsync", dev.ptr, self.host_in.ptr + layer * self.chunk, self.chunk, stream.handle
+        )
 
     def compute(self, dev: Buffer, stream: cuda.Stream, iters: int) -> None:
         args = [(dev.ptr, ctypes.c_void_p), (self.chunk // 4, ctypes.c_ulonglong), (iters, ctypes.c_int)]
         cuda.launch(self.kernel, self.grid, self.block, args, stream)
 
     def d2h(self, layer: int, dev: Buffer, stream: cuda.Stream) -> None:
-        cuda.call("cuMemcpyDtoHAsync", self.host_out.ptr + layer * self.chunk, dev.ptr, self.chunk, stream.handle)
+        cuda.call(
+            "cuMemcpyDtoHAsync", self.host_out.ptr + layer * self.chunk, dev.ptr, self.chunk, stream.handle
+        )
 
     def calibrate(self, stream: cuda.Stream) -> tuple[float, float, float, int]:
-        """(H2D, compute, D2H seconds per layer, kernel iterations): compute sized to take about as long
-        as one layer's H2D copy, since a balanced pipeline is where overlap matters and reads easiest."""
+        """(H2D, compute, D2H seconds per layer, kernel iterations) for a balanced pipeline.
+
+        Compute is sized to take about as long as one layer's H2D copy: a balanced pipeline is
+        where overlap matters and reads easiest.
+        """
         dev = self.devs[0]
         t_h2d = time_stream(stream, lambda s: self.h2d(0, dev, s), iterations=5, warmup=1).stats.median
         probe_iters = 64
-        t_probe = time_stream(stream, lambda s: self.compute(dev, s, probe_iters), iterations=3, warmup=1).stats.median
+        t_probe = time_stream(
+            stream, lambda s: self.compute(dev, s, probe_iters), iterations=3, warmup=1
+        ).stats.median
         iters = max(1, min(1_000_000, int(probe_iters * t_h2d / t_probe)))
         t_k = time_stream(stream, lambda s: self.compute(dev, s, iters), iterations=5, warmup=1).stats.median
         t_d2h = time_stream(stream, lambda s: self.d2h(0, dev, s), iterations=5, warmup=1).stats.median
@@ -319,8 +402,9 @@ class _Pipeline:
             self.compute(self.devs[0], stream, iters)
             self.d2h(layer, self.devs[0], stream)
 
-    def two_streams(self, stream: cuda.Stream, s1: cuda.Stream, fork: cuda.Event, join: cuda.Event,
-                    iters: int) -> None:
+    def two_streams(
+        self, stream: cuda.Stream, s1: cuda.Stream, fork: cuda.Event, join: cuda.Event, iters: int
+    ) -> None:
         fork.record(stream)
         s1.wait(fork)
         for layer in range(self.layers):
@@ -342,23 +426,39 @@ def overlap_results(ctx: CopyContext) -> list[BenchResult]:
     module = nvrtc.load("copy", ctx.gpu.arch)
     params = CopyParams(layers=layers, chunk_bytes=chunk, streams=2)
     try:
-        with memory.allocate(MemoryKind.PINNED, layers * chunk, gpu=ctx.gpu) as host_in, \
-                memory.allocate(MemoryKind.PINNED, layers * chunk, gpu=ctx.gpu) as host_out, \
-                memory.allocate(MemoryKind.DEVICE, chunk, gpu=ctx.gpu) as dev0, \
-                memory.allocate(MemoryKind.DEVICE, chunk, gpu=ctx.gpu) as dev1:
+        with (
+            memory.allocate(MemoryKind.PINNED, layers * chunk, gpu=ctx.gpu) as host_in,
+            memory.allocate(MemoryKind.PINNED, layers * chunk, gpu=ctx.gpu) as host_out,
+            memory.allocate(MemoryKind.DEVICE, chunk, gpu=ctx.gpu) as dev0,
+            memory.allocate(MemoryKind.DEVICE, chunk, gpu=ctx.gpu) as dev1,
+        ):
             host_in.write(np.random.default_rng(1234).random(layers * (chunk // 4), dtype=np.float32))
-            pipe = _Pipeline(host_in, host_out, (dev0, dev1), module.function("busy_compute"),
-                             ctx.gpu.sm_count * 4, 256, chunk, layers)
+            pipe = _Pipeline(
+                host_in,
+                host_out,
+                (dev0, dev1),
+                module.function("busy_compute"),
+                ctx.gpu.sm_count * 4,
+                256,
+                chunk,
+                layers,
+            )
             t_h2d, t_k, t_d2h, iters = pipe.calibrate(s0)
             n_iter = max(3, min(opts.iterations, 5))
             with cuda.Event() as fork, cuda.Event() as join:
                 host_out.fill(0)
-                t_one = time_stream(s0, lambda s: pipe.one_stream(s, iters), iterations=n_iter, warmup=1,
-                                    what="one stream")
+                t_one = time_stream(
+                    s0, lambda s: pipe.one_stream(s, iters), iterations=n_iter, warmup=1, what="one stream"
+                )
                 reference_out = host_out.read_array()
                 host_out.fill(0)
-                t_two = time_stream(s0, lambda s: pipe.two_streams(s, s1, fork, join, iters), iterations=n_iter,
-                                    warmup=1, what="two streams, layers alternate, fork/join events")
+                t_two = time_stream(
+                    s0,
+                    lambda s: pipe.two_streams(s, s1, fork, join, iters),
+                    iterations=n_iter,
+                    warmup=1,
+                    what="two streams, layers alternate, fork/join events",
+                )
                 two_out = host_out.read_array()
             # The pipeline must produce exactly what the serial run produced, and the kernel must
             # have changed the data (otherwise we timed nothing).
@@ -366,16 +466,37 @@ def overlap_results(ctx: CopyContext) -> list[BenchResult]:
             changed = not np.array_equal(reference_out[:chunk], host_in.read_array(chunk))
             parts_sum = layers * (t_h2d + t_k + t_d2h)
             total_bytes = 2 * layers * chunk
-            common = {"parts_sum_ms": parts_sum * 1e3, "h2d_ms": t_h2d * 1e3, "compute_ms": t_k * 1e3,
-                      "d2h_ms": t_d2h * 1e3, "compute_iters": float(iters)}
-            one = copy_result("copy_overlap_one_stream", total_bytes, t_one, dataclasses.replace(params, streams=1),
-                          verified=changed, mismatch=0, metrics=dict(common),
-                          description="N x (H2D -> compute -> D2H) on one stream")
-            two = copy_result("copy_overlap_two_streams", total_bytes, t_two, params, verified=mm is None and changed,
-                          mismatch=mm if mm is not None else 0,
-                          metrics={**common, "speedup_vs_one_stream": t_one.stats.median / t_two.stats.median,
-                                   "speedup_vs_parts_sum": parts_sum / t_two.stats.median},
-                          description="the same work pipelined over two streams")
+            common = {
+                "parts_sum_ms": parts_sum * 1e3,
+                "h2d_ms": t_h2d * 1e3,
+                "compute_ms": t_k * 1e3,
+                "d2h_ms": t_d2h * 1e3,
+                "compute_iters": float(iters),
+            }
+            one = copy_result(
+                "copy_overlap_one_stream",
+                total_bytes,
+                t_one,
+                dataclasses.replace(params, streams=1),
+                verified=changed,
+                mismatch=0,
+                metrics=dict(common),
+                description="N x (H2D -> compute -> D2H) on one stream",
+            )
+            two = copy_result(
+                "copy_overlap_two_streams",
+                total_bytes,
+                t_two,
+                params,
+                verified=mm is None and changed,
+                mismatch=mm if mm is not None else 0,
+                metrics={
+                    **common,
+                    "speedup_vs_one_stream": t_one.stats.median / t_two.stats.median,
+                    "speedup_vs_parts_sum": parts_sum / t_two.stats.median,
+                },
+                description="the same work pipelined over two streams",
+            )
             return [one, two]
     finally:
         module.close()
@@ -389,6 +510,7 @@ def overlap_results(ctx: CopyContext) -> list[BenchResult]:
 # --------------------------------------------------------------------------------------------
 # driver
 # --------------------------------------------------------------------------------------------
+
 
 def planned_case_count(opts: CopyBenchOptions) -> int:
     """How many progress steps a run has (for the progress bar)."""
@@ -416,7 +538,9 @@ def waived_cases(opts: CopyBenchOptions, reason: str) -> list[BenchResult]:
     return [BenchResult.waived(k, reason, provider="cuda", description=f"copy-bench {k}") for k in keys]
 
 
-def run_copy_bench(opts: CopyBenchOptions, progress: Optional[Callable[[str], None]] = None) -> list[BenchResult]:
+def run_copy_bench(
+    opts: CopyBenchOptions, progress: Optional[Callable[[str], None]] = None
+) -> list[BenchResult]:
     """Run the selected parts; with no GPU every part is WAIVED with the reason."""
     opts.validate()
     try:
@@ -442,8 +566,11 @@ def run_copy_bench(opts: CopyBenchOptions, progress: Optional[Callable[[str], No
                     if progress:
                         progress("copy_h2d_pinned_reference")
                     results.extend(reference_results(ctx))
-            for part, fn in (("pinning", pinning_results), ("overlap", overlap_results),
-                             ("blocks", block_results)):
+            for part, fn in (
+                ("pinning", pinning_results),
+                ("overlap", overlap_results),
+                ("blocks", block_results),
+            ):
                 if part in opts.parts:
                     if progress:
                         progress(f"copy_{part}")

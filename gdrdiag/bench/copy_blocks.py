@@ -1,5 +1,8 @@
-"""copy-bench's many-small-blocks part: one call per block (from Python and from C), cuMemcpyBatchAsync,
-one coalesced copy, and a gather kernel; and the block size at which each reaches half the coalesced rate."""
+"""copy-bench's many-small-blocks part, and the block size where each way reaches half the coalesced rate.
+
+The ways: one call per block (from Python and from C), cuMemcpyBatchAsync, one coalesced copy, and a
+gather kernel.
+"""
 
 from __future__ import annotations
 
@@ -49,8 +52,9 @@ def _batched_copy_op(dsts: list[int], srcs: list[int], sizes: list[int]) -> Call
     return op
 
 
-def _block_row(ctx: CopyContext, host: Buffer, dev: Buffer, kernel: Any, expected: Any, size: int,
-               count: int) -> list[BenchResult]:
+def _block_row(
+    ctx: CopyContext, host: Buffer, dev: Buffer, kernel: Any, expected: Any, size: int, count: int
+) -> list[BenchResult]:
     """Every method for one block size (Python and C issued); ratios against the coalesced copy."""
     opts, s0 = ctx.opts, ctx.streams[0]
     total = count * size
@@ -75,8 +79,9 @@ def _block_row(ctx: CopyContext, host: Buffer, dev: Buffer, kernel: Any, expecte
     c_ops = _c_block_ops(h, d, size, count, issue)
 
     try:
-        batched: Any = _batched_copy_op([d + i * size for i in range(count)],
-                                        [h + i * size for i in range(count)], [size] * count)
+        batched: Any = _batched_copy_op(
+            [d + i * size for i in range(count)], [h + i * size for i in range(count)], [size] * count
+        )
     except NotSupported as exc:
         reason = exc.reason
 
@@ -89,23 +94,43 @@ def _block_row(ctx: CopyContext, host: Buffer, dev: Buffer, kernel: Any, expecte
         issue.setdefault("copy_blocks_batched", []).append(time.perf_counter() - t0)
 
     kernel_grid = min(count, ctx.gpu.sm_count * 16)
-    kernel_args = [(d, ctypes.c_void_p), (host.device_ptr, ctypes.c_void_p), (size, ctypes.c_ulonglong),
-                   (count, ctypes.c_ulonglong)]
+    kernel_args = [
+        (d, ctypes.c_void_p),
+        (host.device_ptr, ctypes.c_void_p),
+        (size, ctypes.c_ulonglong),
+        (count, ctypes.c_ulonglong),
+    ]
     methods = (
         ("copy_blocks_per_call", "one cuMemcpyHtoDAsync per block, issued from Python", per_block, None),
-        ("copy_blocks_per_call_c", "one cuMemcpyHtoDAsync per block, issued from a C loop "
-         "(native/copy_loop.c)", c_ops[0], None),
-        ("copy_blocks_batched", "one cuMemcpyBatchAsync for all blocks",
-         batched_py, None),
-        ("copy_blocks_batched_c", "one cuMemcpyBatchAsync for all blocks, issued from C "
-         "(native/copy_loop.c)", c_ops[1], None),
-        ("copy_blocks_coalesced", "one cuMemcpyHtoDAsync of the contiguous region",
-         lambda s: cuda.call("cuMemcpyHtoDAsync", d, h, total, s.handle), ctx.gate),
-        ("copy_blocks_kernel", "NVRTC copy kernel, one CTA per block, reading mapped pinned memory",
-         lambda s: cuda.launch(kernel, kernel_grid, 256, kernel_args, s), ctx.gate),
+        (
+            "copy_blocks_per_call_c",
+            "one cuMemcpyHtoDAsync per block, issued from a C loop (native/copy_loop.c)",
+            c_ops[0],
+            None,
+        ),
+        ("copy_blocks_batched", "one cuMemcpyBatchAsync for all blocks", batched_py, None),
+        (
+            "copy_blocks_batched_c",
+            "one cuMemcpyBatchAsync for all blocks, issued from C (native/copy_loop.c)",
+            c_ops[1],
+            None,
+        ),
+        (
+            "copy_blocks_coalesced",
+            "one cuMemcpyHtoDAsync of the contiguous region",
+            lambda s: cuda.call("cuMemcpyHtoDAsync", d, h, total, s.handle),
+            ctx.gate,
+        ),
+        (
+            "copy_blocks_kernel",
+            "NVRTC copy kernel, one CTA per block, reading mapped pinned memory",
+            lambda s: cuda.launch(kernel, kernel_grid, 256, kernel_args, s),
+            ctx.gate,
+        ),
     )
     row: list[BenchResult] = []
     for key, desc, op, gate in methods:
+
         def case(key: str = key, desc: str = desc, op: Callable = op, gate: Any = gate) -> BenchResult:
             dev.fill(POISON, total)
             iters = gated_iterations(opts.iterations) if gate else max(2, min(opts.iterations, 5))
@@ -115,19 +140,23 @@ def _block_row(ctx: CopyContext, host: Buffer, dev: Buffer, kernel: Any, expecte
             metrics = {"us_per_block": per_block_us}
             calls = issue.get(key, [])[-iters:]  # the timed iterations, not the warm-up
             if calls:  # host time spent issuing, per driver call (per_call: count calls; batched: 1)
-                metrics["issue_us_per_call"] = (SampleStats.of(tuple(calls)).median * 1e6
-                                                / (count if "per_call" in key else 1))
-            return copy_result(key, total, timed, params, verified=mm is None, mismatch=mm, description=desc,
-                           metrics=metrics)
+                metrics["issue_us_per_call"] = (
+                    SampleStats.of(tuple(calls)).median * 1e6 / (count if "per_call" in key else 1)
+                )
+            return copy_result(
+                key, total, timed, params, verified=mm is None, mismatch=mm, description=desc, metrics=metrics
+            )
 
         row.extend(run_case(key, case, params=params))
     coalesced = next((r.value for r in row if r.key == "copy_blocks_coalesced" and r.value), None)
-    return [with_metrics(r, ratio_to_coalesced=r.value / coalesced) if coalesced and r.value else r
-            for r in row]
+    return [
+        with_metrics(r, ratio_to_coalesced=r.value / coalesced) if coalesced and r.value else r for r in row
+    ]
 
 
-def _c_block_ops(h: int, d: int, size: int, count: int,
-                 issue: dict[str, list[float]]) -> tuple[Callable[[cuda.Stream], None], ...]:
+def _c_block_ops(
+    h: int, d: int, size: int, count: int, issue: dict[str, list[float]]
+) -> tuple[Callable[[cuda.Stream], None], ...]:
     """The per-block and batched copies issued from C (hw/copy_native.py).
 
     Each op records the C loop's own issue time. Where the library, the driver entry point or
@@ -155,14 +184,17 @@ def block_results(ctx: CopyContext) -> list[BenchResult]:
     module = nvrtc.load("copy", ctx.gpu.arch)
     results: list[BenchResult] = []
     try:
-        with memory.allocate(MemoryKind.PINNED, region, alignment=64 * KiB, gpu=ctx.gpu) as host, \
-                memory.allocate(MemoryKind.DEVICE, region, alignment=64 * KiB, gpu=ctx.gpu) as dev:
+        with (
+            memory.allocate(MemoryKind.PINNED, region, alignment=64 * KiB, gpu=ctx.gpu) as host,
+            memory.allocate(MemoryKind.DEVICE, region, alignment=64 * KiB, gpu=ctx.gpu) as dev,
+        ):
             host.write(expected)
             for size in opts.block_sizes:
                 # 10,000 blocks unless that exceeds the region cap; the count is in the params.
                 count = max(1, min(opts.block_count, region // size))
-                results.extend(_block_row(ctx, host, dev, module.function("copy_blocks"), expected, size,
-                                          count))
+                results.extend(
+                    _block_row(ctx, host, dev, module.function("copy_blocks"), expected, size, count)
+                )
     finally:
         module.close()
     results.append(block_summary(results))
@@ -192,14 +224,26 @@ def half_bandwidth_block_size(points: list[tuple[int, float]]) -> Optional[float
 def block_summary(results: list[BenchResult]) -> BenchResult:
     """The half-bandwidth block sizes of the per-call and batched methods."""
     half: dict[str, Optional[float]] = {}
-    for key, name in (("copy_blocks_per_call", "per_call"), ("copy_blocks_per_call_c", "per_call_c"),
-                      ("copy_blocks_batched", "batched"), ("copy_blocks_batched_c", "batched_c"),
-                      ("copy_blocks_kernel", "kernel")):
-        pts = [(r.params.block_bytes, r.metrics.ratio_to_coalesced) for r in results
-               if r.key == key and r.status is Status.OK and r.metrics.ratio_to_coalesced is not None]
+    for key, name in (
+        ("copy_blocks_per_call", "per_call"),
+        ("copy_blocks_per_call_c", "per_call_c"),
+        ("copy_blocks_batched", "batched"),
+        ("copy_blocks_batched_c", "batched_c"),
+        ("copy_blocks_kernel", "kernel"),
+    ):
+        pts = [
+            (r.params.block_bytes, r.metrics.ratio_to_coalesced)
+            for r in results
+            if r.key == key and r.status is Status.OK and r.metrics.ratio_to_coalesced is not None
+        ]
         half[f"half_bandwidth_block_bytes_{name}"] = half_bandwidth_block_size(pts) if pts else None
     metrics = CopyMetrics(**half)
-    return BenchResult(key="copy_blocks_summary", status=Status.OK,
-                       description="block size at which each method reaches half the coalesced bandwidth",
-                       metrics=metrics, method="log2-linear interpolation of ratio_to_coalesced between "
-                       "the measured block sizes", provider="cuda", unit="bytes")
+    return BenchResult(
+        key="copy_blocks_summary",
+        status=Status.OK,
+        description="block size at which each method reaches half the coalesced bandwidth",
+        metrics=metrics,
+        method="log2-linear interpolation of ratio_to_coalesced between the measured block sizes",
+        provider="cuda",
+        unit="bytes",
+    )

@@ -1,5 +1,8 @@
-"""What copy-bench is asked to do (CopyBenchOptions, validated before any GPU work), the context every
-case shares, and the one way a timed copy becomes a verified result."""
+"""What copy-bench is asked to do, the context every case shares, and how a copy becomes a result.
+
+CopyBenchOptions is validated before any GPU work; copy_result is the one way a timed copy becomes a
+verified result.
+"""
 
 from __future__ import annotations
 
@@ -24,8 +27,13 @@ MODES = ("async", "sync")
 PARTS = ("sweep", "pinning", "overlap", "blocks")
 
 
-SWEEP_KINDS = (MemoryKind.PINNED, MemoryKind.PINNED_WC, MemoryKind.REGISTERED, MemoryKind.PAGEABLE,
-               MemoryKind.MANAGED)
+SWEEP_KINDS = (
+    MemoryKind.PINNED,
+    MemoryKind.PINNED_WC,
+    MemoryKind.REGISTERED,
+    MemoryKind.PAGEABLE,
+    MemoryKind.MANAGED,
+)
 
 
 DEFAULT_SIZES = tuple(4 * KiB * 4**i for i in range(10))  # 4 KiB, 16 KiB, ... 1 GiB
@@ -77,8 +85,11 @@ class CopyBenchOptions:
             raise UserInputError("block count must be >= 1")
         host_free = memory.host_available_bytes()
         largest = max(self.sizes) if self.sizes else 0
-        for what, need in (("size", 2 * largest), ("--pin-size", self.pin_size),
-                           ("overlap buffers", 2 * self.overlap_layers * self.overlap_chunk)):
+        for what, need in (
+            ("size", 2 * largest),
+            ("--pin-size", self.pin_size),
+            ("overlap buffers", 2 * self.overlap_layers * self.overlap_chunk),
+        ):
             if need > host_free:
                 raise UserInputError(f"{what}: needs {need} bytes of host memory, only {host_free} available")
 
@@ -103,21 +114,50 @@ def gbytes_per_s(nbytes: int, seconds: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(nbytes / s / 1e9 for s in seconds)
 
 
-def copy_result(key: str, nbytes: int, timed: Timed, params: CopyParams, *, verified: bool,
-            description: str, metrics: Optional[dict] = None, bytes_per_sample: Optional[int] = None,
-            mismatch: Optional[int] = None) -> BenchResult:
+def copy_result(
+    key: str,
+    nbytes: int,
+    timed: Timed,
+    params: CopyParams,
+    *,
+    verified: bool,
+    description: str,
+    metrics: Optional[dict] = None,
+    bytes_per_sample: Optional[int] = None,
+    mismatch: Optional[int] = None,
+) -> BenchResult:
     moved = bytes_per_sample if bytes_per_sample is not None else nbytes
     samples = gbytes_per_s(moved, timed.seconds)
     stats = SampleStats.of(samples)
     m = CopyMetrics(seconds_median=SampleStats.of(timed.seconds).median, **(metrics or {}))
     if not verified:
-        return BenchResult(key=key, status=Status.ERROR, description=description, params=params,
-                           unit="GB/s", samples=samples, stats=stats, metrics=m, method=timed.method,
-                           provider="cuda", verified=False,
-                           reason=f"payload check failed: first wrong byte at offset {mismatch}")
-    return BenchResult(key=key, status=Status.OK, description=description, params=params, unit="GB/s",
-                       samples=samples, stats=stats, metrics=m, method=timed.method, provider="cuda",
-                       verified=True)
+        return BenchResult(
+            key=key,
+            status=Status.ERROR,
+            description=description,
+            params=params,
+            unit="GB/s",
+            samples=samples,
+            stats=stats,
+            metrics=m,
+            method=timed.method,
+            provider="cuda",
+            verified=False,
+            reason=f"payload check failed: first wrong byte at offset {mismatch}",
+        )
+    return BenchResult(
+        key=key,
+        status=Status.OK,
+        description=description,
+        params=params,
+        unit="GB/s",
+        samples=samples,
+        stats=stats,
+        metrics=m,
+        method=timed.method,
+        provider="cuda",
+        verified=True,
+    )
 
 
 def first_wrong_byte(dst: Buffer, expected: Any, nbytes: int) -> Optional[int]:

@@ -102,8 +102,9 @@ class _Run:
         for sweep in sweeps:
             self._sweep(sweep, best_name)
         self._summary_notes()
-        return GatherRun(results=self.results, notes=self.notes, link=s.link, gpu_name=s.facts.name,
-                         sm_count=s.sm_count)
+        return GatherRun(
+            results=self.results, notes=self.notes, link=s.link, gpu_name=s.facts.name, sm_count=s.sm_count
+        )
 
     def _allocate_and_read_link(self, sweeps: list[str]) -> None:
         """Allocate for every layout the run will use, then read the link under load for the model."""
@@ -129,7 +130,9 @@ class _Run:
         s, cfg = self.session, self.session.config  # type: ignore[attr-defined]
         placeholder = ["lines", "warp", "warp-ilp", "persistent"][: max(1, len(cfg.sweep_kernels))]
         return sum(
-            len(sweep_cases(w, cfg.base, placeholder if w != "sm" else ["lines"], s.sm_count, quick=cfg.quick))
+            len(
+                sweep_cases(w, cfg.base, placeholder if w != "sm" else ["lines"], s.sm_count, quick=cfg.quick)
+            )
             for w in sweeps
         )
 
@@ -149,7 +152,11 @@ class _Run:
 
         self.done += 1
         if self.progress:
-            self.progress(self.done, max(self.total, self.done), f"{case.sweep}: {case.kernel} R={case.layout.record_bytes}")
+            self.progress(
+                self.done,
+                max(self.total, self.done),
+                f"{case.sweep}: {case.kernel} R={case.layout.record_bytes}",
+            )
         ce = self._ce_for(case.layout)
         lay = case.layout
         fields = dict(
@@ -176,7 +183,8 @@ class _Run:
         if best is not None:
             ratio, model = best.metrics.ratio_to_ce, best.metrics.model_ratio_to_ce
             self.notes.append(
-                f"best kernel at R={cfg.base.record_bytes} B, {pattern_name(cfg.base.pattern, cfg.base.run_length)}"
+                f"best kernel at R={cfg.base.record_bytes} B, "
+                f"{pattern_name(cfg.base.pattern, cfg.base.run_length)}"
                 f" indices: {best.params.kernel}, {best.value:.2f} GB/s"
                 + (f" = {ratio:.3f} of CE measured in the same run" if ratio else "")
                 + (f" (model allows {model:.3f})" if model else "")
@@ -184,7 +192,7 @@ class _Run:
         return best
 
     def _sweep(self, sweep: str, best_name: str) -> None:
-        """One sweep with the sweep kernels ('best' is the ladder's fastest); the SM sweep finds the budget."""
+        """One sweep with the sweep kernels ('best' = the ladder's fastest); the SM sweep finds the budget."""
         s, cfg = self.session, self.session.config  # type: ignore[attr-defined]
         kernels = tuple(dict.fromkeys(best_name if k == "best" else k for k in cfg.sweep_kernels))
         ks = kernels if sweep != "sm" else (best_name,)
@@ -198,7 +206,11 @@ class _Run:
     def _sm_budget(self, swept: list[BenchResult], kernel: str) -> None:
         """The fewest SMs for 95% of the all-SM bandwidth, noted and written onto the all-SM result."""
         sm_count = self.session.sm_count  # type: ignore[attr-defined]
-        pts = [(int(r.params.sm_limit), r.value) for r in swept if r.status is Status.OK and r.value and r.params.sm_limit]
+        pts = [
+            (int(r.params.sm_limit), r.value)
+            for r in swept
+            if r.status is Status.OK and r.value and r.params.sm_limit
+        ]
         need = min_sms_for_fraction(pts, 0.95)
         if need is None:
             return
@@ -211,12 +223,13 @@ class _Run:
         ]
 
     def _summary_notes(self) -> None:
-        """Per record size and pattern: best kernel against its ceiling; planned-lines predicted vs measured."""
+        """Per record size and pattern: best kernel vs its ceiling; planned-lines predicted vs measured."""
         s, cfg = self.session, self.session.config  # type: ignore[attr-defined]
         for row in record_size_summary(self.results):
             line = (
                 f"R={row['record_bytes']} B {row['pattern']}: best {row['best_kernel']} "
-                f"{fmt_ratio(row['best_ratio_to_ce'])} x CE, ceiling {fmt_ratio(row['ceiling_ratio_to_ce'])}, "
+                f"{fmt_ratio(row['best_ratio_to_ce'])} x CE, "
+                f"ceiling {fmt_ratio(row['ceiling_ratio_to_ce'])}, "
                 f"best/ceiling {fmt_ratio(row['best_over_ceiling'])}"
             )
             if row.get("kernel_ratio_to_ce") is not None:

@@ -1,6 +1,7 @@
-"""Gather-bench over its own results: the best kernel, the SM budget, the record-size summary, the model's columns.
+"""Gather-bench over its own results: best kernel, SM budget, record-size summary, the model's columns.
 
-Pure functions of results and layouts (no GPU), computed once here so renderers and rules only read them."""
+Pure functions of results and layouts (no GPU), computed once here so renderers and rules only read them.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a gather-bench run is asked to do (GatherConfig, validated before anything is allocated) and what it returns."""
+"""What a gather-bench run is asked to do (GatherConfig, validated before allocating) and what it returns."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The gather kernels of native/gather.cu as data: launch shape, model mode, and what each keeps in flight.
 
 One ``KernelSpec`` per kernel of the ladder; gather-bench's registry cases, the runner and the PCIe
-model all read this table, so a new kernel is one entry here and one function in native/gather.cu."""
+model all read this table, so a new kernel is one entry here and one function in native/gather.cu.
+"""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 The session owns every GPU resource of a run (context, stream, spin gate, NVRTC module, pinned table,
 device buffers) in one ExitStack, released on every exit path, Ctrl-C included. It measures one case at a
-time; gather.py decides which cases run and in what order."""
+time; gather.py decides which cases run and in what order.
+"""
 
 from __future__ import annotations
 
@@ -302,7 +303,9 @@ class GatherSession:
         per_batch = tuple(t / launch.reuse for t in timed.seconds)
         samples = tuple(nbytes / t / 1e9 for t in per_batch)
         stats = SampleStats.of(samples)
-        problem = verify_gather(self.table_np, self.dst.read_array(layout.records * layout.dst_stride), src, dst, layout)
+        problem = verify_gather(
+            self.table_np, self.dst.read_array(layout.records * layout.dst_stride), src, dst, layout
+        )
         if paired is not None and problem is None:
             bad = self.memory.first_mismatch(self.ce_dst.read_array(nbytes), self.table_np[:nbytes])
             if bad is not None:
@@ -373,7 +376,9 @@ class GatherSession:
     def _kernel_args(self, spec: KernelSpec, layout: Layout, depth: int) -> list:
         """The argument list every gather kernel of native/gather.cu takes, in its order."""
         sm_ids_ptr = self.sm_ids.ptr if spec.mapping == "persistent" else 0
-        sidx, didx = (self.idx[2].ptr, self.idx[3].ptr) if spec.presort else (self.idx[0].ptr, self.idx[1].ptr)
+        sidx, didx = (
+            (self.idx[2].ptr, self.idx[3].ptr) if spec.presort else (self.idx[0].ptr, self.idx[1].ptr)
+        )
         return [
             (self.dst.ptr, ctypes.c_void_p),
             (self.table.device_ptr + layout.base_offset, ctypes.c_void_p),
@@ -407,10 +412,16 @@ class GatherSession:
             sms_used, blocks_per_sm = len({int(v) for v in ids if v >= 0}), 1.0
         else:
             sms_used = self.sm_count
-            occupancy = cuda.call("cuOccupancyMaxActiveBlocksPerMultiprocessor", launch.fn, launch.threads,
-                                  launch.shared)
+            occupancy = cuda.call(
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor", launch.fn, launch.threads, launch.shared
+            )
             blocks_per_sm = min(float(occupancy), launch.grid / max(1, self.sm_count)) or 1.0
-        per_sm = blocks_per_sm * launch.threads / 32 * bytes_in_flight_per_warp(spec, layout.record_bytes, launch.depth)
+        per_sm = (
+            blocks_per_sm
+            * launch.threads
+            / 32
+            * bytes_in_flight_per_warp(spec, layout.record_bytes, launch.depth)
+        )
         model = self._model_metrics(spec, layout, src, ce_gbps, launch.plan_us, launch.reuse, launch.depth)
         return GatherMetrics(
             us_per_batch=float(sorted(per_batch)[len(per_batch) // 2] * 1e6),

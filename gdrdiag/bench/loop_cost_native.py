@@ -66,7 +66,10 @@ def native_loop_cost(
             timed_post_ns_per_wr=split["post_ns_per_wr"],
             timed_poll_ns_per_wr=split["poll_ns_per_wr"],
             timed_loop_ns_per_wr=split["loop_ns_per_wr"],
-            **{f"min_msg_bytes_{int(g)}g": rdma_math.min_message_for_rate(med, g) for g in rdma_math.LINK_RATES_GBPS},
+            **{
+                f"min_msg_bytes_{int(g)}g": rdma_math.min_message_for_rate(med, g)
+                for g in rdma_math.LINK_RATES_GBPS
+            },
         )
         results.append(
             BenchResult(

@@ -36,6 +36,7 @@ from gdrdiag.bench.mr_config import (  # noqa: F401 - mr-bench's public names, r
     landing,
     matrix_config,
 )
+from gdrdiag.bench.mr_loop_cost import loop_cost  # noqa: F401 - re-exported
 from gdrdiag.bench.mr_setup import (  # noqa: F401 - re-exported
     Endpoints,
     GpuScope,
@@ -65,7 +66,7 @@ from gdrdiag.bench.runner import run_case
 from gdrdiag.errors import GdrdiagError
 from gdrdiag.hw import verbs as v
 from gdrdiag.hw.memory import MemoryKind, first_mismatch, pattern
-from gdrdiag.model.params import MrMetrics, MrParams, RunSettings
+from gdrdiag.model.params import MrMetrics, MrParams
 from gdrdiag.model.results import BenchResult, SampleStats
 from gdrdiag.model.vocabulary import AccessFlags, RegPath
 from gdrdiag.units import GiB, format_size
@@ -96,7 +97,9 @@ def _bw_case(
     key = case_key("rdma_write", kind, reg_path)
     slot = max(cfg.sizes)
     ro_settings = (
-        (False, True) if cfg.ro_ab else (cfg.relaxed_ordering or bool(cfg.access & v.ACCESS_RELAXED_ORDERING),)
+        (False, True)
+        if cfg.ro_ab
+        else (cfg.relaxed_ordering or bool(cfg.access & v.ACCESS_RELAXED_ORDERING),)
     )
     rx = cfg.tx_depth if cfg.write_with_imm else 1
     signal_every = rdma_math.signal_interval(cfg.tx_depth, cfg.post_list, cfg.cq_mod)
@@ -126,17 +129,34 @@ def _bw_case(
                     mode="bw",
                     write_with_imm=cfg.write_with_imm,
                 )
-                settings = run_settings_of(cfg, ro_ab=cfg.ro_ab, iterations=cfg.iterations, duration_s=cfg.duration)
+                settings = run_settings_of(
+                    cfg, ro_ab=cfg.ro_ab, iterations=cfg.iterations, duration_s=cfg.duration
+                )
                 results.append(
-                    bw_result(key, params, settings, outcomes[ro], failure, provider,
-                              describe(kind, reg_path, provider, "RDMA WRITE loopback"),
-                              bw_method(cfg, signal_every, provider))
+                    bw_result(
+                        key,
+                        params,
+                        settings,
+                        outcomes[ro],
+                        failure,
+                        provider,
+                        describe(kind, reg_path, provider, "RDMA WRITE loopback"),
+                        bw_method(cfg, signal_every, provider),
+                    )
                 )
     return results
 
 
-def _ab_regions(stack, cfg: MrBenchConfig, ep: Endpoints, gpus: GpuScope, kind: MemoryKind, reg_path: str,
-                nbytes: int, ro_settings: Sequence[bool]) -> dict:
+def _ab_regions(
+    stack,
+    cfg: MrBenchConfig,
+    ep: Endpoints,
+    gpus: GpuScope,
+    kind: MemoryKind,
+    reg_path: str,
+    nbytes: int,
+    ro_settings: Sequence[bool],
+) -> dict:
     """{RO setting: (source, destination)}: one pair of buffers, registered once per access setting."""
     src_reg = reg_path if (cfg.src_kind or kind) is kind else "mr"
     base_access = cfg.access & ~v.ACCESS_RELAXED_ORDERING
@@ -153,8 +173,9 @@ def _ab_regions(stack, cfg: MrBenchConfig, ep: Endpoints, gpus: GpuScope, kind: 
     return regions
 
 
-def _measure_size(cfg: MrBenchConfig, wiring, regions: dict, slot: int, size: int, signal_every: int,
-                  tick) -> tuple[dict[bool, list[LoopOutcome]], Optional[str]]:
+def _measure_size(
+    cfg: MrBenchConfig, wiring, regions: dict, slot: int, size: int, signal_every: int, tick
+) -> tuple[dict[bool, list[LoopOutcome]], Optional[str]]:
     """Warm up, then ``repeats`` runs per RO setting, interleaved so drift hits both; every run verified."""
     lanes, expected = {}, None
     for ro, (src, dst) in regions.items():
@@ -163,7 +184,9 @@ def _measure_size(cfg: MrBenchConfig, wiring, regions: dict, slot: int, size: in
         lanes[ro] = build_lanes(wiring.req, wrs)
     first_dst = next(iter(regions.values()))[1]
     recv = (wiring.rcq, wiring.resp, first_dst.mr) if cfg.write_with_imm else None
-    loop = dict(tx_depth=cfg.tx_depth, signal_every=signal_every, timeout_s=cfg.timeout_s, recv=recv, tick=tick)
+    loop = dict(
+        tx_depth=cfg.tx_depth, signal_every=signal_every, timeout_s=cfg.timeout_s, recv=recv, tick=tick
+    )
     for ro in regions:  # warm-up (not measured): a few signalled rounds through every MR
         warm = max(cfg.post_list, min(cfg.iterations or 256, signal_every * cfg.post_list * 2))
         run_bw(lanes[ro], wiring.cq, lists_total=warm // cfg.post_list, **loop)
@@ -173,7 +196,9 @@ def _measure_size(cfg: MrBenchConfig, wiring, regions: dict, slot: int, size: in
         for ro, (_src, dst) in regions.items():
             dst.buffer.fill(POISON, dst.nbytes)
             lists = (cfg.iterations // cfg.post_list) if cfg.iterations else None
-            outcomes[ro].append(run_bw(lanes[ro], wiring.cq, lists_total=lists, duration=cfg.duration, **loop))
+            outcomes[ro].append(
+                run_bw(lanes[ro], wiring.cq, lists_total=lists, duration=cfg.duration, **loop)
+            )
             bad = verify(dst, expected, slot)  # type: ignore[arg-type]
             failure = failure or bad
     return outcomes, failure
@@ -194,7 +219,11 @@ def _size_error(
     rest = f"; the {len(later)} larger size(s) were not run" if later else ""
     out = []
     for ro in ro_settings:
-        access = AccessFlags(cfg.access_mask) | AccessFlags.RELAXED_ORDERING if ro else AccessFlags(cfg.access_mask)
+        access = (
+            AccessFlags(cfg.access_mask) | AccessFlags.RELAXED_ORDERING
+            if ro
+            else AccessFlags(cfg.access_mask)
+        )
         params = dataclasses.replace(
             base_params(cfg, kind, reg_path, provider, "loopback"),
             size_bytes=size,
@@ -352,8 +381,15 @@ def _blocks_case(
     return results
 
 
-def _blocks_result(cfg: MrBenchConfig, key: str, params: MrParams, outs: list[LoopOutcome], lists: list,
-                   failure: Optional[str], provider: str) -> BenchResult:
+def _blocks_result(
+    cfg: MrBenchConfig,
+    key: str,
+    params: MrParams,
+    outs: list[LoopOutcome],
+    lists: list,
+    failure: Optional[str],
+    provider: str,
+) -> BenchResult:
     """One block-mode variant: time per block, the blocks' payload rate, CPU cost per block."""
     nblocks, size, variant = params.blocks or 1, params.size_bytes, params.variant or ""
     samples = tuple(o.seconds / nblocks * 1e6 for o in outs)
@@ -370,7 +406,9 @@ def _blocks_result(cfg: MrBenchConfig, key: str, params: MrParams, outs: list[Lo
         f"every byte checked"
     )
     fields = dict(
-        description=describe(params.memory, str(params.reg_path), provider, f"RDMA WRITE of {nblocks} blocks"),
+        description=describe(
+            params.memory, str(params.reg_path), provider, f"RDMA WRITE of {nblocks} blocks"
+        ),
         params=params,
         unit="us/block",
         samples=samples,
@@ -444,7 +482,9 @@ def _reg_one(
         key=key,
         status=ok_status(),
         description=describe(kind, reg_path, provider, f"MR registration of {format_size(size)}"),
-        params=MrParams(memory=kind, reg_path=RegPath(reg_path), size_bytes=size, access=AccessFlags(cfg.access_mask)),
+        params=MrParams(
+            memory=kind, reg_path=RegPath(reg_path), size_bytes=size, access=AccessFlags(cfg.access_mask)
+        ),
         unit="us",
         samples=tuple(reg_us),
         stats=SampleStats.of(reg_us),
@@ -538,91 +578,6 @@ def _reuse_one(
 
 # -- the loop's own cost -----------------------------------------------------------------------------------
 
-LOOP_COST_POST_LISTS = (1, 4, 16, 64)
-
-
-def loop_cost(
-    *,
-    duration: float = 1.0,
-    tx_depth: int = 128,
-    size: int = 64,
-    repeats: int = 3,
-    post_lists: Sequence[int] = LOOP_COST_POST_LISTS,
-    link_gbps: float = 400.0,
-    progress: ProgressFn = None,
-) -> list[BenchResult]:
-    """How many WRs per second the loop posts when the provider moves no bytes (soft, no-copy)."""
-    results = []
-    cfg = MrBenchConfig(
-        provider="soft",
-        kinds=(MemoryKind.PAGEABLE,),
-        sizes=(size,),
-        tx_depth=tx_depth,
-        iterations=None,
-        duration=duration,
-        soft_options={"copy": False},
-    )
-    with contextlib.ExitStack() as stack:
-        ep = Endpoints(cfg, stack)
-        gpus = GpuScope(0, False)
-        src = allocate_region(stack, ep.req_pd, gpus, MemoryKind.PAGEABLE, "mr", size, DEFAULT_ACCESS)
-        dst = allocate_region(stack, ep.resp_pd, gpus, MemoryKind.PAGEABLE, "mr", size, DEFAULT_ACCESS)
-        wiring = wire_loopback(stack, ep, cfg, 1, tx_depth)
-        for pl in post_lists:
-            if pl > tx_depth:
-                continue
-            if progress:
-                progress(f"mr_loop_cost post list {pl}")
-            lanes = build_lanes(wiring.req, [write_wrs(src, dst, 0, size, size, pl)])
-            se = rdma_math.signal_interval(tx_depth, pl, None)
-            run_bw(lanes, wiring.cq, tx_depth=tx_depth, signal_every=se, duration=min(0.1, duration))
-            outs = [
-                run_bw(lanes, wiring.cq, tx_depth=tx_depth, signal_every=se, duration=duration)
-                for _ in range(repeats)
-            ]
-            rates = tuple(o.messages / o.seconds for o in outs)
-            med = SampleStats.of(rates).median
-            metrics = MrMetrics(
-                posts_per_s=sorted(o.posts / o.seconds for o in outs)[len(outs) // 2],
-                cpu_us_per_wr=sorted(o.cpu_seconds / o.messages * 1e6 for o in outs)[len(outs) // 2],
-                **{f"min_msg_bytes_{int(g)}g": rdma_math.min_message_for_rate(med, g) for g in rdma_math.LINK_RATES_GBPS},
-            )
-            results.append(
-                BenchResult(
-                    key="mr_loop_cost",
-                    status=ok_status(),
-                    provider="soft",
-                    description=(
-                        "WRs per second the mr-bench loop itself posts and retires (soft provider in no-copy "
-                        "mode: every key/state check, no bytes moved); bounds the smallest message that can "
-                        "keep a link busy"
-                    ),
-                    params=MrParams(post_list=pl, tx_depth=tx_depth, signal_every_wrs=se * pl, size_bytes=size),
-                    settings=RunSettings(link_gbps=link_gbps, duration_s=duration, repeats=repeats),
-                    unit="WR/s",
-                    samples=rates,
-                    stats=SampleStats.of(rates),
-                    metrics=metrics,
-                    method=(
-                        f"run_bw on one soft QP, no copies, {duration:g} s per run after 0.1 s warm-up, "
-                        f"{repeats} runs, median; min message = link rate / 8 / WR rate; {SOFT_NOTE}"
-                    ),
-                )
-            )
-    if len({r.params.post_list for r in results}) >= 2:
-        fixed, per_wr = rdma_math.fit_post_cost(
-            [(int(r.params.post_list), 1.0 / float(r.metrics.posts_per_s or 1)) for r in results]
-        )
-        # Results are immutable once made: the fit over all of them is added by making new ones.
-        results = [
-            dataclasses.replace(
-                r,
-                metrics=dataclasses.replace(r.metrics, loop_us_per_post=fixed * 1e6, provider_us_per_wr=per_wr * 1e6),
-            )
-            for r in results
-        ]
-    return results
-
 
 # -- the command's entry point -------------------------------------------------------------------------
 
@@ -660,7 +615,10 @@ def run(
                 ]
                 fn = {"bw": _bw_case, "latency": _lat_case, "blocks": _blocks_case}[mode]
                 params = MrParams(
-                    memory=kind, reg_path=RegPath(reg), topology="loopback", landing=landing(kind, reg, ep.provider)[0]
+                    memory=kind,
+                    reg_path=RegPath(reg),
+                    topology="loopback",
+                    landing=landing(kind, reg, ep.provider)[0],
                 )
                 results.extend(
                     run_case(
@@ -674,5 +632,3 @@ def run(
 
 
 # -- two machines -------------------------------------------------------------------------------------------
-
-

@@ -1,5 +1,7 @@
-"""What an mr-bench run is asked to do: MrBenchConfig (validated before any device is opened), the
-matrix preset, case keys, and where the bytes of each memory kind and registration path land."""
+"""What an mr-bench run is asked to do, and where the bytes of each memory kind land.
+
+MrBenchConfig is validated before any device is opened; also the matrix preset and the case keys.
+"""
 
 from __future__ import annotations
 

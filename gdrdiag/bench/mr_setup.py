@@ -1,8 +1,10 @@
-"""The resources an mr-bench case stands on: memory regions, the GPU scope, loopback endpoints and their
-wiring, work requests, payload checks, and the typed params/settings every result records.
+"""The resources an mr-bench case stands on, and the typed params/settings every result records.
+
+Memory regions, the GPU scope, loopback endpoints and their wiring, work requests, payload checks.
 
 Every resource is owned by an ``ExitStack`` in creation order, so QPs and MRs are released before the PD
-and before the memory under them, on every exit path (Ctrl-C included)."""
+and before the memory under them, on every exit path (Ctrl-C included).
+"""
 
 from __future__ import annotations
 
@@ -239,7 +241,9 @@ def write_wrs(
     ]
 
 
-def base_params(cfg: MrBenchConfig, kind: MemoryKind, reg_path: str, provider: str, topology: str) -> MrParams:
+def base_params(
+    cfg: MrBenchConfig, kind: MemoryKind, reg_path: str, provider: str, topology: str
+) -> MrParams:
     where, words = landing(kind, reg_path, provider)
     return MrParams(
         memory=kind,
@@ -275,7 +279,9 @@ def describe(kind: MemoryKind, reg_path: str, provider: str, what: str) -> str:
 
 def bw_method(cfg: MrBenchConfig, signal_every: int, provider: str) -> str:
     amount = f"{cfg.iterations} WRs per QP" if cfg.iterations is not None else f"{cfg.duration:g} s per run"
-    clock = "(CLOCK_MONOTONIC in the C loop, native/verbs_loop.c)" if provider == "native" else "(perf_counter)"
+    clock = (
+        "(CLOCK_MONOTONIC in the C loop, native/verbs_loop.c)" if provider == "native" else "(perf_counter)"
+    )
     m = (
         f"ib_write_bw-style loop: {cfg.qps} RC QP(s), TX depth {cfg.tx_depth}, post lists of "
         f"{cfg.post_list}, "

@@ -1,6 +1,8 @@
-"""Two machines: ``mr-bench --server`` (the target) and ``--connect HOST`` (the writer), over the TCP QP
-exchange of bench/exchange.py. The server verifies every byte after each client run; bandwidth is measured by
-the client."""
+"""Two machines: ``mr-bench --server`` (the target) and ``--connect HOST`` (the writer).
+
+QP information crosses the TCP exchange of bench/exchange.py. The server verifies every byte after each
+client run; bandwidth is measured by the client.
+"""
 
 from __future__ import annotations
 
@@ -36,7 +38,9 @@ from gdrdiag.model.vocabulary import AccessFlags, RegPath
 
 def session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.Device, v.PD]:
     dev = stack.enter_context(
-        verbs_providers.open_device(cfg.provider, cfg.device, cfg.port, cfg.gid_index, **dict(cfg.soft_options))
+        verbs_providers.open_device(
+            cfg.provider, cfg.device, cfg.port, cfg.gid_index, **dict(cfg.soft_options)
+        )
     )
     pd = stack.enter_context(dev.alloc_pd())
     lim = dev.limits()
@@ -145,9 +149,13 @@ def _accept_client(stack, cfg: MrBenchConfig, hello: dict, kind: MemoryKind, reg
     remote = [v.QpInfo.from_json(q) for q in hello.get("qps", [])]
     max_slot = cfg.mr_size or SERVER_DEFAULT_MAX_SLOT
     if len(remote) != qps or not 1 <= qps <= SERVER_MAX_QPS:
-        raise x.PeerError(f"client asked for {qps} QPs ({len(remote)} sent); this server takes 1..{SERVER_MAX_QPS}")
+        raise x.PeerError(
+            f"client asked for {qps} QPs ({len(remote)} sent); this server takes 1..{SERVER_MAX_QPS}"
+        )
     if not 0 < slot <= max_slot:
-        raise x.PeerError(f"client asked for {slot}-byte slots; this server allows up to {max_slot} (--mr-size)")
+        raise x.PeerError(
+            f"client asked for {slot}-byte slots; this server allows up to {max_slot} (--mr-size)"
+        )
     run_timeout = server_run_timeout(p.get("run_timeout_s"), cfg.timeout_s)
     dev, pd = session_device(replace(cfg, qps=qps), stack)
     gpus = GpuScope(cfg.gpu, kind.needs_gpu)
@@ -262,7 +270,8 @@ def run_client(
         for i, s in enumerate(seeds):
             src.buffer.write(pattern(size, seed=s), i * size)
         wrs = [
-            [v.WriteWR(i, src.addr(i * size), size, src.mr.lkey, raddr + i * size, rkey, False)] * cfg.post_list
+            [v.WriteWR(i, src.addr(i * size), size, src.mr.lkey, raddr + i * size, rkey, False)]
+            * cfg.post_list
             for i in range(cfg.qps)
         ]
         lanes = build_lanes(qps, wrs)
@@ -310,7 +319,9 @@ def _connect_to_welcome(welcome: dict, cfg: MrBenchConfig, qps: list, size: int)
     except (KeyError, TypeError, ValueError) as exc:
         raise x.PeerError(f"server sent a malformed welcome: {exc}") from None
     if len(remote) != cfg.qps or rlen < cfg.qps * size:
-        raise x.PeerError(f"server offered {len(remote)} QPs and {rlen} bytes; need {cfg.qps} and {cfg.qps * size}")
+        raise x.PeerError(
+            f"server offered {len(remote)} QPs and {rlen} bytes; need {cfg.qps} and {cfg.qps * size}"
+        )
     for qp, r in zip(qps, remote, strict=True):
         qp.to_rtr(r)
         qp.to_rts()
@@ -326,15 +337,17 @@ def _client_resources(stack, cfg: MrBenchConfig, kind: MemoryKind, size: int):
     src = allocate_region(stack, pd, gpus, kind, reg, cfg.qps * size, cfg.access_mask, cfg.offset)
     cq = stack.enter_context(dev.create_cq(cfg.qps * cfg.tx_depth + 16))
     qps = [
-        stack.enter_context(pd.create_rc_qp(cq, max_send_wr=cfg.tx_depth, max_recv_wr=1)) for _ in range(cfg.qps)
+        stack.enter_context(pd.create_rc_qp(cq, max_send_wr=cfg.tx_depth, max_recv_wr=1))
+        for _ in range(cfg.qps)
     ]
     for qp in qps:
         qp.to_init(v.ACCESS_LOCAL_WRITE)
     return dev, src, cq, qps
 
 
-def _client_run(ch, cfg: MrBenchConfig, lanes, cq, signal_every: int, regions: list, run_timeout: float,
-                index: int, tick) -> tuple[LoopOutcome, Optional[str]]:
+def _client_run(
+    ch, cfg: MrBenchConfig, lanes, cq, signal_every: int, regions: list, run_timeout: float, index: int, tick
+) -> tuple[LoopOutcome, Optional[str]]:
     """One measured run: the server poisons, we write, the server verifies. (outcome, failure or None)."""
     ch.send("run", index=index)
     ch.recv("ready")

@@ -127,8 +127,15 @@ def run_bw(
     native_run = getattr(cq, "run_bw", None)
     if native_run is not None:  # the provider runs whole loops in C (verbs_native)
         with _native_timeouts():
-            res = native_run(lanes, tx_depth=tx_depth, signal_every=signal_every, lists_total=lists_total,
-                             duration=duration, timeout_s=timeout_s, recv=recv)
+            res = native_run(
+                lanes,
+                tx_depth=tx_depth,
+                signal_every=signal_every,
+                lists_total=lists_total,
+                duration=duration,
+                timeout_s=timeout_s,
+                recv=recv,
+            )
         if tick is not None:
             tick()
         return _from_native(res)
@@ -142,7 +149,9 @@ def run_bw(
     while active:
         for lane in active:
             if not lane.done_posting:
-                posts += _post_lane(lane, sizes[lane.index], tx_depth, signal_every, lists_total, deadline, perf)
+                posts += _post_lane(
+                    lane, sizes[lane.index], tx_depth, signal_every, lists_total, deadline, perf
+                )
         wcs = cq.poll(64)
         if wcs:
             last_progress = perf()
@@ -167,8 +176,13 @@ def run_bw(
     )
 
 
-def _checked_lanes(lanes: Sequence[Lane], tx_depth: int, signal_every: int, lists_total: Optional[int],
-                   duration: Optional[float]) -> tuple[dict, dict]:
+def _checked_lanes(
+    lanes: Sequence[Lane],
+    tx_depth: int,
+    signal_every: int,
+    lists_total: Optional[int],
+    duration: Optional[float],
+) -> tuple[dict, dict]:
     """Refuse impossible loops; reset the lanes; ({lane: (WRs per list, bytes per list)}, {index: lane})."""
     if (lists_total is None) == (duration is None):
         raise UserInputError("give either iterations (-n) or a duration (-D), not both")
@@ -189,10 +203,19 @@ def _checked_lanes(lanes: Sequence[Lane], tx_depth: int, signal_every: int, list
     return sizes, by_index
 
 
-def _post_lane(lane: Lane, size: tuple[list[int], list[int]], tx_depth: int, signal_every: int,
-               lists_total: Optional[int], deadline: Optional[float], perf: Callable[[], float]) -> int:
-    """Post this lane's next lists while they fit the TX depth; a list is signalled every
-    ``signal_every`` lists and at the end. Returns the number of ibv_post_send calls."""
+def _post_lane(
+    lane: Lane,
+    size: tuple[list[int], list[int]],
+    tx_depth: int,
+    signal_every: int,
+    lists_total: Optional[int],
+    deadline: Optional[float],
+    perf: Callable[[], float],
+) -> int:
+    """Post this lane's next lists while they fit the TX depth; returns the ibv_post_send calls made.
+
+    A list is signalled every ``signal_every`` lists and at the end.
+    """
     lens, nbytes = size
     nlists = len(lens)
     posts = 0

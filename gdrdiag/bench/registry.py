@@ -1,5 +1,6 @@
-"""The case registry: one list of cases per bench, each with a key, a description and a rule that
-says whether it can run on this machine (nvbandwidth's shape: ``--list``, then cases by name).
+"""The case registry: one list of cases per bench (nvbandwidth's shape: ``--list``, then cases by name).
+
+Each case has a key, a description and a rule that says whether it can run on this machine.
 
 A case's key is the key of the results it produces (``copy_h2d_pinned`` gives the rows of that key
 at every size). Selectors are exact keys, prefixes (``copy_h2d``) or globs (``rdma_write_*_dmabuf``);
@@ -98,27 +99,53 @@ def _kind_key(kind: MemoryKind) -> str:
 # copy-bench
 # ---------------------------------------------------------------------------------------------
 
-COPY_HOST_KINDS = (MemoryKind.PINNED, MemoryKind.PINNED_WC, MemoryKind.REGISTERED, MemoryKind.PAGEABLE,
-                   MemoryKind.MANAGED)
+COPY_HOST_KINDS = (
+    MemoryKind.PINNED,
+    MemoryKind.PINNED_WC,
+    MemoryKind.REGISTERED,
+    MemoryKind.PAGEABLE,
+    MemoryKind.MANAGED,
+)
 _COPY_DIRECTION_WORDS = {"h2d": "host to GPU", "d2h": "GPU to host", "bidir": "both ways at once"}
 
 
 def copy_registry() -> Registry:
     """copy-bench: the sweep per direction and host memory kind, the CuPy/PyTorch reference, and the parts."""
     cases = [
-        Case(f"copy_{d}_{_kind_key(k)}", f"copies {_COPY_DIRECTION_WORDS[d]}, {k.value} host memory, every size",
-             Needs.GPU, "sweep")
+        Case(
+            f"copy_{d}_{_kind_key(k)}",
+            f"copies {_COPY_DIRECTION_WORDS[d]}, {k.value} host memory, every size",
+            Needs.GPU,
+            "sweep",
+        )
         for k in COPY_HOST_KINDS
         for d in ("h2d", "d2h", "bidir")
     ]
     cases += [
-        Case("copy_h2d_pinned_reference", "the same H2D copy through CuPy and PyTorch (same-run reference)",
-             Needs.GPU, "reference"),
-        Case("copy_pinning", "pageable vs pin-on-demand vs preallocated pinned: the pinning trade-off",
-             Needs.GPU, "pinning"),
-        Case("copy_overlap", "one stream vs two: H2D, compute and D2H overlapped across layers", Needs.GPU, "overlap"),
-        Case("copy_blocks", "many small blocks: one call each, batched, coalesced, and a gather kernel",
-             Needs.GPU, "blocks"),
+        Case(
+            "copy_h2d_pinned_reference",
+            "the same H2D copy through CuPy and PyTorch (same-run reference)",
+            Needs.GPU,
+            "reference",
+        ),
+        Case(
+            "copy_pinning",
+            "pageable vs pin-on-demand vs preallocated pinned: the pinning trade-off",
+            Needs.GPU,
+            "pinning",
+        ),
+        Case(
+            "copy_overlap",
+            "one stream vs two: H2D, compute and D2H overlapped across layers",
+            Needs.GPU,
+            "overlap",
+        ),
+        Case(
+            "copy_blocks",
+            "many small blocks: one call each, batched, coalesced, and a gather kernel",
+            Needs.GPU,
+            "blocks",
+        ),
     ]
     return Registry(Bench.COPY, tuple(cases))
 
@@ -127,14 +154,21 @@ def copy_registry() -> Registry:
 # gather-bench
 # ---------------------------------------------------------------------------------------------
 
+
 def gather_registry(kernels: Iterable[tuple[str, str]]) -> Registry:
     """gather-bench: the copy-engine reference and one case per kernel of the ladder.
 
     ``kernels`` is (name, one-line description) from the bench's kernel table, so a new kernel is a
     new case without touching this file.
     """
-    cases = [Case("gather_ce_reference", "the copy engine reading the same bytes (every ratio's reference)",
-                  Needs.GPU, "reference")]
+    cases = [
+        Case(
+            "gather_ce_reference",
+            "the copy engine reading the same bytes (every ratio's reference)",
+            Needs.GPU,
+            "reference",
+        )
+    ]
     cases += [Case(f"gather_{name.replace('-', '_')}", desc, Needs.GPU, name) for name, desc in kernels]
     return Registry(Bench.GATHER, tuple(cases))
 
@@ -148,8 +182,14 @@ def gather_kernels(selected: tuple[Case, ...]) -> tuple[str, ...]:
 # mr-bench
 # ---------------------------------------------------------------------------------------------
 
-MR_KINDS = (MemoryKind.DEVICE, MemoryKind.MANAGED, MemoryKind.PINNED, MemoryKind.PINNED_WC,
-            MemoryKind.REGISTERED, MemoryKind.PAGEABLE)
+MR_KINDS = (
+    MemoryKind.DEVICE,
+    MemoryKind.MANAGED,
+    MemoryKind.PINNED,
+    MemoryKind.PINNED_WC,
+    MemoryKind.REGISTERED,
+    MemoryKind.PAGEABLE,
+)
 _MR_MODES = (
     ("bw", "rdma_write", "RDMA WRITE bandwidth into"),
     ("latency", "rdma_write_lat", "RDMA WRITE latency into"),
@@ -168,10 +208,19 @@ def mr_registry() -> Registry:
                     continue  # dma-buf exports GPU allocations only
                 needs = Needs.RDMA_AND_GPU if kind.needs_gpu else Needs.RDMA
                 how = "ibv_reg_mr" if reg is RegPath.MR else "a dma-buf MR"
-                cases.append(Case(f"{prefix}_{_kind_key(kind)}_{reg.value}", f"{words} {kind.value} memory, {how}",
-                                  needs, mode))
-    cases.append(Case("mr_loop_cost", "the post/poll loop's own WR rate (soft provider, no copies)", Needs.RDMA,
-                      "loop"))
+                cases.append(
+                    Case(
+                        f"{prefix}_{_kind_key(kind)}_{reg.value}",
+                        f"{words} {kind.value} memory, {how}",
+                        needs,
+                        mode,
+                    )
+                )
+    cases.append(
+        Case(
+            "mr_loop_cost", "the post/poll loop's own WR rate (soft provider, no copies)", Needs.RDMA, "loop"
+        )
+    )
     return Registry(Bench.MR, tuple(cases))
 
 
@@ -188,8 +237,9 @@ def mr_selection(selected: tuple[Case, ...]) -> MrSelection:
     """Options for the selected cases; cases of different modes cannot share one run."""
     modes = {c.part for c in selected}
     if len(modes) != 1:
-        raise UserInputError(f"the selected cases need different modes ({', '.join(sorted(modes))}); "
-                             "run them separately")
+        raise UserInputError(
+            f"the selected cases need different modes ({', '.join(sorted(modes))}); run them separately"
+        )
     mode = modes.pop()
     kinds, regs = [], []
     for c in selected:

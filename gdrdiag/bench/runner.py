@@ -31,8 +31,9 @@ def run_case(key: str, case: Callable[[], CaseOutput], **result_fields) -> list[
     return list(out) if isinstance(out, list) else [out]
 
 
-def run_cases(cases: Iterable[tuple[str, Callable[[], CaseOutput], dict]],
-              progress: ProgressFn = None) -> list[BenchResult]:
+def run_cases(
+    cases: Iterable[tuple[str, Callable[[], CaseOutput], dict]], progress: ProgressFn = None
+) -> list[BenchResult]:
     """Run ``(key, case, result_fields)`` triples in order, reporting progress by key."""
     results: list[BenchResult] = []
     for key, case, fields in cases:

@@ -52,8 +52,9 @@ class SpinGate:
         drv = cuda.driver()
         self._module = nvrtc.load("spin_gate", gpu.arch)
         self._kernel = self._module.function("spin_gate")
-        self._flag_host = int(cuda.call("cuMemHostAlloc", 4, drv.CU_MEMHOSTALLOC_DEVICEMAP
-                                        | drv.CU_MEMHOSTALLOC_PORTABLE))
+        self._flag_host = int(
+            cuda.call("cuMemHostAlloc", 4, drv.CU_MEMHOSTALLOC_DEVICEMAP | drv.CU_MEMHOSTALLOC_PORTABLE)
+        )
         self._flag_dev = int(cuda.call("cuMemHostGetDevicePointer", self._flag_host, 0))
         self._flag = ctypes.c_int.from_address(self._flag_host)
         self._flag.value = 0
@@ -61,8 +62,13 @@ class SpinGate:
     def hold(self, stream: cuda.Stream) -> None:
         """Queue the spinning kernel on ``stream``."""
         self._flag.value = 0
-        cuda.launch(self._kernel, 1, 1, [(self._flag_dev, ctypes.c_void_p),
-                                         (GATE_TIMEOUT_CYCLES, ctypes.c_longlong)], stream)
+        cuda.launch(
+            self._kernel,
+            1,
+            1,
+            [(self._flag_dev, ctypes.c_void_p), (GATE_TIMEOUT_CYCLES, ctypes.c_longlong)],
+            stream,
+        )
 
     def release(self) -> None:
         """Let the held stream run."""
@@ -84,8 +90,15 @@ class SpinGate:
         self.close()
 
 
-def time_stream(stream: cuda.Stream, op: Callable[[cuda.Stream], None], *, iterations: int,
-                warmup: int = 2, gate: Optional[SpinGate] = None, what: str = "") -> Timed:
+def time_stream(
+    stream: cuda.Stream,
+    op: Callable[[cuda.Stream], None],
+    *,
+    iterations: int,
+    warmup: int = 2,
+    gate: Optional[SpinGate] = None,
+    what: str = "",
+) -> Timed:
     """Time ``op(stream)`` with CUDA events, ``iterations`` samples after ``warmup`` runs.
 
     With a ``gate`` the iterations are queued behind it and run back to back (enqueue cost
@@ -113,10 +126,13 @@ def time_stream(stream: cuda.Stream, op: Callable[[cuda.Stream], None], *, itera
         for start, end in events:
             start.close()
             end.close()
-    gated = "queued behind a spin-gate kernel (enqueue cost excluded)" if gate else \
-        "host enqueue cost included"
-    method = (f"CUDA events around each iteration on one stream, {gated}; {warmup} warm-up, "
-              f"{iterations} samples kept, median reported")
+    gated = (
+        "queued behind a spin-gate kernel (enqueue cost excluded)" if gate else "host enqueue cost included"
+    )
+    method = (
+        f"CUDA events around each iteration on one stream, {gated}; {warmup} warm-up, "
+        f"{iterations} samples kept, median reported"
+    )
     return Timed(seconds, f"{what}: {method}" if what else method)
 
 
@@ -129,8 +145,10 @@ def time_host(fn: Callable[[], None], *, iterations: int, warmup: int = 1, what:
         t0 = time.perf_counter()
         fn()
         seconds.append(time.perf_counter() - t0)
-    method = f"wall clock (perf_counter) around the synchronous call; {warmup} warm-up, " \
-             f"{iterations} samples kept, median reported"
+    method = (
+        f"wall clock (perf_counter) around the synchronous call; {warmup} warm-up, "
+        f"{iterations} samples kept, median reported"
+    )
     return Timed(tuple(seconds), f"{what}: {method}" if what else method)
 
 

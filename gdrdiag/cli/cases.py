@@ -50,7 +50,7 @@ def print_case_list(ctx: typer.Context, registry: Registry, caps: Capabilities, 
     cells = []
     for key, desc, here in rows:
         if here.startswith("WAIVED: "):
-            reason = here[len("WAIVED: "):]
+            reason = here[len("WAIVED: ") :]
             if reason not in reasons:
                 reasons.append(reason)
             here = f"WAIVED ({reasons.index(reason) + 1})"

@@ -14,7 +14,9 @@ from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, wants_j
 @handles_errors
 def diagnose_cmd(
     ctx: typer.Context,
-    report_path: Path = typer.Argument(..., metavar="REPORT.json", help="A Report written by gdrdiag report."),
+    report_path: Path = typer.Argument(
+        ..., metavar="REPORT.json", help="A Report written by gdrdiag report."
+    ),
 ) -> None:
     """Run every rule over a saved Report (machine facts and bench results); no hardware needed.
 

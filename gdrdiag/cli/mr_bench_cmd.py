@@ -150,7 +150,11 @@ def mr_bench(
     if list_cases or cases:
         mode = _from_cases(ctx, cases, list_cases, provider_name, mode)
     _refuse_contradictions(mode, provider_name, json_out, server, connect, all_sizes, size, iters, duration)
-    sizes = mrb.SWEEP_SIZES if all_sizes else (parse_size(size or ("1M" if mode.matrix else "64K"), what="--size"),)
+    sizes = (
+        mrb.SWEEP_SIZES
+        if all_sizes
+        else (parse_size(size or ("1M" if mode.matrix else "64K"), what="--size"),)
+    )
     if iters is None and duration is None:
         iters = 1000 if mode.latency else 5000
     cfg = mrb.MrBenchConfig(
@@ -192,7 +196,11 @@ def mr_bench(
     if write_with_imm and (server or connect):
         raise UserInputError("--write-with-imm runs in loopback only")
     results = _run(ctx, cfg, mode, provider_why, server, connect, tcp_port, bind, accept_timeout, link_gbps)
-    notes = [_loop_cost_note(results, link_gbps)] if mode.loop_cost else [f"provider: {provider_name} ({provider_why})"]
+    notes = (
+        [_loop_cost_note(results, link_gbps)]
+        if mode.loop_cost
+        else [f"provider: {provider_name} ({provider_why})"]
+    )
     _show(ctx, results, mode.matrix, notes, json_out)
 
 
@@ -212,11 +220,29 @@ class _Mode:
     @property
     def name(self) -> str:
         """The bench's name for the mode (bw, latency, blocks, reg)."""
-        return "reg" if self.reg_cost else "latency" if self.latency else "blocks" if self.blocks is not None else "bw"
+        return (
+            "reg"
+            if self.reg_cost
+            else "latency"
+            if self.latency
+            else "blocks"
+            if self.blocks is not None
+            else "bw"
+        )
 
 
-def _run(ctx: typer.Context, cfg, mode: _Mode, provider_why: str, server: bool, connect: Optional[str],
-         tcp_port: int, bind: str, accept_timeout: float, link_gbps: float) -> list:
+def _run(
+    ctx: typer.Context,
+    cfg,
+    mode: _Mode,
+    provider_why: str,
+    server: bool,
+    connect: Optional[str],
+    tcp_port: int,
+    bind: str,
+    accept_timeout: float,
+    link_gbps: float,
+) -> list:
     """Run the chosen mode (loop cost, server, client, or a loopback mode) with progress on stderr."""
     from gdrdiag.bench import mr as mrb
 
@@ -230,12 +256,19 @@ def _run(ctx: typer.Context, cfg, mode: _Mode, provider_why: str, server: bool, 
         if mode.loop_cost:
             from gdrdiag.bench.loop_cost_native import native_loop_cost
 
-            common = dict(duration=cfg.duration or 1.0, tx_depth=cfg.tx_depth, repeats=cfg.repeats,
-                          link_gbps=link_gbps, progress=progress)
+            common = dict(
+                duration=cfg.duration or 1.0,
+                tx_depth=cfg.tx_depth,
+                repeats=cfg.repeats,
+                link_gbps=link_gbps,
+                progress=progress,
+            )
             return mrb.loop_cost(**common) + native_loop_cost(**common)
         progress(f"provider {cfg.provider}: {provider_why}")
         if server:
-            return mrb.serve(cfg, port=tcp_port, bind=bind, accept_timeout_s=accept_timeout, progress=progress)
+            return mrb.serve(
+                cfg, port=tcp_port, bind=bind, accept_timeout_s=accept_timeout, progress=progress
+            )
         if connect:
             return mrb.run_client(cfg, connect, port=tcp_port, progress=progress)
         return mrb.run(cfg, mode=mode.name, progress=progress)
@@ -245,8 +278,9 @@ def _run(ctx: typer.Context, cfg, mode: _Mode, provider_why: str, server: bool, 
         raise
 
 
-def _from_cases(ctx: typer.Context, cases: Optional[list[str]], list_cases: bool, provider_name: str,
-                mode: _Mode) -> _Mode:
+def _from_cases(
+    ctx: typer.Context, cases: Optional[list[str]], list_cases: bool, provider_name: str, mode: _Mode
+) -> _Mode:
     """``--list`` (prints and exits), or the mode, kinds and paths that case selectors name."""
     from gdrdiag.bench.registry import mr_registry, mr_selection
 
@@ -257,7 +291,12 @@ def _from_cases(ctx: typer.Context, cases: Optional[list[str]], list_cases: bool
         print_case_list(ctx, registry, probe_capabilities(provider_name), wants_json(ctx))
     selected = registry.select(cases or ())
     chosen = mr_selection(selected)
-    flags = {"latency": mode.latency, "blocks": mode.blocks is not None, "reg": mode.reg_cost, "loop": mode.loop_cost}
+    flags = {
+        "latency": mode.latency,
+        "blocks": mode.blocks is not None,
+        "reg": mode.reg_cost,
+        "loop": mode.loop_cost,
+    }
     given = [m for m, on in flags.items() if on] + (["matrix"] if mode.matrix else [])
     if given and given != [chosen.mode]:
         raise UserInputError(f"the selected cases are {chosen.mode} cases; drop --{given[0]}")
@@ -278,9 +317,17 @@ def _from_cases(ctx: typer.Context, cases: Optional[list[str]], list_cases: bool
     )
 
 
-def _refuse_contradictions(mode: _Mode, provider_name: str, json_out: Optional[Path], server: bool,
-                           connect: Optional[str], all_sizes: bool, size: Optional[str], iters: Optional[int],
-                           duration: Optional[float]) -> None:
+def _refuse_contradictions(
+    mode: _Mode,
+    provider_name: str,
+    json_out: Optional[Path],
+    server: bool,
+    connect: Optional[str],
+    all_sizes: bool,
+    size: Optional[str],
+    iters: Optional[int],
+    duration: Optional[float],
+) -> None:
     """One line, exit 2, before anything is opened, for options that cannot go together."""
     if json_out is not None and json_out.parent and not json_out.parent.exists():
         raise UserInputError(f"--json-out: directory {json_out.parent} does not exist")
@@ -310,7 +357,9 @@ def _refuse_contradictions(mode: _Mode, provider_name: str, json_out: Optional[P
         raise UserInputError("give either -n or -D, not both")
 
 
-def _show(ctx: typer.Context, results: list, matrix: bool, notes: list[str], json_out: Optional[Path]) -> None:
+def _show(
+    ctx: typer.Context, results: list, matrix: bool, notes: list[str], json_out: Optional[Path]
+) -> None:
     """RO verdicts, matrix rows, findings; the Report or the tables; the exit code."""
     from gdrdiag.cli.reporting import results_report
     from gdrdiag.diagnose import rdma_rules
@@ -331,7 +380,9 @@ def _show(ctx: typer.Context, results: list, matrix: bool, notes: list[str], jso
     failed = any(r.status is Status.ERROR for r in results)
     nothing = not any(r.status is Status.OK for r in results)
     if nothing and not failed:
-        typer.echo("gdrdiag: nothing could be measured here (every case WAIVED; see the reasons above)", err=True)
+        typer.echo(
+            "gdrdiag: nothing could be measured here (every case WAIVED; see the reasons above)", err=True
+        )
     fail_finding = any(f.severity.value == "FAIL" for f in findings)
     raise typer.Exit(EXIT_FAIL if failed or nothing or fail_finding else EXIT_OK)
 
@@ -368,7 +419,8 @@ def _loop_cost_note(results, link_gbps: float) -> str:
         text += (
             f" The C loop (--provider native; measured over its null provider, not a NIC) costs "
             f"{c1.metrics.ns_per_wr:.1f} ns per WR with one WR per post: its own bound is "
-            f"{getattr(c1.metrics, key):.0f} B messages at {link_gbps:g} Gb/s, so on hardware the NIC and the "
+            f"{getattr(c1.metrics, key):.0f} B messages at {link_gbps:g} Gb/s, so on hardware the NIC "
+            "and the "
             "driver's ibv_post_send set the limit, not the loop."
         )
     return text

@@ -47,7 +47,10 @@ def _rdma_part(skip: bool, size: Optional[str], iters: Optional[int], qps: Optio
     if skip and any(v is not None for v in (size, iters, qps)):
         raise UserInputError("--no-rdma leaves the RDMA matrix out; drop --rdma-size/--rdma-iters/--rdma-qps")
     return RdmaPart(
-        skip=skip, size=parse_size(size, what="--rdma-size") if size is not None else None, iterations=iters, qps=qps
+        skip=skip,
+        size=parse_size(size, what="--rdma-size") if size is not None else None,
+        iterations=iters,
+        qps=qps,
     )
 
 
@@ -115,7 +118,9 @@ def report_cmd(
         False, "--force", "-f", help="Overwrite existing -o, --html and --record files."
     ),
     no_rdma: bool = typer.Option(False, "--no-rdma", help="Leave the RDMA matrix out (WAIVED)."),
-    rdma_size: Optional[str] = typer.Option(None, "--rdma-size", help="RDMA matrix message size (default 1M)."),
+    rdma_size: Optional[str] = typer.Option(
+        None, "--rdma-size", help="RDMA matrix message size (default 1M)."
+    ),
     rdma_iters: Optional[int] = typer.Option(
         None, "--rdma-iters", help="RDMA matrix WRs per QP per run (default 2000; --full 20000)."
     ),
@@ -190,8 +195,15 @@ def report_cmd(
     raise typer.Exit(code)
 
 
-def _write_node_outputs(report, name: str, code: int, record: Optional[Path], jsonl: Optional[Path],
-                        prometheus: Optional[Path], force: bool) -> list[str]:
+def _write_node_outputs(
+    report,
+    name: str,
+    code: int,
+    record: Optional[Path],
+    jsonl: Optional[Path],
+    prometheus: Optional[Path],
+    force: bool,
+) -> list[str]:
     """The node record (one file, or one appended line) and the Prometheus textfile; what was written."""
     from gdrdiag.node_record import append_record_line, parse_head, record_line, write_record_file
 

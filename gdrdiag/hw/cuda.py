@@ -110,7 +110,7 @@ def init() -> None:
             raise _init_error
         try:
             drv = driver()
-            err, = drv.cuInit(0)
+            (err,) = drv.cuInit(0)
         except NotSupported as exc:
             _init_error = exc
             raise
@@ -322,8 +322,20 @@ def launch(
     pairs = list(args)
     values = tuple(v for v, _ in pairs)
     types = tuple(t for _, t in pairs)
-    call("cuLaunchKernel", function, g[0], g[1], g[2], b[0], b[1], b[2], shared_mem,
-         stream.handle, (values, types), 0)
+    call(
+        "cuLaunchKernel",
+        function,
+        g[0],
+        g[1],
+        g[2],
+        b[0],
+        b[1],
+        b[2],
+        shared_mem,
+        stream.handle,
+        (values, types),
+        0,
+    )
 
 
 # Re-exported for kernel argument lists.

@@ -98,8 +98,15 @@ class Buffer:
     ``device_ptr`` is the GPU's mapping of the range (None for pageable memory).
     """
 
-    def __init__(self, kind: MemoryKind, size: int, *, alignment: int = 4096, offset: int = 0,
-                 gpu: Optional[cuda.GpuContext] = None):
+    def __init__(
+        self,
+        kind: MemoryKind,
+        size: int,
+        *,
+        alignment: int = 4096,
+        offset: int = 0,
+        gpu: Optional[cuda.GpuContext] = None,
+    ):
         if size <= 0:
             raise UserInputError(f"buffer size must be greater than 0, got {size}")
         if alignment <= 0 or alignment & (alignment - 1):
@@ -129,11 +136,13 @@ class Buffer:
             if raw_size > free:
                 raise UserInputError(
                     f"{raw_size} bytes of device memory requested but only {free} are free on GPU "
-                    f"{self.gpu.ordinal}")  # type: ignore[union-attr]
+                    f"{self.gpu.ordinal}"
+                )  # type: ignore[union-attr]
         elif raw_size > host_available_bytes():
             raise UserInputError(
                 f"{raw_size} bytes of {self.kind.value} host memory requested but only "
-                f"{host_available_bytes()} are available")
+                f"{host_available_bytes()} are available"
+            )
 
     def _allocate(self, raw_size: int) -> _Allocation:
         drv = cuda.driver() if self.kind.needs_gpu else None
@@ -190,8 +199,10 @@ class Buffer:
         self.close()
 
     def __repr__(self) -> str:
-        return (f"Buffer({self.kind.value}, size={self.size}, ptr=0x{self.ptr:x}, "
-                f"alignment={self.alignment}, offset={self.offset})")
+        return (
+            f"Buffer({self.kind.value}, size={self.size}, ptr=0x{self.ptr:x}, "
+            f"alignment={self.alignment}, offset={self.offset})"
+        )
 
     # -- data access (one verification path for every kind) ----------------------------------
     def _check_range(self, nbytes: int, offset: int) -> None:
@@ -257,9 +268,20 @@ class Buffer:
         dev.id = self.gpu.ordinal
         advice = drv.CUmem_advise
         try:
-            cuda.call("cuMemAdvise", self._alloc.raw, self._alloc.raw_size,
-                      advice.CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host)
-            cuda.call("cuMemAdvise", self._alloc.raw, self._alloc.raw_size, advice.CU_MEM_ADVISE_SET_ACCESSED_BY, dev)
+            cuda.call(
+                "cuMemAdvise",
+                self._alloc.raw,
+                self._alloc.raw_size,
+                advice.CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
+                host,
+            )
+            cuda.call(
+                "cuMemAdvise",
+                self._alloc.raw,
+                self._alloc.raw_size,
+                advice.CU_MEM_ADVISE_SET_ACCESSED_BY,
+                dev,
+            )
         except (HardwareError, TypeError):
             return False
         return True
@@ -275,12 +297,22 @@ class Buffer:
             return
         drv = cuda.driver()
         one = ctypes.c_uint(1)
-        cuda.check(drv.cuPointerSetAttribute(one, drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
-                                             self.ptr), "cuPointerSetAttribute(SYNC_MEMOPS)")
+        cuda.check(
+            drv.cuPointerSetAttribute(
+                one, drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, self.ptr
+            ),
+            "cuPointerSetAttribute(SYNC_MEMOPS)",
+        )
 
 
-def allocate(kind: MemoryKind | str, size: int, *, alignment: int = 4096, offset: int = 0,
-             gpu: Optional[cuda.GpuContext] = None) -> Buffer:
+def allocate(
+    kind: MemoryKind | str,
+    size: int,
+    *,
+    alignment: int = 4096,
+    offset: int = 0,
+    gpu: Optional[cuda.GpuContext] = None,
+) -> Buffer:
     """Allocate a :class:`Buffer`; ``kind`` may be a MemoryKind or its user-facing name."""
     k = kind if isinstance(kind, MemoryKind) else parse_memory_kind(kind)
     return Buffer(k, size, alignment=alignment, offset=offset, gpu=gpu)
@@ -323,7 +355,7 @@ def pattern(nbytes: int, seed: int = 0x5A) -> Any:
     filled = period.size
     while filled < nbytes:  # doubling copies keep every chunk a whole number of periods
         step = min(filled, nbytes - filled)
-        out[filled: filled + step] = out[:step]
+        out[filled : filled + step] = out[:step]
         filled += step
     return out
 
@@ -338,7 +370,7 @@ def first_mismatch(actual: Any, expected: Any) -> Optional[int]:
         return None
     chunk = 1 << 24  # locate the first difference without a full-size temporary
     for start in range(0, actual.size, chunk):
-        diff = np.flatnonzero(actual[start:start + chunk] != expected[start:start + chunk])
+        diff = np.flatnonzero(actual[start : start + chunk] != expected[start : start + chunk])
         if diff.size:
             return start + int(diff[0])
     return None

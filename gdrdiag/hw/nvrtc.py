@@ -108,8 +108,9 @@ def source_path(name: str) -> Path:
     return path
 
 
-def compile_source(source_name: str, arch: str, options: Sequence[str] = DEFAULT_OPTIONS,
-                   *, use_cache: bool = True) -> CompiledImage:
+def compile_source(
+    source_name: str, arch: str, options: Sequence[str] = DEFAULT_OPTIONS, *, use_cache: bool = True
+) -> CompiledImage:
     """Compile ``native/<source_name>`` for ``arch`` (``"sm_90"``): CUBIN, else PTX fallback."""
     if not arch.startswith("sm_") or not arch[3:].isdigit():
         raise UserInputError(f"architecture must look like sm_90, got {arch!r}")
@@ -120,8 +121,11 @@ def compile_source(source_name: str, arch: str, options: Sequence[str] = DEFAULT
     kind = "cubin" if sm in supported_archs() else "ptx"
     target = f"--gpu-architecture={'sm' if kind == 'cubin' else 'compute'}_{sm}"
     all_options = (target, *options)
-    key = hashlib.sha256(b"\0".join([source, arch.encode(), kind.encode(), " ".join(all_options).encode(),
-                                     f"{nv_version}".encode()])).hexdigest()[:32]
+    key = hashlib.sha256(
+        b"\0".join(
+            [source, arch.encode(), kind.encode(), " ".join(all_options).encode(), f"{nv_version}".encode()]
+        )
+    ).hexdigest()[:32]
     cached = cache_dir() / f"{path.stem}-{arch}-{key}.{kind}"
     if use_cache and cached.is_file():
         return CompiledImage(path.name, arch, kind, cached.read_bytes(), all_options, nv_version, True)
@@ -191,8 +195,12 @@ class Module:
         self.close()
 
 
-def load(source_name: str, arch: str, options: Sequence[str] = DEFAULT_OPTIONS,
-         extra_options: Optional[Sequence[str]] = None) -> Module:
+def load(
+    source_name: str,
+    arch: str,
+    options: Sequence[str] = DEFAULT_OPTIONS,
+    extra_options: Optional[Sequence[str]] = None,
+) -> Module:
     """Compile (or fetch from cache) and load ``native/<source_name>`` for ``arch``."""
     opts = tuple(options) + tuple(extra_options or ())
     return Module(compile_source(source_name, arch, opts))

@@ -24,8 +24,9 @@ class ReferenceTiming:
     method: str
 
 
-def cupy_h2d(device_ordinal: int, dst: int, src: int, nbytes: int, *, iterations: int,
-             warmup: int = 2) -> ReferenceTiming:
+def cupy_h2d(
+    device_ordinal: int, dst: int, src: int, nbytes: int, *, iterations: int, warmup: int = 2
+) -> ReferenceTiming:
     """Time ``cupy.cuda.runtime.memcpyAsync`` host->device between our own pointers."""
     try:
         import cupy
@@ -45,9 +46,13 @@ def cupy_h2d(device_ordinal: int, dst: int, src: int, nbytes: int, *, iterations
             end.record(stream)
             end.synchronize()
             samples.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
-    return ReferenceTiming(f"cupy {cupy.__version__}", tuple(samples), True,
-                           "cupy.cuda.runtime.memcpyAsync on our pinned and device buffers; CUDA events "
-                           f"per copy; {warmup} warm-up, {iterations} samples, median")
+    return ReferenceTiming(
+        f"cupy {cupy.__version__}",
+        tuple(samples),
+        True,
+        "cupy.cuda.runtime.memcpyAsync on our pinned and device buffers; CUDA events "
+        f"per copy; {warmup} warm-up, {iterations} samples, median",
+    )
 
 
 def torch_h2d(device_ordinal: int, nbytes: int, *, iterations: int, warmup: int = 2) -> ReferenceTiming:
@@ -78,6 +83,10 @@ def torch_h2d(device_ordinal: int, nbytes: int, *, iterations: int, warmup: int 
                 samples.append(start.elapsed_time(end) / 1e3)
     finally:
         del src, dst
-    return ReferenceTiming(f"torch {torch.__version__}", tuple(samples), False,
-                           "torch Tensor.copy_(non_blocking=True) from its own pinned tensor of the same "
-                           f"size; CUDA events per copy; {warmup} warm-up, {iterations} samples, median")
+    return ReferenceTiming(
+        f"torch {torch.__version__}",
+        tuple(samples),
+        False,
+        "torch Tensor.copy_(non_blocking=True) from its own pinned tensor of the same "
+        f"size; CUDA events per copy; {warmup} warm-up, {iterations} samples, median",
+    )

@@ -506,5 +506,3 @@ class Device(Resource):
 
 
 # -- CUDA dma-buf export (the `dmabuf` registration path) ----------------------------------------
-
-

@@ -1,4 +1,4 @@
-"""CUDA dma-buf export for the ``dmabuf`` registration path: GPU pages as a dma-buf fd for ibv_reg_dmabuf_mr."""
+"""CUDA dma-buf export for the ``dmabuf`` registration path: GPU pages as an fd for ibv_reg_dmabuf_mr."""
 
 from __future__ import annotations
 

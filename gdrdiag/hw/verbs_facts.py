@@ -1,6 +1,7 @@
-"""What inspect reports about each RDMA device through pyverbs: ports, GIDs, limits, and whether dma-buf MRs work.
+"""What inspect reports about each RDMA device through pyverbs: ports, GIDs, limits, dma-buf support.
 
-Reads only; opens each device briefly and closes it on every path."""
+Reads only; opens each device briefly and closes it on every path.
+"""
 
 from __future__ import annotations
 
@@ -12,13 +13,36 @@ from gdrdiag.hw.verbs import LINK_LAYER, MTU_BYTES
 from gdrdiag.hw.verbs_pyverbs import list_device_names, verbs_error
 
 _DEVICE_FIELDS = (
-    "fw_version", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id", "hw_ver", "max_qp",
-    "max_qp_wr", "max_cq", "max_cqe", "max_mr", "max_mr_size", "max_pd", "max_sge", "phys_port_cnt",
+    "fw_version",
+    "node_guid",
+    "sys_image_guid",
+    "vendor_id",
+    "vendor_part_id",
+    "hw_ver",
+    "max_qp",
+    "max_qp_wr",
+    "max_cq",
+    "max_cqe",
+    "max_mr",
+    "max_mr_size",
+    "max_pd",
+    "max_sge",
+    "phys_port_cnt",
     "device_cap_flags",
 )  # ibv_device_attr fields (infiniband/verbs.h)
 _PORT_FIELDS = (
-    "state", "phys_state", "max_mtu", "active_mtu", "lid", "sm_lid", "link_layer", "active_width",
-    "active_speed", "gid_tbl_len", "max_msg_sz", "port_cap_flags",
+    "state",
+    "phys_state",
+    "max_mtu",
+    "active_mtu",
+    "lid",
+    "sm_lid",
+    "link_layer",
+    "active_width",
+    "active_speed",
+    "gid_tbl_len",
+    "max_msg_sz",
+    "port_cap_flags",
 )  # ibv_port_attr fields
 
 

@@ -288,7 +288,9 @@ class NativeQP(v.QP):
 
     def to_init(self, access: int) -> None:
         self._check_open()
-        call_c(self._lib.gd_qp_init, self._h, self._dev.port, access, call="ibv_modify_qp", what="RESET->INIT")
+        call_c(
+            self._lib.gd_qp_init, self._h, self._dev.port, access, call="ibv_modify_qp", what="RESET->INIT"
+        )
         self.state = QpState.INIT
 
     def to_rtr(self, remote: v.QpInfo) -> None:

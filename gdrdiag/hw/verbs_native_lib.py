@@ -1,7 +1,9 @@
-"""The C side of the native provider: native/verbs_loop.c's ABI (structures, signatures), loading the
-library that scripts/setup.sh built, and turning its error codes and loop results into gdrdiag's types.
+"""The C side of the native provider: native/verbs_loop.c's ABI, loading it, its errors and results.
 
-hw/verbs_native.py builds the provider objects on top of this; nothing else loads the library."""
+The structures and signatures must match the C file; the library is the one scripts/setup.sh built.
+
+hw/verbs_native.py builds the provider objects on top of this; nothing else loads the library.
+"""
 
 from __future__ import annotations
 
@@ -407,7 +409,9 @@ def interruptible(fn: Callable[..., int], *args: Any) -> tuple[int, str]:
     return int(box[0]), err.value.decode(errors="replace")
 
 
-def loop_result(r: BwResult, samples: Any, timed: bool, latencies: tuple[float, ...] = ()) -> NativeLoopResult:
+def loop_result(
+    r: BwResult, samples: Any, timed: bool, latencies: tuple[float, ...] = ()
+) -> NativeLoopResult:
     t0 = r.t_start_ns
     kept = tuple(((s.t_ns - t0) / 1e9, int(s.completed)) for s in samples[: r.n_samples]) if samples else ()
     return NativeLoopResult(
@@ -482,5 +486,3 @@ def sample_buffer(p: BwParams, lanes: int) -> tuple[Any, int]:
         want = MAX_SAMPLES
     cap = max(1, min(want, MAX_SAMPLES))
     return (Sample * cap)(), cap
-
-

@@ -1,7 +1,8 @@
 """Opening an RDMA device through a named provider: the one place that knows every provider.
 
 ``gdrdiag.hw.verbs`` is the interface; ``verbs_pyverbs`` and ``verbs_soft`` implement it. Keeping the
-factory here means the interface imports no implementation, and no implementation imports another."""
+factory here means the interface imports no implementation, and no implementation imports another.
+"""
 
 from __future__ import annotations
 

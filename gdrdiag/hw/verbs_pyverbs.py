@@ -2,7 +2,8 @@
 
 Imported lazily, so a machine without pyverbs (or without an RDMA device) reports "no RDMA devices"
 instead of failing at import. Where pyverbs exposes an enum we resolve it (``pyverbs.libibverbs_enums``
-from rdma-core v59, ``pyverbs.enums`` before) and fall back to the ABI value, so both layouts work."""
+from rdma-core v59, ``pyverbs.enums`` before) and fall back to the ABI value, so both layouts work.
+"""
 
 from __future__ import annotations
 

@@ -239,14 +239,18 @@ class SoftQP(v.QP):
         state = self.state
         if state not in (QpState.RTS, QpState.ERR):
             raise HardwareError(
-                "ibv_post_send", errno.EINVAL, "EINVAL", f"QP {self.qp_num} is in {state.name}; sends need RTS"
+                "ibv_post_send",
+                errno.EINVAL,
+                "EINVAL",
+                f"QP {self.qp_num} is in {state.name}; sends need RTS",
             )
         if self._outstanding + n > self.max_send_wr:
             raise HardwareError(
                 "ibv_post_send",
                 errno.ENOMEM,
                 "ENOMEM",
-                f"send queue full: {self._outstanding} outstanding + {n} posted > max_send_wr {self.max_send_wr}",
+                f"send queue full: {self._outstanding} outstanding + {n} posted > "
+                f"max_send_wr {self.max_send_wr}",
             )
         self._outstanding += n
         return state

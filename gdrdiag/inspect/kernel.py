@@ -73,8 +73,9 @@ def _int(text: Optional[str]) -> Optional[int]:
 
 
 def kernel_release(tree: SysfsTree, unknown: dict[str, str]) -> Optional[str]:
-    """``/proc/sys/kernel/osrelease``, else the third word of ``/proc/version`` (some sandboxes
-    refuse the sysctl file but serve /proc/version).
+    """``/proc/sys/kernel/osrelease``, else the third word of ``/proc/version``.
+
+    Some sandboxes refuse the sysctl file but serve /proc/version.
     """
     rel = tree.try_text("/proc/sys/kernel/osrelease")
     if rel.value is not None and str(rel.value).strip():

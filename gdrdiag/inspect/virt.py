@@ -139,7 +139,9 @@ def _dmi_signals(tree: SysfsTree, sig: _Signals) -> tuple[bool, str]:
     dmi_present = any(v is not None for v in dmi.values()) or tree.is_dir("/sys/class/dmi/id")
     dmi_text = " ".join(str(v).strip() for v in dmi.values() if v)
     if not dmi_present:
-        sig.hints.append("VIRT-02: no DMI tables at all (/sys/class/dmi/id missing; a microVM such as Firecracker)")
+        sig.hints.append(
+            "VIRT-02: no DMI tables at all (/sys/class/dmi/id missing; a microVM such as Firecracker)"
+        )
         return dmi_present, dmi_text
     for key, name in VM_DMI.items():
         if key in dmi_text:
@@ -166,7 +168,9 @@ def _pci_signals(pci, endpoints, nvml_modes: dict[str, Optional[str]], sig: _Sig
         sig.strong.append(f"VIRT-04: {len(virtio)} virtio device(s) (1af4:*), e.g. {virtio[0]}")
     flat = [f.bdf for f in endpoints if f.parent_bdf is None and f.sysfs_path]
     if flat:
-        sig.strong.append(f"VIRT-04: GPU/NIC endpoint(s) {', '.join(flat[:4])} sit directly on a root bus (no root port)")
+        sig.strong.append(
+            f"VIRT-04: GPU/NIC endpoint(s) {', '.join(flat[:4])} sit directly on a root bus (no root port)"
+        )
     for bdf, mode in sorted(nvml_modes.items()):
         if mode in ("PASSTHROUGH", "VGPU"):
             sig.strong.append(f"VIRT-05: NVML virtualization mode of {bdf} is {mode}")

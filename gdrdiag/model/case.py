@@ -22,6 +22,7 @@ from gdrdiag.model.vocabulary import Bench, Provider
 
 Scalar = Union[str, int, float, bool, None]
 
+
 @dataclass(frozen=True)
 class CaseId:
     """Bench + key + physics parameters + provider; hashable, so it can key a dict."""

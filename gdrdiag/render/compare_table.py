@@ -100,9 +100,17 @@ def render_comparison(c: Comparison, *, all_cases: bool = False, wide: bool = Fa
     if shown:
         # Show only the parameters that tell the shown rows apart.
         varying = _varying_params(shown)
-        rows = [[_case_label(d, varying), num(d.a_value), num(d.b_value), d.unit, _ratio_cell(d),
-                 "<<" if d.large and d.ratio is not None and d.ratio < 1 else (">>" if d.large else "")]
-                for d in shown]
+        rows = [
+            [
+                _case_label(d, varying),
+                num(d.a_value),
+                num(d.b_value),
+                d.unit,
+                _ratio_cell(d),
+                "<<" if d.large and d.ratio is not None and d.ratio < 1 else (">>" if d.large else ""),
+            ]
+            for d in shown
+        ]
         label = "All cases" if all_cases else "Cases that differ by more than 10% (or in status)"
         out.append(
             f"{label}; ratio = {c.b_label}/{c.a_label}\n"

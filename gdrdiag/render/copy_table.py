@@ -24,38 +24,105 @@ HALF_BANDWIDTH_FIELDS = (
 )
 
 
-def render_copy_results(results: list[BenchResult]) -> str:
-    """All copy-bench sections that have results, then WAIVED/ERROR reasons."""
-    out: list[str] = []
-    sweep = [r for r in results if isinstance(r.params, CopyParams) and r.params.direction and r.params.mode
-             and r.status is not Status.WAIVED]
+def _sweep(results: list[BenchResult], out: list[str]) -> None:
+    """The size sweep per memory kind and direction."""
+    sweep = [
+        r
+        for r in results
+        if isinstance(r.params, CopyParams)
+        and r.params.direction
+        and r.params.mode
+        and r.status is not Status.WAIVED
+    ]
     if sweep:
-        rows = [[str(r.params.memory), str(r.params.direction), str(r.params.mode), size(r.params.size_bytes),
-                 num(r.value), spread(r), check_mark(r)] for r in sweep]
-        out.append("Host<->GPU copies (GB/s = 1e9 B/s, median of samples)\n"
-                   + table(rows, ["memory", "dir", "mode", "size", "GB/s", "min-max", "payload"]))
-    refs = [r for r in results if r.key in ("copy_h2d_pinned_gdrdiag", "copy_h2d_pinned_reference")
-            and r.status is not Status.WAIVED]
+        rows = [
+            [
+                str(r.params.memory),
+                str(r.params.direction),
+                str(r.params.mode),
+                size(r.params.size_bytes),
+                num(r.value),
+                spread(r),
+                check_mark(r),
+            ]
+            for r in sweep
+        ]
+        out.append(
+            "Host<->GPU copies (GB/s = 1e9 B/s, median of samples)\n"
+            + table(rows, ["memory", "dir", "mode", "size", "GB/s", "min-max", "payload"])
+        )
+
+
+def _references(results: list[BenchResult], out: list[str]) -> None:
+    """The pinned H2D copy of gdrdiag beside CuPy/PyTorch, same run."""
+    refs = [
+        r
+        for r in results
+        if r.key in ("copy_h2d_pinned_gdrdiag", "copy_h2d_pinned_reference") and r.status is not Status.WAIVED
+    ]
     if refs:
-        rows = [[r.key, str(r.params.library or "gdrdiag"), size(r.params.size_bytes), num(r.value),
-                 num(r.metrics.gdrdiag_over_reference, 3), check_mark(r)] for r in refs]
-        out.append("Pinned H2D against other libraries, same run\n"
-                   + table(rows, ["case", "library", "size", "GB/s", "gdrdiag/ref", "payload"]))
+        rows = [
+            [
+                r.key,
+                str(r.params.library or "gdrdiag"),
+                size(r.params.size_bytes),
+                num(r.value),
+                num(r.metrics.gdrdiag_over_reference, 3),
+                check_mark(r),
+            ]
+            for r in refs
+        ]
+        out.append(
+            "Pinned H2D against other libraries, same run\n"
+            + table(rows, ["case", "library", "size", "GB/s", "gdrdiag/ref", "payload"])
+        )
+
+
+def _pinning(results: list[BenchResult], out: list[str]) -> None:
+    """Pageable vs pin-on-demand vs preallocated."""
     pin = _ok(results, "copy_pinning_")
     if pin:
-        rows = [[r.key.removeprefix("copy_pinning_"), size(r.params.size_bytes), num(r.value),
-                 num(r.metrics.ratio_to_preallocated, 3), num(r.metrics.pin_ms_median, 1),
-                 check_mark(r)] for r in pin]
-        out.append("Pinning trade-off, host->device\n"
-                   + table(rows, ["variant", "size", "GB/s", "vs pinned", "pin ms", "payload"]))
+        rows = [
+            [
+                r.key.removeprefix("copy_pinning_"),
+                size(r.params.size_bytes),
+                num(r.value),
+                num(r.metrics.ratio_to_preallocated, 3),
+                num(r.metrics.pin_ms_median, 1),
+                check_mark(r),
+            ]
+            for r in pin
+        ]
+        out.append(
+            "Pinning trade-off, host->device\n"
+            + table(rows, ["variant", "size", "GB/s", "vs pinned", "pin ms", "payload"])
+        )
+
+
+def _overlap(results: list[BenchResult], out: list[str]) -> None:
+    """One stream vs two."""
     ov = _ok(results, "copy_overlap_")
     if ov:
-        rows = [[r.key.removeprefix("copy_overlap_"), str(r.params.layers), size(r.params.chunk_bytes),
-                 num(_ms(r.metrics.seconds_median), 1),
-                 num(r.metrics.parts_sum_ms, 1), num(r.metrics.speedup_vs_one_stream, 2),
-                 check_mark(r)] for r in ov]
-        out.append("Overlap: N x (H2D -> compute -> D2H)\n"
-                   + table(rows, ["pipeline", "layers", "chunk", "ms", "sum of parts ms", "speed-up", "payload"]))
+        rows = [
+            [
+                r.key.removeprefix("copy_overlap_"),
+                str(r.params.layers),
+                size(r.params.chunk_bytes),
+                num(_ms(r.metrics.seconds_median), 1),
+                num(r.metrics.parts_sum_ms, 1),
+                num(r.metrics.speedup_vs_one_stream, 2),
+                check_mark(r),
+            ]
+            for r in ov
+        ]
+        out.append(
+            "Overlap: N x (H2D -> compute -> D2H)\n"
+            + table(rows, ["pipeline", "layers", "chunk", "ms", "sum of parts ms", "speed-up", "payload"])
+        )
+
+
+def _blocks(results: list[BenchResult], out: list[str]) -> None:
+    """The block sweep: Python and C issue loops, batched, coalesced, kernel."""
     blocks = _ok(results, "copy_blocks_")
     by_size: dict[int, dict[str, BenchResult]] = {}
     for r in blocks:
@@ -68,26 +135,68 @@ def render_copy_results(results: list[BenchResult]) -> str:
             cells = [size(bs), str(next(iter(row.values())).params.blocks)]
             for m in ("per_call", "per_call_c", "batched", "batched_c", "coalesced", "kernel"):
                 r = row.get(m)
-                cells.append("-" if r is None or r.status is not Status.OK else
-                             f"{num(r.value)} ({num(r.metrics.us_per_block, 2)} us)")
+                cells.append(
+                    "-"
+                    if r is None or r.status is not Status.OK
+                    else f"{num(r.value)} ({num(r.metrics.us_per_block, 2)} us)"
+                )
             rows.append(cells)
-        out.append("Block sweep, host->device, GB/s (microseconds per block)\n"
-                   + table(rows, ["block", "blocks", "per call (Python)", "per call (C)", "batched (Python)",
-                                  "batched (C)", "coalesced", "kernel"]))
-        issue = [[size(bs), *[num(row[m].metrics.issue_us_per_call, 2) if m in row else "-"
-                              for m in ("per_call", "per_call_c", "batched", "batched_c")]]
-                 for bs, row in sorted(by_size.items())]
+        out.append(
+            "Block sweep, host->device, GB/s (microseconds per block)\n"
+            + table(
+                rows,
+                [
+                    "block",
+                    "blocks",
+                    "per call (Python)",
+                    "per call (C)",
+                    "batched (Python)",
+                    "batched (C)",
+                    "coalesced",
+                    "kernel",
+                ],
+            )
+        )
+        issue = [
+            [
+                size(bs),
+                *[
+                    num(row[m].metrics.issue_us_per_call, 2) if m in row else "-"
+                    for m in ("per_call", "per_call_c", "batched", "batched_c")
+                ],
+            ]
+            for bs, row in sorted(by_size.items())
+        ]
         if any(cell != "-" for r in issue for cell in r[1:]):
-            out.append("Host time to issue one driver call, microseconds (Python loop vs C loop)\n"
-                       + table(issue, ["block", "per call (Python)", "per call (C)", "batched (Python)",
-                                       "batched (C)"]))
+            out.append(
+                "Host time to issue one driver call, microseconds (Python loop vs C loop)\n"
+                + table(
+                    issue, ["block", "per call (Python)", "per call (C)", "batched (Python)", "batched (C)"]
+                )
+            )
+
+
+def _half_bandwidth(results: list[BenchResult], out: list[str]) -> None:
+    """Where each way reaches half the coalesced bandwidth."""
     summary = next((r for r in results if r.key == "copy_blocks_summary"), None)
     if summary:
-        parts = [f"{name.removeprefix('half_bandwidth_block_bytes_')}: "
-                 + (size(round(getattr(summary.metrics, name))) if getattr(summary.metrics, name) is not None
-                    else "never")
-                 for name in HALF_BANDWIDTH_FIELDS]
+        parts = [
+            f"{name.removeprefix('half_bandwidth_block_bytes_')}: "
+            + (
+                size(round(getattr(summary.metrics, name)))
+                if getattr(summary.metrics, name) is not None
+                else "never"
+            )
+            for name in HALF_BANDWIDTH_FIELDS
+        ]
         out.append("Half the coalesced bandwidth is reached at block size -> " + "; ".join(parts))
+
+
+def render_copy_results(results: list[BenchResult]) -> str:
+    """All copy-bench sections that have results, then WAIVED/ERROR reasons."""
+    out: list[str] = []
+    for section in (_sweep, _references, _pinning, _overlap, _blocks, _half_bandwidth):
+        section(results, out)
     bad = problems(results)
     if bad:
         out.append(bad)

@@ -49,8 +49,10 @@ def _pct(v: Optional[float]) -> str:
 
 def _row(r: BenchResult, cols: Iterable[str]) -> list[str]:
     m = r.metrics
-    lead = [size(getattr(r.params, c)) if c in ("record_bytes", "stride_bytes") else str(getattr(r.params, c))
-            for c in cols]
+    lead = [
+        size(getattr(r.params, c)) if c in ("record_bytes", "stride_bytes") else str(getattr(r.params, c))
+        for c in cols
+    ]
     return lead + [
         str(r.params.kernel or r.key),
         num(r.value) if r.status is Status.OK else r.status.value,

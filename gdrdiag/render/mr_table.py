@@ -144,10 +144,7 @@ def blocks_table(results: Sequence[BenchResult]) -> str:
 
 def reg_table(results: Sequence[BenchResult]) -> str:
     """Registration cost and register-once vs per-transfer."""
-    reuse = {
-        (r.params.memory, r.params.reg_path, r.params.size_bytes): r
-        for r in _ok(results, "mr_reuse_")
-    }
+    reuse = {(r.params.memory, r.params.reg_path, r.params.size_bytes): r for r in _ok(results, "mr_reuse_")}
     rows = []
     for r in _ok(results, "mr_reg_"):
         p = r.params

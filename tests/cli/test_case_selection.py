@@ -53,14 +53,18 @@ def test_copy_selectors_run_just_those_cases():
 
 
 def test_mr_selector_runs_just_that_case_on_the_soft_provider():
-    code, report = _json(["mr-bench", "--provider", "soft", "rdma_write_pageable_mr", "-n", "100", "--repeats", "1"])
+    code, report = _json(
+        ["mr-bench", "--provider", "soft", "rdma_write_pageable_mr", "-n", "100", "--repeats", "1"]
+    )
     assert code == 0
     assert {r["key"] for r in report["results"]} == {"rdma_write_pageable_mr"}
     assert all(r["provider"] == "soft" for r in report["results"])
 
 
 def test_mr_selection_of_two_modes_is_refused():
-    result = runner.invoke(app, ["mr-bench", "--provider", "soft", "mr_reg_pageable_mr", "rdma_write_pageable_mr"])
+    result = runner.invoke(
+        app, ["mr-bench", "--provider", "soft", "mr_reg_pageable_mr", "rdma_write_pageable_mr"]
+    )
     assert result.exit_code == 2 and "different modes" in result.stderr
 
 
@@ -72,10 +76,13 @@ def test_mr_selection_with_memory_option_is_refused():
 def test_registry_selectors_key_prefix_glob():
     reg = mr_registry()
     assert [c.key for c in reg.select(["rdma_write_pageable_mr"])] == ["rdma_write_pageable_mr"]
-    assert {c.key for c in reg.select(["rdma_write_lat_"])} == {c.key for c in reg.cases
-                                                               if c.key.startswith("rdma_write_lat_")}
-    assert {c.key for c in reg.select(["rdma_write_*_dmabuf"])} >= {"rdma_write_device_dmabuf",
-                                                                    "rdma_write_lat_device_dmabuf"}
+    assert {c.key for c in reg.select(["rdma_write_lat_"])} == {
+        c.key for c in reg.cases if c.key.startswith("rdma_write_lat_")
+    }
+    assert {c.key for c in reg.select(["rdma_write_*_dmabuf"])} >= {
+        "rdma_write_device_dmabuf",
+        "rdma_write_lat_device_dmabuf",
+    }
     with pytest.raises(UserInputError):
         reg.select(["rdma_read"])
 

@@ -8,16 +8,19 @@ from gdrdiag.cli import app
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--kinds", "bogus"], "unknown memory kind"),
-    (["--directions", "sideways"], "unknown direction"),
-    (["--sizes", "0"], "must be greater than 0"),
-    (["--sizes", "-4K"], "cannot parse"),
-    (["--sizes", "lots"], "cannot parse"),
-    (["--sizes", "4000G"], "host memory"),
-    (["--pin-size", "0"], "must be greater than 0"),
-    (["--json-out", "/nonexistent/dir/x.json", "--parts", "sweep"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--kinds", "bogus"], "unknown memory kind"),
+        (["--directions", "sideways"], "unknown direction"),
+        (["--sizes", "0"], "must be greater than 0"),
+        (["--sizes", "-4K"], "cannot parse"),
+        (["--sizes", "lots"], "cannot parse"),
+        (["--sizes", "4000G"], "host memory"),
+        (["--pin-size", "0"], "must be greater than 0"),
+        (["--json-out", "/nonexistent/dir/x.json", "--parts", "sweep"], "does not exist"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(args, needle):
     res = runner.invoke(app, ["copy-bench", *args])
     assert res.exit_code == 2, res.output

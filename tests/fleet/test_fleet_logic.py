@@ -189,8 +189,15 @@ def _ok(key, value, provider, peer=None, **params):
     from gdrdiag.model.params import MrParams, RunSettings
 
     s = SampleStats.of([value])
-    return BenchResult(key=key, status=Status.OK, params=MrParams(**params), samples=(value,), stats=s,
-                       provider=provider, settings=RunSettings(peer=peer))
+    return BenchResult(
+        key=key,
+        status=Status.OK,
+        params=MrParams(**params),
+        samples=(value,),
+        stats=s,
+        provider=provider,
+        settings=RunSettings(peer=peer),
+    )
 
 
 def test_adapter_skips_soft_results_and_reads_pairs():

@@ -76,7 +76,11 @@ def test_ladder_order_and_best_kernel_at_656_random():
     # asserts only what such noise cannot flip: every kernel within reach of its ceiling.
     for name in ("lines", "sorted-lines"):
         m = k[name].metrics
-        assert 0.4 * m.ceiling_ratio_to_ce <= m.ratio_to_ce <= 2.0, (name, m.ratio_to_ce, m.ceiling_ratio_to_ce)
+        assert 0.4 * m.ceiling_ratio_to_ce <= m.ratio_to_ce <= 2.0, (
+            name,
+            m.ratio_to_ce,
+            m.ceiling_ratio_to_ce,
+        )
     assert any("best kernel" in n for n in run.notes)
 
 

@@ -20,19 +20,47 @@ REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 
 def _ok(key: str, value: float, provider: str = "pyverbs", settings=None, **params) -> BenchResult:
     typed = (CopyParams if key.startswith("copy") else MrParams)(**params)
-    return BenchResult(key=key, status=Status.OK, params=typed, unit="Gb/s", samples=(value,),
-                       stats=SampleStats.of([value]), provider=provider, verified=True,
-                       settings=settings or RunSettings())
+    return BenchResult(
+        key=key,
+        status=Status.OK,
+        params=typed,
+        unit="Gb/s",
+        samples=(value,),
+        stats=SampleStats.of([value]),
+        provider=provider,
+        verified=True,
+        settings=settings or RunSettings(),
+    )
 
 
 def test_run_settings_do_not_split_a_case():
-    a = [_ok("rdma_write_device_mr", 90.0, memory=MemoryKind.DEVICE, size_bytes=1 << 20, qps=4,
-             settings=RunSettings(ro_ab=True, duration_s=2.0, port=1), landing="gpu")]
-    b = [_ok("rdma_write_device_mr", 45.0, memory=MemoryKind.DEVICE, size_bytes=1 << 20, qps=4,
-             settings=RunSettings(ro_ab=False, duration_s=5.0, port=2), landing="GPU (peermem)")]
+    a = [
+        _ok(
+            "rdma_write_device_mr",
+            90.0,
+            memory=MemoryKind.DEVICE,
+            size_bytes=1 << 20,
+            qps=4,
+            settings=RunSettings(ro_ab=True, duration_s=2.0, port=1),
+            landing="gpu",
+        )
+    ]
+    b = [
+        _ok(
+            "rdma_write_device_mr",
+            45.0,
+            memory=MemoryKind.DEVICE,
+            size_bytes=1 << 20,
+            qps=4,
+            settings=RunSettings(ro_ab=False, duration_s=5.0, port=2),
+            landing="GPU (peermem)",
+        )
+    ]
     (row,) = match_cases(a, b)
     assert row.ratio == pytest.approx(0.5)
-    assert any(s.startswith("ro_ab:") for s in row.settings) and any(s.startswith("port:") for s in row.settings)
+    assert any(s.startswith("ro_ab:") for s in row.settings) and any(
+        s.startswith("port:") for s in row.settings
+    )
     assert any(s.startswith("landing:") for s in row.settings)
 
 
@@ -45,7 +73,9 @@ def test_physics_splits_a_case():
 
 def test_soft_is_never_paired_with_hardware():
     a = [_ok("rdma_write_pageable_mr", 9.0, provider="soft", memory=MemoryKind.PAGEABLE, size_bytes=65536)]
-    b = [_ok("rdma_write_pageable_mr", 90.0, provider="pyverbs", memory=MemoryKind.PAGEABLE, size_bytes=65536)]
+    b = [
+        _ok("rdma_write_pageable_mr", 90.0, provider="pyverbs", memory=MemoryKind.PAGEABLE, size_bytes=65536)
+    ]
     (row,) = match_cases(a, b)
     assert row.ratio is None and not row.large
     assert row.not_comparable == "not comparable: provider soft vs pyverbs"
@@ -53,8 +83,16 @@ def test_soft_is_never_paired_with_hardware():
 
 
 def test_soft_against_soft_is_labelled_soft_in_compare_output(tmp_path):
-    r = Report(results=(_ok("rdma_write_pageable_mr", 9.0, provider="soft", memory=MemoryKind.PAGEABLE, size_bytes=65536),))
-    r2 = Report(results=(_ok("rdma_write_pageable_mr", 3.0, provider="soft", memory=MemoryKind.PAGEABLE, size_bytes=65536),))
+    r = Report(
+        results=(
+            _ok("rdma_write_pageable_mr", 9.0, provider="soft", memory=MemoryKind.PAGEABLE, size_bytes=65536),
+        )
+    )
+    r2 = Report(
+        results=(
+            _ok("rdma_write_pageable_mr", 3.0, provider="soft", memory=MemoryKind.PAGEABLE, size_bytes=65536),
+        )
+    )
     (tmp_path / "a.json").write_text(r.to_json())
     (tmp_path / "b.json").write_text(r2.to_json())
     out = CliRunner().invoke(app, ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]).output
@@ -62,8 +100,16 @@ def test_soft_against_soft_is_labelled_soft_in_compare_output(tmp_path):
 
 
 def test_ok_against_waived_is_one_row_with_the_reason():
-    a = [_ok("copy_h2d_pinned", 55.0, provider="cuda", memory=MemoryKind.PINNED, direction=Direction.H2D,
-             size_bytes=1 << 30)]
+    a = [
+        _ok(
+            "copy_h2d_pinned",
+            55.0,
+            provider="cuda",
+            memory=MemoryKind.PINNED,
+            direction=Direction.H2D,
+            size_bytes=1 << 30,
+        )
+    ]
     b = [BenchResult.waived("copy_h2d_pinned", "no CUDA driver here", provider="cuda")]
     (row,) = match_cases(a, b)
     assert (row.a_status, row.b_status) == ("OK", "WAIVED")
@@ -71,18 +117,36 @@ def test_ok_against_waived_is_one_row_with_the_reason():
 
 
 def test_waived_with_the_same_params_is_one_row_too():
-    a = [_ok("copy_h2d_pinned", 55.0, provider="cuda", memory=MemoryKind.PINNED, direction=Direction.H2D,
-             size_bytes=1 << 30)]
-    b = [BenchResult.waived("copy_h2d_pinned", "no GPU", provider="cuda",
-                            params=CopyParams(memory=MemoryKind.PINNED, direction=Direction.H2D, size_bytes=1 << 30))]
+    a = [
+        _ok(
+            "copy_h2d_pinned",
+            55.0,
+            provider="cuda",
+            memory=MemoryKind.PINNED,
+            direction=Direction.H2D,
+            size_bytes=1 << 30,
+        )
+    ]
+    b = [
+        BenchResult.waived(
+            "copy_h2d_pinned",
+            "no GPU",
+            provider="cuda",
+            params=CopyParams(memory=MemoryKind.PINNED, direction=Direction.H2D, size_bytes=1 << 30),
+        )
+    ]
     (row,) = match_cases(a, b)
     assert (row.a_status, row.b_status, row.b_reason) == ("OK", "WAIVED", "no GPU")
 
 
 def test_reports_that_differ_only_in_run_settings_pair_every_case():
     real = Report.from_json((REPORTS / "gpu_machine_h200.json").read_text())
-    rerun = [dataclasses.replace(r, settings=RunSettings(seed=99, iterations=7, device_name="x"),
-                                 method=r.method + " (rerun)") for r in real.results]
+    rerun = [
+        dataclasses.replace(
+            r, settings=RunSettings(seed=99, iterations=7, device_name="x"), method=r.method + " (rerun)"
+        )
+        for r in real.results
+    ]
     rows = match_cases(real.results, rerun)
     assert len(rows) == len({CaseId.of(r) for r in real.results})
     assert all(r.a_status and r.b_status for r in rows)
@@ -105,17 +169,31 @@ def test_relaxed_ordering_is_one_bit_of_access():
     assert MrParams().relaxed_ordering is None
 
 
-V1_MR = {"key": "rdma_write_device_mr", "status": "OK", "params": {"memory": "device", "size": 1048576,
-         "ro": True, "qps": 4, "ro_ab": True, "location": "GPU memory"}, "metrics": {"msgs_per_s": 1.0}}
+V1_MR = {
+    "key": "rdma_write_device_mr",
+    "status": "OK",
+    "params": {
+        "memory": "device",
+        "size": 1048576,
+        "ro": True,
+        "qps": 4,
+        "ro_ab": True,
+        "location": "GPU memory",
+    },
+    "metrics": {"msgs_per_s": 1.0},
+}
 
 
 def test_a_v1_result_upgrades_to_typed_params_and_settings():
     import json
 
     r = Report.from_json(json.dumps({"schema_version": 1, "results": [V1_MR]})).results[0]
-    assert r.params == MrParams(memory=MemoryKind.DEVICE, size_bytes=1 << 20, qps=4,
-                                access=AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE
-                                | AccessFlags.RELAXED_ORDERING)
+    assert r.params == MrParams(
+        memory=MemoryKind.DEVICE,
+        size_bytes=1 << 20,
+        qps=4,
+        access=AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.RELAXED_ORDERING,
+    )
     assert r.settings.ro_ab is True and r.metrics.msgs_per_s == 1.0
 
 

@@ -206,7 +206,10 @@ def test_min_sms_and_best_pick():
 
     def res(kernel, v, status=Status.OK):
         return BenchResult(
-            key="gather_" + kernel, status=status, params=GatherParams(kernel=kernel), stats=SampleStats.of([v])
+            key="gather_" + kernel,
+            status=status,
+            params=GatherParams(kernel=kernel),
+            stats=SampleStats.of([v]),
         )
 
     rs = [res("warp", 47.5), res("lines-l2pf", 48.77), res("lines", 48.75), res("bulk", 60.0, Status.ERROR)]

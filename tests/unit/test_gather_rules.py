@@ -137,7 +137,9 @@ def test_perf_03_sm_budget_severity():
 
 
 def test_errors_and_waived_results_are_ignored_and_report_rule_form_works():
-    bad = BenchResult.error("gather_lines", "wrong data", params=GatherParams(record_bytes=100, stride_bytes=100))
+    bad = BenchResult.error(
+        "gather_lines", "wrong data", params=GatherParams(record_bytes=100, stride_bytes=100)
+    )
     waived = BenchResult.waived("gather_bulk", "needs sm_90")
     assert gr.gather_findings([bad, waived]) == []
     rep = Report(results=(gather(R=640, off=16, loss=0.066),))

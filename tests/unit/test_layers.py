@@ -108,7 +108,11 @@ def test_only_hw_and_cli_open_files():
                     crossings.append(f"{m.name}:{node.lineno} calls open")
                 elif isinstance(func, ast.Attribute) and func.attr in PATH_METHODS:
                     crossings.append(f"{m.name}:{node.lineno} calls {func.attr}")
-                elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "os":
+                elif (
+                    isinstance(func, ast.Attribute)
+                    and isinstance(func.value, ast.Name)
+                    and func.value.id == "os"
+                ):
                     if func.attr in ("open", "listdir", "scandir", "readlink", "walk"):
                         crossings.append(f"{m.name}:{node.lineno} calls os.{func.attr}")
     assert crossings == []
@@ -119,7 +123,13 @@ def _printing_calls(tree: ast.Module) -> list[int]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
-            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
             if name in PRINTING_CALLS:
                 lines.append(node.lineno)
             if name == "write" and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
@@ -130,7 +140,10 @@ def _printing_calls(tree: ast.Module) -> list[int]:
 
 def test_only_cli_prints():
     crossings = [
-        f"{m.name}:{line}" for m in MODULES if m.layer not in ("cli", "__main__") for line in _printing_calls(m.tree)
+        f"{m.name}:{line}"
+        for m in MODULES
+        if m.layer not in ("cli", "__main__")
+        for line in _printing_calls(m.tree)
     ]
     assert crossings == []
 

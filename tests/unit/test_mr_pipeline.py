@@ -66,11 +66,7 @@ def test_duration_mode_and_write_with_imm():
 
 def test_latency_and_blocks_and_reg_cost():
     (lat,) = mr.run(soft(iterations=200, qps=1), mode="latency")
-    assert (
-        lat.status is Status.OK
-        and lat.unit == "us"
-        and lat.metrics.lat_p99_us >= lat.metrics.lat_p50_us
-    )
+    assert lat.status is Status.OK and lat.unit == "us" and lat.metrics.lat_p99_us >= lat.metrics.lat_p50_us
     blocks = mr.run(soft(blocks=500, qps=1, repeats=1), mode="blocks")
     assert [b.params.variant for b in blocks] == ["wr_per_block", "post_list", "coalesced"]
     assert all(b.status is Status.OK and b.verified for b in blocks)
@@ -163,13 +159,13 @@ def test_two_machines_client_server_verified():
         t.join(10)
     assert not t.is_alive() and "server_error" not in out
     (s,) = out["server"]
-    assert c.status is Status.OK and c.verified and c.params.topology == "two_machine" and c.params.relaxed_ordering
     assert (
-        s.status is Status.OK
-        and s.verified
-        and s.params.role == "server"
-        and s.metrics.verified_runs == 2
+        c.status is Status.OK
+        and c.verified
+        and c.params.topology == "two_machine"
+        and c.params.relaxed_ordering
     )
+    assert s.status is Status.OK and s.verified and s.params.role == "server" and s.metrics.verified_runs == 2
     assert s.params.relaxed_ordering is True  # the server registered its MR with RO as the client asked
 
 
@@ -284,7 +280,15 @@ def test_a_client_cannot_choose_the_servers_memory(params, n_qps, words):
 
 @pytest.mark.parametrize(
     ("asked", "expected"),
-    [(None, 8.0), ("soon", 8.0), (float("nan"), 8.0), (float("inf"), 8.0), (-1, 8.0), (20.0, 20.0), (1e9, 603.0)],
+    [
+        (None, 8.0),
+        ("soon", 8.0),
+        (float("nan"), 8.0),
+        (float("inf"), 8.0),
+        (-1, 8.0),
+        (20.0, 20.0),
+        (1e9, 603.0),
+    ],
 )
 def test_a_clients_timeout_does_not_rule_the_server(asked, expected):
     from gdrdiag.bench.mr_twohost import server_run_timeout

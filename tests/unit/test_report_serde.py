@@ -10,17 +10,28 @@ from gdrdiag.model.vocabulary import MemoryKind
 
 
 def sample_report() -> Report:
-    res = BenchResult(key="copy_h2d_pinned", status=Status.OK,
-                      params=CopyParams(size_bytes=4096, memory=MemoryKind.PINNED),
-                      unit="GB/s", samples=(1.0, 2.0, 3.0), stats=SampleStats.of([1.0, 2.0, 3.0]),
-                      metrics=CopyMetrics(seconds_median=0.5, us_per_block=None), method="events", provider="cuda",
-                      verified=True)
+    res = BenchResult(
+        key="copy_h2d_pinned",
+        status=Status.OK,
+        params=CopyParams(size_bytes=4096, memory=MemoryKind.PINNED),
+        unit="GB/s",
+        samples=(1.0, 2.0, 3.0),
+        stats=SampleStats.of([1.0, 2.0, 3.0]),
+        metrics=CopyMetrics(seconds_median=0.5, us_per_block=None),
+        method="events",
+        provider="cuda",
+        verified=True,
+    )
     waived = BenchResult.waived("copy_sweep", "no GPU")
     finding = Finding(code="PCIE-LINK-DOWNGRADED", severity=Severity.WARN, title="t", evidence=("a = 1",))
-    machine = MachineInfo(host=HostInfo(hostname="h"), cuda_driver_version=13000,
-                          cuda_devices=(CudaDeviceFacts(0, "H200", "0000:00:06.0", (9, 0), 1, 132,
-                                                        {"DMA_BUF_SUPPORTED": 1, "X": None}),),
-                          unknown={"nics": "no RDMA devices"})
+    machine = MachineInfo(
+        host=HostInfo(hostname="h"),
+        cuda_driver_version=13000,
+        cuda_devices=(
+            CudaDeviceFacts(0, "H200", "0000:00:06.0", (9, 0), 1, 132, {"DMA_BUF_SUPPORTED": 1, "X": None}),
+        ),
+        unknown={"nics": "no RDMA devices"},
+    )
     return Report(tool_version="0.1.0", machine=machine, results=(res, waived), findings=(finding,))
 
 
@@ -36,17 +47,23 @@ def test_sample_stats():
     assert (st.median, st.minimum, st.maximum, st.n) == (2.5, 1.0, 10.0, 4)
 
 
-@pytest.mark.parametrize("mutate,where", [
-    (lambda d: d["results"][0].__setitem__("status", "MAYBE"), "$.results[0].status"),
-    (lambda d: d["results"][0].__setitem__("samples", ["x"]), "$.results[0].samples[0]"),
-    (lambda d: d["results"][0]["stats"].__setitem__("n", 1.5), "$.results[0].stats.n"),
-    (lambda d: d.__setitem__("results", {}), "$.results"),
-    (lambda d: d["results"][0]["metrics"].__setitem__("us_per_block", "fast"), "$.results[0].metrics.us_per_block"),
-    (lambda d: d["results"][0]["metrics"].__setitem__("bench", "gather2"), "$.results[0].metrics.bench"),
-    (lambda d: d["results"][0]["params"].__setitem__("memory", "hbm"), "$.results[0].params.memory"),
-    (lambda d: d["findings"][0].__setitem__("severity", 3), "$.findings[0].severity"),
-    (lambda d: d["results"][0].pop("key"), "missing field 'key'"),
-])
+@pytest.mark.parametrize(
+    "mutate,where",
+    [
+        (lambda d: d["results"][0].__setitem__("status", "MAYBE"), "$.results[0].status"),
+        (lambda d: d["results"][0].__setitem__("samples", ["x"]), "$.results[0].samples[0]"),
+        (lambda d: d["results"][0]["stats"].__setitem__("n", 1.5), "$.results[0].stats.n"),
+        (lambda d: d.__setitem__("results", {}), "$.results"),
+        (
+            lambda d: d["results"][0]["metrics"].__setitem__("us_per_block", "fast"),
+            "$.results[0].metrics.us_per_block",
+        ),
+        (lambda d: d["results"][0]["metrics"].__setitem__("bench", "gather2"), "$.results[0].metrics.bench"),
+        (lambda d: d["results"][0]["params"].__setitem__("memory", "hbm"), "$.results[0].params.memory"),
+        (lambda d: d["findings"][0].__setitem__("severity", 3), "$.findings[0].severity"),
+        (lambda d: d["results"][0].pop("key"), "missing field 'key'"),
+    ],
+)
 def test_wrong_types_are_refused_with_the_path(mutate, where):
     data = json.loads(sample_report().to_json())
     mutate(data)
@@ -54,19 +71,30 @@ def test_wrong_types_are_refused_with_the_path(mutate, where):
         Report.from_json(json.dumps(data))
 
 
-@pytest.mark.parametrize("text", ["", "[]", "{", '{"schema_version": 99}', '{"schema_version": "1"}',
-                                  '{"schema_version": 1, "results": [' * 5000,
-                                  '{"schema_version": 1, "results": [{"key": "k", "status": "OK", '
-                                  '"samples": [1e999]}]}',
-                                  '{"schema_version": 1, "results": [{"key": "k", "status": "OK", '
-                                  '"params": {"n": NaN}}]}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "[]",
+        "{",
+        '{"schema_version": 99}',
+        '{"schema_version": "1"}',
+        '{"schema_version": 1, "results": [' * 5000,
+        '{"schema_version": 1, "results": [{"key": "k", "status": "OK", "samples": [1e999]}]}',
+        '{"schema_version": 1, "results": [{"key": "k", "status": "OK", "params": {"n": NaN}}]}',
+    ],
+)
 def test_hostile_json_is_refused(text):
     with pytest.raises(SchemaError):
         Report.from_json(text)
 
 
 def test_deep_nesting_is_refused():
-    deep = '{"schema_version": 1, "results": [{"key": "k", "status": "OK", "params": {"a": ' + "[" * 100000 \
-        + "]" * 100000 + "}}]}"
+    deep = (
+        '{"schema_version": 1, "results": [{"key": "k", "status": "OK", "params": {"a": '
+        + "[" * 100000
+        + "]" * 100000
+        + "}}]}"
+    )
     with pytest.raises(SchemaError):
         Report.from_json(deep)

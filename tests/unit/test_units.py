@@ -4,8 +4,18 @@ from gdrdiag.errors import UserInputError
 from gdrdiag.units import GiB, KiB, MiB, format_size, parse_size, parse_size_list, pcie_raw_gbytes_per_s
 
 
-@pytest.mark.parametrize("text,expected", [("4096", 4096), ("4K", 4 * KiB), ("64k", 64 * KiB), ("1M", MiB),
-                                           ("1GiB", GiB), (" 2 MB ", 2 * MiB), (7, 7)])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("4096", 4096),
+        ("4K", 4 * KiB),
+        ("64k", 64 * KiB),
+        ("1M", MiB),
+        ("1GiB", GiB),
+        (" 2 MB ", 2 * MiB),
+        (7, 7),
+    ],
+)
 def test_parse_size_accepts_binary_suffixes(text, expected):
     assert parse_size(text) == expected
 

@@ -85,7 +85,9 @@ def test_missing_pyverbs_is_no_rdma_devices(monkeypatch):
 def test_pyverbs_enums_resolve_in_either_layout():
     pytest.importorskip("pyverbs.enums", reason="pyverbs not installed")
     assert verbs_pyverbs.ibv_enum("ibv_access_flags", "IBV_ACCESS_RELAXED_ORDERING", 0) == 1 << 20
-    assert verbs_pyverbs.ibv_enum("ibv_wr_opcode", "IBV_WR_RDMA_WRITE_WITH_IMM", -1) == v.WR_RDMA_WRITE_WITH_IMM
+    assert (
+        verbs_pyverbs.ibv_enum("ibv_wr_opcode", "IBV_WR_RDMA_WRITE_WITH_IMM", -1) == v.WR_RDMA_WRITE_WITH_IMM
+    )
     assert verbs_pyverbs.ibv_enum("ibv_wc_status", "IBV_WC_REM_ACCESS_ERR", -1) == v.WcStatus.REM_ACCESS_ERR
     assert verbs_pyverbs.ibv_enum("no_such_enum", "NO_SUCH_MEMBER", 42) == 42
 
@@ -97,7 +99,9 @@ class _FakeErr(Exception):
 
 
 def test_verbs_errors_map_to_the_tree():
-    assert isinstance(verbs_pyverbs.verbs_error(_FakeErr(errno.EOPNOTSUPP), "ibv_reg_dmabuf_mr"), NotSupported)
+    assert isinstance(
+        verbs_pyverbs.verbs_error(_FakeErr(errno.EOPNOTSUPP), "ibv_reg_dmabuf_mr"), NotSupported
+    )
     e = verbs_pyverbs.verbs_error(_FakeErr(errno.EPERM), "ibv_reg_mr")
     assert isinstance(e, HardwareError) and "RLIMIT_MEMLOCK" in str(e)
     e = verbs_pyverbs.verbs_error(_FakeErr(errno.EACCES), "ibv_open_device")
