@@ -118,8 +118,6 @@ class _SweepCase:
     def __call__(self) -> BenchResult:
         ctx, kind, n = self.ctx, self.kind, self.size
         host_a, host_b, dev_a, dev_b = ctx.sweep_buffers.get(ctx, kind, max(ctx.opts.sizes))
-        s0, s1 = ctx.streams
-        opts = ctx.opts
         key = f"copy_{self.direction}_{kind.value.replace('-', '_')}"
         location = kind.location
         if kind is MemoryKind.MANAGED:
@@ -137,52 +135,7 @@ class _SweepCase:
         if self.direction in ("d2h", "bidir"):
             dev_b.write(self.expected[:n])
             host_b.fill(POISON, n)
-
-        def h2d(stream: cuda.Stream) -> None:
-            cuda.call("cuMemcpyAsync", dev_a.ptr, host_a.ptr, n, stream.handle)
-
-        def d2h(stream: cuda.Stream) -> None:
-            cuda.call("cuMemcpyAsync", host_b.ptr, dev_b.ptr, n, stream.handle)
-
-        if self.mode == "sync":
-            fn = (
-                (lambda: cuda.call("cuMemcpy", dev_a.ptr, host_a.ptr, n))
-                if self.direction == "h2d"
-                else (lambda: cuda.call("cuMemcpy", host_b.ptr, dev_b.ptr, n))
-            )
-            timed = time_host(fn, iterations=opts.iterations, warmup=opts.warmup, what="cuMemcpy")
-            moved = n
-        elif self.direction == "bidir":
-            with cuda.Event() as fork, cuda.Event() as join:
-
-                def both(stream: cuda.Stream) -> None:
-                    fork.record(stream)
-                    s1.wait(fork)
-                    h2d(stream)
-                    d2h(s1)
-                    join.record(s1)
-                    stream.wait(join)
-
-                timed = time_stream(
-                    s0,
-                    both,
-                    iterations=gated_iterations(opts.iterations, 8),
-                    warmup=opts.warmup,
-                    gate=ctx.gate if _gated(kind) else None,
-                    what="H2D on one stream and D2H on another, fork/join events",
-                )
-            moved = 2 * n
-        else:
-            op = h2d if self.direction == "h2d" else d2h
-            timed = time_stream(
-                s0,
-                op,
-                iterations=gated_iterations(opts.iterations),
-                warmup=opts.warmup,
-                gate=ctx.gate if _gated(kind) else None,
-                what="cuMemcpyAsync",
-            )
-            moved = n
+        timed, moved = self._timed(host_a, host_b, dev_a, dev_b)
         mismatch = None
         if self.direction in ("h2d", "bidir"):
             mismatch = first_wrong_byte(dev_a, self.expected, n)
@@ -198,6 +151,56 @@ class _SweepCase:
             description=desc,
             bytes_per_sample=moved,
         )
+
+    def _timed(self, host_a: Buffer, host_b: Buffer, dev_a: Buffer, dev_b: Buffer) -> tuple[Timed, int]:
+        """Time the copy as its mode asks (sync: wall clock; bidir: two streams; async); and bytes moved."""
+        ctx, n, opts = self.ctx, self.size, self.ctx.opts
+        s0, s1 = ctx.streams
+
+        def h2d(stream: cuda.Stream) -> None:
+            cuda.call("cuMemcpyAsync", dev_a.ptr, host_a.ptr, n, stream.handle)
+
+        def d2h(stream: cuda.Stream) -> None:
+            cuda.call("cuMemcpyAsync", host_b.ptr, dev_b.ptr, n, stream.handle)
+
+        if self.mode == "sync":
+            fn = (
+                (lambda: cuda.call("cuMemcpy", dev_a.ptr, host_a.ptr, n))
+                if self.direction == "h2d"
+                else (lambda: cuda.call("cuMemcpy", host_b.ptr, dev_b.ptr, n))
+            )
+            return time_host(fn, iterations=opts.iterations, warmup=opts.warmup, what="cuMemcpy"), n
+        gate = ctx.gate if _gated(self.kind) else None
+        if self.direction != "bidir":
+            op = h2d if self.direction == "h2d" else d2h
+            timed = time_stream(
+                s0,
+                op,
+                iterations=gated_iterations(opts.iterations),
+                warmup=opts.warmup,
+                gate=gate,
+                what="cuMemcpyAsync",
+            )
+            return timed, n
+        with cuda.Event() as fork, cuda.Event() as join:
+
+            def both(stream: cuda.Stream) -> None:
+                fork.record(stream)
+                s1.wait(fork)
+                h2d(stream)
+                d2h(s1)
+                join.record(s1)
+                stream.wait(join)
+
+            timed = time_stream(
+                s0,
+                both,
+                iterations=gated_iterations(opts.iterations, 8),
+                warmup=opts.warmup,
+                gate=gate,
+                what="H2D on one stream and D2H on another, fork/join events",
+            )
+        return timed, 2 * n
 
 
 def reference_results(ctx: CopyContext) -> list[BenchResult]:
@@ -416,6 +419,61 @@ class _Pipeline:
         stream.wait(join)
 
 
+def _overlap_results(
+    params: CopyParams,
+    host_in: Buffer,
+    reference_out: Any,
+    two_out: Any,
+    t_one: Timed,
+    t_two: Timed,
+    parts: tuple[float, float, float],
+    iters: int,
+) -> list[BenchResult]:
+    """The two pipeline results: the serial run, and the two-stream run checked against it."""
+    import numpy as np
+
+    layers, chunk = params.layers or 1, params.chunk_bytes or 0
+    t_h2d, t_k, t_d2h = parts
+    # The pipeline must produce exactly what the serial run produced, and the kernel must
+    # have changed the data (otherwise we timed nothing).
+    mm = memory.first_mismatch(two_out, reference_out)
+    changed = not np.array_equal(reference_out[:chunk], host_in.read_array(chunk))
+    parts_sum = layers * (t_h2d + t_k + t_d2h)
+    total_bytes = 2 * layers * chunk
+    common = {
+        "parts_sum_ms": parts_sum * 1e3,
+        "h2d_ms": t_h2d * 1e3,
+        "compute_ms": t_k * 1e3,
+        "d2h_ms": t_d2h * 1e3,
+        "compute_iters": float(iters),
+    }
+    one = copy_result(
+        "copy_overlap_one_stream",
+        total_bytes,
+        t_one,
+        dataclasses.replace(params, streams=1),
+        verified=changed,
+        mismatch=0,
+        metrics=dict(common),
+        description="N x (H2D -> compute -> D2H) on one stream",
+    )
+    two = copy_result(
+        "copy_overlap_two_streams",
+        total_bytes,
+        t_two,
+        params,
+        verified=mm is None and changed,
+        mismatch=mm if mm is not None else 0,
+        metrics={
+            **common,
+            "speedup_vs_one_stream": t_one.stats.median / t_two.stats.median,
+            "speedup_vs_parts_sum": parts_sum / t_two.stats.median,
+        },
+        description="the same work pipelined over two streams",
+    )
+    return [one, two]
+
+
 def overlap_results(ctx: CopyContext) -> list[BenchResult]:
     """One stream vs a two-stream pipeline of N x (H2D -> compute -> D2H)."""
     import numpy as np
@@ -460,44 +518,9 @@ def overlap_results(ctx: CopyContext) -> list[BenchResult]:
                     what="two streams, layers alternate, fork/join events",
                 )
                 two_out = host_out.read_array()
-            # The pipeline must produce exactly what the serial run produced, and the kernel must
-            # have changed the data (otherwise we timed nothing).
-            mm = memory.first_mismatch(two_out, reference_out)
-            changed = not np.array_equal(reference_out[:chunk], host_in.read_array(chunk))
-            parts_sum = layers * (t_h2d + t_k + t_d2h)
-            total_bytes = 2 * layers * chunk
-            common = {
-                "parts_sum_ms": parts_sum * 1e3,
-                "h2d_ms": t_h2d * 1e3,
-                "compute_ms": t_k * 1e3,
-                "d2h_ms": t_d2h * 1e3,
-                "compute_iters": float(iters),
-            }
-            one = copy_result(
-                "copy_overlap_one_stream",
-                total_bytes,
-                t_one,
-                dataclasses.replace(params, streams=1),
-                verified=changed,
-                mismatch=0,
-                metrics=dict(common),
-                description="N x (H2D -> compute -> D2H) on one stream",
+            return _overlap_results(
+                params, host_in, reference_out, two_out, t_one, t_two, (t_h2d, t_k, t_d2h), iters
             )
-            two = copy_result(
-                "copy_overlap_two_streams",
-                total_bytes,
-                t_two,
-                params,
-                verified=mm is None and changed,
-                mismatch=mm if mm is not None else 0,
-                metrics={
-                    **common,
-                    "speedup_vs_one_stream": t_one.stats.median / t_two.stats.median,
-                    "speedup_vs_parts_sum": parts_sum / t_two.stats.median,
-                },
-                description="the same work pipelined over two streams",
-            )
-            return [one, two]
     finally:
         module.close()
 

@@ -52,47 +52,49 @@ def _batched_copy_op(dsts: list[int], srcs: list[int], sizes: list[int]) -> Call
     return op
 
 
-def _block_row(
-    ctx: CopyContext, host: Buffer, dev: Buffer, kernel: Any, expected: Any, size: int, count: int
-) -> list[BenchResult]:
-    """Every method for one block size (Python and C issued); ratios against the coalesced copy."""
-    opts, s0 = ctx.opts, ctx.streams[0]
+def _measure_method(
+    ctx: CopyContext,
+    dev: Buffer,
+    expected: Any,
+    params: CopyParams,
+    issue: dict,
+    key: str,
+    desc: str,
+    op: Callable,
+    gate: Any,
+) -> BenchResult:
+    """One way of moving the blocks: poisoned, timed, every byte checked; time per block and per call."""
+    count, size = params.blocks or 1, params.block_bytes or 0
     total = count * size
-    params = CopyParams(block_bytes=size, blocks=count, memory=MemoryKind.PINNED, direction=Direction.H2D)
-    drv = cuda.driver()
-    memcpy_async, success = drv.cuMemcpyHtoDAsync, drv.CUresult.CUDA_SUCCESS
-    h, d = host.ptr, dev.ptr
-
-    issue: dict[str, list[float]] = {}  # method key -> host seconds spent issuing, per call of op
-
-    def per_block(stream: cuda.Stream) -> None:
-        # The loop is the measurement: one driver call per block, as an application would make.
-        hs = stream.handle
-        t0 = time.perf_counter()
-        for i in range(count):
-            off = i * size
-            err = memcpy_async(d + off, h + off, size, hs)[0]
-            if err != success:
-                cuda.check((err,), "cuMemcpyHtoDAsync")
-        issue.setdefault("copy_blocks_per_call", []).append(time.perf_counter() - t0)
-
-    c_ops = _c_block_ops(h, d, size, count, issue)
-
-    try:
-        batched: Any = _batched_copy_op(
-            [d + i * size for i in range(count)], [h + i * size for i in range(count)], [size] * count
+    opts, s0 = ctx.opts, ctx.streams[0]
+    dev.fill(POISON, total)
+    iters = gated_iterations(opts.iterations) if gate else max(2, min(opts.iterations, 5))
+    timed = time_stream(s0, op, iterations=iters, warmup=1, gate=gate, what=desc)
+    mm = first_wrong_byte(dev, expected, total)
+    metrics = {"us_per_block": SampleStats.of(timed.seconds).median / count * 1e6}
+    calls = issue.get(key, [])[-iters:]  # the timed iterations, not the warm-up
+    if calls:  # host time spent issuing, per driver call (per_call: count calls; batched: 1)
+        metrics["issue_us_per_call"] = (
+            SampleStats.of(tuple(calls)).median * 1e6 / (count if "per_call" in key else 1)
         )
-    except NotSupported as exc:
-        reason = exc.reason
+    return copy_result(
+        key, total, timed, params, verified=mm is None, mismatch=mm, description=desc, metrics=metrics
+    )
 
-        def batched(stream: cuda.Stream) -> None:
-            raise NotSupported(reason)
 
-    def batched_py(stream: cuda.Stream, op: Callable[[cuda.Stream], None] = batched) -> None:
-        t0 = time.perf_counter()
-        op(stream)
-        issue.setdefault("copy_blocks_batched", []).append(time.perf_counter() - t0)
-
+def _methods(
+    ctx: CopyContext,
+    host: Buffer,
+    dev: Buffer,
+    kernel: Any,
+    size: int,
+    count: int,
+    per_block: Callable,
+    batched_py: Callable,
+    c_ops: tuple,
+) -> tuple:
+    """(key, description, op, gate) of every way the block sweep moves one set of blocks."""
+    d, h, total = dev.ptr, host.ptr, count * size
     kernel_grid = min(count, ctx.gpu.sm_count * 16)
     kernel_args = [
         (d, ctypes.c_void_p),
@@ -128,26 +130,60 @@ def _block_row(
             ctx.gate,
         ),
     )
+    return methods
+
+
+def _block_row(
+    ctx: CopyContext, host: Buffer, dev: Buffer, kernel: Any, expected: Any, size: int, count: int
+) -> list[BenchResult]:
+    """Every method for one block size (Python and C issued); ratios against the coalesced copy."""
+    params = CopyParams(block_bytes=size, blocks=count, memory=MemoryKind.PINNED, direction=Direction.H2D)
+    drv = cuda.driver()
+    memcpy_async, success = drv.cuMemcpyHtoDAsync, drv.CUresult.CUDA_SUCCESS
+    h, d = host.ptr, dev.ptr
+
+    issue: dict[str, list[float]] = {}  # method key -> host seconds spent issuing, per call of op
+
+    def per_block(stream: cuda.Stream) -> None:
+        # The loop is the measurement: one driver call per block, as an application would make.
+        hs = stream.handle
+        t0 = time.perf_counter()
+        for i in range(count):
+            off = i * size
+            err = memcpy_async(d + off, h + off, size, hs)[0]
+            if err != success:
+                cuda.check((err,), "cuMemcpyHtoDAsync")
+        issue.setdefault("copy_blocks_per_call", []).append(time.perf_counter() - t0)
+
+    c_ops = _c_block_ops(h, d, size, count, issue)
+
+    try:
+        batched: Any = _batched_copy_op(
+            [d + i * size for i in range(count)], [h + i * size for i in range(count)], [size] * count
+        )
+    except NotSupported as exc:
+        reason = exc.reason
+
+        def batched(stream: cuda.Stream) -> None:
+            raise NotSupported(reason)
+
+    def batched_py(stream: cuda.Stream, op: Callable[[cuda.Stream], None] = batched) -> None:
+        t0 = time.perf_counter()
+        op(stream)
+        issue.setdefault("copy_blocks_batched", []).append(time.perf_counter() - t0)
+
+    methods = _methods(ctx, host, dev, kernel, size, count, per_block, batched_py, c_ops)
     row: list[BenchResult] = []
     for key, desc, op, gate in methods:
-
-        def case(key: str = key, desc: str = desc, op: Callable = op, gate: Any = gate) -> BenchResult:
-            dev.fill(POISON, total)
-            iters = gated_iterations(opts.iterations) if gate else max(2, min(opts.iterations, 5))
-            timed = time_stream(s0, op, iterations=iters, warmup=1, gate=gate, what=desc)
-            mm = first_wrong_byte(dev, expected, total)
-            per_block_us = SampleStats.of(timed.seconds).median / count * 1e6
-            metrics = {"us_per_block": per_block_us}
-            calls = issue.get(key, [])[-iters:]  # the timed iterations, not the warm-up
-            if calls:  # host time spent issuing, per driver call (per_call: count calls; batched: 1)
-                metrics["issue_us_per_call"] = (
-                    SampleStats.of(tuple(calls)).median * 1e6 / (count if "per_call" in key else 1)
-                )
-            return copy_result(
-                key, total, timed, params, verified=mm is None, mismatch=mm, description=desc, metrics=metrics
+        row.extend(
+            run_case(
+                key,
+                lambda k=key, de=desc, o=op, g=gate: _measure_method(
+                    ctx, dev, expected, params, issue, k, de, o, g
+                ),
+                params=params,
             )
-
-        row.extend(run_case(key, case, params=params))
+        )
     coalesced = next((r.value for r in row if r.key == "copy_blocks_coalesced" and r.value), None)
     return [
         with_metrics(r, ratio_to_coalesced=r.value / coalesced) if coalesced and r.value else r for r in row
