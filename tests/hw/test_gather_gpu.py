@@ -100,7 +100,7 @@ def test_whole_line_records_are_gathered_and_modelled():
     # test asserts only a verified gather and a model ceiling for whole lines.
     for r in _by_kernel(run.results).values():
         assert r.status is Status.OK and r.verified, r.params.kernel
-        assert 0.0 < r.metrics.ratio_to_ce and 0.9 < r.metrics.ceiling_ratio_to_ce < 0.95, r.params.kernel
+        assert 0.0 < r.metrics.ratio_to_ce and 0.85 < r.metrics.ceiling_ratio_to_ce < 0.95, r.params.kernel
 
 
 def test_sm_limit_uses_that_many_sms_and_sm_sweep_finds_the_budget():
