@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Optional, Union
 
 from gdrdiag.fleet_metrics import METRIC_NAMES
-from gdrdiag.node_record import NodeRecordHead, Skipped, load_records
+from gdrdiag.node_record import NodeFinding, NodeRecordHead, Skipped, load_records
 
 Z_CONSTANT = 0.6745
 _SEVERITY_RANK = {"FAIL": 0, "WARN": 1, "INFO": 2}
@@ -145,15 +145,8 @@ class MetricScore:
     problem: str = ""  # "" | "low" | "below baseline" | "missing: <reason>"
 
 
-@dataclass(frozen=True)
-class Cause:
-    """The leading diagnosed cause of a flagged node (a finding the group majority lacks)."""
-
-    code: str
-    severity: str
-    title: str
-    subject: str = ""
-    origin: str = "machine"
+# The leading diagnosed cause of a flagged node is one of its own findings (one the group majority lacks).
+Cause = NodeFinding
 
 
 @dataclass(frozen=True)
@@ -389,7 +382,7 @@ def _verdict(r: NodeRecordHead, g: _Group, options: FleetOptions) -> NodeVerdict
         own.sort(key=lambda f: (f.origin != "machine", _SEVERITY_RANK.get(f.severity, 3)))
         if own:
             f = own[0]
-            cause = Cause(code=f.code, severity=f.severity, title=f.title, subject=f.subject, origin=f.origin)
+            cause = f
         differing = tuple(_differing(r, g.majority_facts))
     worst = _worst(scores)
     return NodeVerdict(
