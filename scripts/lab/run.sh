@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The QEMU lab: boot the Debian 12 guest image, run one plan inside, return the plan's exit status.
 #
-# Usage: scripts/lab/run.sh PLAN [PLAN...]     PLAN: verbs | pcie | twohost | rdma | smoke
+# Usage: scripts/lab/run.sh PLAN [PLAN...]     PLAN: verbs | pcie | twohost | rdma | native | smoke
 #
 # Per plan: build (or reuse) the image (image.sh), boot it with qemu-system-x86_64 straight from
 # the Debian kernel and initrd, root image read-only (snapshot=on: the guest's writes go to a
@@ -26,9 +26,9 @@ src=${LAB_SRC:-$repo}
 # shellcheck source=lib.sh
 . "$here/lib.sh"
 
-[ $# -ge 1 ] || { echo "usage: scripts/lab/run.sh PLAN [PLAN...] (verbs | pcie | twohost | rdma | smoke)" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: scripts/lab/run.sh PLAN [PLAN...] (verbs | pcie | twohost | rdma | native | smoke)" >&2; exit 2; }
 for plan in "$@"; do
-    case $plan in verbs | pcie | twohost | rdma | smoke) ;; *) echo "run.sh: unknown plan '$plan' (verbs | pcie | twohost | rdma | smoke)" >&2; exit 2 ;; esac
+    case $plan in verbs | pcie | twohost | rdma | native | smoke) ;; *) echo "run.sh: unknown plan '$plan' (verbs | pcie | twohost | rdma | native | smoke)" >&2; exit 2 ;; esac
 done
 [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (apt-get, debootstrap, chroot)" >&2; exit 2; }
 
