@@ -172,8 +172,8 @@ def build(machine_dir: str, results: list[BenchResult], command: str) -> Report:
     return dataclasses.replace(rep, findings=tuple(diagnose(rep)))
 
 
-def main() -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
+def build_all() -> dict[str, Report]:
+    """The saved-Report fixtures by file name, built now from the machine fixtures (schema 2)."""
     bare = build(
         "c_baremetal_hgx_h100_cx7",
         copy_results(55.3, 15.2)
@@ -210,7 +210,12 @@ def main() -> None:
         ),
         "gdrdiag report -o vm_guest_kvm.json (fixture)",
     )
-    for name, rep in (("baremetal_hgx.json", bare), ("vm_guest_kvm.json", vm)):
+    return {"baremetal_hgx.json": bare, "vm_guest_kvm.json": vm}
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name, rep in build_all().items():
         (OUT / name).write_text(rep.to_json() + "\n")
         print(f"wrote {OUT / name}: {len(rep.results)} results, {len(rep.findings)} findings")
 

@@ -223,3 +223,24 @@ def test_every_v1_report_loads_and_diagnoses_as_before(path):
     assert [to_jsonable(f) for f in diagnose(report)] == expected
     again = Report.from_json(report.to_json())
     assert again == report
+
+
+def test_saved_v1_reports_equal_the_same_reports_built_as_v2():
+    """The v1 reader is exact: each saved v1 fixture equals the Report the fixture script builds today
+    (schema 2), result for result, and diagnoses the same."""
+    import importlib.util
+
+    from gdrdiag.diagnose import diagnose
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "make_fixture_reports.py"
+    spec = importlib.util.spec_from_file_location("make_fixture_reports", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for name, built in mod.build_all().items():
+        saved = Report.from_json((REPORTS / name).read_text())
+        assert [(r.key, r.params, r.metrics, r.settings, r.samples) for r in saved.results] == [
+            (r.key, r.params, r.metrics, r.settings, r.samples) for r in built.results
+        ], name
+        assert [(f.code, f.severity, f.subject) for f in diagnose(saved)] == [
+            (f.code, f.severity, f.subject) for f in diagnose(built)
+        ], name
