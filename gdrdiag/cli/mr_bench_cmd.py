@@ -114,7 +114,10 @@ def mr_bench(
     ),
     tcp_port: int = typer.Option(18515, "--port", "-p", help="TCP port of the QP exchange."),
     timeout: float = typer.Option(
-        10.0, "--timeout", help="Seconds without a completion or peer message before giving up."
+        10.0,
+        "--timeout",
+        help="Seconds without a completion or peer message before giving up (--connect: also how long "
+        "a refused connection is retried while the server starts).",
     ),
     accept_timeout: float = typer.Option(
         60.0, "--accept-timeout", help="--server: seconds to wait for the client."
@@ -270,7 +273,8 @@ def _run(
                 cfg, port=tcp_port, bind=bind, accept_timeout_s=accept_timeout, progress=progress
             )
         if connect:
-            return mrb.run_client(cfg, connect, port=tcp_port, progress=progress)
+            # A server that is still starting refuses the connection: keep trying for --timeout seconds.
+            return mrb.run_client(cfg, connect, port=tcp_port, retry_s=cfg.timeout_s, progress=progress)
         return mrb.run(cfg, mode=mode.name, progress=progress)
     except NotSupported as exc:
         if cfg.provider in ("pyverbs", "native") and exc.reason.startswith("no RDMA devices"):

@@ -168,3 +168,21 @@ def test_ctrl_c_exits_130_and_releases(monkeypatch):
     assert res.exit_code == 130
     assert "interrupted" in res.output
     # no_leaks: every soft QP, MR, CQ, PD and device was released on the way out.
+
+
+def test_the_client_retries_a_refused_connection_for_timeout_seconds(monkeypatch):
+    """A server still starting refuses connections (seen in the QEMU lab): --connect keeps trying."""
+    from gdrdiag.bench import mr
+
+    seen = {}
+
+    def fake_client(cfg, host, **kw):
+        seen.update(kw, host=host)
+        return []
+
+    monkeypatch.setattr(mr, "run_client", fake_client)
+    runner.invoke(
+        app,
+        ["mr-bench", "--provider", "pyverbs", "--connect", "10.0.2.15", "--timeout", "7", "-m", "pageable"],
+    )
+    assert seen["host"] == "10.0.2.15" and seen["retry_s"] == 7.0
