@@ -33,7 +33,7 @@
 
 #include <infiniband/verbs.h>
 
-#define GD_ABI_VERSION 1
+#define GD_ABI_VERSION 2
 
 /* Our own codes, above every errno value. */
 #define GD_ECOMPLETION 1001 /* a work completion carried an error status (see result->bad_wc) */
@@ -531,7 +531,7 @@ int gd_poll_cq(void *cq, int max, struct gd_wc *out, int *got, char *err, size_t
 
 int gd_create_qp(void *pd, void *scq, void *rcq, uint32_t max_send_wr, uint32_t max_recv_wr,
 		 uint32_t max_inline, void **out, uint32_t *qp_num, uint32_t *inline_granted,
-		 char *err, size_t errlen)
+		 uint32_t *send_granted, char *err, size_t errlen)
 {
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp *qp;
@@ -555,6 +555,9 @@ int gd_create_qp(void *pd, void *scq, void *rcq, uint32_t max_send_wr, uint32_t 
 	}
 	/* ibv_create_qp(3): cap is updated with the values actually granted. */
 	*inline_granted = ia.cap.max_inline_data;
+	/* The send queue may hold more than asked: rxe makes its queues a power of two minus one,
+	 * so 16 becomes 31 (drivers/infiniband/sw/rxe/rxe_queue.c). */
+	*send_granted = ia.cap.max_send_wr;
 	*qp_num = qp->qp_num;
 	*out = qp;
 	return 0;

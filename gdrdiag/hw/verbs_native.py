@@ -256,7 +256,7 @@ class NativeQP(v.QP):
         self._lib, self._dev = pd._lib, dev
         if not 1 <= max_send_wr <= dev._info.max_qp_wr:
             raise UserInputError(f"max_send_wr {max_send_wr} outside 1..{dev._info.max_qp_wr} (device limit)")
-        h, qpn, inline = ctypes.c_void_p(), ctypes.c_uint32(), ctypes.c_uint32()
+        h, qpn, inline, granted = ctypes.c_void_p(), ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint32()
         call_c(
             self._lib.gd_create_qp,
             pd._h,
@@ -268,6 +268,7 @@ class NativeQP(v.QP):
             ctypes.byref(h),
             ctypes.byref(qpn),
             ctypes.byref(inline),
+            ctypes.byref(granted),
             call="ibv_create_qp",
             what=f"RC, max_send_wr {max_send_wr}",
         )
@@ -280,7 +281,8 @@ class NativeQP(v.QP):
         self.inline = int(inline.value)
         self.psn = int.from_bytes(os.urandom(3), "little")
         self.state = QpState.RESET
-        self.max_send_wr = max_send_wr
+        # What the device granted (ibv_create_qp updates cap), which may exceed what was asked.
+        self.max_send_wr = max(max_send_wr, int(granted.value))
 
     def info(self) -> v.QpInfo:
         pi = self._dev.port_info()

@@ -19,7 +19,7 @@ from gdrdiag.errors import GdrdiagError, HardwareError, NotSupported, UserInputE
 from gdrdiag.hw import verbs as v
 from gdrdiag.hw import verbs_pyverbs
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 
 LIB_NAME = "libgdr_verbs.so"
@@ -203,7 +203,7 @@ _SIGNATURES: dict[str, list] = {
     "gd_create_cq": [_P, ctypes.c_int, _PP],
     "gd_destroy_cq": [_P],
     "gd_poll_cq": [_P, ctypes.c_int, ctypes.POINTER(Wc), ctypes.POINTER(ctypes.c_int)],
-    "gd_create_qp": [_P, _P, _P, _U32, _U32, _U32, _PP, _PU32, _PU32],
+    "gd_create_qp": [_P, _P, _P, _U32, _U32, _U32, _PP, _PU32, _PU32, _PU32],
     "gd_destroy_qp": [_P],
     "gd_qp_init": [_P, ctypes.c_int, ctypes.c_int],
     "gd_qp_rtr": [_P, ctypes.c_int, ctypes.c_int, _U32, _U32, _U32, _U32, ctypes.c_char_p],

@@ -343,7 +343,12 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	f->q.qp_num = next_qpn++;
 	f->q.state = IBV_QPS_RESET;
 	f->q.qp_type = IBV_QPT_RC;
-	f->max_send = (int)a->cap.max_send_wr;
+	/* Like rxe (drivers/infiniband/sw/rxe/rxe_queue.c): the send queue is a power of two minus one
+	 * that holds what was asked, and cap reports what was granted. */
+	f->max_send = 1;
+	while (f->max_send < (int)a->cap.max_send_wr)
+		f->max_send = f->max_send * 2 + 1;
+	a->cap.max_send_wr = (uint32_t)f->max_send;
 	f->max_recv = (int)a->cap.max_recv_wr;
 	f->max_inline = a->cap.max_inline_data > 256 ? 256 : (int)a->cap.max_inline_data;
 	a->cap.max_inline_data = (uint32_t)f->max_inline;
