@@ -556,8 +556,18 @@ int gd_create_qp(void *pd, void *scq, void *rcq, uint32_t max_send_wr, uint32_t 
 	/* ibv_create_qp(3): cap is updated with the values actually granted. */
 	*inline_granted = ia.cap.max_inline_data;
 	/* The send queue may hold more than asked: rxe makes its queues a power of two minus one,
-	 * so 16 becomes 31 (drivers/infiniband/sw/rxe/rxe_queue.c). */
+	 * so 16 becomes 31 (drivers/infiniband/sw/rxe/rxe_queue.c), and ibv_create_qp's cap does not
+	 * always say so; ibv_query_qp(IBV_QP_CAP) reports what the QP holds (seen on rxe in the lab). */
 	*send_granted = ia.cap.max_send_wr;
+	{
+		struct ibv_qp_attr qa;
+		struct ibv_qp_init_attr qi;
+
+		memset(&qa, 0, sizeof(qa));
+		memset(&qi, 0, sizeof(qi));
+		if (ibv_query_qp(qp, &qa, IBV_QP_CAP, &qi) == 0 && qa.cap.max_send_wr > *send_granted)
+			*send_granted = qa.cap.max_send_wr;
+	}
 	*qp_num = qp->qp_num;
 	*out = qp;
 	return 0;

@@ -344,11 +344,10 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	f->q.state = IBV_QPS_RESET;
 	f->q.qp_type = IBV_QPT_RC;
 	/* Like rxe (drivers/infiniband/sw/rxe/rxe_queue.c): the send queue is a power of two minus one
-	 * that holds what was asked, and cap reports what was granted. */
+	 * that holds what was asked; as seen on rxe, only ibv_query_qp reports what was granted. */
 	f->max_send = 1;
 	while (f->max_send < (int)a->cap.max_send_wr)
 		f->max_send = f->max_send * 2 + 1;
-	a->cap.max_send_wr = (uint32_t)f->max_send;
 	f->max_recv = (int)a->cap.max_recv_wr;
 	f->max_inline = a->cap.max_inline_data > 256 ? 256 : (int)a->cap.max_inline_data;
 	a->cap.max_inline_data = (uint32_t)f->max_inline;
@@ -359,6 +358,21 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 		((struct fcq *)a->recv_cq)->qps++;
 	live_qp++;
 	return &f->q;
+}
+
+int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init)
+{
+	struct fqp *f = (struct fqp *)qp;
+
+	(void)mask;
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	attr->qp_state = qp->state;
+	attr->cap.max_send_wr = (uint32_t)f->max_send;
+	attr->cap.max_recv_wr = (uint32_t)f->max_recv;
+	attr->cap.max_inline_data = (uint32_t)f->max_inline;
+	init->cap = attr->cap;
+	return 0;
 }
 
 int ibv_destroy_qp(struct ibv_qp *qp)
