@@ -11,42 +11,8 @@ import dataclasses
 from typing import Sequence
 
 from gdrdiag.bench import rdma_math
-from gdrdiag.bench.mr_config import (  # noqa: F401 - mr-bench's public names, re-exported
-    DEFAULT_ACCESS,
-    POISON,
-    REG_PATHS,
-    SOFT_NOTE,
-    SWEEP_SIZES,
-    MrBenchConfig,
-    ProgressFn,
-    case_key,
-    landing,
-    matrix_config,
-)
-from gdrdiag.bench.mr_setup import (  # noqa: F401 - re-exported
-    Endpoints,
-    GpuScope,
-    Region,
-    alloc_for_sweep,
-    allocate_region,
-    base_params,
-    bw_method,
-    bw_result,
-    checked_result,
-    describe,
-    fill_sources,
-    lane_of_lists,
-    loopback_regions,
-    needs_gpu,
-    ok_status,
-    register_region,
-    reregister,
-    run_settings_of,
-    verify,
-    wire_loopback,
-    write_wrs,
-)
-from gdrdiag.bench.mr_twohost import run_client, serve  # noqa: F401 - re-exported
+from gdrdiag.bench.mr_config import DEFAULT_ACCESS, SOFT_NOTE, MrBenchConfig, ProgressFn
+from gdrdiag.bench.mr_setup import Endpoints, GpuScope, allocate_region, ok_status, wire_loopback, write_wrs
 from gdrdiag.bench.rdma_loop import build_lanes, run_bw
 from gdrdiag.hw.memory import MemoryKind
 from gdrdiag.model.params import MrMetrics, MrParams, RunSettings

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import threading
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from gdrdiag.errors import HardwareError, NotSupported, UserInputError
-from gdrdiag.hw.verbs_native_lib import native_dir
+from gdrdiag.hw.native_lib import CachedLoad, Loaded, declare, open_library
 
 ABI_VERSION = 1
 LIB_NAME = "libgdr_copy.so"
@@ -63,47 +62,29 @@ _SIGNATURES: dict[str, list] = {
     "gc_batch": [_U64, _U64, _U64, _U64, _U64, _U64, ctypes.c_int, ctypes.POINTER(CopyResult)],
 }
 
-_lock = threading.Lock()
-_loaded: Optional[tuple[Optional[ctypes.CDLL], str]] = None
 
-
-def _load() -> tuple[Optional[ctypes.CDLL], str]:
-    path = native_dir() / LIB_NAME
-    if not path.exists():
-        status = path.with_suffix(".status")
-        why = (
-            status.read_text().strip()
-            if status.exists()
-            else "run scripts/setup.sh (or scripts/build_native.sh)"
-        )
-        return None, f"C copy loop unavailable: {path.name} not built: {why}"
+def _load() -> Loaded:
+    lib, why = open_library(LIB_NAME, "C copy loop", "gc_abi_version", ABI_VERSION)
+    if lib is None:
+        return None, why
     try:
-        lib = ctypes.CDLL(str(path))
-        lib.gc_abi_version.restype = ctypes.c_int
-        if lib.gc_abi_version() != ABI_VERSION:
-            return None, f"C copy loop unavailable: {path.name} has another ABI (re-run scripts/setup.sh)"
-        for name, args in _SIGNATURES.items():
-            fn = getattr(lib, name)
-            fn.argtypes = args + _ERR
-            fn.restype = ctypes.c_int
-    except (OSError, AttributeError) as exc:
-        return None, f"C copy loop unavailable: cannot load {path} ({exc})"
-    return lib, f"C copy loop: {path}"
+        declare(lib, _SIGNATURES, _ERR)
+    except AttributeError as exc:
+        return None, f"C copy loop unavailable: {LIB_NAME} lacks a symbol ({exc}); re-run set-up"
+    return lib, why
 
 
-def availability() -> tuple[Optional[ctypes.CDLL], str]:
+_cached = CachedLoad(_load)
+
+
+def availability() -> Loaded:
     """(the library or None, one-line reason), cached per process."""
-    global _loaded
-    with _lock:
-        if _loaded is None:
-            _loaded = _load()
-        return _loaded
+    return _cached.get()
 
 
 def _reset_for_tests() -> None:
-    global _loaded
-    with _lock:
-        _loaded = None
+    """Forget the cached load (tests point GDRDIAG_NATIVE_DIR elsewhere)."""
+    _cached.forget()
 
 
 def driver() -> tuple[ctypes.CDLL, int]:

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import os
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 from gdrdiag.errors import GdrdiagError, HardwareError, NotSupported, UserInputError
 from gdrdiag.hw import verbs as v
 from gdrdiag.hw import verbs_pyverbs
+from gdrdiag.hw.native_lib import CachedLoad, Loaded, declare, open_library
 
 ABI_VERSION = 2
 
@@ -52,12 +51,6 @@ MAX_SAMPLES = 1 << 20
 _U32 = ctypes.c_uint32
 _U64 = ctypes.c_uint64
 _PU32 = ctypes.POINTER(ctypes.c_uint32)
-
-
-def native_dir() -> Path:
-    """Where set-up puts the C libraries (``GDRDIAG_NATIVE_DIR`` overrides, for tests)."""
-    env = os.environ.get("GDRDIAG_NATIVE_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "build" / "native"
 
 
 class DevInfo(ctypes.Structure):
@@ -240,38 +233,12 @@ _SIGNATURES: dict[str, list] = {
 _STRUCTS = (DevInfo, Wc, Wr, LaneC, BwParams, Sample, BwResult)
 
 
-_lock = threading.Lock()
-
-
-_loaded: Optional[tuple[Optional[ctypes.CDLL], str]] = None
-
-
-def _load() -> tuple[Optional[ctypes.CDLL], str]:
-    path = native_dir() / LIB_NAME
-    if not path.exists():
-        status = path.with_suffix(".status")
-        why = (
-            status.read_text().strip()
-            if status.exists()
-            else "run scripts/setup.sh (or scripts/build_native.sh)"
-        )
-        return None, f"native provider unavailable: {path.name} not built: {why}"
+def _load() -> Loaded:
+    lib, why = open_library(LIB_NAME, "native provider", "gd_abi_version", ABI_VERSION)
+    if lib is None:
+        return None, why
     try:
-        lib = ctypes.CDLL(str(path))
-    except OSError as exc:
-        return None, f"native provider unavailable: cannot load {path} ({exc})"
-    try:
-        lib.gd_abi_version.restype = ctypes.c_int
-        abi = lib.gd_abi_version()
-        if abi != ABI_VERSION:
-            return None, (
-                f"native provider unavailable: {path.name} has ABI {abi}, this gdrdiag needs "
-                f"{ABI_VERSION} (re-run scripts/setup.sh)"
-            )
-        for name, args in _SIGNATURES.items():
-            fn = getattr(lib, name)
-            fn.argtypes = args + _ERR
-            fn.restype = ctypes.c_int
+        declare(lib, _SIGNATURES, _ERR)
         lib.gd_wrlist_free.argtypes = [_P]
         lib.gd_wrlist_free.restype = None
         lib.gd_struct_size.argtypes = [ctypes.c_int]
@@ -279,28 +246,25 @@ def _load() -> tuple[Optional[ctypes.CDLL], str]:
         for i, st in enumerate(_STRUCTS):
             if lib.gd_struct_size(i) != ctypes.sizeof(st):
                 return None, (
-                    f"native provider unavailable: {path.name}'s struct {st.__name__} is "
+                    f"native provider unavailable: {LIB_NAME}'s struct {st.__name__} is "
                     f"{lib.gd_struct_size(i)} bytes, this gdrdiag expects {ctypes.sizeof(st)} (re-run set-up)"
                 )
     except AttributeError as exc:
-        return None, f"native provider unavailable: {path.name} lacks a symbol ({exc}); re-run set-up"
-    return lib, f"native provider: {path}"
+        return None, f"native provider unavailable: {LIB_NAME} lacks a symbol ({exc}); re-run set-up"
+    return lib, why
 
 
-def availability() -> tuple[Optional[ctypes.CDLL], str]:
+_cached = CachedLoad(_load)
+
+
+def availability() -> Loaded:
     """(the loaded library, or None, and a one-line reason), cached per process."""
-    global _loaded
-    with _lock:
-        if _loaded is None:
-            _loaded = _load()
-        return _loaded
+    return _cached.get()
 
 
 def _reset_for_tests() -> None:
     """Forget the cached load (tests point GDRDIAG_NATIVE_DIR elsewhere)."""
-    global _loaded
-    with _lock:
-        _loaded = None
+    _cached.forget()
 
 
 def lib() -> ctypes.CDLL:
