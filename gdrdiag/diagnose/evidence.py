@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
+from gdrdiag.diagnose._common import per_results
 from gdrdiag.diagnose.thresholds import GPU_VS_HOST_SLOW
 from gdrdiag.model.params import ImportedParams, MrParams
 from gdrdiag.model.results import BenchResult, Status
@@ -82,6 +83,7 @@ def _imported_row(r: BenchResult) -> Optional[WriteRow]:
     )
 
 
+@per_results
 def write_rows(results: Iterable[BenchResult]) -> list[WriteRow]:
     """Every OK RDMA bandwidth row, GPU or host landing, as a ``WriteRow``.
 

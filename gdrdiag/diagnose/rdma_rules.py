@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
 from gdrdiag.diagnose import thresholds
+from gdrdiag.diagnose._common import per_results
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import identity_items
 from gdrdiag.model.results import BenchResult, Status
@@ -206,6 +207,7 @@ def host_reference(results: Sequence[BenchResult], size: object = None) -> Optio
     return None
 
 
+@per_results
 def ro_pairs(results: Sequence[BenchResult]) -> list[RoPair]:
     """Match RO off/on results of the same case and params; classify each pair."""
     by_id: dict[tuple, dict[bool, BenchResult]] = {}
@@ -372,7 +374,10 @@ def ro_findings(results: Sequence[BenchResult]) -> list[Finding]:
 
 def gdr_findings(results: Sequence[BenchResult]) -> list[Finding]:
     """GDR-* findings from the memory-kind matrix (device vs host, managed, dma-buf vs peermem)."""
-    real = [r for r in results if r.provider != "soft"]
+    # The same tuple when nothing is soft, so ro_pairs' remembered answer is reused (per_results).
+    real = results
+    if any(r.provider == "soft" for r in results):
+        real = tuple(r for r in results if r.provider != "soft")
     rows = interpret_matrix(real)
     out = [f for row in rows for f in _matrix_row_findings(row, real)]
     out.extend(_paths_differ(rows))
@@ -481,4 +486,4 @@ def rdma_findings(results: Sequence[BenchResult]) -> list[Finding]:
 
 def report_rule(report: "Report") -> list[Finding]:
     """Adapter for :func:`gdrdiag.diagnose.register`: the rules over ``report.results``."""
-    return rdma_findings(list(report.results))
+    return rdma_findings(report.results)
