@@ -40,6 +40,8 @@ if [ "$why" != ok ] && command -v cc >/dev/null 2>&1; then
     why=$(python3 -c 'from gdrdiag.hw import verbs_native as n; l, w = n.availability(); print("ok" if l else w)')
 fi
 echo "native library: $why" | tee "$OUT/native-library.txt"
+# Without the library this check has nothing to judge: say so and fail (it used to pass).
+[ "$why" = ok ] || fail=1
 
 gid=${GID:-$(python3 - "$DEV" <<'PY'
 import sys

@@ -191,6 +191,14 @@ boot_twohost() {
     [ $rc_s = 0 ] && [ $rc_c = 0 ]
 }
 
+# The native plan measures the C provider: the guest has no compiler, so the library comes from
+# the tree's build/native (what set-up builds). Build it here when it is missing (a fresh clone).
+for plan in "$@"; do
+    if [ "$plan" = native ] && [ ! -f "$src/build/native/libgdr_verbs.so" ]; then
+        step build-native bash "$src/scripts/build_native.sh" || true
+    fi
+done
+
 status=0
 for plan in "$@"; do
     if [ "$plan" = twohost ]; then
