@@ -1,5 +1,5 @@
-"""``python -m gdrdiag`` runs the command-line interface."""
+"""``python -m gdrdiag`` runs the command-line interface (through the same entry as the script)."""
 
-from gdrdiag.cli import main
+from gdrdiag.entry import main
 
 main()
