@@ -83,6 +83,14 @@ class GatherSession:
         table_bytes = max(max(lay.table_bytes, lay.nbytes + TABLE_PAD) for lay in layouts)
         dst_bytes = max(lay.records * lay.dst_stride for lay in layouts)
         idx_bytes = 4 * max(lay.records for lay in layouts)
+        count_bytes = 4 * max(round_up(lay.slots, 64) + -(-lay.slots // 1024) for lay in layouts)
+        ce_bytes = max(lay.nbytes for lay in layouts)
+        # Everything this run needs, checked together before anything is allocated.
+        self.memory.check_fits(
+            dst_bytes + 4 * idx_bytes + count_bytes + (ce_bytes if self.config.paired_ce else 0),
+            table_bytes,
+            self.gpu,
+        )
         if self.dst is None or self.dst.size < dst_bytes:
             if self.dst is not None:
                 self.dst.close()
@@ -96,11 +104,9 @@ class GatherSession:
                 self.stack.enter_context(self.memory.allocate("device", idx_bytes, gpu=self.gpu))
                 for _ in range(4)
             )
-        # counts per slot, then one total per 1024-slot tile (the sort-first kernel's scan)
-        count_bytes = 4 * max(round_up(lay.slots, 64) + -(-lay.slots // 1024) for lay in layouts)
-        # The paired CE copies (GatherConfig.paired_ce) land in their own buffer, so the gather's
-        # destination keeps its poison and records for verification.
-        ce_bytes = max(lay.nbytes for lay in layouts)
+        # counts per slot, then one total per 1024-slot tile (the sort-first kernel's scan): count_bytes.
+        # The paired CE copies (GatherConfig.paired_ce) land in their own buffer (ce_bytes), so the
+        # gather's destination keeps its poison and records for verification.
         if self.config.paired_ce and (getattr(self, "ce_dst", None) is None or self.ce_dst.size < ce_bytes):
             self.ce_dst = self.stack.enter_context(self.memory.allocate("device", ce_bytes, gpu=self.gpu))
         if getattr(self, "counts", None) is None or self.counts.size < count_bytes:

@@ -59,6 +59,30 @@ def host_available_bytes() -> int:
     return os.sysconf("SC_AVPHYS_PAGES") * HOST_PAGE
 
 
+def check_fits(device_bytes: int, host_bytes: int, gpu: Optional[cuda.GpuContext]) -> None:
+    """Refuse a run whose buffers *together* exceed what is free, before any is allocated.
+
+    Each Buffer checks its own size, but a run allocates several: checked one at a time, the
+    first ones are allocated (and a pinned table filled) before a later one fails, which on an
+    80-GB GPU beside 128 GiB of host memory took minutes and ended in the OOM killer (issue 12).
+    Pinned memory from cuMemHostAlloc is not charged to RLIMIT_MEMLOCK (the driver pins it
+    itself), so available physical memory is the host limit here; ibv_reg_mr's memlock limit is
+    checked where memory regions are registered (hw/verbs_pyverbs.py).
+    """
+    if device_bytes > 0 and gpu is not None:
+        free, _total = gpu.free_memory()
+        if device_bytes > free:
+            raise UserInputError(
+                f"this run needs {device_bytes} bytes of device memory but only {free} are free on "
+                f"GPU {gpu.ordinal}: use fewer records or a smaller record size"
+            )
+    if host_bytes > 0 and host_bytes > host_available_bytes():
+        raise UserInputError(
+            f"this run needs {host_bytes} bytes of pinned host memory but only "
+            f"{host_available_bytes()} are available: use fewer slots or a smaller record size"
+        )
+
+
 def _align_up(value: int, alignment: int) -> int:
     return (value + alignment - 1) // alignment * alignment
 

@@ -158,7 +158,7 @@ def test_too_large_for_the_device_is_a_user_error_and_leaks_nothing():
         total = gpu.free_memory()[1]
     records = total // 4096 + 1024  # destination larger than the whole GPU
     lay = gather.Layout(record_bytes=4096, stride=4096, slots=16, records=int(records))
-    with pytest.raises(UserInputError):
+    with pytest.raises(UserInputError, match="this run needs"):  # the preflight, before any allocation
         _run(lay, kernels=("warp",))
     assert _free() > free_before - (64 << 20)
 
