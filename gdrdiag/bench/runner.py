@@ -5,17 +5,55 @@ becomes WAIVED with its reason; a ``GdrdiagError`` or any other exception become
 the message, so one broken case never hides the others. ``UserInputError`` and Ctrl-C are
 not cases' business: they propagate so the CLI can stop with the right exit code, after the
 cases' own context managers have released their resources.
+
+Every result that comes out of ``run_case`` is also noted in the innermost active
+``keep_partial()`` block, so a command stopped by Ctrl-C can still write and show what was
+measured before it (issue 12: the points already measured were lost).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional, Union
+import contextlib
+import contextvars
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, Optional, Union
 
 from gdrdiag.errors import NotSupported, UserInputError
 from gdrdiag.model.results import BenchResult
 
 CaseOutput = Union[BenchResult, list]
 ProgressFn = Optional[Callable[[str], None]]
+
+
+@dataclass
+class PartialResults:
+    """The results produced so far inside one ``keep_partial()`` block, each once, in order."""
+
+    results: list[BenchResult] = field(default_factory=list)
+    _seen: set[int] = field(default_factory=set, repr=False)
+
+    def add(self, results: Iterable[BenchResult]) -> None:
+        """Note results; one already noted (a bench's list passed up by an outer case) is skipped."""
+        for r in results:
+            if id(r) not in self._seen:  # the list holds r, so its id stays unique
+                self._seen.add(id(r))
+                self.results.append(r)
+
+
+_ACTIVE: contextvars.ContextVar[Optional[PartialResults]] = contextvars.ContextVar(
+    "gdrdiag_partial", default=None
+)
+
+
+@contextlib.contextmanager
+def keep_partial() -> Iterator[PartialResults]:
+    """Collect every result ``run_case`` returns in this block (for a Ctrl-C part way through)."""
+    partial = PartialResults()
+    token = _ACTIVE.set(partial)
+    try:
+        yield partial
+    finally:
+        _ACTIVE.reset(token)
 
 
 def run_case(key: str, case: Callable[[], CaseOutput], **result_fields) -> list[BenchResult]:
@@ -25,10 +63,15 @@ def run_case(key: str, case: Callable[[], CaseOutput], **result_fields) -> list[
     except (UserInputError, KeyboardInterrupt):
         raise
     except NotSupported as exc:
-        return [BenchResult.waived(key, exc.reason, **result_fields)]
+        results = [BenchResult.waived(key, exc.reason, **result_fields)]
     except Exception as exc:  # noqa: BLE001 - isolate the failure into the result
-        return [BenchResult.error(key, f"{type(exc).__name__}: {exc}", **result_fields)]
-    return list(out) if isinstance(out, list) else [out]
+        results = [BenchResult.error(key, f"{type(exc).__name__}: {exc}", **result_fields)]
+    else:
+        results = list(out) if isinstance(out, list) else [out]
+    partial = _ACTIVE.get()
+    if partial is not None:
+        partial.add(results)
+    return results
 
 
 def run_cases(
