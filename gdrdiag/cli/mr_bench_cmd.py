@@ -96,7 +96,7 @@ def mr_bench(
     ),
     post_list: int = typer.Option(1, "--post-list", "-l", help="WRs per ibv_post_send."),
     cq_mod: Optional[int] = typer.Option(
-        None, "--cq-mod", "-Q", help="Signal one WR in this many (default 100; at most half of -t)."
+        None, "--cq-mod", "-Q", help="Signal one WR in this many, 1 .. -t (default min(100, half of -t))."
     ),
     iters: Optional[int] = typer.Option(
         None, "--iters", "-n", help="WRs per QP per run (default 5000; latency 1000)."

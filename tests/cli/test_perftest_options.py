@@ -65,7 +65,7 @@ def test_memory_kind_has_a_long_name_and_a_letter_perftest_does_not_take(capture
         (["-m", "1500"], "-m 1500: the MTU must be one of 256, 512, 1024, 2048, 4096"),
         (["-Q", "0"], "-Q 0"),
         (["-Q", "1000"], "-Q 1000"),
-        (["-t", "16", "-Q", "9"], "-Q 9: signal one WR in 1..8"),
+        (["-t", "16", "-Q", "17"], "-Q 17: signal one WR in 1..16"),
         (
             ["--no-relaxed-ordering", "--access", "local_write,remote_write,relaxed_ordering"],
             "--no-relaxed-ordering contradicts relaxed_ordering in --access",

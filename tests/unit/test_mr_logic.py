@@ -46,6 +46,9 @@ def test_percentiles_and_latency_summary():
         (128, 4, None, 16),
         (16, 1, None, 8),
         (128, 1, 10, 10),
+        (128, 1, 100, 100),  # -Q as given, up to the TX depth (it was cut to 64 silently)
+        (128, 1, 128, 128),
+        (128, 16, 16, 1),
         (4, 4, None, 1),
         (1, 1, None, 1),
     ],
