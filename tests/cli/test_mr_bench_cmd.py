@@ -123,7 +123,9 @@ def test_everything_waived_exits_1_with_the_reason():
     ],
 )
 def test_modes(extra, needle):
-    res = runner.invoke(app, ["mr-bench", "--provider", "soft", "--memory", "pageable", "--repeats", "1", *extra])
+    res = runner.invoke(
+        app, ["mr-bench", "--provider", "soft", "--memory", "pageable", "--repeats", "1", *extra]
+    )
     assert res.exit_code == 0, res.output
     assert needle in res.output
 
@@ -183,6 +185,16 @@ def test_the_client_retries_a_refused_connection_for_timeout_seconds(monkeypatch
     monkeypatch.setattr(mr, "run_client", fake_client)
     runner.invoke(
         app,
-        ["mr-bench", "--provider", "pyverbs", "--connect", "10.0.2.15", "--timeout", "7", "--memory", "pageable"],
+        [
+            "mr-bench",
+            "--provider",
+            "pyverbs",
+            "--connect",
+            "10.0.2.15",
+            "--timeout",
+            "7",
+            "--memory",
+            "pageable",
+        ],
     )
     assert seen["host"] == "10.0.2.15" and seen["retry_s"] == 7.0
