@@ -21,6 +21,12 @@ runner = CliRunner()
 SOFT = ["mr-bench", "--provider", "soft", "--memory", "pageable", "-n", "200", "--repeats", "1", "--quiet"]
 
 
+@pytest.fixture(autouse=True)
+def no_leaks():
+    yield
+    assert verbs_soft.live_objects() == {}
+
+
 @pytest.fixture
 def captured(monkeypatch):
     """mr-bench's config as the CLI built it: the seam is ``bench.mr.run`` (nothing is opened)."""
@@ -115,8 +121,7 @@ def test_the_mtu_reaches_the_qp_as_its_path_mtu(monkeypatch):
 
 
 def test_path_mtu_info_never_raises_the_peers_mtu():
-    info = verbs_soft.SoftDevice().port_info()
-    remote = mr_setup.v.QpInfo(5, 1, info.lid, info.gid, 2048)
+    remote = mr_setup.v.QpInfo(5, 1, 1, "fe80:0000:0000:0000:0000:0000:0000:0001", 2048)
     assert mr_setup.path_mtu_info(remote, None) is remote
     assert mr_setup.path_mtu_info(remote, 4096) is remote
     assert mr_setup.path_mtu_info(remote, 512).mtu == 512
