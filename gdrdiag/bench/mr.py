@@ -68,7 +68,7 @@ from gdrdiag.hw import verbs as v
 from gdrdiag.hw.memory import MemoryKind, first_mismatch, pattern
 from gdrdiag.model.params import MrMetrics, MrParams
 from gdrdiag.model.results import BenchResult, SampleStats
-from gdrdiag.model.vocabulary import AccessFlags, RegPath
+from gdrdiag.model.vocabulary import AccessFlags, RegPath, RelaxedOrdering
 from gdrdiag.units import GiB, format_size
 
 # -- where the bytes land ----------------------------------------------------------------------------
@@ -96,20 +96,16 @@ def _bw_case(
     provider = ep.provider
     key = case_key("rdma_write", kind, reg_path)
     slot = max(cfg.sizes)
-    ro_settings = (
-        (False, True)
-        if cfg.ro_ab
-        else (cfg.relaxed_ordering or bool(cfg.access & v.ACCESS_RELAXED_ORDERING),)
-    )
+    arms = cfg.arm_access
     rx = cfg.tx_depth if cfg.write_with_imm else 1
     signal_every = rdma_math.signal_interval(cfg.tx_depth, cfg.post_list, cfg.cq_mod)
     results: list[BenchResult] = []
     with contextlib.ExitStack() as stack:
-        regions = _ab_regions(stack, cfg, ep, gpus, kind, reg_path, slot * cfg.qps, ro_settings)
+        regions = _ab_regions(stack, cfg, ep, gpus, kind, reg_path, slot * cfg.qps, arms)
         wiring = wire_loopback(stack, ep, cfg, cfg.qps, cfg.tx_depth, rx)
         if cfg.write_with_imm:
             for qp in wiring.resp:
-                qp.post_recv(rx, regions[ro_settings[0]][1].mr)
+                qp.post_recv(rx, regions[arms[0]][1].mr)
         for size in cfg.sizes:
             if progress:
                 progress(f"{key} size {format_size(size)}")
@@ -119,25 +115,28 @@ def _bw_case(
                 # This size failed (a timeout or an error completion leaves the QPs unusable):
                 # keep every size already measured, record this one as an ERROR with its own
                 # reason, and stop the sweep here instead of discarding the whole case.
-                results.extend(_size_error(cfg, kind, reg_path, provider, key, size, ro_settings, exc))
+                results.extend(_size_error(cfg, kind, reg_path, provider, key, size, arms, exc))
                 break
-            for ro in ro_settings:
+            for arm in arms:
                 params = dataclasses.replace(
                     base_params(cfg, kind, reg_path, provider, "loopback"),
                     size_bytes=size,
-                    access=AccessFlags(regions[ro][1].mr.access),
+                    access=AccessFlags(regions[arm][1].mr.access),
                     mode="bw",
                     write_with_imm=cfg.write_with_imm,
                 )
                 settings = run_settings_of(
-                    cfg, ro_ab=cfg.ro_ab, iterations=cfg.iterations, duration_s=cfg.duration
+                    cfg,
+                    ro_ab=cfg.ro is RelaxedOrdering.AB,
+                    iterations=cfg.iterations,
+                    duration_s=cfg.duration,
                 )
                 results.append(
                     bw_result(
                         key,
                         params,
                         settings,
-                        outcomes[ro],
+                        outcomes[arm],
                         failure,
                         provider,
                         describe(kind, reg_path, provider, "RDMA WRITE loopback"),
@@ -155,49 +154,47 @@ def _ab_regions(
     kind: MemoryKind,
     reg_path: str,
     nbytes: int,
-    ro_settings: Sequence[bool],
+    arms: Sequence[AccessFlags],
 ) -> dict:
-    """{RO setting: (source, destination)}: one pair of buffers, registered once per access setting."""
+    """{access flags of an RO arm: (source, destination)}: one pair of buffers, registered once per arm."""
     src_reg = reg_path if (cfg.src_kind or kind) is kind else "mr"
-    base_access = cfg.access & ~v.ACCESS_RELAXED_ORDERING
     regions: dict = {}
-    for ro in ro_settings:
-        access = base_access | (v.ACCESS_RELAXED_ORDERING if ro else 0)
+    for access in arms:
         if not regions:
             src, dst = loopback_regions(stack, cfg, ep, gpus, kind, reg_path, nbytes, access)
         else:  # same buffers, registered again with the other access flags
             first_src, first_dst = next(iter(regions.values()))
             src = reregister(stack, ep.req_pd, first_src, src_reg, access)
             dst = reregister(stack, ep.resp_pd, first_dst, reg_path, access)
-        regions[ro] = (src, dst)
+        regions[access] = (src, dst)
     return regions
 
 
 def _measure_size(
     cfg: MrBenchConfig, wiring, regions: dict, slot: int, size: int, signal_every: int, tick
-) -> tuple[dict[bool, list[LoopOutcome]], Optional[str]]:
+) -> tuple[dict[AccessFlags, list[LoopOutcome]], Optional[str]]:
     """Warm up, then ``repeats`` runs per RO setting, interleaved so drift hits both; every run verified."""
     lanes, expected = {}, None
-    for ro, (src, dst) in regions.items():
+    for arm, (src, dst) in regions.items():
         expected = fill_sources(src, cfg.qps, slot, size)
         wrs = [write_wrs(src, dst, i, slot, size, cfg.post_list, cfg.write_with_imm) for i in range(cfg.qps)]
-        lanes[ro] = build_lanes(wiring.req, wrs)
+        lanes[arm] = build_lanes(wiring.req, wrs)
     first_dst = next(iter(regions.values()))[1]
     recv = (wiring.rcq, wiring.resp, first_dst.mr) if cfg.write_with_imm else None
     loop = dict(
         tx_depth=cfg.tx_depth, signal_every=signal_every, timeout_s=cfg.timeout_s, recv=recv, tick=tick
     )
-    for ro in regions:  # warm-up (not measured): a few signalled rounds through every MR
+    for arm in regions:  # warm-up (not measured): a few signalled rounds through every MR
         warm = max(cfg.post_list, min(cfg.iterations or 256, signal_every * cfg.post_list * 2))
-        run_bw(lanes[ro], wiring.cq, lists_total=warm // cfg.post_list, **loop)
-    outcomes: dict[bool, list[LoopOutcome]] = {ro: [] for ro in regions}
+        run_bw(lanes[arm], wiring.cq, lists_total=warm // cfg.post_list, **loop)
+    outcomes: dict[AccessFlags, list[LoopOutcome]] = {arm: [] for arm in regions}
     failure = None
     for _ in range(cfg.repeats):
-        for ro, (_src, dst) in regions.items():
+        for arm, (_src, dst) in regions.items():
             dst.buffer.fill(POISON, dst.nbytes)
             lists = (cfg.iterations // cfg.post_list) if cfg.iterations else None
-            outcomes[ro].append(
-                run_bw(lanes[ro], wiring.cq, lists_total=lists, duration=cfg.duration, **loop)
+            outcomes[arm].append(
+                run_bw(lanes[arm], wiring.cq, lists_total=lists, duration=cfg.duration, **loop)
             )
             bad = verify(dst, expected, slot)  # type: ignore[arg-type]
             failure = failure or bad
@@ -211,19 +208,14 @@ def _size_error(
     provider: str,
     key: str,
     size: int,
-    ro_settings: Sequence[bool],
+    arms: Sequence[AccessFlags],
     exc: GdrdiagError,
 ) -> list[BenchResult]:
     """ERROR results for the one size of a loopback sweep that failed (earlier sizes stand)."""
     later = [s for s in cfg.sizes if s > size]
     rest = f"; the {len(later)} larger size(s) were not run" if later else ""
     out = []
-    for ro in ro_settings:
-        access = (
-            AccessFlags(cfg.access_mask) | AccessFlags.RELAXED_ORDERING
-            if ro
-            else AccessFlags(cfg.access_mask)
-        )
+    for access in arms:
         params = dataclasses.replace(
             base_params(cfg, kind, reg_path, provider, "loopback"),
             size_bytes=size,
@@ -236,7 +228,7 @@ def _size_error(
                 key,
                 f"size {format_size(size)}: {exc}{rest}",
                 params=params,
-                settings=run_settings_of(cfg, ro_ab=cfg.ro_ab),
+                settings=run_settings_of(cfg, ro_ab=cfg.ro is RelaxedOrdering.AB),
                 provider=provider,
                 description=describe(kind, reg_path, provider, "RDMA WRITE loopback"),
             )
@@ -262,7 +254,7 @@ def _lat_case(
     results = []
     slot = max(cfg.sizes)
     with contextlib.ExitStack() as stack:
-        src, dst = loopback_regions(stack, cfg, ep, gpus, kind, reg_path, slot, cfg.access_mask)
+        src, dst = loopback_regions(stack, cfg, ep, gpus, kind, reg_path, slot, cfg.single_access)
         wiring = wire_loopback(stack, ep, cfg, 1, max(cfg.tx_depth, 1))
         for size in cfg.sizes:
             if progress:
@@ -330,7 +322,7 @@ def _blocks_case(
     plist = cfg.post_list if cfg.post_list > 1 else min(32, cfg.tx_depth)
     results = []
     with contextlib.ExitStack() as stack:
-        src, dst = loopback_regions(stack, cfg, ep, gpus, kind, reg_path, total, cfg.access_mask)
+        src, dst = loopback_regions(stack, cfg, ep, gpus, kind, reg_path, total, cfg.single_access)
         wiring = wire_loopback(stack, ep, cfg, 1, cfg.tx_depth)
         expected = fill_sources(src, 1, total, total)
         blocks = [
@@ -465,7 +457,7 @@ def _reg_one(
         reg_us, dereg_us = [], []
         for i in range(cfg.reg_iterations + 1):
             t0 = time.perf_counter()
-            mr = register_region(ep.req_pd, buf, reg_path, size, cfg.access_mask)
+            mr = register_region(ep.req_pd, buf, reg_path, size, cfg.single_access)
             t1 = time.perf_counter()
             mr.close()
             t2 = time.perf_counter()
@@ -482,9 +474,7 @@ def _reg_one(
         key=key,
         status=ok_status(),
         description=describe(kind, reg_path, provider, f"MR registration of {format_size(size)}"),
-        params=MrParams(
-            memory=kind, reg_path=RegPath(reg_path), size_bytes=size, access=AccessFlags(cfg.access_mask)
-        ),
+        params=MrParams(memory=kind, reg_path=RegPath(reg_path), size_bytes=size, access=cfg.single_access),
         unit="us",
         samples=tuple(reg_us),
         stats=SampleStats.of(reg_us),
@@ -528,9 +518,9 @@ def _reuse_one(
                 if time.perf_counter() > deadline:
                     raise GdrdiagError(f"no completion within {cfg.timeout_s:g} s")
 
-        src_mr = register_region(ep.req_pd, src_buf, reg_path, size, cfg.access_mask)
+        src_mr = register_region(ep.req_pd, src_buf, reg_path, size, cfg.single_access)
         stack.callback(src_mr.close)
-        dst_mr = register_region(ep.resp_pd, dst_buf, reg_path, size, cfg.access_mask)
+        dst_mr = register_region(ep.resp_pd, dst_buf, reg_path, size, cfg.single_access)
         stack.callback(dst_mr.close)
         transfer(src_mr, dst_mr)
         reuse = []
@@ -541,9 +531,9 @@ def _reuse_one(
         each = []
         for _ in range(n):
             t0 = time.perf_counter()
-            a = register_region(ep.req_pd, src_buf, reg_path, size, cfg.access_mask)
+            a = register_region(ep.req_pd, src_buf, reg_path, size, cfg.single_access)
             try:
-                b = register_region(ep.resp_pd, dst_buf, reg_path, size, cfg.access_mask)
+                b = register_region(ep.resp_pd, dst_buf, reg_path, size, cfg.single_access)
                 try:
                     transfer(a, b)
                 finally:

@@ -9,6 +9,7 @@ and before the memory under them, on every exit path (Ctrl-C included).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
@@ -21,7 +22,7 @@ from gdrdiag.hw import verbs_dmabuf, verbs_providers
 from gdrdiag.hw.memory import GPU_PAGE, Buffer, MemoryKind, first_mismatch, pattern
 from gdrdiag.model.params import MrMetrics, MrParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats
-from gdrdiag.model.vocabulary import AccessFlags, RegPath
+from gdrdiag.model.vocabulary import RegPath
 
 
 @dataclass
@@ -164,12 +165,27 @@ class Endpoints:
             )
         biggest = max(cfg.sizes) * (cfg.blocks or 1)
         max_msg = self.req_dev.port_info().max_msg_size
+        check_port_mtu(self.req_dev, cfg.mtu)
+        check_port_mtu(self.resp_dev, cfg.mtu)
         if max(cfg.sizes) > max_msg:
             raise UserInputError(f"-s {max(cfg.sizes)}: larger than the port's max message size ({max_msg})")
         if biggest * cfg.qps > lim.max_mr_size:
             raise UserInputError(
                 f"{biggest * cfg.qps} bytes exceed the device's max MR size ({lim.max_mr_size})"
             )
+
+
+def check_port_mtu(dev: v.Device, mtu: Optional[int]) -> None:
+    """UserInputError when ``-m`` asks for more than the port's active MTU.
+
+    perftest lowers such a request to the active MTU with a message (set_mtu()); a bandwidth number
+    taken at another MTU than asked would mislead, so gdrdiag refuses instead.
+    """
+    if mtu is None:
+        return
+    active = dev.port_info().active_mtu
+    if mtu > active:
+        raise UserInputError(f"-m {mtu}: above the active MTU of {dev.name} port ({active} bytes)")
 
 
 @dataclass
@@ -192,11 +208,23 @@ def wire_loopback(
     for _ in range(qps):
         a = stack.enter_context(ep.req_pd.create_rc_qp(cq, max_send_wr=tx_depth, max_recv_wr=1))
         b = stack.enter_context(ep.resp_pd.create_rc_qp(rcq, max_send_wr=1, max_recv_wr=max(rx_depth, 1)))
-        b.connect(a.info(), v.ACCESS_LOCAL_WRITE | v.ACCESS_REMOTE_WRITE)
-        a.connect(b.info(), v.ACCESS_LOCAL_WRITE)
+        b.connect(path_mtu_info(a.info(), cfg.mtu), v.ACCESS_LOCAL_WRITE | v.ACCESS_REMOTE_WRITE)
+        a.connect(path_mtu_info(b.info(), cfg.mtu), v.ACCESS_LOCAL_WRITE)
         req.append(a)
         resp.append(b)
     return Wiring(cq, rcq, req, resp)
+
+
+def path_mtu_info(remote: v.QpInfo, mtu: Optional[int]) -> v.QpInfo:
+    """The peer's QP information with its MTU lowered to ``mtu`` (perftest's ``-m``), if one is given.
+
+    Every provider sets the QP's path MTU (INIT -> RTR) to the smaller of its port's active MTU and
+    the peer's advertised one (``verbs_pyverbs``/``verbs_native`` ``connect``, as perftest's
+    ``set_mtu()``), so lowering the peer's figure is how a user's MTU reaches ``IBV_QP_PATH_MTU``.
+    """
+    if mtu is None or mtu >= remote.mtu:
+        return remote
+    return dataclasses.replace(remote, mtu=mtu)
 
 
 def fill_sources(src: Region, lanes: int, slot: int, nbytes: int) -> list[Any]:
@@ -249,7 +277,7 @@ def base_params(
         memory=kind,
         src_memory=cfg.src_kind or kind,
         reg_path=RegPath(reg_path),
-        access=AccessFlags(cfg.access_mask),
+        access=cfg.single_access,
         landing=where,
         lands_in=words,
         topology=topology,
@@ -290,6 +318,8 @@ def bw_method(cfg: MrBenchConfig, signal_every: int, provider: str) -> str:
         f"the first post to the last completion; {cfg.repeats} run(s), median reported; destination poisoned "
         f"before and every byte checked after each run"
     )
+    if cfg.mtu is not None:
+        m += f"; path MTU {cfg.mtu} bytes (-m)"
     if cfg.write_with_imm:
         m += "; RDMA WRITE_WITH_IMM (the responder consumes a receive per message)"
     if cfg.provider_note:

@@ -21,8 +21,10 @@ from gdrdiag.bench.mr_setup import (
     base_params,
     bw_method,
     bw_result,
+    check_port_mtu,
     describe,
     ok_status,
+    path_mtu_info,
     run_settings_of,
     verify,
 )
@@ -33,7 +35,7 @@ from gdrdiag.hw import verbs_providers
 from gdrdiag.hw.memory import MemoryKind, parse_memory_kind, pattern
 from gdrdiag.model.params import MrMetrics, MrParams
 from gdrdiag.model.results import BenchResult
-from gdrdiag.model.vocabulary import AccessFlags, RegPath
+from gdrdiag.model.vocabulary import AccessFlags, RegPath, RelaxedOrdering
 
 
 def session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.Device, v.PD]:
@@ -43,12 +45,17 @@ def session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.D
         )
     )
     pd = stack.enter_context(dev.alloc_pd())
-    lim = dev.limits()
-    if cfg.qps > lim.max_qp:
-        raise UserInputError(f"-q {cfg.qps}: {dev.name} allows at most {lim.max_qp} QPs")
-    if cfg.tx_depth > lim.max_qp_wr:
-        raise UserInputError(f"-t {cfg.tx_depth}: {dev.name} allows at most {lim.max_qp_wr} WRs per QP")
+    check_device_limits(dev, cfg.qps, cfg.tx_depth)
     return dev, pd
+
+
+def check_device_limits(dev: v.Device, qps: int, tx_depth: int) -> None:
+    """UserInputError when ``dev`` cannot hold ``qps`` QPs of ``tx_depth`` send WRs."""
+    lim = dev.limits()
+    if qps > lim.max_qp:
+        raise UserInputError(f"-q {qps}: {dev.name} allows at most {lim.max_qp} QPs")
+    if tx_depth > lim.max_qp_wr:
+        raise UserInputError(f"-t {tx_depth}: {dev.name} allows at most {lim.max_qp_wr} WRs per QP")
 
 
 # The server's own limits rule what a client may ask for (a peer must not pick the server's memory
@@ -65,7 +72,7 @@ class _Served:
     dst: Region
     qps: int
     slot: int
-    ro: bool
+    access: AccessFlags  # what the destination MR was registered with (RO bit included when on)
     run_timeout: float
     mine: list  # the server's QPs, connected to the client's
 
@@ -87,16 +94,21 @@ def serve(
     from gdrdiag.bench import exchange as x
 
     cfg.validate()
+    if cfg.ro is RelaxedOrdering.AB:
+        raise UserInputError("two-machine mode runs one RO setting: no --ro-ab or --matrix on --server")
     kind, reg_path = cfg.kinds[0], cfg.reg_paths[0]
     key = case_key("rdma_write", kind, reg_path)
     with contextlib.ExitStack() as stack:
+        # Open the RDMA device before listening: a host without one fails now, not after a client came.
+        device = session_device(replace(cfg, qps=1, tx_depth=1), stack)
+        check_port_mtu(device[0], cfg.mtu)
         lst = listener or stack.enter_context(x.Listener(port, bind))
         if progress:
             progress(f"waiting for a client on {bind}:{lst.port}")
         ch = stack.enter_context(lst.accept(accept_timeout_s, cfg.timeout_s))
         hello = ch.recv("hello")
         try:
-            served = _accept_client(stack, cfg, hello, kind, reg_path)
+            served = _accept_client(stack, cfg, device, hello, kind, reg_path)
         except (GdrdiagError, KeyError, ValueError, TypeError) as exc:
             ch.send("error", message=str(exc) if isinstance(exc, GdrdiagError) else f"bad hello: {exc}")
             raise
@@ -122,7 +134,7 @@ def serve(
         role="server",
         qps=served.qps,
         slot_bytes=served.slot,
-        access=AccessFlags(DEFAULT_ACCESS | (AccessFlags.RELAXED_ORDERING if served.ro else 0)),
+        access=served.access,
     )
     fields = dict(
         description=describe(kind, reg_path, served.dev.provider, "RDMA WRITE target (server side)"),
@@ -137,7 +149,9 @@ def serve(
     return [BenchResult(key=key, status=ok_status(), verified=runs > 0, **fields)]
 
 
-def _accept_client(stack, cfg: MrBenchConfig, hello: dict, kind: MemoryKind, reg_path: str) -> _Served:
+def _accept_client(
+    stack, cfg: MrBenchConfig, device: tuple[v.Device, v.PD], hello: dict, kind: MemoryKind, reg_path: str
+) -> _Served:
     """Check the client's hello against the server's limits, then make the region and connect the QPs."""
     from gdrdiag.bench import exchange as x
 
@@ -145,7 +159,9 @@ def _accept_client(stack, cfg: MrBenchConfig, hello: dict, kind: MemoryKind, reg
         raise x.PeerError(f"client speaks {hello.get('protocol')!r}, we speak {x.PROTOCOL!r}")
     p = hello.get("params") or {}
     qps, slot = int(p["qps"]), int(p["slot"])
-    ro = bool(p.get("ro"))
+    # The hello's ``ro`` is a bool on the wire (kept so older peers interoperate): the client asks for
+    # RO on; the server's own --relaxed-ordering turns it on whatever the client says.
+    ro = RelaxedOrdering.ON if bool(p.get("ro")) or cfg.ro is RelaxedOrdering.ON else RelaxedOrdering.OFF
     remote = [v.QpInfo.from_json(q) for q in hello.get("qps", [])]
     max_slot = cfg.mr_size or SERVER_DEFAULT_MAX_SLOT
     if len(remote) != qps or not 1 <= qps <= SERVER_MAX_QPS:
@@ -157,20 +173,19 @@ def _accept_client(stack, cfg: MrBenchConfig, hello: dict, kind: MemoryKind, reg
             f"client asked for {slot}-byte slots; this server allows up to {max_slot} (--mr-size)"
         )
     run_timeout = server_run_timeout(p.get("run_timeout_s"), cfg.timeout_s)
-    dev, pd = session_device(replace(cfg, qps=qps), stack)
+    dev, pd = device
+    check_device_limits(dev, qps, 1)
     gpus = GpuScope(cfg.gpu, kind.needs_gpu)
     stack.callback(gpus.close)
-    access = (cfg.access & ~v.ACCESS_RELAXED_ORDERING) | v.ACCESS_REMOTE_WRITE | v.ACCESS_LOCAL_WRITE
-    if ro or cfg.relaxed_ordering:
-        access |= v.ACCESS_RELAXED_ORDERING
+    (access,) = ro.access(cfg.access | DEFAULT_ACCESS)
     dst = allocate_region(stack, pd, gpus, kind, reg_path, qps * slot, access, cfg.offset)
     cq = stack.enter_context(dev.create_cq(qps + 16))
     mine = []
     for r in remote:
         qp = stack.enter_context(pd.create_rc_qp(cq, max_send_wr=1, max_recv_wr=1))
-        qp.connect(r, v.ACCESS_LOCAL_WRITE | v.ACCESS_REMOTE_WRITE)
+        qp.connect(path_mtu_info(r, cfg.mtu), v.ACCESS_LOCAL_WRITE | v.ACCESS_REMOTE_WRITE)
         mine.append(qp)
-    return _Served(dev, dst, qps, slot, ro, run_timeout, mine)
+    return _Served(dev, dst, qps, slot, access, run_timeout, mine)
 
 
 def server_run_timeout(asked: Any, own_timeout_s: float) -> float:
@@ -239,7 +254,7 @@ def run_client(
     from gdrdiag.bench import exchange as x
 
     cfg.validate()
-    if len(cfg.sizes) != 1 or cfg.ro_ab or cfg.write_with_imm or cfg.latency or cfg.blocks:
+    if len(cfg.sizes) != 1 or cfg.ro is RelaxedOrdering.AB or cfg.write_with_imm or cfg.latency or cfg.blocks:
         raise UserInputError(
             "two-machine mode runs one size and one RO setting in bandwidth mode "
             "(no -a, --ro-ab, --matrix, --latency, --blocks, --write-with-imm)"
@@ -248,7 +263,6 @@ def run_client(
     size = cfg.sizes[0]
     signal_every = rdma_math.signal_interval(cfg.tx_depth, cfg.post_list, cfg.cq_mod)
     run_timeout = cfg.timeout_s + (cfg.duration or 0) + 5.0
-    ro = bool(cfg.access_mask & v.ACCESS_RELAXED_ORDERING)
     outs: list[LoopOutcome] = []
     failure = None
     with contextlib.ExitStack() as stack:
@@ -260,7 +274,12 @@ def run_client(
             "hello",
             protocol=x.PROTOCOL,
             qps=[q.info().to_json() for q in qps],
-            params={"qps": cfg.qps, "slot": size, "ro": ro, "run_timeout_s": run_timeout},
+            params={
+                "qps": cfg.qps,
+                "slot": size,
+                "ro": cfg.ro is RelaxedOrdering.ON,
+                "run_timeout_s": run_timeout,
+            },
         )
         welcome = ch.recv("welcome")
         raddr, rkey = _connect_to_welcome(welcome, cfg, qps, size)
@@ -291,7 +310,7 @@ def run_client(
         mode="bw",
         lands_in=str(welcome.get("lands_in", "")),
         landing=str(welcome.get("landing", "")),
-        access=AccessFlags(cfg.access_mask | (AccessFlags.RELAXED_ORDERING if ro else 0)),
+        access=cfg.single_access,
     )
     settings = run_settings_of(cfg, peer=f"{host}:{port}", iterations=cfg.iterations, duration_s=cfg.duration)
     return [
@@ -323,7 +342,7 @@ def _connect_to_welcome(welcome: dict, cfg: MrBenchConfig, qps: list, size: int)
             f"server offered {len(remote)} QPs and {rlen} bytes; need {cfg.qps} and {cfg.qps * size}"
         )
     for qp, r in zip(qps, remote, strict=True):
-        qp.to_rtr(r)
+        qp.to_rtr(path_mtu_info(r, cfg.mtu))
         qp.to_rts()
     return raddr, rkey
 
@@ -331,10 +350,11 @@ def _connect_to_welcome(welcome: dict, cfg: MrBenchConfig, qps: list, size: int)
 def _client_resources(stack, cfg: MrBenchConfig, kind: MemoryKind, size: int):
     """(device, source region, CQ, QPs in INIT) of the writing side."""
     dev, pd = session_device(cfg, stack)
+    check_port_mtu(dev, cfg.mtu)
     gpus = GpuScope(cfg.gpu, kind.needs_gpu)
     stack.callback(gpus.close)
     reg = cfg.reg_paths[0] if kind is MemoryKind.DEVICE else "mr"
-    src = allocate_region(stack, pd, gpus, kind, reg, cfg.qps * size, cfg.access_mask, cfg.offset)
+    src = allocate_region(stack, pd, gpus, kind, reg, cfg.qps * size, cfg.single_access, cfg.offset)
     cq = stack.enter_context(dev.create_cq(cfg.qps * cfg.tx_depth + 16))
     qps = [
         stack.enter_context(pd.create_rc_qp(cq, max_send_wr=cfg.tx_depth, max_recv_wr=1))

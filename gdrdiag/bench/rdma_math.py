@@ -77,13 +77,17 @@ def signal_interval(tx_depth: int, post_list: int, cq_mod: Optional[int]) -> int
     """How many post lists go between signalled ones so the send queue can never stall.
 
     A WR is retired only when a later-or-equal signalled WR of its QP completes, so the signalled
-    WRs must come at least every ``tx_depth`` WRs; we keep it at most half the depth (perftest's
-    CQ moderation default is 100). Returned in post lists (>= 1).
+    WRs must come at least every ``tx_depth`` WRs. A ``cq_mod`` the user gave (``-Q``, checked to be
+    1..tx_depth, perftest's own bound) is honoured; without one we signal every 100 WRs (perftest's
+    CQ moderation default) but at most every half depth, so posting never waits on a full queue.
+    Returned in post lists (>= 1).
     """
     if post_list < 1 or tx_depth < post_list:
         raise ValueError("need 1 <= post_list <= tx_depth")
-    want = cq_mod if cq_mod else 100
-    wrs = max(post_list, min(want, max(1, tx_depth // 2)))
+    if cq_mod:
+        wrs = max(post_list, min(cq_mod, tx_depth))
+    else:
+        wrs = max(post_list, min(100, max(1, tx_depth // 2)))
     return max(1, wrs // post_list)
 
 

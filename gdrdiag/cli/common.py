@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import sys
 from typing import Any, Callable, TypeVar
 
 import typer
@@ -134,8 +133,3 @@ def split_list(text: str, what: str) -> tuple[str, ...]:
     if not items:
         raise UserInputError(f"{what}: empty list")
     return items
-
-
-def progress_enabled() -> bool:
-    """Show progress bars only on an interactive terminal."""
-    return sys.stderr.isatty()

@@ -14,10 +14,10 @@ from gdrdiag.cli.common import (
     EXIT_OK,
     echo,
     handles_errors,
-    progress_enabled,
     split_list,
     wants_json,
 )
+from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.units import parse_size, parse_size_list
 
 DEFAULT_KINDS = "pinned,pinned-wc,registered,pageable,managed"
@@ -60,14 +60,20 @@ def copy_bench(
     ctx: typer.Context,
     cases: Optional[list[str]] = typer.Argument(None, help=CASES_HELP, show_default=False),
     list_cases: bool = typer.Option(False, "--list", help=LIST_HELP),
-    kinds: str = typer.Option(DEFAULT_KINDS, "--kinds", "-m", help="Host memory kinds, comma-separated."),
+    kinds: str = typer.Option(
+        DEFAULT_KINDS,
+        "--kinds",
+        "--memory",
+        "-G",
+        help="Host memory kinds, comma-separated (-m is perftest's MTU, so not used here).",
+    ),
     directions: str = typer.Option("h2d,d2h,bidir", "--directions", help="h2d, d2h, bidir."),
     sizes: str = typer.Option(DEFAULT_SIZES, "--sizes", "-s", help="Sizes (4K,1M,...) or a range 4K..1G."),
     modes: str = typer.Option("async,sync", "--modes", help="async (events) and/or sync (wall clock)."),
     parts: str = typer.Option("sweep,pinning,overlap,blocks", "--parts", help="Which parts to run."),
     iterations: int = typer.Option(10, "--iters", "-n", help="Timed samples per case."),
     warmup: int = typer.Option(2, "--warmup", help="Warm-up iterations per case."),
-    device: int = typer.Option(0, "--device", "-d", help="CUDA device ordinal."),
+    device: int = typer.Option(0, "--device", help="CUDA device ordinal (-d is perftest's RDMA device)."),
     pin_size: str = typer.Option("256M", "--pin-size", help="Size for the pinning trade-off."),
     layers: int = typer.Option(16, "--layers", help="Layers in the overlap pipeline."),
     chunk: str = typer.Option("64M", "--chunk", help="Bytes per layer in the overlap pipeline."),
@@ -79,6 +85,7 @@ def copy_bench(
     quick: bool = typer.Option(False, "--quick", help="A small run: a few sizes and kinds."),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
+    quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
 ) -> None:
     """Host<->GPU copy bandwidth: memory kinds, directions, sizes, pinning, overlap, many small blocks."""
     from gdrdiag.bench.copy import run_copy_bench
@@ -118,11 +125,8 @@ def copy_bench(
     opts.validate()
     from gdrdiag.bench.copy import planned_case_count
 
-    if progress_enabled() and not wants_json(ctx):
-        with typer.progressbar(length=planned_case_count(opts), label="copy-bench", file=None) as bar:
-            results = run_copy_bench(opts, progress=lambda key: bar.update(1))
-    else:
-        results = run_copy_bench(opts)
+    progress = Progress("copy-bench", planned_case_count(opts), enabled=not quiet)
+    results = run_copy_bench(opts, progress=progress.step)
 
     from gdrdiag.cli.reporting import results_report
 

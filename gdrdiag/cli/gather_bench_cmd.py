@@ -9,7 +9,8 @@ import typer
 
 from gdrdiag.cli import app
 from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
-from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
+from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, wants_json
+from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import UserInputError
 from gdrdiag.units import parse_size
 
@@ -73,7 +74,7 @@ def gather_bench(
         "--paired-ce/--no-paired-ce",
         help="A CE copy of the same bytes before every gather sample; x CE = median per-pair ratio.",
     ),
-    device: int = typer.Option(0, "--device", "-d", help="CUDA device ordinal."),
+    device: int = typer.Option(0, "--device", help="CUDA device ordinal (-d is perftest's RDMA device)."),
     mps: Optional[int] = typer.Option(
         None, "--mps", help="Model: Max Payload Size (default: read, else 256)."
     ),
@@ -86,6 +87,7 @@ def gather_bench(
     quick: bool = typer.Option(False, "--quick", help="A short run: fewer sweep points and samples."),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the Report as JSON here."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
+    quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
 ) -> None:
     """Gather R-byte records from pinned host memory into the GPU by zero-copy, against the copy engine."""
     from gdrdiag import pcie_model
@@ -136,7 +138,7 @@ def gather_bench(
         link_explicit=explicit,
     )
     config.validate()
-    _show(ctx, _run_with_progress(ctx, config), json_out, force)
+    _show(ctx, _run_with_progress(config, quiet), json_out, force)
 
 
 def _kernels_from_cases(
@@ -163,21 +165,12 @@ def _kernels_from_cases(
     return chosen
 
 
-def _run_with_progress(ctx: typer.Context, config):
-    """Run the bench, with a progress bar on an interactive terminal."""
+def _run_with_progress(config, quiet: bool):
+    """Run the bench with a progress line per case on stderr (none with --quiet)."""
     from gdrdiag.bench import gather
 
-    if not (progress_enabled() and not wants_json(ctx)):
-        return gather.run(config)
-    with typer.progressbar(length=100, label="gather-bench", file=None) as bar:
-        state = {"shown": 0}
-
-        def progress(done: int, total: int, label: str) -> None:
-            target = min(100, int(100 * done / max(1, total)))
-            bar.update(max(0, target - state["shown"]))
-            state["shown"] = max(state["shown"], target)
-
-        return gather.run(config, progress=progress)
+    progress = Progress("gather-bench", None, enabled=not quiet)
+    return gather.run(config, progress=progress.counted)
 
 
 def _show(ctx: typer.Context, result, json_out: Optional[Path], force: bool = False) -> None:

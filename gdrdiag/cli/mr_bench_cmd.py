@@ -15,11 +15,12 @@ from gdrdiag.cli.common import (
     EXIT_OK,
     echo,
     handles_errors,
-    progress_enabled,
     split_list,
     wants_json,
 )
+from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.model.vocabulary import AccessFlags, RelaxedOrdering
 from gdrdiag.units import parse_size, parse_size_list
 
 SOFT_HINT = "use --provider soft to run the whole pipeline in software (not a hardware measurement)"
@@ -49,8 +50,9 @@ def mr_bench(
     memory: str = typer.Option(
         "device,pinned",
         "--memory",
-        "-m",
-        help="Destination memory kinds: device, managed, pinned, pinned-wc, registered, pageable.",
+        "-G",
+        help="Destination memory kinds: device, managed, pinned, pinned-wc, registered, pageable "
+        "(-m is perftest's MTU).",
     ),
     src_memory: Optional[str] = typer.Option(
         None, "--src-memory", help="Source memory kind (default: same)."
@@ -63,10 +65,11 @@ def mr_bench(
         "--access",
         help="MR access flags by name (local_write, remote_write, remote_read, relaxed_ordering, ...).",
     ),
-    relaxed_ordering: bool = typer.Option(
-        False,
+    relaxed_ordering: Optional[bool] = typer.Option(
+        None,
         "--relaxed-ordering/--no-relaxed-ordering",
-        help="Register MRs with IBV_ACCESS_RELAXED_ORDERING.",
+        help="Register MRs with IBV_ACCESS_RELAXED_ORDERING (default: off).",
+        show_default=False,
     ),
     ro_ab: bool = typer.Option(
         False, "--ro-ab", help="Run RO off and on on the same buffers/QPs; give a verdict."
@@ -78,9 +81,22 @@ def mr_bench(
     all_sizes: bool = typer.Option(False, "--all", "-a", help="Sweep 2 B .. 8 MiB."),
     qps: Optional[int] = typer.Option(None, "--qp", "-q", help="QPs (default 1; matrix 4)."),
     tx_depth: int = typer.Option(128, "--tx-depth", "-t", help="Outstanding WRs per QP."),
+    mtu: Optional[int] = typer.Option(
+        None,
+        "--mtu",
+        "-m",
+        help="Path MTU in bytes: 256, 512, 1024, 2048 or 4096, at most the port's (default: the port's).",
+    ),
+    cpu_freq: bool = typer.Option(
+        False,
+        "--cpu-freq",
+        "-F",
+        help="Accepted for perftest command lines (there: no CPU-frequency warning); gdrdiag never "
+        "stops on one.",
+    ),
     post_list: int = typer.Option(1, "--post-list", "-l", help="WRs per ibv_post_send."),
     cq_mod: Optional[int] = typer.Option(
-        None, "--cq-mod", "-Q", help="Signal one WR in this many (default 100)."
+        None, "--cq-mod", "-Q", help="Signal one WR in this many, 1 .. -t (default min(100, half of -t))."
     ),
     iters: Optional[int] = typer.Option(
         None, "--iters", "-n", help="WRs per QP per run (default 5000; latency 1000)."
@@ -135,6 +151,7 @@ def mr_bench(
         help="native: time every ibv_post_send/ibv_poll_cq (two clock reads each).",
     ),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
+    quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP + " (no short -q: that is perftest's QPs)"),
 ) -> None:
     """RDMA WRITE loops into every memory kind; relaxed ordering A/B; registration cost.
 
@@ -143,7 +160,7 @@ def mr_bench(
     Without an RDMA device it says so and exits 1, unless --provider soft is given.
     """
     from gdrdiag.bench import mr as mrb
-    from gdrdiag.hw import verbs, verbs_providers
+    from gdrdiag.hw import verbs_providers
     from gdrdiag.hw.memory import parse_memory_kind
 
     provider_name, provider_why = verbs_providers.provider_choice(provider)
@@ -153,6 +170,12 @@ def mr_bench(
     if list_cases or cases:
         mode = _from_cases(ctx, cases, list_cases, provider_name, mode)
     _refuse_contradictions(mode, provider_name, json_out, server, connect, all_sizes, size, iters, duration)
+    if provider_name == "soft" and (ib_dev is not None or peer_dev is not None):
+        raise UserInputError(
+            f"--provider soft opens no RDMA device; drop {'-d' if ib_dev is not None else '--peer-dev'} "
+            "(or use --provider pyverbs/native with it)"
+        )
+    ro, base_access = relaxed_ordering_setting(relaxed_ordering, ro_ab, mode.matrix, access)
     sizes = (
         mrb.SWEEP_SIZES
         if all_sizes
@@ -170,9 +193,9 @@ def mr_bench(
         kinds=tuple(parse_memory_kind(k) for k in split_list(mode.memory, "--memory")),
         reg_paths=split_list(mode.reg, "--reg"),
         src_kind=parse_memory_kind(src_memory) if src_memory else None,
-        access=verbs.parse_access(access),
-        relaxed_ordering=relaxed_ordering,
-        ro_ab=ro_ab,
+        access=base_access,
+        ro=ro,
+        mtu=mtu,
         sizes=sizes,
         qps=qps if qps is not None else (4 if mode.matrix else 1),
         tx_depth=tx_depth,
@@ -198,13 +221,65 @@ def mr_bench(
     cfg.validate()
     if write_with_imm and (server or connect):
         raise UserInputError("--write-with-imm runs in loopback only")
-    results = _run(ctx, cfg, mode, provider_why, server, connect, tcp_port, bind, accept_timeout, link_gbps)
+    progress = Progress("mr-bench", planned_points(cfg, mode, server, connect), enabled=not quiet)
+    results = _run(cfg, mode, server, connect, tcp_port, bind, accept_timeout, link_gbps, progress)
     notes = (
         [_loop_cost_note(results, link_gbps)]
         if mode.loop_cost
         else [f"provider: {provider_name} ({provider_why})"]
     )
     _show(ctx, results, mode.matrix, notes, json_out)
+
+
+def relaxed_ordering_setting(
+    relaxed_ordering: Optional[bool], ro_ab: bool, matrix: bool, access: str
+) -> tuple[RelaxedOrdering, AccessFlags]:
+    """The one relaxed-ordering setting and the access flags without the RO bit, from the options.
+
+    RO can be asked for three ways (``--relaxed-ordering``, ``--ro-ab``, ``relaxed_ordering`` in
+    ``--access``); they are folded here, at the boundary, into one value the bench asks
+    (``cfg.ro.access(cfg.access)``). Options that contradict each other are refused, never overridden.
+    """
+    from gdrdiag.hw.verbs import parse_access
+
+    flags = AccessFlags(parse_access(access))
+    in_access = bool(flags & AccessFlags.RELAXED_ORDERING)
+    base = flags & ~AccessFlags.RELAXED_ORDERING
+    if relaxed_ordering is False and in_access:
+        raise UserInputError("--no-relaxed-ordering contradicts relaxed_ordering in --access; drop one")
+    both = "--matrix" if matrix else "--ro-ab" if ro_ab else None
+    if both is not None:
+        if relaxed_ordering is not None:
+            flag = "--relaxed-ordering" if relaxed_ordering else "--no-relaxed-ordering"
+            raise UserInputError(f"{both} runs RO off and on itself; drop {flag}")
+        if in_access:
+            raise UserInputError(f"{both} runs RO off and on itself; drop relaxed_ordering from --access")
+        return RelaxedOrdering.AB, base
+    return (RelaxedOrdering.ON if relaxed_ordering or in_access else RelaxedOrdering.OFF), base
+
+
+def planned_points(cfg, mode: "_Mode", server: bool, connect: Optional[str]) -> Optional[int]:
+    """How many progress steps the run will report (cases x sizes, ...); None where it is not known."""
+    from gdrdiag.bench.mr_config import case_key
+    from gdrdiag.bench.mr_loop_cost import LOOP_COST_POST_LISTS
+
+    if server:
+        return None
+    if mode.loop_cost:  # the Python loop, then the C loop, over the same post-list lengths
+        return 2 * sum(1 for pl in LOOP_COST_POST_LISTS if pl <= cfg.tx_depth)
+    if connect:  # one step per measured run to the server
+        return cfg.repeats
+    prefix = {"reg": "mr_reg", "latency": "rdma_write_lat", "blocks": "rdma_write_blocks"}.get(
+        mode.name, "rdma_write"
+    )
+    cases = sum(
+        1
+        for kind in cfg.kinds
+        for reg in cfg.reg_paths
+        if cfg.only is None or case_key(prefix, kind, reg) in cfg.only
+    )
+    per_case = {"reg": len(cfg.reg_sizes), "blocks": 3}.get(mode.name, len(cfg.sizes))
+    return cases * per_case
 
 
 @dataclass
@@ -235,26 +310,20 @@ class _Mode:
 
 
 def _run(
-    ctx: typer.Context,
     cfg,
     mode: _Mode,
-    provider_why: str,
     server: bool,
     connect: Optional[str],
     tcp_port: int,
     bind: str,
     accept_timeout: float,
     link_gbps: float,
+    steps: Progress,
 ) -> list:
     """Run the chosen mode (loop cost, server, client, or a loopback mode) with progress on stderr."""
     from gdrdiag.bench import mr as mrb
 
-    show_progress = progress_enabled() and not wants_json(ctx)
-
-    def progress(msg: str) -> None:
-        if show_progress:
-            typer.echo(f"mr-bench: {msg}", err=True)
-
+    progress = steps.step
     try:
         if mode.loop_cost:
             from gdrdiag.bench.loop_cost_native import native_loop_cost
@@ -267,10 +336,9 @@ def _run(
                 progress=progress,
             )
             return mrb.loop_cost(**common) + native_loop_cost(**common)
-        progress(f"provider {cfg.provider}: {provider_why}")
         if server:
             return mrb.serve(
-                cfg, port=tcp_port, bind=bind, accept_timeout_s=accept_timeout, progress=progress
+                cfg, port=tcp_port, bind=bind, accept_timeout_s=accept_timeout, progress=steps.note
             )
         if connect:
             # A server that is still starting refuses the connection: keep trying for --timeout seconds.

@@ -10,7 +10,8 @@ import typer
 
 from gdrdiag.bench.profiles import PROFILE_BENCHES, Profile, RdmaPart
 from gdrdiag.cli import app
-from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
+from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, wants_json
+from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import UserInputError
 from gdrdiag.node_record import HOST_RE as HOST_OK  # light: json/os/re and model.serde only
 
@@ -125,6 +126,7 @@ def report_cmd(
         None, "--rdma-iters", help="RDMA matrix WRs per QP per run (default 2000; --full 20000)."
     ),
     rdma_qps: Optional[int] = typer.Option(None, "--rdma-qps", help="RDMA matrix QPs (default 4)."),
+    quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
 ) -> None:
     """Inspect this machine and run the standard benches it supports into one Report (WAIVED for the rest).
 
@@ -154,11 +156,9 @@ def report_cmd(
         report = load_report(from_report)
         # Judge a saved Report with the current rules (its stored findings may predate them).
         report = dataclasses.replace(report, findings=tuple(diagnose(report)))
-    elif progress_enabled() and not wants_json(ctx):
-        with typer.progressbar(length=1 + len(PROFILE_BENCHES), label=f"report ({level})") as bar:
-            report = build_report(profile, progress=lambda _step: bar.update(1))
     else:
-        report = build_report(profile)
+        progress = Progress(f"report ({level})", 1 + len(PROFILE_BENCHES), enabled=not quiet)
+        report = build_report(profile, progress=progress.step)
     if add_results:
         report = _merge_results(report, add_results)
     # A FAIL finding, or a measurement that failed (diagnose reports it as MEASURE-FAILED), exits 1.

@@ -69,7 +69,9 @@ def test_mr_selection_of_two_modes_is_refused():
 
 
 def test_mr_selection_with_memory_option_is_refused():
-    result = runner.invoke(app, ["mr-bench", "--provider", "soft", "-m", "pinned", "rdma_write_pageable_mr"])
+    result = runner.invoke(
+        app, ["mr-bench", "--provider", "soft", "--memory", "pinned", "rdma_write_pageable_mr"]
+    )
     assert result.exit_code == 2 and "not both" in result.stderr
 
 

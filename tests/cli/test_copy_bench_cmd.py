@@ -37,7 +37,7 @@ def test_no_gpu_reports_waived_with_reason(tmp_path):
     out = tmp_path / "r.json"
     res = runner.invoke(app, ["--json", "copy-bench", "--quick", "--json-out", str(out)])
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     assert data == json.loads(out.read_text())
     assert {r["status"] for r in data["results"]} == {"WAIVED"}
     assert all(r["reason"] for r in data["results"])

@@ -122,7 +122,7 @@ def test_json_output_and_file(monkeypatch, tmp_path):
     out = tmp_path / "g.json"
     res = runner.invoke(app, ["--json", "gather-bench", "--json-out", str(out)])
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     assert data == json.loads(out.read_text())
     assert [r["key"] for r in data["results"]] == ["gather_ce_reference", "gather_warp", "gather_lines"]
     assert data["findings"][0]["code"] == "ALIGN-01"

@@ -7,7 +7,7 @@ from gdrdiag.cli import app
 from gdrdiag.hw import verbs_soft
 
 runner = CliRunner()
-SOFT = ["mr-bench", "--provider", "soft", "-m", "pageable", "-n", "200", "--repeats", "1"]
+SOFT = ["mr-bench", "--provider", "soft", "--memory", "pageable", "-n", "200", "--repeats", "1"]
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +26,7 @@ def no_leaks():
         (["-q", "200"], "allows at most 256 QPs"),
         (["-t", "100000"], "WRs per QP"),
         (["--post-list", "256"], "--post-list 256"),
-        (["-m", "hbm"], "unknown memory kind"),
+        (["--memory", "hbm"], "unknown memory kind"),
         (["--reg", "peermem"], "registration path"),
         (["-n", "10", "-D", "1"], "either -n or -D"),
         (["-a", "-s", "4K"], "drop -s"),
@@ -73,7 +73,7 @@ def test_json_output_records_provider_and_verification(tmp_path):
     out = tmp_path / "mr.json"
     res = runner.invoke(app, ["--json", *SOFT, "--ro-ab", "--json-out", str(out)])
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     assert data == json.loads(out.read_text())
     rs = data["results"]
     assert [r["params"]["access"] & 1 << 20 for r in rs] == [0, 1 << 20]  # IBV_ACCESS_RELAXED_ORDERING
@@ -109,7 +109,7 @@ def test_everything_waived_exits_1_with_the_reason():
 
     if gpu_absent_reason() is None:
         pytest.skip("a GPU is present")
-    res = runner.invoke(app, ["mr-bench", "--provider", "soft", "-m", "device", "-n", "100"])
+    res = runner.invoke(app, ["mr-bench", "--provider", "soft", "--memory", "device", "-n", "100"])
     assert res.exit_code == 1
     assert "device memory needs a GPU context" in res.output and "nothing could be measured" in res.output
 
@@ -123,7 +123,9 @@ def test_everything_waived_exits_1_with_the_reason():
     ],
 )
 def test_modes(extra, needle):
-    res = runner.invoke(app, ["mr-bench", "--provider", "soft", "-m", "pageable", "--repeats", "1", *extra])
+    res = runner.invoke(
+        app, ["mr-bench", "--provider", "soft", "--memory", "pageable", "--repeats", "1", *extra]
+    )
     assert res.exit_code == 0, res.output
     assert needle in res.output
 
@@ -134,7 +136,7 @@ def test_native_provider_without_a_device_says_so_and_exits_1():
     reason = native_rdma_absent_reason()
     if reason is None:
         pytest.skip("this machine has an RDMA device the native provider sees")
-    res = runner.invoke(app, ["mr-bench", "--provider", "native", "-m", "pageable"])
+    res = runner.invoke(app, ["mr-bench", "--provider", "native", "--memory", "pageable"])
     assert res.exit_code == 1, res.output
     assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
     if reason.startswith("no RDMA devices"):
@@ -164,7 +166,7 @@ def test_ctrl_c_exits_130_and_releases(monkeypatch):
         return real_poll(self, max_entries)
 
     monkeypatch.setattr(verbs_soft.SoftCQ, "poll", poll)
-    res = runner.invoke(app, ["mr-bench", "--provider", "soft", "-m", "pageable", "-n", "100000"])
+    res = runner.invoke(app, ["mr-bench", "--provider", "soft", "--memory", "pageable", "-n", "100000"])
     assert res.exit_code == 130
     assert "interrupted" in res.output
     # no_leaks: every soft QP, MR, CQ, PD and device was released on the way out.
@@ -183,6 +185,16 @@ def test_the_client_retries_a_refused_connection_for_timeout_seconds(monkeypatch
     monkeypatch.setattr(mr, "run_client", fake_client)
     runner.invoke(
         app,
-        ["mr-bench", "--provider", "pyverbs", "--connect", "10.0.2.15", "--timeout", "7", "-m", "pageable"],
+        [
+            "mr-bench",
+            "--provider",
+            "pyverbs",
+            "--connect",
+            "10.0.2.15",
+            "--timeout",
+            "7",
+            "--memory",
+            "pageable",
+        ],
     )
     assert seen["host"] == "10.0.2.15" and seen["retry_s"] == 7.0

@@ -44,7 +44,7 @@ def test_small_copy_bench_is_all_verified_and_releases_memory():
         __import__("gdrdiag.cli", fromlist=["app"]).app, ["--json", "copy-bench", *SMALL]
     )
     assert res.exit_code == 0, res.output
-    results = json.loads(res.output)["results"]
+    results = json.loads(res.stdout)["results"]
     statuses = {(r["key"], r["status"]) for r in results}
     errors = [r for r in results if r["status"] == "ERROR"]
     assert not errors, errors

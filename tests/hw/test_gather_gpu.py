@@ -184,7 +184,7 @@ def test_cli_quick_json_end_to_end(tmp_path):
         ],
     )
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     assert data == json.loads(out.read_text())
     assert all(r["status"] == "OK" for r in data["results"])
     assert np.isfinite([r["stats"]["median"] for r in data["results"]]).all()

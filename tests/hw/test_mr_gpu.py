@@ -19,6 +19,7 @@ from gdrdiag.hw import cuda, verbs_providers, verbs_soft
 from gdrdiag.hw import verbs as v
 from gdrdiag.hw.memory import GPU_PAGE, MemoryKind, first_mismatch, pattern
 from gdrdiag.model.results import Status
+from gdrdiag.model.vocabulary import RelaxedOrdering
 
 pytestmark = pytest.mark.gpu
 KINDS = list(MemoryKind)
@@ -107,7 +108,7 @@ def test_the_pipeline_over_every_kind_and_path_is_verified():
         qps=2,
         iterations=64,
         repeats=2,
-        ro_ab=True,
+        ro=RelaxedOrdering.AB,
     )
     res = mr.run(cfg)
     by = {(r.params.memory, r.params.reg_path, r.params.relaxed_ordering): r for r in res}

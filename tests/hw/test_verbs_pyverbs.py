@@ -16,6 +16,7 @@ from gdrdiag.hw import verbs as v
 from gdrdiag.hw import verbs_facts, verbs_providers
 from gdrdiag.hw.memory import MemoryKind
 from gdrdiag.model.results import Status
+from gdrdiag.model.vocabulary import RelaxedOrdering
 
 pytestmark = pytest.mark.rdma
 
@@ -55,7 +56,7 @@ def test_loopback_ro_ab_on_host_memory_is_verified():
         qps=2,
         iterations=2000,
         repeats=2,
-        ro_ab=True,
+        ro=RelaxedOrdering.AB,
     )
     res = mr.run(cfg)
     assert [r.params.relaxed_ordering for r in res] == [False, True]

@@ -11,6 +11,7 @@ from gdrdiag.bench.rdma_loop import Lane, LoopTimeout, run_bw
 from gdrdiag.errors import UserInputError
 from gdrdiag.hw import verbs as v
 from gdrdiag.hw.memory import MemoryKind
+from gdrdiag.model.vocabulary import AccessFlags, RelaxedOrdering
 
 
 def test_min_message_for_rate():
@@ -45,6 +46,9 @@ def test_percentiles_and_latency_summary():
         (128, 4, None, 16),
         (16, 1, None, 8),
         (128, 1, 10, 10),
+        (128, 1, 100, 100),  # -Q as given, up to the TX depth (it was cut to 64 silently)
+        (128, 1, 128, 128),
+        (128, 16, 16, 1),
         (4, 4, None, 1),
         (1, 1, None, 1),
     ],
@@ -87,7 +91,10 @@ def test_case_keys():
         (dict(iterations=None, duration=None), "either"),
         (dict(iterations=10, duration=1.0), "either"),
         (dict(reg_paths=("peermem",)), "registration path"),
-        (dict(ro_ab=True, relaxed_ordering=True), "ro-ab"),
+        (dict(access=mr.DEFAULT_ACCESS | AccessFlags.RELAXED_ORDERING), "ro setting"),
+        (dict(cq_mod=0), "-Q 0"),
+        (dict(cq_mod=1000), "-Q 1000"),
+        (dict(mtu=1500), "-m 1500"),
         (dict(sizes=(1 << 20,), qps=2, mr_size=1 << 20), "larger than the MR"),
         (dict(offset=1 << 16), "offset"),
         (dict(provider="ib"), "unknown provider"),
@@ -99,9 +106,12 @@ def test_config_rejects_bad_input(kw, match):
 
 
 def test_matrix_config_covers_everything():
-    m = mr.matrix_config(mr.MrBenchConfig(relaxed_ordering=True))
-    assert set(m.kinds) == set(MemoryKind) and m.reg_paths == ("mr", "dmabuf") and m.ro_ab
-    assert not m.relaxed_ordering and not m.access & v.ACCESS_RELAXED_ORDERING
+    m = mr.matrix_config(mr.MrBenchConfig(ro=RelaxedOrdering.ON))
+    assert set(m.kinds) == set(MemoryKind) and m.reg_paths == ("mr", "dmabuf")
+    assert m.ro is RelaxedOrdering.AB and m.arm_access == (
+        mr.DEFAULT_ACCESS,
+        mr.DEFAULT_ACCESS | AccessFlags.RELAXED_ORDERING,
+    )
 
 
 class _SilentCQ(v.CQ):

@@ -13,7 +13,7 @@ from gdrdiag.hw import verbs as v
 from gdrdiag.hw import verbs_soft
 from gdrdiag.hw.memory import MemoryKind
 from gdrdiag.model.results import Status
-from gdrdiag.model.vocabulary import AccessFlags
+from gdrdiag.model.vocabulary import AccessFlags, RelaxedOrdering
 
 PAGEABLE = (MemoryKind.PAGEABLE,)
 
@@ -48,7 +48,7 @@ def test_sweep_and_offset():
 
 
 def test_ro_ab_runs_both_on_the_same_setup():
-    res = mr.run(soft(ro_ab=True))
+    res = mr.run(soft(ro=RelaxedOrdering.AB))
     assert [r.params.relaxed_ordering for r in res] == [False, True]
     assert all(r.status is Status.OK and r.verified for r in res)
     assert AccessFlags.RELAXED_ORDERING in res[1].params.access
@@ -155,7 +155,7 @@ def test_two_machines_client_server_verified():
     out = {}
     with exchange.Listener(0, "127.0.0.1") as lst:
         t = _serve_in_thread(soft(), lst, out)
-        (c,) = mr.run_client(soft(relaxed_ordering=True), "127.0.0.1", port=lst.port)
+        (c,) = mr.run_client(soft(ro=RelaxedOrdering.ON), "127.0.0.1", port=lst.port)
         t.join(10)
     assert not t.is_alive() and "server_error" not in out
     (s,) = out["server"]

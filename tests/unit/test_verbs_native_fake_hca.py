@@ -97,7 +97,18 @@ def test_mr_bench_modes_run_in_c_and_verify_every_byte(fake_lib, tmp_path, mode)
     out = tmp_path / "r.json"
     res = _run(
         fake_lib,
-        ["-m", "gdrdiag", "mr-bench", "-m", "pageable", "--repeats", "2", "--json-out", str(out), *mode],
+        [
+            "-m",
+            "gdrdiag",
+            "mr-bench",
+            "--memory",
+            "pageable",
+            "--repeats",
+            "2",
+            "--json-out",
+            str(out),
+            *mode,
+        ],
     )
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert CLEAN in res.stderr
@@ -160,7 +171,7 @@ def test_ctrl_c_mid_run_exits_130_with_everything_released(fake_lib):
             "-m",
             "gdrdiag",
             "mr-bench",
-            "-m",
+            "--memory",
             "pageable",
             "-s",
             "4K",

@@ -41,7 +41,7 @@ mrb imm --memory pageable --write-with-imm -s 64K -n 200 --repeats 2
 step resource-after-loopback resources after-loopback
 
 # -- faults ------------------------------------------------------------------------------------------
-# An MR without REMOTE_WRITE: one line, non-zero, no traceback.
+# An MR without REMOTE_WRITE: one line, non-zero, no traceback (--quiet: the error alone on stderr).
 fault() {
     _n=$1; shift
     _t0=$(now)
@@ -49,9 +49,9 @@ fault() {
     echo "$? $(awk -v a="$_t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')" >"$R/fault-$_n.rc"
     cat "$R/fault-$_n.rc" "$R/fault-$_n.err"
 }
-step fault-no-remote-write fault no-remote-write "$G mr-bench $PV --memory pageable -s 64K -n 100 --repeats 1 --access local_write"
-step fault-bad-device fault bad-device "$G mr-bench $PV -d nosuch0"
-step fault-bad-port fault bad-port "$G mr-bench $PV -i 7"
+step fault-no-remote-write fault no-remote-write "$G mr-bench $PV --quiet --memory pageable -s 64K -n 100 --repeats 1 --access local_write"
+step fault-bad-device fault bad-device "$G mr-bench $PV --quiet -d nosuch0"
+step fault-bad-port fault bad-port "$G mr-bench $PV --quiet -i 7"
 
 # -- two processes, one device: --server and --connect over 10.0.2.15 --------------------------------
 two_proc() {
@@ -76,7 +76,7 @@ kill_server() {
         >$R/fault-server-killed-server.out 2>&1" &
     _srv=$!
     sleep 3
-    fault server-killed "$G mr-bench $PV --memory pageable -d rxe0 --connect 10.0.2.15 --timeout 10 -s 1M -n 100000 --repeats 1" &
+    fault server-killed "$G mr-bench $PV --quiet --memory pageable -d rxe0 --connect 10.0.2.15 --timeout 10 -s 1M -n 100000 --repeats 1" &
     _cli=$!
     sleep 15
     kill -9 $_srv

@@ -1,0 +1,173 @@
+"""Progress with count and ETA on stderr for every bench and report, TTY or not; --quiet silences it.
+
+CliRunner's stderr is not a terminal, as under a pipe, CI or nohup, where runs used to be silent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from gdrdiag.cli import app
+from gdrdiag.cli.progress import Progress, format_seconds
+from gdrdiag.errors import NotSupported
+
+runner = CliRunner()
+STEP = re.compile(r"^\[(\d+)/(\d+)\] (\S.*) \.\.\. ETA (.+)$")
+REG_COST = [
+    "mr-bench",
+    "--provider",
+    "soft",
+    "--memory",
+    "pageable",
+    "--reg-cost",
+    "--reg-sizes",
+    "4K,64K,1M",
+]
+
+
+def steps(stderr: str) -> list[tuple[int, int, str, str]]:
+    """(number, total, label, ETA) of every progress line."""
+    return [(int(m[1]), int(m[2]), m[3], m[4]) for m in map(STEP.match, stderr.splitlines()) if m is not None]
+
+
+def test_the_count_and_the_eta_follow_the_pace_so_far(capsys):
+    now = [100.0]
+    progress = Progress("x", 4, clock=lambda: now[0])
+    progress.step("a")
+    now[0] += 10  # the first step took 10 s: three remain
+    progress.step("b")
+    now[0] += 20  # 30 s for two steps: 15 s each, two remain
+    progress.step("c")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "[1/4] a ... ETA unknown (first step)",
+        "[2/4] b ... ETA 30 s",
+        "[3/4] c ... ETA 30 s",
+    ]
+
+
+def test_a_plan_that_runs_short_and_an_unknown_total_show_the_count_alone(capsys):
+    progress = Progress("x", 1, clock=lambda: 0.0)
+    progress.step("a")
+    progress.step("b")
+    Progress("x", None).step("c")
+    assert capsys.readouterr().err.splitlines()[1:] == ["[2] b", "[1] c"]
+
+
+def test_disabled_progress_writes_nothing(capsys):
+    progress = Progress("x", 2, enabled=False)
+    progress.step("a")
+    progress.note("b")
+    assert capsys.readouterr().err == "" and progress.done == 1
+
+
+@pytest.mark.parametrize(
+    "seconds,text", [(0.4, "0 s"), (59.6, "1 min 0 s"), (185, "3 min 5 s"), (3720, "1 h 2 min")]
+)
+def test_durations_read_at_a_glance(seconds, text):
+    assert format_seconds(seconds) == text
+
+
+def test_mr_bench_reg_cost_shows_every_point_on_stderr_and_leaves_stdout_alone():
+    res = runner.invoke(app, REG_COST)
+    assert res.exit_code == 0, res.output
+    got = steps(res.stderr)
+    assert [(n, total) for n, total, _, _ in got] == [(1, 3), (2, 3), (3, 3)]
+    assert [label for _, _, label, _ in got] == [
+        "mr_reg_pageable_mr 4 KiB",
+        "mr_reg_pageable_mr 64 KiB",
+        "mr_reg_pageable_mr 1 MiB",
+    ]
+    assert all(re.fullmatch(r"\d+ s", eta) for _, _, _, eta in got[1:])
+    assert not steps(res.stdout) and "... ETA" not in res.stdout and "registration cost" in res.stdout
+
+
+def test_mr_bench_json_stdout_still_parses_with_progress_on_stderr():
+    res = runner.invoke(app, ["--json", *REG_COST])
+    assert res.exit_code == 0, res.output
+    assert len(steps(res.stderr)) == 3
+    assert {r["key"] for r in json.loads(res.stdout)["results"]} == {
+        "mr_reg_pageable_mr",
+        "mr_reuse_pageable_mr",
+    }
+
+
+def test_quiet_silences_progress_and_changes_nothing_else():
+    loud = runner.invoke(app, ["--json", *REG_COST])
+    quiet = runner.invoke(app, ["--json", *REG_COST, "--quiet"])
+    assert quiet.exit_code == loud.exit_code == 0
+    assert quiet.stderr == "" and steps(loud.stderr)
+    keys = [[r["key"] for r in json.loads(x.stdout)["results"]] for x in (loud, quiet)]
+    assert keys[0] == keys[1]
+
+
+def test_copy_bench_reports_each_case(monkeypatch):
+    from gdrdiag.bench import copy
+
+    def fake_run(opts, progress=None):
+        for key in ("copy_h2d_pinned", "copy_d2h_pinned", "copy_bidir_pinned"):
+            progress(key)
+        return []
+
+    monkeypatch.setattr(copy, "run_copy_bench", fake_run)
+    monkeypatch.setattr(copy, "planned_case_count", lambda opts: 3)
+    res = runner.invoke(app, ["copy-bench", "--memory", "pinned", "--parts", "sweep"])
+    assert res.exit_code == 0, res.output
+    assert [(n, t, label) for n, t, label, _ in steps(res.stderr)] == [
+        (1, 3, "copy_h2d_pinned"),
+        (2, 3, "copy_d2h_pinned"),
+        (3, 3, "copy_bidir_pinned"),
+    ]
+    assert not steps(res.stdout) and "... ETA" not in res.stdout
+    quiet = runner.invoke(app, ["copy-bench", "-G", "pinned", "--parts", "sweep", "--quiet"])
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+def test_gather_bench_reports_each_case_with_its_own_count(monkeypatch):
+    from gdrdiag.bench import gather
+
+    def fake_run(config, progress=None):
+        progress(1, 2, "ladder: warp R=656")
+        progress(2, 2, "ladder: lines R=656")
+        raise NotSupported("no GPU (test)")
+
+    monkeypatch.setattr(gather, "run", fake_run)
+    res = runner.invoke(app, ["gather-bench"])
+    assert [(n, t, label) for n, t, label, _ in steps(res.stderr)] == [
+        (1, 2, "ladder: warp R=656"),
+        (2, 2, "ladder: lines R=656"),
+    ]
+    quiet = runner.invoke(app, ["gather-bench", "--quiet"])
+    assert not steps(quiet.stderr)
+
+
+def test_report_reports_each_part(tmp_path):
+    res = runner.invoke(app, ["report", "--quick", "--no-rdma", "-o", str(tmp_path / "r.json")])
+    assert res.exit_code in (0, 1), res.output
+    got = steps(res.stderr)
+    assert [label for _, _, label, _ in got] == ["inspect", "copy-bench", "gather-bench", "mr-bench"]
+    assert {t for _, t, _, _ in got} == {4}
+    quiet = runner.invoke(app, ["report", "--quick", "--no-rdma", "-o", str(tmp_path / "q.json"), "--quiet"])
+    assert not steps(quiet.stderr)
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [
+        ["-n", "100"],
+        ["--latency", "-n", "50"],
+        ["--blocks", "8", "-s", "4K", "-n", "64"],
+    ],
+)
+def test_mr_bench_plans_as_many_steps_as_it_reports(mode):
+    res = runner.invoke(
+        app, ["mr-bench", "--provider", "soft", "--memory", "pageable", "--repeats", "1", *mode]
+    )
+    assert res.exit_code == 0, res.output
+    got = steps(res.stderr)
+    assert got and [n for n, _, _, _ in got] == list(range(1, len(got) + 1))
+    assert {t for _, t, _, _ in got} == {len(got)}
