@@ -50,7 +50,8 @@ def show_cmd(
 ) -> None:
     """Show a saved Report: where it came from, its results per bench, and the findings saved in it.
 
-    Reads version-1 and version-2 Reports; with --json prints the Report as loaded (version 2).
+    Reads version-1 and version-2 Reports; with --json prints the Report as loaded (version 2;
+    with --bench, holding that bench's results only).
     Nothing is measured or re-diagnosed (use gdrdiag diagnose for the current rules' verdict).
     """
     from gdrdiag.cli.report_files import load_report
@@ -58,6 +59,12 @@ def show_cmd(
     benches = _benches(bench)
     report = load_report(report_path)
     if wants_json(ctx):
+        if bench is not None:  # the Report with that bench's results only (findings and machine kept)
+            import dataclasses
+
+            report = dataclasses.replace(
+                report, results=tuple(r for r in report.results if r.bench in benches)
+            )
         echo(report.to_json())
         raise typer.Exit(EXIT_OK)
     from gdrdiag.diagnose.rdma_rules import ro_pairs

@@ -94,6 +94,35 @@ def test_show_one_bench():
     assert none.exit_code == 0 and "imported: 0 results (none in this Report)" in none.stdout
 
 
+def test_show_one_bench_as_json_keeps_only_its_results():
+    path = FIXTURES / "reports" / "vm_guest_kvm.json"
+    data = json.loads(_show(str(path), "--bench", "copy-bench", "--json").stdout)
+    whole = load_report(path)
+    assert [r["key"] for r in data["results"]] == [r.key for r in whole.results if r.bench.value == "copy"]
+    assert len(data["findings"]) == len(whole.findings) and data["machine"] is not None
+
+
+def test_show_a_report_without_machine_or_results(tmp_path):
+    bare = tmp_path / "bare.json"
+    bare.write_text('{"schema_version": 2}')
+    res = _show(str(bare))
+    assert res.exit_code == 0, res.output
+    assert "machine: not recorded in this Report" in res.stdout
+    assert "results: 0 (none)" in res.stdout and "Findings saved in the Report: none" in res.stdout
+
+
+def test_show_imported_results(tmp_path):
+    imported = tmp_path / "imported.json"
+    source = FIXTURES / "imported" / "ib_write_bw_host.txt"
+    assert runner.invoke(app, ["import", str(source), "-o", str(imported)]).exit_code in (0, 1)
+    report = load_report(imported)
+    res = _show(str(imported), "--bench", "imported")
+    assert res.exit_code == 0, res.output
+    assert "Imported results" in res.stdout
+    for r in report.results:
+        assert r.key in res.stdout and num(r.value) in res.stdout
+
+
 def _one_line_exit_2(res, *words: str) -> None:
     assert res.exit_code == 2, res.output
     assert res.stdout == ""
