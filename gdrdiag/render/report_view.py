@@ -24,7 +24,7 @@ from gdrdiag.render.copy_table import render_copy_results
 from gdrdiag.render.findings_table import render_findings
 from gdrdiag.render.gather_table import render_gather_results
 from gdrdiag.render.mr_table import render_mr_results
-from gdrdiag.render.results_table import check_mark, num, problems, spread, table
+from gdrdiag.render.results_table import num, problems, size, spread, table
 
 DEFAULT_WIDTH = 100
 
@@ -93,10 +93,27 @@ def render_header(view: ViewInput) -> str:
     return "\n".join(lines)
 
 
+def _imported_where(r: BenchResult) -> str:
+    """Which device an imported number was measured on (the GPU ordinal, else the RDMA device)."""
+    gpu, device = r.params.gpu, r.params.device_name
+    return f"GPU {gpu}" if gpu is not None else (device or "-")
+
+
 def _imported_table(results: Sequence[BenchResult]) -> str:
-    """Imported results (perftest, nvbandwidth): one row each, with the tool that measured it."""
+    """Imported results (perftest, nvbandwidth): one row each, with the tool and device that measured it.
+
+    No payload column: another tool's numbers carry no gdrdiag payload check.
+    """
     rows = [
-        [r.key, r.provider or "-", num(r.value), r.unit or "-", spread(r), check_mark(r)]
+        [
+            r.key,
+            r.provider or "-",
+            _imported_where(r),
+            size(r.params.size_bytes) if r.params.size_bytes is not None else "-",
+            num(r.value),
+            r.unit or "-",
+            spread(r),
+        ]
         for r in results
         if r.status is not Status.WAIVED
     ]
@@ -104,7 +121,11 @@ def _imported_table(results: Sequence[BenchResult]) -> str:
     if rows:
         parts.append(
             "Imported results (median of samples)\n"
-            + table(rows, ["case", "tool", "value", "unit", "min-max", "payload"], max_widths=[40])
+            + table(
+                rows,
+                ["case", "tool", "on", "size", "value", "unit", "min-max"],
+                max_widths=[36, 12, 16],
+            )
         )
     bad = problems(results)
     if bad:

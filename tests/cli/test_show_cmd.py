@@ -119,6 +119,7 @@ def test_show_imported_results(tmp_path):
     res = _show(str(imported), "--bench", "imported")
     assert res.exit_code == 0, res.output
     assert "Imported results" in res.stdout
+    assert max(len(line) for line in res.stdout.splitlines()) <= 100
     for r in report.results:
         assert r.key in res.stdout and num(r.value) in res.stdout
 
