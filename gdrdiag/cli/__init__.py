@@ -186,6 +186,7 @@ COMMAND_MODULES = (
     "collect_cmd",
     "diagnose_cmd",
     "compare_cmd",
+    "show_cmd",
     "report_cmd",
     "mr_bench_cmd",
     "gather_bench_cmd",

@@ -128,9 +128,9 @@ def copy_bench(
     progress = Progress("copy-bench", planned_case_count(opts), enabled=not quiet)
     results = run_copy_bench(opts, progress=progress.step)
 
-    from gdrdiag.cli.reporting import results_report
+    from gdrdiag.cli.reporting import bench_report
 
-    report = results_report("copy-bench", results)
+    report = bench_report("copy-bench", results)
     if json_out is not None:
         from gdrdiag.cli.report_files import write_text_file
 

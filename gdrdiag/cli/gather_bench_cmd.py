@@ -175,14 +175,12 @@ def _run_with_progress(config, quiet: bool):
 
 def _show(ctx: typer.Context, result, json_out: Optional[Path], force: bool = False) -> None:
     """Findings, the Report (JSON or tables), and the exit code: 1 on a failed case or a FAIL finding."""
-    from gdrdiag.cli.reporting import results_report
+    from gdrdiag.cli.reporting import bench_report
     from gdrdiag.diagnose.gather_rules import gather_findings
     from gdrdiag.model.results import Status
 
     findings = gather_findings(result.results)
-    report = results_report(
-        "gather-bench", result.results, findings=tuple(findings), notes=tuple(result.notes)
-    )
+    report = bench_report("gather-bench", result.results, findings=tuple(findings), notes=tuple(result.notes))
     if json_out is not None:
         from gdrdiag.cli.report_files import write_text_file
 

@@ -433,14 +433,14 @@ def _show(
     ctx: typer.Context, results: list, matrix: bool, notes: list[str], json_out: Optional[Path]
 ) -> None:
     """RO verdicts, matrix rows, findings; the Report or the tables; the exit code."""
-    from gdrdiag.cli.reporting import results_report
+    from gdrdiag.cli.reporting import bench_report
     from gdrdiag.diagnose import rdma_rules
     from gdrdiag.model.results import Status
 
     pairs = rdma_rules.ro_pairs(results)
     findings = rdma_rules.rdma_findings(results)
     rows = rdma_rules.interpret_matrix(results) if matrix else None
-    report = results_report("mr-bench", results, findings=tuple(findings))
+    report = bench_report("mr-bench", results, findings=tuple(findings))
     if json_out is not None:
         json_out.write_text(report.to_json())
     if wants_json(ctx):
