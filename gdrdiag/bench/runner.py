@@ -9,9 +9,11 @@ cases' own context managers have released their resources.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Iterable, Optional, Union
 
 from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.model.params import NumaPlacement
 from gdrdiag.model.results import BenchResult
 
 CaseOutput = Union[BenchResult, list]
@@ -41,3 +43,9 @@ def run_cases(
             progress(key)
         results.extend(run_case(key, case, **fields))
     return results
+
+
+def with_placement(results: Iterable[BenchResult], placement: NumaPlacement) -> list[BenchResult]:
+    """``results`` with the run's CPU/NUMA placement recorded in their run settings."""
+    fields = placement.settings_fields()
+    return [dataclasses.replace(r, settings=dataclasses.replace(r.settings, **fields)) for r in results]

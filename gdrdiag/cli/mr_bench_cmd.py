@@ -20,6 +20,7 @@ from gdrdiag.cli.common import (
     wants_json,
 )
 from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.hw.placement import NUMA_HELP
 from gdrdiag.units import parse_size, parse_size_list
 
 SOFT_HINT = "use --provider soft to run the whole pipeline in software (not a hardware measurement)"
@@ -126,6 +127,7 @@ def mr_bench(
         "127.0.0.1", "--bind", help="--server: the address to listen on (0.0.0.0 for every interface)."
     ),
     gpu: int = typer.Option(0, "--gpu", help="CUDA device ordinal for GPU memory kinds."),
+    numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
     inline: int = typer.Option(
         0, "--inline", "-I", help="native: post WRs up to this many bytes with IBV_SEND_INLINE (0: never)."
     ),
@@ -145,6 +147,7 @@ def mr_bench(
     from gdrdiag.bench import mr as mrb
     from gdrdiag.hw import verbs, verbs_providers
     from gdrdiag.hw.memory import parse_memory_kind
+    from gdrdiag.hw.placement import check_request, parse_numa
 
     provider_name, provider_why = verbs_providers.provider_choice(provider)
     if (inline or time_calls) and provider_name != "native":
@@ -192,7 +195,9 @@ def mr_bench(
         only=mode.only,
         soft_options={"inline": inline, "time_calls": time_calls} if provider_name == "native" else {},
         provider_note=provider_why,
+        numa=parse_numa(numa),
     )
+    check_request(cfg.numa)
     if mode.matrix:
         cfg = mrb.matrix_config(cfg)
     cfg.validate()

@@ -12,6 +12,7 @@ from gdrdiag.bench.profiles import PROFILE_BENCHES, Profile, RdmaPart
 from gdrdiag.cli import app
 from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
 from gdrdiag.errors import UserInputError
+from gdrdiag.hw.placement import NUMA_HELP, check_request, parse_numa
 from gdrdiag.node_record import HOST_RE as HOST_OK  # light: json/os/re and model.serde only
 
 
@@ -125,6 +126,7 @@ def report_cmd(
         None, "--rdma-iters", help="RDMA matrix WRs per QP per run (default 2000; --full 20000)."
     ),
     rdma_qps: Optional[int] = typer.Option(None, "--rdma-qps", help="RDMA matrix QPs (default 4)."),
+    numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
 ) -> None:
     """Inspect this machine and run the standard benches it supports into one Report (WAIVED for the rest).
 
@@ -144,7 +146,8 @@ def report_cmd(
             raise UserInputError(f"{path}: directory {path.parent} does not exist")
     _check_templates((output, record, jsonl, html), host, force)
     level = "quick" if quick else ("full" if full else "standard")
-    profile = Profile(level, _rdma_part(no_rdma, rdma_size, rdma_iters, rdma_qps))
+    profile = Profile(level, _rdma_part(no_rdma, rdma_size, rdma_iters, rdma_qps), parse_numa(numa))
+    check_request(profile.numa)
     if from_report is not None:
         import dataclasses
 

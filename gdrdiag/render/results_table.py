@@ -35,6 +35,16 @@ def check_mark(result: BenchResult) -> str:
     return {True: "ok", False: "WRONG", None: "-"}[result.verified]
 
 
+def placement_line(results: Iterable[BenchResult]) -> str:
+    """One line saying where the run was placed (``--numa``), or "" when no result records it."""
+    s = next((r.settings for r in results if r.settings.numa is not None), None)
+    if s is None:
+        return ""
+    if s.numa_node is not None:
+        return f"numa: {s.numa} -> node {s.numa_node}, CPUs {s.numa_cpus} ({s.numa_reason})"
+    return f"numa: {s.numa} -> not applied ({s.numa_reason})"
+
+
 def problems(results: Iterable[BenchResult]) -> str:
     """Lines for every WAIVED or ERROR result, grouped so repeated reasons print once."""
     seen: dict[tuple[str, str], list[str]] = {}
