@@ -1,4 +1,4 @@
-"""copy-bench reads the GPU link under load (the reader gather-bench uses), records it, and the rules use it."""
+"""copy-bench reads the GPU link under load (as gather-bench does), records it, and the rules use it."""
 
 from __future__ import annotations
 
