@@ -27,16 +27,18 @@ from gdrdiag.bench.mr_setup import (
     verify,
 )
 from gdrdiag.bench.rdma_loop import LoopOutcome, build_lanes, run_bw
+from gdrdiag.bench.runner import with_placement
 from gdrdiag.errors import GdrdiagError, UserInputError
+from gdrdiag.hw import placement, verbs_providers
 from gdrdiag.hw import verbs as v
-from gdrdiag.hw import verbs_providers
 from gdrdiag.hw.memory import MemoryKind, parse_memory_kind, pattern
-from gdrdiag.model.params import MrMetrics, MrParams
+from gdrdiag.model.params import MrMetrics, MrParams, NumaPlacement
 from gdrdiag.model.results import BenchResult
 from gdrdiag.model.vocabulary import AccessFlags, RegPath
 
 
-def session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.Device, v.PD]:
+def session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.Device, v.PD, NumaPlacement]:
+    """The device and PD of one side, and the placement near the device (applied until the stack closes)."""
     dev = stack.enter_context(
         verbs_providers.open_device(
             cfg.provider, cfg.device, cfg.port, cfg.gid_index, **dict(cfg.soft_options)
@@ -48,7 +50,8 @@ def session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.D
         raise UserInputError(f"-q {cfg.qps}: {dev.name} allows at most {lim.max_qp} QPs")
     if cfg.tx_depth > lim.max_qp_wr:
         raise UserInputError(f"-t {cfg.tx_depth}: {dev.name} allows at most {lim.max_qp_wr} WRs per QP")
-    return dev, pd
+    where = stack.enter_context(placement.applied(placement.plan_for_rdma(cfg.numa, dev.name)))
+    return dev, pd, where
 
 
 # The server's own limits rule what a client may ask for (a peer must not pick the server's memory
@@ -68,6 +71,7 @@ class _Served:
     ro: bool
     run_timeout: float
     mine: list  # the server's QPs, connected to the client's
+    where: NumaPlacement  # the CPU/NUMA placement the server ran with
 
 
 def serve(
@@ -133,8 +137,10 @@ def serve(
         provider=served.dev.provider,
     )
     if failure:
-        return [BenchResult.error(key, failure, verified=False, **fields)]
-    return [BenchResult(key=key, status=ok_status(), verified=runs > 0, **fields)]
+        return with_placement([BenchResult.error(key, failure, verified=False, **fields)], served.where)
+    return with_placement(
+        [BenchResult(key=key, status=ok_status(), verified=runs > 0, **fields)], served.where
+    )
 
 
 def _accept_client(stack, cfg: MrBenchConfig, hello: dict, kind: MemoryKind, reg_path: str) -> _Served:
@@ -157,7 +163,7 @@ def _accept_client(stack, cfg: MrBenchConfig, hello: dict, kind: MemoryKind, reg
             f"client asked for {slot}-byte slots; this server allows up to {max_slot} (--mr-size)"
         )
     run_timeout = server_run_timeout(p.get("run_timeout_s"), cfg.timeout_s)
-    dev, pd = session_device(replace(cfg, qps=qps), stack)
+    dev, pd, where = session_device(replace(cfg, qps=qps), stack)
     gpus = GpuScope(cfg.gpu, kind.needs_gpu)
     stack.callback(gpus.close)
     access = (cfg.access & ~v.ACCESS_RELAXED_ORDERING) | v.ACCESS_REMOTE_WRITE | v.ACCESS_LOCAL_WRITE
@@ -170,7 +176,7 @@ def _accept_client(stack, cfg: MrBenchConfig, hello: dict, kind: MemoryKind, reg
         qp = stack.enter_context(pd.create_rc_qp(cq, max_send_wr=1, max_recv_wr=1))
         qp.connect(r, v.ACCESS_LOCAL_WRITE | v.ACCESS_REMOTE_WRITE)
         mine.append(qp)
-    return _Served(dev, dst, qps, slot, ro, run_timeout, mine)
+    return _Served(dev, dst, qps, slot, ro, run_timeout, mine, where)
 
 
 def server_run_timeout(asked: Any, own_timeout_s: float) -> float:
@@ -252,7 +258,7 @@ def run_client(
     outs: list[LoopOutcome] = []
     failure = None
     with contextlib.ExitStack() as stack:
-        dev, src, cq, qps = _client_resources(stack, cfg, kind, size)
+        dev, src, cq, qps, where = _client_resources(stack, cfg, kind, size)
         ch = stack.enter_context(
             x.connect(host, port, timeout_s=connect_timeout_s, io_timeout_s=run_timeout, retry_s=retry_s)
         )
@@ -294,18 +300,21 @@ def run_client(
         access=AccessFlags(cfg.access_mask | (AccessFlags.RELAXED_ORDERING if ro else 0)),
     )
     settings = run_settings_of(cfg, peer=f"{host}:{port}", iterations=cfg.iterations, duration_s=cfg.duration)
-    return [
-        bw_result(
-            case_key("rdma_write", dst_kind, dst_reg),
-            params,
-            settings,
-            outs,
-            failure,
-            dev.provider,
-            describe(dst_kind, dst_reg, dev.provider, f"RDMA WRITE to {host}"),
-            bw_method(cfg, signal_every, dev.provider) + "; bytes verified by the server",
-        )
-    ]
+    return with_placement(
+        [
+            bw_result(
+                case_key("rdma_write", dst_kind, dst_reg),
+                params,
+                settings,
+                outs,
+                failure,
+                dev.provider,
+                describe(dst_kind, dst_reg, dev.provider, f"RDMA WRITE to {host}"),
+                bw_method(cfg, signal_every, dev.provider) + "; bytes verified by the server",
+            )
+        ],
+        where,
+    )
 
 
 def _connect_to_welcome(welcome: dict, cfg: MrBenchConfig, qps: list, size: int) -> tuple[int, int]:
@@ -330,7 +339,7 @@ def _connect_to_welcome(welcome: dict, cfg: MrBenchConfig, qps: list, size: int)
 
 def _client_resources(stack, cfg: MrBenchConfig, kind: MemoryKind, size: int):
     """(device, source region, CQ, QPs in INIT) of the writing side."""
-    dev, pd = session_device(cfg, stack)
+    dev, pd, where = session_device(cfg, stack)
     gpus = GpuScope(cfg.gpu, kind.needs_gpu)
     stack.callback(gpus.close)
     reg = cfg.reg_paths[0] if kind is MemoryKind.DEVICE else "mr"
@@ -342,7 +351,7 @@ def _client_resources(stack, cfg: MrBenchConfig, kind: MemoryKind, size: int):
     ]
     for qp in qps:
         qp.to_init(v.ACCESS_LOCAL_WRITE)
-    return dev, src, cq, qps
+    return dev, src, cq, qps, where
 
 
 def _client_run(

@@ -152,3 +152,19 @@ def test_placement_is_a_run_setting_not_identity():
     report = Report(tool_version="t", created_utc="2026-01-01T00:00:00Z", command="c", results=(near,))
     back = Report.from_json(report.to_json())
     assert back.results[0].settings == near.settings
+
+
+def test_both_sides_of_a_two_machine_run_record_their_placement():
+    from gdrdiag.bench import exchange, mr
+
+    from .test_mr_pipeline import _serve_in_thread, soft
+
+    out: dict = {}
+    with exchange.Listener(0, "127.0.0.1") as lst:
+        t = _serve_in_thread(soft(numa=placement.parse_numa("none")), lst, out)
+        (client,) = mr.run_client(soft(), "127.0.0.1", port=lst.port)
+        t.join(10)
+    assert "server_error" not in out
+    (server,) = out["server"]
+    assert server.settings.numa == "none" and "left to the OS" in server.settings.numa_reason
+    assert client.settings.numa == "auto" and client.settings.numa_reason.startswith("unknown because RDMA")
