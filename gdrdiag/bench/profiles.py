@@ -38,13 +38,13 @@ class Profile:
     numa: NumaRequest = AUTO  # CPU/memory placement of every bench (--numa)
 
 
-def _waived(profile: Profile, key: str, reason: str, description: str, what: str) -> list:
+def _waived(profile: Profile, key: str, reason: str, description: str, why_not_run: str) -> list:
     """One WAIVED result for a bench that cannot run here, with the placement it would have had."""
     from gdrdiag.bench.runner import with_placement
     from gdrdiag.hw import placement
     from gdrdiag.model.results import BenchResult
 
-    where = placement.not_run(profile.numa, f"{what} could not be used")
+    where = placement.not_run(profile.numa, why_not_run)
     return with_placement([BenchResult.waived(key, reason, description=description)], where)
 
 
@@ -105,7 +105,7 @@ def _gather_results(profile: Profile) -> list:
     try:
         return list(gather.run(config).results)
     except NotSupported as exc:
-        return _waived(profile, "gather_ladder", exc.reason, "gather-bench ladder", "the GPU")
+        return _waived(profile, "gather_ladder", exc.reason, "gather-bench ladder", "could not run here")
 
 
 def _rdma_results(profile: Profile) -> list:
@@ -116,7 +116,7 @@ def _rdma_results(profile: Profile) -> list:
     part = profile.rdma
     description = "RDMA WRITE matrix (memory kinds x registration x RO)"
     if part.skip:
-        return _waived(profile, "rdma_write_matrix", "left out by --no-rdma", description, "the RDMA device")
+        return _waived(profile, "rdma_write_matrix", "left out by --no-rdma", description, "--no-rdma")
     cfg = mr.matrix_config(
         mr.MrBenchConfig(
             provider="pyverbs",
@@ -129,7 +129,7 @@ def _rdma_results(profile: Profile) -> list:
     try:
         return list(mr.run(cfg, mode="bw"))
     except NotSupported as exc:
-        return _waived(profile, "rdma_write_matrix", exc.reason, description, "the RDMA device")
+        return _waived(profile, "rdma_write_matrix", exc.reason, description, "could not run here")
 
 
 PROFILE_BENCHES: tuple[tuple[str, Callable[[Profile], list]], ...] = (

@@ -194,6 +194,11 @@ def report_cmd(
             f"wrote {', '.join(written)}: node {name}, {len(report.results)} results "
             f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})"
         )
+        from gdrdiag.render.results_table import placement_lines
+
+        placed = placement_lines(report.results)
+        if placed:
+            echo(placed)
         echo(render_findings(report.findings))
     raise typer.Exit(code)
 

@@ -45,6 +45,19 @@ def placement_line(results: Iterable[BenchResult]) -> str:
     return f"numa: {s.numa} -> not applied ({s.numa_reason})"
 
 
+def placement_lines(results: Iterable[BenchResult]) -> str:
+    """One ``numa:`` line per distinct placement of a Report's benches, naming the cases' prefixes."""
+    seen: dict[str, list[str]] = {}
+    for r in results:
+        line = placement_line([r])
+        if line:
+            bench = r.key.split("_", 1)[0]
+            benches = seen.setdefault(line, [])
+            if bench not in benches:
+                benches.append(bench)
+    return "\n".join(f"{line} [{', '.join(b)}]" for line, b in seen.items())
+
+
 def problems(results: Iterable[BenchResult]) -> str:
     """Lines for every WAIVED or ERROR result, grouped so repeated reasons print once."""
     seen: dict[tuple[str, str], list[str]] = {}

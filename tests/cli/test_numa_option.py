@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -74,3 +75,10 @@ def test_report_records_the_placement_in_every_result(tmp_path):
     assert res.exit_code in (0, 1), res.output
     settings = _settings(out.read_text())
     assert settings and all(s["numa"] == "auto" and s["numa_reason"] for s in settings)
+    shown = [line for line in res.output.splitlines() if line.startswith("numa: auto -> ")]
+    assert shown and all(re.search(r" \[(copy|gather|rdma)(, (copy|gather|rdma))*\]$", x) for x in shown)
+    assert {b for x in shown for b in re.findall(r"copy|gather|rdma", x.rsplit("[", 1)[1])} == {
+        "copy",
+        "gather",
+        "rdma",
+    }
