@@ -168,3 +168,16 @@ def test_both_sides_of_a_two_machine_run_record_their_placement():
     (server,) = out["server"]
     assert server.settings.numa == "none" and "left to the OS" in server.settings.numa_reason
     assert client.settings.numa == "auto" and client.settings.numa_reason.startswith("unknown because RDMA")
+
+
+@pytest.mark.parametrize("bench", ["copy", "gather", "mr"])
+def test_every_bench_shows_the_placement_in_one_line(bench):
+    from gdrdiag.render.copy_table import render_copy_results
+    from gdrdiag.render.gather_table import render_gather_results
+    from gdrdiag.render.mr_table import render_mr_results
+
+    render = {"copy": render_copy_results, "gather": render_gather_results, "mr": render_mr_results}[bench]
+    where = NumaPlacement("auto", 1, "8-15", "numa_node of GPU 0 0000:1b:00.0")
+    results = with_placement([BenchResult.waived(f"{bench}_x", "no device") for _ in range(3)], where)
+    lines = [line for line in render(results).splitlines() if line.startswith("numa:")]
+    assert lines == ["numa: auto -> node 1, CPUs 8-15 (numa_node of GPU 0 0000:1b:00.0)"]
