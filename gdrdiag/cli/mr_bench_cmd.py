@@ -262,8 +262,6 @@ def _run(
 
     try:
         if mode.loop_cost:
-            from gdrdiag.bench.loop_cost_native import native_loop_cost
-
             common = dict(
                 duration=cfg.duration or 1.0,
                 tx_depth=cfg.tx_depth,
@@ -271,7 +269,7 @@ def _run(
                 link_gbps=link_gbps,
                 progress=progress,
             )
-            return mrb.loop_cost(**common) + native_loop_cost(**common)
+            return _placed_loop_cost(cfg.numa, common)
         progress(f"provider {cfg.provider}: {provider_why}")
         if server:
             return mrb.serve(
@@ -285,6 +283,18 @@ def _run(
         if cfg.provider in ("pyverbs", "native") and exc.reason.startswith("no RDMA devices"):
             raise NotSupported(f"{exc.reason}. {SOFT_HINT}") from None
         raise
+
+
+def _placed_loop_cost(numa, common: dict) -> list:
+    """The loops' own cost (no NIC): placed only where --numa names a node; recorded either way."""
+    from gdrdiag.bench import mr as mrb
+    from gdrdiag.bench.loop_cost_native import native_loop_cost
+    from gdrdiag.bench.runner import with_placement
+    from gdrdiag.hw import placement
+
+    plan = placement.plan(numa, None, "the loop", no_device="--loop-cost measures no device")
+    with placement.applied(plan) as where:
+        return with_placement(mrb.loop_cost(**common) + native_loop_cost(**common), where)
 
 
 def _from_cases(

@@ -82,3 +82,12 @@ def test_report_records_the_placement_in_every_result(tmp_path):
         "gather",
         "rdma",
     }
+
+
+def test_loop_cost_records_the_placement_too():
+    res = runner.invoke(app, ["--json", "mr-bench", "--loop-cost", "-D", "0.05", "--repeats", "1"])
+    assert res.exit_code == 0, res.output
+    settings = _settings(res.output)
+    assert settings
+    for s in settings:
+        assert s["numa"] == "auto" and s["numa_reason"] == "unknown because --loop-cost measures no device"
