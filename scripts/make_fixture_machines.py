@@ -17,8 +17,8 @@ Where the values come from
   CX-7: Express 0x60 -> VPD 0x48 -> MSI-X 0x9c -> VNDR 0xc0 -> PM 0x40; ext AER 0x100, ARI 0x150,
   SR-IOV 0x180, SecPCIe 0x1c0, ACS 0x230, ... ATS 0x480 (diagnostics-kb section 0)). Switch and
   root-port chains are representative of those parts, not copied from one dump.
-- H200 microVM values: diagnostics-kb section 14 [R39] (fixture b_synth, until the real capture
-  from the GPU machine is committed as b_gpu_firecracker_h200).
+- H200 microVM values: diagnostics-kb section 14 [R39] (fixture b_synth; the real capture from
+  the GPU machine is committed beside it as b_gpu_firecracker_h200).
 - A QEMU guest with devices on pcie.0 sees them as Root-Complex-integrated endpoints with the
   link registers zeroed (QEMU hw/vfio/pci.c vfio_setup_pcie_cap, [R23]); a VF's DevCtl reads 0
   (RsvdP, [R4]).

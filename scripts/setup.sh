@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One-time set-up on a fresh Debian 12 machine (run as root, or with sudo available).
+# One-time set-up on a fresh Debian 12 machine (run as root; as another user it needs sudo, which
+# the Debian image does not have).
 #
 # Installs:
 #   - rdma-core, libibverbs and Debian's python3-pyverbs (44.0). PyPI's pyverbs 59 needs
@@ -16,7 +17,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUDO=""
-if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+if [ "$(id -u)" != "0" ]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+        echo "set-up: apt-get needs root and there is no sudo here; run: bash scripts/setup.sh as root" >&2
+        exit 2
+    fi
+    SUDO="sudo"
+fi
 
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq

@@ -35,15 +35,15 @@ from gdrdiag.bench.copy_config import (
     first_wrong_byte,
     with_metrics,
 )
-from gdrdiag.bench.runner import run_case
+from gdrdiag.bench.runner import run_case, with_placement
 from gdrdiag.bench.timing import SpinGate, Timed, gated_iterations, time_host, time_stream
-from gdrdiag.errors import NotSupported
-from gdrdiag.hw import cuda, memory, nvrtc
+from gdrdiag.errors import GdrdiagError, NotSupported
+from gdrdiag.hw import cuda, gpu_link, memory, nvrtc, placement
 from gdrdiag.hw.memory import Buffer, MemoryKind
 from gdrdiag.model.params import CopyParams
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 from gdrdiag.model.vocabulary import Direction
-from gdrdiag.units import KiB
+from gdrdiag.units import KiB, MiB
 
 # --------------------------------------------------------------------------------------------
 # 1. sweep
@@ -564,19 +564,69 @@ def waived_cases(opts: CopyBenchOptions, reason: str) -> list[BenchResult]:
 def run_copy_bench(
     opts: CopyBenchOptions, progress: Optional[Callable[[str], None]] = None
 ) -> list[BenchResult]:
-    """Run the selected parts; with no GPU every part is WAIVED with the reason."""
+    """Run the selected parts on the GPU's NUMA node (``opts.numa``); with no GPU, all WAIVED.
+
+    Every result records the placement in its run settings and, when the GPU is there, the link
+    read under load in its params.
+    """
     opts.validate()
     try:
         cuda.init()
         gpu = cuda.GpuContext(opts.device)
     except NotSupported as exc:
-        return waived_cases(opts, exc.reason)
+        return with_placement(waived_cases(opts, exc.reason), placement.not_run(opts.numa, "no GPU"))
+    with placement.applied(placement.plan_for_gpu(opts.numa, opts.device)) as where:
+        results, link = _run_parts(gpu, opts, progress)
+    return with_placement([with_link(r, link) for r in results], where)
+
+
+def with_link(result: BenchResult, sample: Optional[gpu_link.LinkSample]) -> BenchResult:
+    """``result`` with the link sampled during the run in its params (copy results only)."""
+    if sample is None or not isinstance(result.params, CopyParams):
+        return result
+    lk = sample.link
+    return dataclasses.replace(
+        result,
+        params=dataclasses.replace(
+            result.params,
+            link=sample.text,
+            link_generation=lk.generation if lk else None,
+            link_width=lk.width if lk else None,
+            link_max_generation=lk.max_generation if lk else None,
+            link_max_width=lk.max_width if lk else None,
+        ),
+    )
+
+
+LINK_SAMPLE_BYTES = 64 * MiB
+
+
+def sample_link(ctx: CopyContext) -> gpu_link.LinkSample:
+    """Read the GPU link while host->device copies run (the same reader gather-bench uses)."""
+    n = min(LINK_SAMPLE_BYTES, memory.host_available_bytes() // 4)
+    with (
+        memory.allocate(MemoryKind.PINNED, n, gpu=ctx.gpu) as host,
+        memory.allocate(MemoryKind.DEVICE, n, gpu=ctx.gpu) as dev,
+    ):
+        bus_id = cuda.device_facts(ctx.gpu.ordinal).pci_bus_id
+        return gpu_link.sample_during_copies(bus_id, dev.ptr, host.ptr, n, ctx.streams[0])
+
+
+def _run_parts(
+    gpu: cuda.GpuContext, opts: CopyBenchOptions, progress: Optional[Callable[[str], None]]
+) -> tuple[list[BenchResult], Optional[gpu_link.LinkSample]]:
+    """The selected parts in order, and the link sampled under load before them."""
     results: list[BenchResult] = []
+    link = None
     with gpu, cuda.Stream() as s0, cuda.Stream() as s1:
         gate = None
         try:
             gate = SpinGate(gpu)
             ctx = CopyContext(gpu=gpu, opts=opts, streams=[s0, s1], gate=gate, sweep_buffers=_SweepBuffers())
+            try:
+                link = sample_link(ctx)
+            except (GdrdiagError, ValueError) as exc:
+                link = gpu_link.LinkSample(None, f"unknown: {exc}")
             if "sweep" in opts.parts:
                 try:
                     for key, case, fields in sweep_cases(ctx):
@@ -601,4 +651,4 @@ def run_copy_bench(
         finally:
             if gate is not None:
                 gate.close()
-    return results
+    return results, link

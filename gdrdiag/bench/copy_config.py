@@ -14,6 +14,7 @@ from gdrdiag.bench.timing import SpinGate, Timed
 from gdrdiag.errors import UserInputError
 from gdrdiag.hw import cuda, memory
 from gdrdiag.hw.memory import Buffer, MemoryKind
+from gdrdiag.hw.placement import AUTO, NumaRequest
 from gdrdiag.model.params import CopyMetrics, CopyParams
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 from gdrdiag.units import GiB, KiB, MiB
@@ -65,6 +66,7 @@ class CopyBenchOptions:
     block_region_max: int = 2 * GiB
     reference: bool = True
     only: Optional[frozenset[str]] = None  # sweep case keys to run (a --list selection); None: all
+    numa: NumaRequest = AUTO  # CPU/memory placement (hw/placement.py)
 
     def validate(self) -> None:
         """Raise UserInputError for impossible combinations (checked before allocating)."""

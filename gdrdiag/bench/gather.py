@@ -69,11 +69,14 @@ def run(config: GatherConfig, progress: ProgressFn = None) -> GatherRun:
     """Run the ladder, then the sweeps with the best kernel; always return results."""
     config.validate()
     from gdrdiag.bench.gather_session import GatherSession
-    from gdrdiag.hw import cuda
+    from gdrdiag.bench.runner import with_placement
+    from gdrdiag.hw import cuda, placement
 
     cuda.init()
-    with GatherSession(config) as session:
-        return _Run(session, progress).all()
+    with placement.applied(placement.plan_for_gpu(config.numa, config.device)) as where:
+        with GatherSession(config) as session:
+            done = _Run(session, progress).all()
+    return replace(done, results=with_placement(done.results, where))
 
 
 @dataclass

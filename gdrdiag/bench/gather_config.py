@@ -9,6 +9,7 @@ from gdrdiag import pcie_model
 from gdrdiag.bench.gather_kernels import DEFAULT_PLAN_REUSE, LADDER, kernel_spec
 from gdrdiag.bench.gather_layout import TABLE_PAD, Layout
 from gdrdiag.errors import UserInputError
+from gdrdiag.hw.placement import AUTO, NumaRequest
 from gdrdiag.model.results import BenchResult
 
 CE_KEY = "gather_ce_reference"
@@ -28,6 +29,7 @@ class GatherConfig:
     sm_limit: Optional[int] = None
     threads: Optional[int] = None
     device: int = 0
+    numa: NumaRequest = AUTO  # CPU/memory placement (hw/placement.py)
     iterations: int = 20
     time_budget_s: float = 0.25
     quick: bool = False

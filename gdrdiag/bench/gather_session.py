@@ -541,26 +541,13 @@ class GatherSession:
     # -- orchestration ---------------------------------------------------------------------------
     def sample_link(self) -> None:
         """Read the GPU link from sysfs while copies run (GPUs downclock idle links, LINK-01)."""
-        from gdrdiag.hw import cuda, gpu_link
+        from gdrdiag.hw import gpu_link
 
         nbytes = min(self.table.size, self.dst.size, 256 << 20)
-        for _ in range(4):
-            cuda.call("cuMemcpyHtoDAsync", self.dst.ptr, self.table.ptr, nbytes, self.stream.handle)
-        try:
-            self.link = gpu_link.read_link(self.facts.pci_bus_id)
-        except ValueError as exc:
-            self.link = None
-            self.link_text = f"unknown: {exc}"
-        finally:
-            self.stream.synchronize()
-        if self.link is not None:
-            if self.link.raw_gbytes_per_s:
-                self.link_text = (
-                    f"Gen{self.link.generation} x{self.link.width} "
-                    f"({self.link.raw_gbytes_per_s:.2f} GB/s raw, sysfs, sampled during a copy)"
-                )
-            else:
-                self.link_text = "unknown: " + "; ".join(f"{k}: {v}" for k, v in self.link.unknown.items())
+        sample = gpu_link.sample_during_copies(
+            self.facts.pci_bus_id, self.dst.ptr, self.table.ptr, nbytes, self.stream
+        )
+        self.link, self.link_text = sample.link, sample.text
 
 
 @dataclass(frozen=True)

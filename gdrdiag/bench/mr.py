@@ -62,8 +62,9 @@ from gdrdiag.bench.mr_setup import (  # noqa: F401 - re-exported
 )
 from gdrdiag.bench.mr_twohost import run_client, serve  # noqa: F401 - re-exported
 from gdrdiag.bench.rdma_loop import LoopOutcome, LoopTimeout, build_lanes, run_bw, run_latency
-from gdrdiag.bench.runner import run_case
+from gdrdiag.bench.runner import run_case, with_placement
 from gdrdiag.errors import GdrdiagError
+from gdrdiag.hw import placement
 from gdrdiag.hw import verbs as v
 from gdrdiag.hw.memory import MemoryKind, first_mismatch, pattern
 from gdrdiag.model.params import MrMetrics, MrParams
@@ -588,6 +589,7 @@ def run(
     results: list[BenchResult] = []
     with contextlib.ExitStack() as stack:
         ep = Endpoints(cfg, stack)
+        where = stack.enter_context(placement.applied(placement.plan_for_rdma(cfg.numa, ep.req_dev.name)))
         gpus = GpuScope(cfg.gpu, needs_gpu(cfg))
         stack.callback(gpus.close)
         for kind in cfg.kinds:
@@ -618,7 +620,7 @@ def run(
                         provider=ep.provider,
                     )
                 )
-    return results
+    return with_placement(results, where)
 
 
 # -- two machines -------------------------------------------------------------------------------------------

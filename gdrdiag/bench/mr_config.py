@@ -12,6 +12,7 @@ from gdrdiag.errors import UserInputError
 from gdrdiag.hw import verbs as v
 from gdrdiag.hw import verbs_providers
 from gdrdiag.hw.memory import GPU_PAGE, MemoryKind
+from gdrdiag.hw.placement import AUTO, NumaRequest
 from gdrdiag.model.vocabulary import AccessFlags, RelaxedOrdering
 from gdrdiag.units import GiB, KiB, MiB, format_size
 
@@ -49,6 +50,7 @@ class MrBenchConfig:
     gid_index: Optional[int] = None
     peer_device: Optional[str] = None
     peer_port: int = 1
+    numa: NumaRequest = AUTO  # CPU/memory placement near the RDMA device (hw/placement.py)
     kinds: tuple[MemoryKind, ...] = (MemoryKind.DEVICE,)
     reg_paths: tuple[str, ...] = ("mr",)
     src_kind: Optional[MemoryKind] = None  # None: same as the destination kind

@@ -29,16 +29,18 @@ from gdrdiag.bench.mr_setup import (
     verify,
 )
 from gdrdiag.bench.rdma_loop import LoopOutcome, build_lanes, run_bw
+from gdrdiag.bench.runner import with_placement
 from gdrdiag.errors import GdrdiagError, UserInputError
+from gdrdiag.hw import placement, verbs_providers
 from gdrdiag.hw import verbs as v
-from gdrdiag.hw import verbs_providers
 from gdrdiag.hw.memory import MemoryKind, parse_memory_kind, pattern
-from gdrdiag.model.params import MrMetrics, MrParams
+from gdrdiag.model.params import MrMetrics, MrParams, NumaPlacement
 from gdrdiag.model.results import BenchResult
 from gdrdiag.model.vocabulary import AccessFlags, RegPath, RelaxedOrdering
 
 
-def session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.Device, v.PD]:
+def session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.Device, v.PD, NumaPlacement]:
+    """The device and PD of one side, and the placement near the device (applied until the stack closes)."""
     dev = stack.enter_context(
         verbs_providers.open_device(
             cfg.provider, cfg.device, cfg.port, cfg.gid_index, **dict(cfg.soft_options)
@@ -46,7 +48,8 @@ def session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.D
     )
     pd = stack.enter_context(dev.alloc_pd())
     check_device_limits(dev, cfg.qps, cfg.tx_depth)
-    return dev, pd
+    where = stack.enter_context(placement.applied(placement.plan_for_rdma(cfg.numa, dev.name)))
+    return dev, pd, where
 
 
 def check_device_limits(dev: v.Device, qps: int, tx_depth: int) -> None:
@@ -75,6 +78,7 @@ class _Served:
     access: AccessFlags  # what the destination MR was registered with (RO bit included when on)
     run_timeout: float
     mine: list  # the server's QPs, connected to the client's
+    where: NumaPlacement  # the CPU/NUMA placement the server ran with
 
 
 def serve(
@@ -145,12 +149,19 @@ def serve(
         provider=served.dev.provider,
     )
     if failure:
-        return [BenchResult.error(key, failure, verified=False, **fields)]
-    return [BenchResult(key=key, status=ok_status(), verified=runs > 0, **fields)]
+        return with_placement([BenchResult.error(key, failure, verified=False, **fields)], served.where)
+    return with_placement(
+        [BenchResult(key=key, status=ok_status(), verified=runs > 0, **fields)], served.where
+    )
 
 
 def _accept_client(
-    stack, cfg: MrBenchConfig, device: tuple[v.Device, v.PD], hello: dict, kind: MemoryKind, reg_path: str
+    stack,
+    cfg: MrBenchConfig,
+    device: tuple[v.Device, v.PD, NumaPlacement],
+    hello: dict,
+    kind: MemoryKind,
+    reg_path: str,
 ) -> _Served:
     """Check the client's hello against the server's limits, then make the region and connect the QPs."""
     from gdrdiag.bench import exchange as x
@@ -173,7 +184,7 @@ def _accept_client(
             f"client asked for {slot}-byte slots; this server allows up to {max_slot} (--mr-size)"
         )
     run_timeout = server_run_timeout(p.get("run_timeout_s"), cfg.timeout_s)
-    dev, pd = device
+    dev, pd, where = device
     check_device_limits(dev, qps, 1)
     gpus = GpuScope(cfg.gpu, kind.needs_gpu)
     stack.callback(gpus.close)
@@ -185,7 +196,7 @@ def _accept_client(
         qp = stack.enter_context(pd.create_rc_qp(cq, max_send_wr=1, max_recv_wr=1))
         qp.connect(path_mtu_info(r, cfg.mtu), v.ACCESS_LOCAL_WRITE | v.ACCESS_REMOTE_WRITE)
         mine.append(qp)
-    return _Served(dev, dst, qps, slot, access, run_timeout, mine)
+    return _Served(dev, dst, qps, slot, access, run_timeout, mine, where)
 
 
 def server_run_timeout(asked: Any, own_timeout_s: float) -> float:
@@ -266,7 +277,7 @@ def run_client(
     outs: list[LoopOutcome] = []
     failure = None
     with contextlib.ExitStack() as stack:
-        dev, src, cq, qps = _client_resources(stack, cfg, kind, size)
+        dev, src, cq, qps, where = _client_resources(stack, cfg, kind, size)
         ch = stack.enter_context(
             x.connect(host, port, timeout_s=connect_timeout_s, io_timeout_s=run_timeout, retry_s=retry_s)
         )
@@ -313,18 +324,21 @@ def run_client(
         access=cfg.single_access,
     )
     settings = run_settings_of(cfg, peer=f"{host}:{port}", iterations=cfg.iterations, duration_s=cfg.duration)
-    return [
-        bw_result(
-            case_key("rdma_write", dst_kind, dst_reg),
-            params,
-            settings,
-            outs,
-            failure,
-            dev.provider,
-            describe(dst_kind, dst_reg, dev.provider, f"RDMA WRITE to {host}"),
-            bw_method(cfg, signal_every, dev.provider) + "; bytes verified by the server",
-        )
-    ]
+    return with_placement(
+        [
+            bw_result(
+                case_key("rdma_write", dst_kind, dst_reg),
+                params,
+                settings,
+                outs,
+                failure,
+                dev.provider,
+                describe(dst_kind, dst_reg, dev.provider, f"RDMA WRITE to {host}"),
+                bw_method(cfg, signal_every, dev.provider) + "; bytes verified by the server",
+            )
+        ],
+        where,
+    )
 
 
 def _connect_to_welcome(welcome: dict, cfg: MrBenchConfig, qps: list, size: int) -> tuple[int, int]:
@@ -349,7 +363,7 @@ def _connect_to_welcome(welcome: dict, cfg: MrBenchConfig, qps: list, size: int)
 
 def _client_resources(stack, cfg: MrBenchConfig, kind: MemoryKind, size: int):
     """(device, source region, CQ, QPs in INIT) of the writing side."""
-    dev, pd = session_device(cfg, stack)
+    dev, pd, where = session_device(cfg, stack)
     check_port_mtu(dev, cfg.mtu)
     gpus = GpuScope(cfg.gpu, kind.needs_gpu)
     stack.callback(gpus.close)
@@ -362,7 +376,7 @@ def _client_resources(stack, cfg: MrBenchConfig, kind: MemoryKind, size: int):
     ]
     for qp in qps:
         qp.to_init(v.ACCESS_LOCAL_WRITE)
-    return dev, src, cq, qps
+    return dev, src, cq, qps, where
 
 
 def _client_run(

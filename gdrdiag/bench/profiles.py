@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from gdrdiag.hw.placement import AUTO, NumaRequest
+
 LEVELS = ("quick", "standard", "full")
 
 
@@ -33,6 +35,17 @@ class Profile:
 
     level: str = "standard"
     rdma: RdmaPart = field(default_factory=RdmaPart)
+    numa: NumaRequest = AUTO  # CPU/memory placement of every bench (--numa)
+
+
+def _waived(profile: Profile, key: str, reason: str, description: str, why_not_run: str) -> list:
+    """One WAIVED result for a bench that cannot run here, with the placement it would have had."""
+    from gdrdiag.bench.runner import with_placement
+    from gdrdiag.hw import placement
+    from gdrdiag.model.results import BenchResult
+
+    where = placement.not_run(profile.numa, why_not_run)
+    return with_placement([BenchResult.waived(key, reason, description=description)], where)
 
 
 def _copy_results(profile: Profile) -> list:
@@ -43,7 +56,7 @@ def _copy_results(profile: Profile) -> list:
     from gdrdiag.units import KiB, MiB
 
     if level == "full":
-        return run_copy_bench(CopyBenchOptions())
+        return run_copy_bench(CopyBenchOptions(numa=profile.numa))
     kinds = (
         (MemoryKind.PINNED, MemoryKind.PAGEABLE)
         if level == "quick"
@@ -67,6 +80,7 @@ def _copy_results(profile: Profile) -> list:
         overlap_chunk=32 * MiB,
         block_sizes=(4 * KiB, 64 * KiB, 1 * MiB) if level != "quick" else (64 * KiB,),
         reference=False,
+        numa=profile.numa,
     )
     return run_copy_bench(opts)
 
@@ -86,37 +100,36 @@ def _gather_results(profile: Profile) -> list:
     level = profile.level
     from gdrdiag.bench import gather
     from gdrdiag.errors import NotSupported
-    from gdrdiag.model.results import BenchResult
 
-    config = gather.GatherConfig(quick=level == "quick", sweeps=report_sweeps(level))
+    config = gather.GatherConfig(quick=level == "quick", sweeps=report_sweeps(level), numa=profile.numa)
     try:
         return list(gather.run(config).results)
     except NotSupported as exc:
-        return [BenchResult.waived("gather_ladder", exc.reason, description="gather-bench ladder")]
+        return _waived(profile, "gather_ladder", exc.reason, "gather-bench ladder", "could not run here")
 
 
 def _rdma_results(profile: Profile) -> list:
     """RDMA matrix on a real device only: soft-provider numbers never go into a machine's Report."""
     from gdrdiag.bench import mr
     from gdrdiag.errors import NotSupported
-    from gdrdiag.model.results import BenchResult
 
     part = profile.rdma
     description = "RDMA WRITE matrix (memory kinds x registration x RO)"
     if part.skip:
-        return [BenchResult.waived("rdma_write_matrix", "left out by --no-rdma", description=description)]
+        return _waived(profile, "rdma_write_matrix", "left out by --no-rdma", description, "--no-rdma")
     cfg = mr.matrix_config(
         mr.MrBenchConfig(
             provider="pyverbs",
             sizes=(part.size or 1 << 20,),
             qps=part.qps or 4,
             iterations=part.iterations or (2000 if profile.level != "full" else 20000),
+            numa=profile.numa,
         )
     )
     try:
         return list(mr.run(cfg, mode="bw"))
     except NotSupported as exc:
-        return [BenchResult.waived("rdma_write_matrix", exc.reason, description=description)]
+        return _waived(profile, "rdma_write_matrix", exc.reason, description, "could not run here")
 
 
 PROFILE_BENCHES: tuple[tuple[str, Callable[[Profile], list]], ...] = (

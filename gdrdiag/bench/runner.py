@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Optional, Union
 
 from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.model.params import NumaPlacement
 from gdrdiag.model.results import BenchResult
 
 CaseOutput = Union[BenchResult, list]
@@ -84,3 +86,9 @@ def run_cases(
             progress(key)
         results.extend(run_case(key, case, **fields))
     return results
+
+
+def with_placement(results: Iterable[BenchResult], placement: NumaPlacement) -> list[BenchResult]:
+    """``results`` with the run's CPU/NUMA placement recorded in their run settings."""
+    fields = placement.settings_fields()
+    return [dataclasses.replace(r, settings=dataclasses.replace(r.settings, **fields)) for r in results]

@@ -18,6 +18,7 @@ from gdrdiag.cli.common import (
     wants_json,
 )
 from gdrdiag.cli.progress import QUIET_HELP, Progress
+from gdrdiag.hw.placement import NUMA_HELP
 from gdrdiag.units import parse_size, parse_size_list
 
 DEFAULT_KINDS = "pinned,pinned-wc,registered,pageable,managed"
@@ -83,6 +84,7 @@ def copy_bench(
         True, "--reference/--no-reference", help="Also time CuPy/PyTorch copies of the same size."
     ),
     quick: bool = typer.Option(False, "--quick", help="A small run: a few sizes and kinds."),
+    numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
@@ -92,6 +94,7 @@ def copy_bench(
     from gdrdiag.bench.copy_config import CopyBenchOptions
     from gdrdiag.bench.registry import copy_registry
     from gdrdiag.hw.memory import parse_memory_kind
+    from gdrdiag.hw.placement import check_request, parse_numa
     from gdrdiag.model.results import Status
 
     registry = copy_registry()
@@ -119,7 +122,9 @@ def copy_bench(
         block_count=block_count,
         block_sizes=tuple(parse_size_list(block_sizes, what="--block-sizes")),
         reference=reference,
+        numa=parse_numa(numa),
     )
+    check_request(opts.numa)
     if cases:
         opts = _narrowed_to(opts, selected)
     opts.validate()

@@ -12,6 +12,7 @@ from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
 from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, wants_json
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import UserInputError
+from gdrdiag.hw.placement import NUMA_HELP
 from gdrdiag.units import parse_size
 
 
@@ -85,6 +86,7 @@ def gather_bench(
         None, "--rcb", help="Model: Read Completion Boundary 64/128 (default: read, else 128)."
     ),
     quick: bool = typer.Option(False, "--quick", help="A short run: fewer sweep points and samples."),
+    numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the Report as JSON here."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
@@ -92,7 +94,10 @@ def gather_bench(
     """Gather R-byte records from pinned host memory into the GPU by zero-copy, against the copy engine."""
     from gdrdiag import pcie_model
     from gdrdiag.bench import gather
+    from gdrdiag.hw.placement import check_request, parse_numa
 
+    numa_request = parse_numa(numa)
+    check_request(numa_request)
     kernels = _kernels_from_cases(ctx, cases, list_cases, kernels)
     R = parse_size(record_bytes, what="--record-bytes")
     pat, run_length = gather.parse_pattern(pattern)
@@ -136,6 +141,7 @@ def gather_bench(
         if explicit
         else "assumed (MPS 256 / MRRS 4096 / RCB 128, as read on an H200 VM)",
         link_explicit=explicit,
+        numa=numa_request,
     )
     config.validate()
     _show(ctx, _run_with_progress(config, quiet), json_out, force)

@@ -20,6 +20,7 @@ from gdrdiag.cli.common import (
 )
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.hw.placement import NUMA_HELP
 from gdrdiag.model.vocabulary import AccessFlags, RelaxedOrdering
 from gdrdiag.units import parse_size, parse_size_list
 
@@ -142,6 +143,7 @@ def mr_bench(
         "127.0.0.1", "--bind", help="--server: the address to listen on (0.0.0.0 for every interface)."
     ),
     gpu: int = typer.Option(0, "--gpu", help="CUDA device ordinal for GPU memory kinds."),
+    numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
     inline: int = typer.Option(
         0, "--inline", "-I", help="native: post WRs up to this many bytes with IBV_SEND_INLINE (0: never)."
     ),
@@ -162,6 +164,7 @@ def mr_bench(
     from gdrdiag.bench import mr as mrb
     from gdrdiag.hw import verbs_providers
     from gdrdiag.hw.memory import parse_memory_kind
+    from gdrdiag.hw.placement import check_request, parse_numa
 
     provider_name, provider_why = verbs_providers.provider_choice(provider)
     if (inline or time_calls) and provider_name != "native":
@@ -215,7 +218,9 @@ def mr_bench(
         only=mode.only,
         soft_options={"inline": inline, "time_calls": time_calls} if provider_name == "native" else {},
         provider_note=provider_why,
+        numa=parse_numa(numa),
     )
+    check_request(cfg.numa)
     if mode.matrix:
         cfg = mrb.matrix_config(cfg)
     cfg.validate()
@@ -326,8 +331,6 @@ def _run(
     progress = steps.step
     try:
         if mode.loop_cost:
-            from gdrdiag.bench.loop_cost_native import native_loop_cost
-
             common = dict(
                 duration=cfg.duration or 1.0,
                 tx_depth=cfg.tx_depth,
@@ -335,7 +338,7 @@ def _run(
                 link_gbps=link_gbps,
                 progress=progress,
             )
-            return mrb.loop_cost(**common) + native_loop_cost(**common)
+            return _placed_loop_cost(cfg.numa, common)
         if server:
             return mrb.serve(
                 cfg, port=tcp_port, bind=bind, accept_timeout_s=accept_timeout, progress=steps.note
@@ -348,6 +351,18 @@ def _run(
         if cfg.provider in ("pyverbs", "native") and exc.reason.startswith("no RDMA devices"):
             raise NotSupported(f"{exc.reason}. {SOFT_HINT}") from None
         raise
+
+
+def _placed_loop_cost(numa, common: dict) -> list:
+    """The loops' own cost (no NIC): placed only where --numa names a node; recorded either way."""
+    from gdrdiag.bench import mr as mrb
+    from gdrdiag.bench.loop_cost_native import native_loop_cost
+    from gdrdiag.bench.runner import with_placement
+    from gdrdiag.hw import placement
+
+    plan = placement.plan(numa, None, "the loop", no_device="--loop-cost measures no device")
+    with placement.applied(plan) as where:
+        return with_placement(mrb.loop_cost(**common) + native_loop_cost(**common), where)
 
 
 def _from_cases(

@@ -13,6 +13,7 @@ from gdrdiag.cli import app
 from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, wants_json
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import UserInputError
+from gdrdiag.hw.placement import NUMA_HELP, check_request, parse_numa
 from gdrdiag.node_record import HOST_RE as HOST_OK  # light: json/os/re and model.serde only
 
 
@@ -127,6 +128,7 @@ def report_cmd(
     ),
     rdma_qps: Optional[int] = typer.Option(None, "--rdma-qps", help="RDMA matrix QPs (default 4)."),
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
+    numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
 ) -> None:
     """Inspect this machine and run the standard benches it supports into one Report (WAIVED for the rest).
 
@@ -146,7 +148,8 @@ def report_cmd(
             raise UserInputError(f"{path}: directory {path.parent} does not exist")
     _check_templates((output, record, jsonl, html), host, force)
     level = "quick" if quick else ("full" if full else "standard")
-    profile = Profile(level, _rdma_part(no_rdma, rdma_size, rdma_iters, rdma_qps))
+    profile = Profile(level, _rdma_part(no_rdma, rdma_size, rdma_iters, rdma_qps), parse_numa(numa))
+    check_request(profile.numa)
     if from_report is not None:
         import dataclasses
 
@@ -191,6 +194,11 @@ def report_cmd(
             f"wrote {', '.join(written)}: node {name}, {len(report.results)} results "
             f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})"
         )
+        from gdrdiag.render.results_table import placement_lines
+
+        placed = placement_lines(report.results)
+        if placed:
+            echo(placed)
         echo(render_findings(report.findings))
     raise typer.Exit(code)
 

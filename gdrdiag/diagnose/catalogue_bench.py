@@ -255,9 +255,10 @@ ENTRIES = (
         "causes",
         CAUSE_SEVERITY,
         "a large H2D copy below the model and nothing measured rules out a remote NUMA node",
-        "Buffers on the other socket cross the socket "
-        "interconnect; gdrdiag does not record where they were allocated.",
-        "Run bound to the GPU's NUMA node (numactl).",
+        "Buffers on the other socket cross the socket interconnect. The benches run on the GPU's "
+        "node by default (--numa auto) and record the placement; a run bound there makes this cause "
+        "weak, a run that could not be bound (one node, numa_node -1 in a VM) leaves it open.",
+        "Run bound to the GPU's NUMA node (--numa auto, or --numa N).",
         BEST,
     ),
     E(

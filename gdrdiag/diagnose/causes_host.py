@@ -26,7 +26,7 @@ from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.vocabulary import Provider
-from gdrdiag.units import MiB, format_size
+from gdrdiag.units import MiB, format_size, pcie_raw_gbytes_per_s
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
@@ -47,6 +47,49 @@ def _largest_h2d(results: Iterable[BenchResult]) -> Optional[BenchResult]:
     return best
 
 
+def link_under_load(report: "Report", r: BenchResult) -> Optional[tuple[float, float, str]]:
+    """(raw GB/s under load, capable raw GB/s, evidence) of the GPU link, or None if not read under load.
+
+    copy-bench reads the link while its own copies run and records it in the copy's params; that
+    sample is used first. Else the machine's link, but only when it was not read idle (GPUs lower
+    an idle link's speed to save power, so an idle reading says nothing about a copy).
+    """
+    p = r.params
+    if isinstance(p, CopyParams) and p.link_generation and p.link_width:
+        if p.link_max_generation and p.link_max_width:
+            return (
+                pcie_raw_gbytes_per_s(p.link_generation, p.link_width),
+                pcie_raw_gbytes_per_s(p.link_max_generation, p.link_max_width),
+                f"link sampled by copy-bench during a copy: Gen{p.link_generation} x{p.link_width} "
+                f"of Gen{p.link_max_generation} x{p.link_max_width}",
+            )
+    gpu = report.machine.gpus[0] if report.machine and report.machine.gpus else None
+    link = gpu.link if gpu is not None else None
+    if link and link.max_raw_gbytes_per_s and link.raw_gbytes_per_s and not gpu.link_sampled_idle:  # type: ignore[union-attr]
+        return (
+            link.raw_gbytes_per_s,
+            link.max_raw_gbytes_per_s,
+            f"link under load {link.speed_gts:g} GT/s x{link.width} of "
+            f"{link.max_speed_gts:g} GT/s x{link.max_width}",
+        )
+    return None
+
+
+def _numa_evidence(r: BenchResult) -> tuple[float, tuple[str, ...]]:
+    """(strength, evidence against) of CAUSE-NUMA-PLACEMENT from the placement the copy recorded.
+
+    A run bound to the GPU's own node (``--numa auto`` applied) allocated its buffers there
+    (MPOL_PREFERRED: unless that node was out of memory), so a remote node is unlikely.
+    """
+    s = r.settings
+    if s.numa is None:
+        return 0.3, ("this Report does not record which node the buffers were allocated on",)
+    if s.numa_node is None:
+        return 0.3, (f"the run was not bound to a node (--numa {s.numa}: {s.numa_reason})",)
+    bound = f"the run was bound to node {s.numa_node}, CPUs {s.numa_cpus} (--numa {s.numa}: {s.numa_reason})"
+    return (0.1 if s.numa == "auto" else 0.3), (bound,)
+
+
 def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
     """Causes for a large H2D copy below the model's expectation for this link."""
     r = _largest_h2d(report.results)
@@ -62,14 +105,10 @@ def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
         f"= {frac:.0%} of the model"
     ] + model_ev
     out: list[Cause] = []
-    link = report.machine.gpus[0].link if report.machine and report.machine.gpus else None
-    if (
-        link
-        and link.max_raw_gbytes_per_s
-        and link.raw_gbytes_per_s
-        and not report.machine.gpus[0].link_sampled_idle
-    ):  # type: ignore[union-attr]
-        share = min(1.0, max(0.0, (1 - link.raw_gbytes_per_s / link.max_raw_gbytes_per_s) / loss))
+    loaded = link_under_load(report, r)
+    if loaded is not None:
+        raw_now, raw_capable, link_ev = loaded
+        share = min(1.0, max(0.0, (1 - raw_now / raw_capable) / loss))
         if share > 0.05:
             out.append(
                 Cause(
@@ -79,13 +118,7 @@ def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
                     share,
                     "measured",
                     loss,
-                    tuple(
-                        measured
-                        + [
-                            f"link under load {link.speed_gts:g} GT/s x{link.width} of "
-                            f"{link.max_speed_gts:g} GT/s x{link.max_width}"
-                        ]
-                    ),
+                    tuple(measured + [link_ev]),
                     (),
                     "Reseat the card or riser, check the slot's wiring and bifurcation, the BIOS link "
                     "speed setting and retimers.",
@@ -111,19 +144,20 @@ def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
                 "copy_h2d_pinned",
             )
         )
+    strength, against = _numa_evidence(r)
     out.append(
         Cause(
             "CAUSE-NUMA-PLACEMENT",
             "host buffers may live on a NUMA node far from the GPU",
-            0.3,
-            0.3 * rest,
+            strength,
+            strength * rest,
             "inferred",
             loss,
             tuple(measured),
-            ("gdrdiag does not record which node the buffers were allocated on",),
-            "Run on the GPU's NUMA node: numactl --cpunodebind=N --membind=N gdrdiag copy-bench ... "
+            against,
+            "Run on the GPU's NUMA node: gdrdiag copy-bench --numa auto (the default) or --numa N "
             "(N = the GPU's numa_node in gdrdiag inspect).",
-            "numactl --cpunodebind=N --membind=N gdrdiag copy-bench --sizes 256M",
+            "gdrdiag copy-bench --sizes 256M --numa auto",
             "copy_h2d_pinned",
         )
     )

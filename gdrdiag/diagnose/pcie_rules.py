@@ -25,7 +25,7 @@ def needs_root(m: MachineInfo) -> Iterable[Finding]:
             Severity.INFO,
             "register checks skipped: config space beyond 64 bytes needs root",
             [ev("machine.privileged", m.privileged), ev("machine.unknown.registers", m.unknown["registers"])],
-            "Run `sudo gdrdiag inspect` (or collect as root) to check RO, MPS/MRRS, ExtTag, ACS and ATS; "
+            "Run `gdrdiag inspect` (or collect) as root to check RO, MPS/MRRS, ExtTag, ACS and ATS; "
             "links were read from the sysfs text attributes meanwhile.",
             "",
         )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from gdrdiag.hw import pciconfig
 from gdrdiag.hw.sysfs import SysfsError, SysfsTree
@@ -128,3 +128,56 @@ def read_link(bus_id: str, root: str = "/", tree: Optional[SysfsTree] = None) ->
 def _parse_width(text: str) -> Optional[int]:
     text = text.strip().lstrip("xX")
     return int(text) if text.isdigit() and int(text) > 0 else None
+
+
+@dataclass(frozen=True)
+class LinkSample:
+    """The GPU link read while copies ran: the link (None if unreadable) and one line saying it."""
+
+    link: Optional[GpuLink]
+    text: str
+
+
+def describe(link: GpuLink) -> str:
+    """``Gen5 x16 (63.02 GB/s raw, sysfs, sampled during a copy)``, or ``unknown: <reasons>``."""
+    if link.raw_gbytes_per_s:
+        return (
+            f"Gen{link.generation} x{link.width} "
+            f"({link.raw_gbytes_per_s:.2f} GB/s raw, sysfs, sampled during a copy)"
+        )
+    return "unknown: " + "; ".join(f"{k}: {v}" for k, v in link.unknown.items())
+
+
+def sample_under_load(
+    bus_id: str,
+    start_load: Callable[[], None],
+    end_load: Callable[[], None],
+    reader: Callable[[str], GpuLink] = read_link,
+) -> LinkSample:
+    """Start traffic, read the link while it runs, then wait for the traffic to end.
+
+    GPUs lower their link speed when idle and raise it under load (diagnostics-kb LINK-01), so
+    a speed read at rest says nothing about the speed a transfer gets; copy-bench and
+    gather-bench both read it here, between queuing copies and waiting for them.
+    """
+    start_load()
+    try:
+        link = reader(bus_id)
+    except ValueError as exc:  # not a PCI bus id
+        return LinkSample(None, f"unknown: {exc}")
+    finally:
+        end_load()
+    return LinkSample(link, describe(link))
+
+
+def sample_during_copies(
+    bus_id: str, dst_ptr: int, src_ptr: int, nbytes: int, stream: Any, copies: int = 4
+) -> LinkSample:
+    """Queue ``copies`` host->device copies of ``nbytes`` on ``stream`` and read the link meanwhile."""
+    from gdrdiag.hw import cuda
+
+    def start() -> None:
+        for _ in range(copies):
+            cuda.call("cuMemcpyHtoDAsync", dst_ptr, src_ptr, nbytes, stream.handle)
+
+    return sample_under_load(bus_id, start, stream.synchronize)

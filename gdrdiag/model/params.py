@@ -53,6 +53,12 @@ class CopyParams:
     blocks: Optional[int] = None
     library: Optional[str] = None  # the reference copy's library (cupy, torch)
     same_buffers: Optional[bool] = None  # reference timed on gdrdiag's own buffers
+    # The GPU link read while copies ran (GPUs lower an idle link's speed): shown, not identity.
+    link: Optional[str] = _not_identity()  # type: ignore[assignment]
+    link_generation: Optional[int] = _not_identity()  # type: ignore[assignment]
+    link_width: Optional[int] = _not_identity()  # type: ignore[assignment]
+    link_max_generation: Optional[int] = _not_identity()  # type: ignore[assignment]
+    link_max_width: Optional[int] = _not_identity()  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -275,6 +281,35 @@ class RunSettings:
     link_gbps: Optional[float] = None
     run_timeout_s: Optional[float] = None
     peer: Optional[str] = None  # two-host mode: the server the client wrote to
+    # CPU/NUMA placement (--numa): what was asked, the node applied and its CPUs, or why none was.
+    numa: Optional[str] = None  # auto | none | a node number, as requested
+    numa_node: Optional[int] = None  # the node the run was bound to; None when nothing was applied
+    numa_cpus: Optional[str] = None  # the CPUs the run was bound to (cpulist syntax, e.g. 0-15,32-47)
+    numa_reason: Optional[str] = None  # why the node was chosen, or why nothing was applied
+
+
+@dataclass(frozen=True)
+class NumaPlacement:
+    """Where a bench ran: the ``--numa`` request and what was applied (a run setting, never identity).
+
+    ``node`` is None when nothing was applied; ``reason`` then says why ("the GPU's numa_node is -1
+    (no NUMA affinity: one node, or a VM)", "--numa none"). When a node was applied, ``reason``
+    says where it came from ("numa_node of the GPU 0000:06:00.0").
+    """
+
+    requested: str
+    node: Optional[int] = None
+    cpus: Optional[str] = None
+    reason: Optional[str] = None
+
+    def settings_fields(self) -> dict[str, object]:
+        """The RunSettings fields that record this placement."""
+        return {
+            "numa": self.requested,
+            "numa_node": self.node,
+            "numa_cpus": self.cpus,
+            "numa_reason": self.reason,
+        }
 
 
 PARAMS_BY_BENCH: dict[Bench, type] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gdrdiag.model.params import CopyParams
 from gdrdiag.model.results import BenchResult, Status
-from gdrdiag.render.results_table import check_mark, num, problems, size, spread, table
+from gdrdiag.render.results_table import check_mark, num, placement_line, problems, size, spread, table
 
 
 def _ms(seconds: "float | None") -> "float | None":
@@ -193,8 +193,10 @@ def _half_bandwidth(results: list[BenchResult], out: list[str]) -> None:
 
 
 def render_copy_results(results: list[BenchResult]) -> str:
-    """All copy-bench sections that have results, then WAIVED/ERROR reasons."""
-    out: list[str] = []
+    """Placement and the link under load, all copy-bench sections that have results, WAIVED/ERROR reasons."""
+    link = next((r.params.link for r in results if isinstance(r.params, CopyParams) and r.params.link), None)
+    head = [placement_line(results)] + ([f"GPU link under load: {link}"] if link else [])
+    out: list[str] = ["\n".join(line for line in head if line)] if any(head) else []
     for section in (_sweep, _references, _pinning, _overlap, _blocks, _half_bandwidth):
         section(results, out)
     bad = problems(results)

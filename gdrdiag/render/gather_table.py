@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from gdrdiag.model.results import BenchResult, Status
-from gdrdiag.render.results_table import check_mark, num, problems, size, spread, table
+from gdrdiag.render.results_table import check_mark, num, placement_line, problems, size, spread, table
 
 CE_KEY = "gather_ce_reference"
 
@@ -86,8 +86,8 @@ _TAIL = [
 
 
 def render_gather_results(results: list[BenchResult], notes: Iterable[str] = ()) -> str:
-    """Copy-engine references, the ladder, each sweep, notes, then WAIVED/ERROR reasons."""
-    out: list[str] = []
+    """Placement, copy-engine references, the ladder, each sweep, notes, then WAIVED/ERROR reasons."""
+    out: list[str] = [line for line in (placement_line(results),) if line]
     ce = [r for r in results if r.key == CE_KEY and r.status is not Status.WAIVED]
     if ce:
         rows = [

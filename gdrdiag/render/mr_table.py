@@ -11,7 +11,7 @@ from typing import Iterable, Optional, Sequence
 from gdrdiag.model.findings import Finding
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.render.findings_table import render_findings
-from gdrdiag.render.results_table import check_mark, num, problems, size, spread, table
+from gdrdiag.render.results_table import check_mark, num, placement_line, problems, size, spread, table
 
 SOFT_BANNER = (
     "SOFT PROVIDER: the numbers below were produced in software (memcpy / cuMemcpy), not by an "
@@ -311,7 +311,7 @@ def render_mr_results(
     notes: Sequence[str] = (),
 ) -> str:
     """Everything mr-bench prints, in order: banner, tables, problems, notes, findings."""
-    parts = [soft_banner(results)]
+    parts = [soft_banner(results), placement_line(results)]
     if matrix_rows is not None:
         parts.append(matrix_table(matrix_rows))
     else:

@@ -35,6 +35,29 @@ def check_mark(result: BenchResult) -> str:
     return {True: "ok", False: "WRONG", None: "-"}[result.verified]
 
 
+def placement_line(results: Iterable[BenchResult]) -> str:
+    """One line saying where the run was placed (``--numa``), or "" when no result records it."""
+    s = next((r.settings for r in results if r.settings.numa is not None), None)
+    if s is None:
+        return ""
+    if s.numa_node is not None:
+        return f"numa: {s.numa} -> node {s.numa_node}, CPUs {s.numa_cpus} ({s.numa_reason})"
+    return f"numa: {s.numa} -> not applied ({s.numa_reason})"
+
+
+def placement_lines(results: Iterable[BenchResult]) -> str:
+    """One ``numa:`` line per distinct placement of a Report's benches, naming the cases' prefixes."""
+    seen: dict[str, list[str]] = {}
+    for r in results:
+        line = placement_line([r])
+        if line:
+            bench = r.key.split("_", 1)[0]
+            benches = seen.setdefault(line, [])
+            if bench not in benches:
+                benches.append(bench)
+    return "\n".join(f"{line} [{', '.join(b)}]" for line, b in seen.items())
+
+
 def problems(results: Iterable[BenchResult]) -> str:
     """Lines for every WAIVED or ERROR result, grouped so repeated reasons print once."""
     seen: dict[tuple[str, str], list[str]] = {}

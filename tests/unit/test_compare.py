@@ -92,7 +92,7 @@ def test_copy_delta_ranks_the_copy_causes():
     bare = Report.from_json((REPORTS / "baremetal_hgx.json").read_text())
     c = compare(bare, _slower(bare, "copy_h2d_pinned", 0.75))
     ex = [e for e in c.explanations if e.case == "copy_h2d_pinned"]
-    assert ex[0].rank == 1 and "NUMA" in ex[0].cause and "numactl" in ex[0].evidence_b
+    assert ex[0].rank == 1 and "NUMA" in ex[0].cause and "--numa auto" in ex[0].evidence_b
 
 
 def test_output_fits_100_columns(comparison):
