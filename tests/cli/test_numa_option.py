@@ -42,7 +42,7 @@ def test_mr_bench_records_auto_as_unknown_with_the_reason_here():
     """A real run on this machine: the soft provider has no PCI function, so auto changes nothing."""
     res = runner.invoke(app, ["--json", *SOFT_MR])
     assert res.exit_code == 0, res.output
-    settings = _settings(res.output)
+    settings = _settings(res.stdout)
     assert settings
     for s in settings:
         assert s["numa"] == "auto" and s["numa_node"] is None and s["numa_cpus"] is None
@@ -87,7 +87,7 @@ def test_report_records_the_placement_in_every_result(tmp_path):
 def test_loop_cost_records_the_placement_too():
     res = runner.invoke(app, ["--json", "mr-bench", "--loop-cost", "-D", "0.05", "--repeats", "1"])
     assert res.exit_code == 0, res.output
-    settings = _settings(res.output)
+    settings = _settings(res.stdout)
     assert settings
     for s in settings:
         assert s["numa"] == "auto" and s["numa_reason"] == "unknown because --loop-cost measures no device"
