@@ -1,4 +1,8 @@
-"""A self-contained HTML page for a Report or a Comparison: tables plus embedded PNG plots."""
+"""A self-contained HTML page for a Report or a Comparison: machine facts, findings, charts, tables.
+
+Charts are embedded as SVG images (``data:`` URIs: no script in them runs, and the page needs no
+other file). Every text from a Report is escaped here or sanitized in ``html_machine``/``plot``.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,11 @@ import html
 from typing import Iterable, Optional
 
 from gdrdiag.compare import Comparison
-from gdrdiag.model.findings import Finding
+from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import shown_items
 from gdrdiag.model.report import Report
 from gdrdiag.render import plot
+from gdrdiag.render.html_machine import machine_section, machine_side_by_side
 from gdrdiag.render.results_table import num
 
 _STYLE = """
@@ -20,6 +25,16 @@ table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0}
 td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f3f3f3} .FAIL{color:#b00;font-weight:bold} .WARN{color:#b60} .INFO{color:#06c}
 img{max-width:100%;border:1px solid #eee;margin:0.5em 0} code{background:#f5f5f5}
+table.findings td:nth-child(3){width:50%}
+figure{margin:1em 0} summary{cursor:pointer;margin:0.5em 0;color:#06c}
+figcaption{font-size:0.85em;color:#444;max-width:900px}
+.meta{color:#555}
+.machine{display:grid;align-items:start;grid-template-columns:repeat(auto-fill,minmax(370px,1fr));gap:0 16px}
+table.facts{width:100%} table.facts caption{text-align:left;font-weight:bold;padding:4px 0}
+table.facts th{width:38%;font-weight:normal}
+table.side-by-side th{font-weight:normal}
+table.side-by-side tr.section th{font-weight:bold;background:#e8eef5}
+tr.differs td,tr.differs th{background:#fff3bf} tr.differs th{font-weight:bold}
 """
 
 
@@ -29,16 +44,24 @@ def _img(png: Optional[bytes], alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
+def _figure(chart: Optional[plot.Chart]) -> str:
+    """A chart as an SVG image with its caption (empty when there is no chart)."""
+    if chart is None:
+        return ""
+    src = "data:image/svg+xml;base64," + base64.b64encode(chart.svg.encode("utf-8")).decode()
+    return (
+        f'<figure><img alt="{html.escape(chart.alt)}" src="{src}">'
+        f"<figcaption>{html.escape(chart.caption)}</figcaption></figure>"
+    )
+
+
 def _table(headers: list[str], rows: Iterable[list[str]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def _findings(findings: Iterable[Finding]) -> str:
-    items = list(findings)
-    if not items:
-        return "<p>No findings.</p>"
+def _finding_rows(items: list[Finding]) -> str:
     rows = []
     for f in items:
         against = "".join(f"<br>against: {html.escape(a)}" for a in f.against)
@@ -51,10 +74,22 @@ def _findings(findings: Iterable[Finding]) -> str:
             f"<td>{html.escape(f.advice)}{nxt}</td></tr>"
         )
     return (
-        "<table><tr><th>severity</th><th>code</th><th>finding and evidence</th><th>fix</th></tr>"
-        + "".join(rows)
-        + "</table>"
+        '<table class="findings"><tr><th>severity</th><th>code</th>'
+        "<th>finding and evidence</th><th>fix</th></tr>" + "".join(rows) + "</table>"
     )
+
+
+def _findings(findings: Iterable[Finding]) -> str:
+    """FAIL and WARN findings in a table; INFO findings folded below them (one click to open)."""
+    items = list(findings)
+    if not items:
+        return "<p>No findings.</p>"
+    problems = [f for f in items if f.severity is not Severity.INFO]
+    notes = [f for f in items if f.severity is Severity.INFO]
+    out = _finding_rows(problems) if problems else "<p>No FAIL or WARN findings.</p>"
+    if notes:
+        out += f"<details><summary>{len(notes)} INFO findings</summary>{_finding_rows(notes)}</details>"
+    return out
 
 
 def _page(title: str, body: str) -> str:
@@ -65,12 +100,22 @@ def _page(title: str, body: str) -> str:
 
 
 def _plots(report: Report) -> str:
-    parts = [
-        _img(plot.bandwidth_vs_size(report.results), "bandwidth vs size"),
-        _img(plot.ro_bars(report.results), "RO off vs on"),
-        _img(plot.gather_ladder(report.results), "gather ladder"),
+    """The Report's charts; without matplotlib, one line saying how to get them (the rest still renders)."""
+    from gdrdiag.errors import NotSupported
+
+    try:
+        return _charts(report)
+    except NotSupported as exc:
+        return f"<p>{html.escape(exc.reason)}</p>"
+
+
+def _charts(report: Report) -> str:
+    charts = [
+        *plot.size_charts(report.results),
+        plot.ro_bars(report.results),
+        plot.gather_ladder(report.results),
     ]
-    return "".join(parts) or "<p>No plottable results.</p>"
+    return "".join(_figure(c) for c in charts) or "<p>No plottable results.</p>"
 
 
 def report_html(report: Report, findings: Iterable[Finding]) -> str:
@@ -88,12 +133,22 @@ def report_html(report: Report, findings: Iterable[Finding]) -> str:
         for r in report.results
     ]
     body = (
-        f"<p>{html.escape(report.command)} — gdrdiag {html.escape(report.tool_version)}, "
-        f"{html.escape(report.created_utc)}</p><h2>Findings</h2>{_findings(findings)}"
+        f'<p class="meta">{html.escape(report.command)} — gdrdiag {html.escape(report.tool_version)}, '
+        f"{html.escape(report.created_utc)}</p><h2>Machine</h2>{machine_section(report.machine)}"
+        f"<h2>Findings</h2>{_findings(findings)}"
         f"<h2>Plots</h2>{_plots(report)}<h2>Results</h2>"
         + _table(["case", "params", "status", "median", "unit", "provider", "reason"], results)
     )
     return _page("gdrdiag report", body)
+
+
+def _deltas_chart(c: Comparison) -> str:
+    from gdrdiag.errors import NotSupported
+
+    try:
+        return _figure(plot.compare_deltas(c.cases, c.a_label, c.b_label))
+    except NotSupported as exc:
+        return f"<p>{html.escape(exc.reason)}</p>"
 
 
 def comparison_html(c: Comparison, a: Report, b: Report) -> str:
@@ -106,11 +161,14 @@ def comparison_html(c: Comparison, a: Report, b: Report) -> str:
     body += "<h2>Machine differences that matter</h2>" + _table(
         ["fact", c.a_label, c.b_label, "why it matters"], [[d.fact, d.a, d.b, d.why] for d in c.machine]
     )
+    body += (
+        f"<h2>Machines side by side</h2>{machine_side_by_side(a.machine, b.machine, c.a_label, c.b_label)}"
+    )
     body += "<h2>Likely causes of the large deltas</h2>" + _table(
         ["case", "#", "cause", c.a_label, c.b_label],
         [[e.case, str(e.rank), e.cause, e.evidence_a, e.evidence_b] for e in c.explanations],
     )
-    body += "<h2>Deltas</h2>" + _img(plot.compare_deltas(c.cases, c.a_label, c.b_label), "deltas")
+    body += "<h2>Deltas</h2>" + _deltas_chart(c)
     body += _table(
         ["case", "params", c.a_label, c.b_label, "unit", f"{c.b_label}/{c.a_label}"],
         [
