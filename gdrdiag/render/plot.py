@@ -229,6 +229,8 @@ def compare_deltas(cases, a_label: str, b_label: str) -> Optional[Chart]:
         left=1,
         color=["tab:red" if b.ratio < 1 else "tab:green" for b in bars],
     )
+    for i, patch in enumerate(drawn):
+        patch.set_gid(f"delta-bar-{i}")  # one SVG group per bar: a page can be checked bar by bar
     _annotate(ax, drawn, [f"×{b.ratio:.3g}" for b in bars])
     ax.set_yticks(ys, [_label(b.label, 70) for b in bars])
     ax.tick_params(axis="y", labelsize=9)
