@@ -26,6 +26,7 @@ td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f3f3f3} .FAIL{color:#b00;font-weight:bold} .WARN{color:#b60} .INFO{color:#06c}
 img{max-width:100%;border:1px solid #eee;margin:0.5em 0} code{background:#f5f5f5}
 table.findings td:nth-child(3){width:50%}
+.pair{display:grid;grid-template-columns:1fr 1fr;gap:0 24px;align-items:start}
 figure{margin:1em 0} summary{cursor:pointer;margin:0.5em 0;color:#06c}
 figcaption{font-size:0.85em;color:#444;max-width:900px}
 .meta{color:#555}
@@ -99,23 +100,43 @@ def _page(title: str, body: str) -> str:
     )
 
 
+def _charts_of(report: Report) -> list[plot.Chart]:
+    return [
+        *plot.size_charts(report.results),
+        *(c for c in (plot.ro_bars(report.results), plot.gather_ladder(report.results)) if c is not None),
+    ]
+
+
 def _plots(report: Report) -> str:
     """The Report's charts; without matplotlib, one line saying how to get them (the rest still renders)."""
     from gdrdiag.errors import NotSupported
 
     try:
-        return _charts(report)
+        return "".join(_figure(c) for c in _charts_of(report)) or "<p>No plottable results.</p>"
     except NotSupported as exc:
         return f"<p>{html.escape(exc.reason)}</p>"
 
 
-def _charts(report: Report) -> str:
-    charts = [
-        *plot.size_charts(report.results),
-        plot.ro_bars(report.results),
-        plot.gather_ladder(report.results),
-    ]
-    return "".join(_figure(c) for c in charts) or "<p>No plottable results.</p>"
+def _plots_side_by_side(a: Report, b: Report, a_label: str, b_label: str) -> str:
+    """Each chart of the two Reports in two columns, the same kind of chart on one row."""
+    from gdrdiag.errors import NotSupported
+
+    try:
+        charts_a, charts_b = _charts_of(a), _charts_of(b)
+    except NotSupported as exc:
+        return f"<p>{html.escape(exc.reason)}</p>"
+    by_kind_a, by_kind_b = {c.alt: c for c in charts_a}, {c.alt: c for c in charts_b}
+    kinds = list(dict.fromkeys([*by_kind_a, *by_kind_b]))
+    if not kinds:
+        return "<p>No plottable results.</p>"
+    missing = "<p>Not measured in this Report.</p>"
+    cells = [f"<h3>{html.escape(a_label)}</h3>", f"<h3>{html.escape(b_label)}</h3>"]
+    for kind in kinds:
+        cells += [
+            _figure(by_kind_a[kind]) if kind in by_kind_a else missing,
+            _figure(by_kind_b[kind]) if kind in by_kind_b else missing,
+        ]
+    return '<div class="pair">' + "".join(f"<div>{c}</div>" for c in cells) + "</div>"
 
 
 def report_html(report: Report, findings: Iterable[Finding]) -> str:
@@ -136,7 +157,7 @@ def report_html(report: Report, findings: Iterable[Finding]) -> str:
         f'<p class="meta">{html.escape(report.command)} — gdrdiag {html.escape(report.tool_version)}, '
         f"{html.escape(report.created_utc)}</p><h2>Machine</h2>{machine_section(report.machine)}"
         f"<h2>Findings</h2>{_findings(findings)}"
-        f"<h2>Plots</h2>{_plots(report)}<h2>Results</h2>"
+        f"<h2>Charts</h2>{_plots(report)}<h2>Results</h2>"
         + _table(["case", "params", "status", "median", "unit", "provider", "reason"], results)
     )
     return _page("gdrdiag report", body)
@@ -161,9 +182,6 @@ def comparison_html(c: Comparison, a: Report, b: Report) -> str:
     body += "<h2>Machine differences that matter</h2>" + _table(
         ["fact", c.a_label, c.b_label, "why it matters"], [[d.fact, d.a, d.b, d.why] for d in c.machine]
     )
-    body += (
-        f"<h2>Machines side by side</h2>{machine_side_by_side(a.machine, b.machine, c.a_label, c.b_label)}"
-    )
     body += "<h2>Likely causes of the large deltas</h2>" + _table(
         ["case", "#", "cause", c.a_label, c.b_label],
         [[e.case, str(e.rank), e.cause, e.evidence_a, e.evidence_b] for e in c.explanations],
@@ -183,7 +201,10 @@ def comparison_html(c: Comparison, a: Report, b: Report) -> str:
             for d in c.cases
         ],
     )
+    body += (
+        f"<h2>Machines side by side</h2>{machine_side_by_side(a.machine, b.machine, c.a_label, c.b_label)}"
+    )
     body += f"<h2>Findings only in {html.escape(c.b_label)}</h2>{_findings(c.findings_only_b)}"
     body += f"<h2>Findings only in {html.escape(c.a_label)}</h2>{_findings(c.findings_only_a)}"
-    body += f"<h2>{html.escape(c.a_label)}</h2>{_plots(a)}<h2>{html.escape(c.b_label)}</h2>{_plots(b)}"
+    body += f"<h2>Charts of each Report</h2>{_plots_side_by_side(a, b, c.a_label, c.b_label)}"
     return _page(f"gdrdiag compare: {c.a_label} vs {c.b_label}", body)
