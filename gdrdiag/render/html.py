@@ -10,7 +10,7 @@ import base64
 import html
 from typing import Iterable, Optional
 
-from gdrdiag.compare import Comparison
+from gdrdiag.compare import LARGE_DELTA, CaseDelta, Comparison
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import shown_items
 from gdrdiag.model.report import Report
@@ -26,7 +26,7 @@ td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f3f3f3} .FAIL{color:#b00;font-weight:bold} .WARN{color:#b60} .INFO{color:#06c}
 img{max-width:100%;border:1px solid #eee;margin:0.5em 0} code{background:#f5f5f5}
 table.findings td:nth-child(3){width:50%}
-.pair{display:grid;grid-template-columns:1fr 1fr;gap:0 24px;align-items:start}
+.pair{display:grid;grid-template-columns:1fr 1fr;gap:0 24px;align-items:start} .pair .wide{grid-column:1/-1}
 figure{margin:1em 0} summary{cursor:pointer;margin:0.5em 0;color:#06c}
 figcaption{font-size:0.85em;color:#444;max-width:900px}
 .meta{color:#555}
@@ -130,13 +130,17 @@ def _plots_side_by_side(a: Report, b: Report, a_label: str, b_label: str) -> str
     if not kinds:
         return "<p>No plottable results.</p>"
     missing = "<p>Not measured in this Report.</p>"
-    cells = [f"<h3>{html.escape(a_label)}</h3>", f"<h3>{html.escape(b_label)}</h3>"]
+    cells = [f"<div><h3>{html.escape(a_label)}</h3></div>", f"<div><h3>{html.escape(b_label)}</h3></div>"]
     for kind in kinds:
-        cells += [
-            _figure(by_kind_a[kind]) if kind in by_kind_a else missing,
-            _figure(by_kind_b[kind]) if kind in by_kind_b else missing,
-        ]
-    return '<div class="pair">' + "".join(f"<div>{c}</div>" for c in cells) + "</div>"
+        ca, cb = by_kind_a.get(kind), by_kind_b.get(kind)
+        wide = any(c is not None and c.wide for c in (ca, cb))
+        for label, chart in ((a_label, ca), (b_label, cb)):
+            body = _figure(chart) if chart is not None else missing
+            if wide:  # a chart of several panels gets the full width, its Report named above it
+                cells.append(f'<div class="wide"><p><b>{html.escape(label)}</b></p>{body}</div>')
+            else:
+                cells.append(f"<div>{body}</div>")
+    return '<div class="pair">' + "".join(cells) + "</div>"
 
 
 def report_html(report: Report, findings: Iterable[Finding]) -> str:
@@ -167,9 +171,28 @@ def _deltas_chart(c: Comparison) -> str:
     from gdrdiag.errors import NotSupported
 
     try:
-        return _figure(plot.compare_deltas(c.cases, c.a_label, c.b_label))
+        chart = plot.compare_deltas(c.cases, c.a_label, c.b_label)
     except NotSupported as exc:
         return f"<p>{html.escape(exc.reason)}</p>"
+    if chart is None:
+        return (
+            "<p>No chart: no case measured on both sides by the same provider differs by more than "
+            f"{LARGE_DELTA:.0%}.</p>"
+        )
+    return _figure(chart)
+
+
+def _delta_note(d: CaseDelta, a_label: str, b_label: str) -> str:
+    """Why a row has no ratio: another provider, measured on one side only, or not OK there."""
+    if d.not_comparable:
+        return d.not_comparable
+    notes = []
+    for label, status, reason in ((a_label, d.a_status, d.a_reason), (b_label, d.b_status, d.b_reason)):
+        if status is None:
+            notes.append(f"not in {label}")
+        elif status != "OK":
+            notes.append(f"{status} in {label}" + (f": {reason}" if reason else ""))
+    return "; ".join(notes)
 
 
 def comparison_html(c: Comparison, a: Report, b: Report) -> str:
@@ -182,13 +205,17 @@ def comparison_html(c: Comparison, a: Report, b: Report) -> str:
     body += "<h2>Machine differences that matter</h2>" + _table(
         ["fact", c.a_label, c.b_label, "why it matters"], [[d.fact, d.a, d.b, d.why] for d in c.machine]
     )
-    body += "<h2>Likely causes of the large deltas</h2>" + _table(
-        ["case", "#", "cause", c.a_label, c.b_label],
-        [[e.case, str(e.rank), e.cause, e.evidence_a, e.evidence_b] for e in c.explanations],
+    body += "<h2>Likely causes of the large deltas</h2>" + (
+        _table(
+            ["case", "#", "cause", c.a_label, c.b_label],
+            [[e.case, str(e.rank), e.cause, e.evidence_a, e.evidence_b] for e in c.explanations],
+        )
+        if c.explanations
+        else "<p>No large deltas to explain.</p>"
     )
     body += "<h2>Deltas</h2>" + _deltas_chart(c)
     body += _table(
-        ["case", "params", c.a_label, c.b_label, "unit", f"{c.b_label}/{c.a_label}"],
+        ["case", "params", c.a_label, c.b_label, "unit", f"{c.b_label}/{c.a_label}", "note"],
         [
             [
                 d.key,
@@ -197,6 +224,7 @@ def comparison_html(c: Comparison, a: Report, b: Report) -> str:
                 num(d.b_value),
                 d.unit,
                 num(d.ratio, 3),
+                _delta_note(d, c.a_label, c.b_label),
             ]
             for d in c.cases
         ],

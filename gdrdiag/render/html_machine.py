@@ -216,8 +216,16 @@ def machine_section(m: Optional[MachineInfo]) -> str:
 
 
 def _one_sided_row(facts: list[MachineFact], present_in_a: bool) -> str:
-    """A device only one Report has: one row naming it (its first two facts), not one per fact."""
-    summary = _esc(", ".join(f.value for f in facts[:2]))
+    """A section only one Report has, as one row.
+
+    A device is named by its first two facts (model and address, or name and model); anything
+    else (paths, "none found") fact by fact.
+    """
+    device = facts[0].section.startswith(("GPU ", "RDMA NIC ")) and facts[0].section[-1].isdigit()
+    if device:
+        summary = _esc(", ".join(f.value for f in facts[:2]))
+    else:
+        summary = _esc("; ".join(f"{f.name}: {f.value.split(',')[0]}" for f in facts))
     cells = (summary, "not in this Report") if present_in_a else ("not in this Report", summary)
     return f'<tr class="differs"><th>≠ present</th><td>{cells[0]}</td><td>{cells[1]}</td></tr>'
 

@@ -27,6 +27,7 @@ class Chart:
     svg: str
     alt: str
     caption: str
+    wide: bool = False  # several panels side by side: give it the page's full width
 
 
 def _pyplot():
@@ -62,10 +63,18 @@ def _svg(fig) -> str:
     return buf.getvalue()
 
 
-def _colours(labels: Iterable[str]) -> dict[str, str]:
-    """One colour per series label, the same in every panel of a chart."""
-    cycle = [f"C{i}" for i in range(10)]
-    return {label: cycle[i % len(cycle)] for i, label in enumerate(dict.fromkeys(labels))}
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+
+
+def _styles(labels: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """One (colour, marker) per series label, the same in every panel of a chart.
+
+    Markers differ too, so series with equal values (pinned and registered memory often are)
+    stay visible on top of each other.
+    """
+    return {
+        label: (f"C{i % 10}", _MARKERS[i % len(_MARKERS)]) for i, label in enumerate(dict.fromkeys(labels))
+    }
 
 
 _PANEL_TITLES = {"h2d": "H2D (host to GPU)", "d2h": "D2H (GPU to host)", "bidir": "both directions at once"}
@@ -89,13 +98,14 @@ def _draw_size_chart(chart: chart_data.SizeChart) -> str:
     fig, axes = plt.subplots(
         1, len(panels), figsize=(3.6 * len(panels) + 2.4, 4.2), sharey=True, squeeze=False
     )
-    colours = _colours(s.label for s in chart.series)
+    styles = _styles(s.label for s in chart.series)
     for ax, panel in zip(axes[0], panels, strict=True):
         series = [s for s in chart.series if s.panel == panel]
         for i, s in enumerate(series):
             xs, ys = [p[0] for p in s.points], [p[1] for p in s.points]
+            colour, marker = styles[s.label]
             line = ax.plot(
-                xs, ys, marker="o", ms=5, linestyle="-" if s.is_sweep else "none", color=colours[s.label]
+                xs, ys, marker=marker, ms=5, mfc="none", linestyle="-" if s.is_sweep else "none", color=colour
             )[0]
             line.set_gid(f"{_SWEEP_GID if s.is_sweep else _POINTS_GID}-{panel or 'all'}-{i}")
         ax.set_xscale("log", base=2)
@@ -107,8 +117,16 @@ def _draw_size_chart(chart: chart_data.SizeChart) -> str:
     axes[0][0].set_ylim(bottom=0)
     swept = {s.label for s in chart.series if s.is_sweep}
     handles = [
-        plt.Line2D([], [], color=c, marker="o", linestyle="-" if lbl in swept else "none", label=_label(lbl))
-        for lbl, c in colours.items()
+        plt.Line2D(
+            [],
+            [],
+            color=c,
+            marker=mk,
+            mfc="none",
+            linestyle="-" if lbl in swept else "none",
+            label=_label(lbl),
+        )
+        for lbl, (c, mk) in styles.items()
     ]
     fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False)
     fig.suptitle(chart.title)
@@ -127,7 +145,7 @@ def size_charts(results: Iterable[BenchResult]) -> list[Chart]:
             f"case measured at two sizes stay unconnected, since nothing was measured between them. "
             f"Cases measured at one size are in the bar charts and the results table."
         )
-        charts.append(Chart(_draw_size_chart(chart), chart.title, caption))
+        charts.append(Chart(_draw_size_chart(chart), chart.title, caption, wide=len(chart.panels) > 1))
     return charts
 
 
