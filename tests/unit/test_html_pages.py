@@ -310,3 +310,65 @@ def test_report_and_compare_html_through_the_cli(tmp_path):
     assert res.exit_code == 0, res.output
     parsed = _parse(cmp_page.read_text(encoding="utf-8"))
     assert any(t["class"] == "side-by-side" for t in parsed.tables) and len(_svgs(parsed)) >= 4
+
+
+def test_compare_rows_without_a_ratio_say_why():
+    a, b = _load("baremetal_hgx.json"), _load("gpu_machine_h200.json")  # fixture vs cuda numbers
+    comparison = compare(a, b, a_label="bare", b_label="h200")
+    raw = comparison_html(comparison, a, b)
+    table = next(t for t in _parse(raw).tables if t["rows"] and t["rows"][0][1][-1:] == ["note"])
+    rows = [cells for _, cells in table["rows"][1:]]
+    assert len(rows) == len(comparison.cases)
+    no_ratio = [cells for cells in rows if cells[5] == "-"]
+    assert no_ratio and all(cells[6] for cells in no_ratio)
+    assert any(cells[6].startswith("not comparable: provider") for cells in no_ratio)
+    if not any(c.large for c in comparison.cases):
+        assert "No chart: no case measured on both sides by the same provider" in raw
+
+
+def test_compare_page_shows_every_chart_of_both_reports():
+    from gdrdiag.render import plot
+
+    a, b = _load("baremetal_hgx.json"), _load("gpu_machine_h200.json")
+    page = _parse(comparison_html(compare(a, b), a, b))
+    expected = [
+        *plot.size_charts(a.results),
+        *plot.size_charts(b.results),
+        *(c for r in (a, b) for c in (plot.ro_bars(r.results), plot.gather_ladder(r.results)) if c),
+    ]
+    assert len(_svgs(page)) == len(expected)  # no deltas chart: no pair of the same provider
+
+
+def test_report_page_without_matplotlib_keeps_the_machine_and_says_why(monkeypatch):
+    from gdrdiag.errors import NotSupported
+    from gdrdiag.render import plot
+
+    def no_matplotlib():
+        raise NotSupported("plots need matplotlib: pip install 'gdrdiag[plot]'")
+
+    monkeypatch.setattr(plot, "_pyplot", no_matplotlib)
+    report = _load("vm_guest_kvm.json")
+    raw = report_html(report, report.findings)
+    assert "gdrdiag[plot]" in raw and "data:image" not in raw
+    assert _machine_facts(_parse(raw))[("Host", "host name")] == report.machine.host.hostname
+
+
+def test_labels_name_what_tells_cases_apart_and_never_repeat():
+    from gdrdiag.model.case import CaseId
+    from gdrdiag.model.vocabulary import Bench, Provider
+    from gdrdiag.render.chart_data import distinguishing_labels
+
+    def case(key, provider=Provider.PYVERBS, **physics):
+        return CaseId(Bench.MR, key, tuple(physics.items()), provider)
+
+    mr_off = case("rdma_write_device_mr", memory="device", reg_path="mr", access=3)
+    dmabuf_off = case("rdma_write_device_dmabuf", memory="device", reg_path="dmabuf", access=3)
+    dmabuf_on = case("rdma_write_device_dmabuf", memory="device", reg_path="dmabuf", access=3 | 1 << 20)
+    assert distinguishing_labels([mr_off, dmabuf_off, dmabuf_on]) == [
+        "ibv_reg_mr · RO off",
+        "dma-buf · RO off",
+        "dma-buf · RO on",
+    ]
+    soft = case("rdma_write_device_mr", Provider.SOFT, memory="device", reg_path="mr", access=3)
+    labels = distinguishing_labels([mr_off, soft, mr_off], with_key=True)
+    assert len(set(labels)) == 3 and "(soft)" in labels[1] and labels[2].endswith("#2")
