@@ -33,6 +33,7 @@ figcaption{font-size:0.85em;color:#444;max-width:900px}
 .machine{display:grid;align-items:start;grid-template-columns:repeat(auto-fill,minmax(370px,1fr));gap:0 16px}
 table.facts{width:100%} table.facts caption{text-align:left;font-weight:bold;padding:4px 0}
 table.facts th{width:38%;font-weight:normal}
+table.paths caption{text-align:left;font-weight:bold;padding:4px 0} table.paths{margin-top:1em}
 table.side-by-side th{font-weight:normal}
 table.side-by-side tr.section th{font-weight:bold;background:#e8eef5}
 tr.differs td,tr.differs th{background:#fff3bf} tr.differs th{font-weight:bold}

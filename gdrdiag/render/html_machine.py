@@ -21,6 +21,7 @@ from gdrdiag.render.machine_table import fmt_devctl, fmt_link
 from gdrdiag.render.sanitize import one_line
 
 UNKNOWN = "unknown"
+PATHS = "GPU ↔ NIC paths"  # the section of the path facts
 _REDIRECT_FLAGS = ("ReqRedir", "CmpltRedir")
 
 
@@ -173,7 +174,7 @@ def _path_facts(m: MachineInfo) -> list[MachineFact]:
         narrowest = f", narrowest {hop.speed_gts:g} GT/s x{hop.width}" if hop else ""
         numa = f", NUMA {_text(p.gpu_numa)}/{_text(p.nic_numa)}"
         name = f"GPU {gpu_number.get(p.gpu_bdf, p.gpu_bdf)} ↔ {p.nic}"
-        out.append(MachineFact("GPU ↔ NIC paths", name, cls + narrowest + numa))
+        out.append(MachineFact(PATHS, name, cls + narrowest + numa))
     return out
 
 
@@ -199,20 +200,41 @@ def _esc(text: str) -> str:
     return html.escape(one_line(text, limit=300))
 
 
+def _path_matrix(m: MachineInfo) -> str:
+    """GPU <-> NIC paths as ``nvidia-smi topo -m`` shows them: a GPU per row, a NIC per column."""
+    if not m.topology:
+        return ""
+    nics = list(dict.fromkeys(p.nic for p in m.topology))
+    gpus = list(dict.fromkeys(p.gpu_bdf for p in m.topology))
+    by_pair = {(f.name.split(" ↔ ")[0], f.name.split(" ↔ ")[1]): f.value for f in _path_facts(m)}
+    number = {g.bdf: i for i, g in enumerate(m.gpus)}
+    head = "<tr><th>GPU</th>" + "".join(f"<th>{_esc(n)}</th>" for n in nics) + "</tr>"
+    rows = []
+    for bdf in gpus:
+        name = f"GPU {number.get(bdf, bdf)}"
+        cells = "".join(f"<td>{_esc(by_pair.get((name, n), '—'))}</td>" for n in nics)
+        rows.append(f"<tr><th>{_esc(name)} ({_esc(bdf)})</th>{cells}</tr>")
+    return (
+        '<table class="paths"><caption>GPU ↔ NIC paths: class (PIX best, SYS worst), narrowest link on '
+        f"the path, NUMA node of GPU/NIC</caption>{head}{''.join(rows)}</table>"
+    )
+
+
 def machine_section(m: Optional[MachineInfo]) -> str:
-    """The machine of one Report: a small two-column table per section, laid out in a grid."""
+    """The machine of one Report: a small two-column table per section in a grid, then the paths."""
     if m is None:
         return "<p>This Report has no machine facts (it was written without inspect).</p>"
     sections: dict[str, list[MachineFact]] = {}
     for f in machine_facts(m):
-        sections.setdefault(f.section, []).append(f)
+        if f.section != PATHS:  # drawn as a matrix below the grid
+            sections.setdefault(f.section, []).append(f)
     tables = [
         f'<table class="facts"><caption>{_esc(name)}</caption>'
         + "".join(f"<tr><th>{_esc(f.name)}</th><td>{_esc(f.value)}</td></tr>" for f in facts)
         + "</table>"
         for name, facts in sections.items()
     ]
-    return '<div class="machine">' + "".join(tables) + "</div>"
+    return '<div class="machine">' + "".join(tables) + "</div>" + _path_matrix(m)
 
 
 def _one_sided_row(facts: list[MachineFact], present_in_a: bool) -> str:

@@ -114,7 +114,8 @@ def test_report_page_has_a_machine_section_with_the_reports_facts(name):
     report = _load(name)
     m = report.machine
     assert m is not None
-    facts = _machine_facts(_parse(report_html(report, report.findings)))
+    page = _parse(report_html(report, report.findings))
+    facts = _machine_facts(page)
     assert facts[("Host", "host name")] == m.host.hostname
     assert facts[("Host", "OS")] == m.host.os
     assert facts[("Host", "kernel")] == m.kernel.release
@@ -136,7 +137,14 @@ def test_report_page_has_a_machine_section_with_the_reports_facts(name):
         assert facts[(section, "device")] == n.name and facts[(section, "firmware")] == n.fw_ver
         assert all(p.rate in facts[(section, "ports")] for p in n.ports if p.rate)
         assert facts[(section, "NUMA node")] == ("unknown" if n.numa_node is None else str(n.numa_node))
-    assert sum(1 for s, _ in facts if s == "GPU ↔ NIC paths") == len(m.topology)
+    paths = next((t for t in page.tables if t["class"] == "paths"), None)
+    if m.topology:  # a GPU per row, a NIC per column, the path class in each cell
+        assert paths["rows"][0][1][1:] == list(dict.fromkeys(p.nic for p in m.topology))
+        cells = [c for _, row in paths["rows"][1:] for c in row[1:]]
+        assert len(cells) == len(m.topology)
+        assert sorted(c.split(" ")[0].rstrip(",") for c in cells) == sorted(
+            p.path_class.value for p in m.topology
+        )
 
 
 def test_machine_section_names_acs_redirecting_bridges_and_nic_ats():
