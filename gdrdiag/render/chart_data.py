@@ -23,6 +23,9 @@ from gdrdiag.model.vocabulary import AccessFlags, RegPath
 
 # A case series measured at this many sizes or more is drawn as a line; fewer, as points only.
 SWEEP_MIN_SIZES = 3
+# At most this many series in one chart (those with the most sizes); a legend longer than that is
+# not read, and the results table has every number.
+MAX_SERIES = 16
 
 # Units of bandwidth charts, and what each one measures (the chart title).
 BANDWIDTH_UNITS = {
@@ -132,6 +135,7 @@ class SizeChart:
     unit: str
     title: str
     series: tuple[SizeSeries, ...]
+    left_out: int = 0  # series beyond MAX_SERIES, not drawn
 
     @property
     def panels(self) -> list[str]:
@@ -168,6 +172,8 @@ def size_charts(results: Iterable[BenchResult]) -> list[SizeChart]:
         series_ids = [c for c, pts in by_case.items() if len(pts) >= 2]
         if not series_ids:
             continue
+        left_out = max(0, len(series_ids) - MAX_SERIES)
+        series_ids = sorted(series_ids, key=lambda c: len(by_case[c]), reverse=True)[:MAX_SERIES]
         legend = {c: _legend_id(c) for c in series_ids}
         distinct = list(dict.fromkeys(legend.values()))
         label_of = dict(zip(distinct, distinguishing_labels(distinct), strict=True))
@@ -179,7 +185,7 @@ def size_charts(results: Iterable[BenchResult]) -> list[SizeChart]:
             )
             for c in series_ids
         )
-        charts.append(SizeChart(unit, f"{title}: bandwidth vs size", series))
+        charts.append(SizeChart(unit, f"{title}: bandwidth vs size", series, left_out))
     return charts
 
 

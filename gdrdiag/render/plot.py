@@ -145,6 +145,11 @@ def size_charts(results: Iterable[BenchResult]) -> list[Chart]:
             f"case measured at two sizes stay unconnected, since nothing was measured between them. "
             f"Cases measured at one size are in the bar charts and the results table."
         )
+        if chart.left_out:
+            caption += (
+                f" {chart.left_out} more series are left out of this chart (the {len(chart.series)} with "
+                "the most sizes are drawn); their numbers are in the results table."
+            )
         charts.append(Chart(_draw_size_chart(chart), chart.title, caption, wide=len(chart.panels) > 1))
     return charts
 

@@ -380,3 +380,21 @@ def test_labels_name_what_tells_cases_apart_and_never_repeat():
     soft = case("rdma_write_device_mr", Provider.SOFT, memory="device", reg_path="mr", access=3)
     labels = distinguishing_labels([mr_off, soft, mr_off], with_key=True)
     assert len(set(labels)) == 3 and "(soft)" in labels[1] and labels[2].endswith("#2")
+
+
+def test_a_size_chart_draws_a_bounded_number_of_series_and_says_how_many_it_left_out():
+    from dataclasses import replace
+
+    from gdrdiag.render.chart_data import MAX_SERIES
+
+    report = _load("vm_guest_kvm.json")
+    copies = [r for r in report.results if r.key == "copy_h2d_pinned"]  # one case at two sizes
+    many = [
+        replace(r, params=replace(r.params, mode=f"variant-{i}"))
+        for i in range(MAX_SERIES + 5)
+        for r in copies
+    ]
+    raw = report_html(replace(report, results=tuple(many)), ())
+    chart = _chart_with(_svgs(_parse(raw)), "bandwidth vs size")
+    assert len(_series_groups(chart, "points")) == MAX_SERIES
+    assert "5 more series are left out of this chart" in raw
