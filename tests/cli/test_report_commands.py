@@ -41,7 +41,7 @@ def test_compare_table_and_html(tmp_path):
     assert "15b3:101e" in res.output and "0.215" in res.output
     assert "Leading cause in vm_guest_kvm: CAUSE-RO-NOT-HONOURED" in res.output
     page = html.read_text()
-    assert page.startswith("<!doctype html>") and "data:image/png;base64," in page
+    assert page.startswith("<!doctype html>") and "data:image/svg+xml;base64," in page
     assert "RO-KERNEL-VF" in page
 
 
