@@ -85,8 +85,8 @@ class GdrdiagGroup(TyperGroup):
     or six lines for a typo. Here a usage error becomes ``gdrdiag CMD: error: MESSAGE (see
     gdrdiag CMD --help)``; click already names the nearest option ("Did you mean --json?") and
     :meth:`resolve_command` adds the nearest command. Every sub-command also accepts ``--json``
-    (not only before the command), ``--wide`` (text unwrapped) and, when it writes a file and has no ``--force`` of its own,
-    a ``--force`` that allows overwriting it.
+    (not only before the command), ``--wide`` (text unwrapped) and, when it writes a file and has
+    no ``--force`` of its own, a ``--force`` that allows overwriting it.
     """
 
     _shared: Optional[dict[str, Any]] = None

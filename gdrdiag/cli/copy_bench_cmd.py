@@ -13,7 +13,9 @@ from gdrdiag.cli.common import (
     EXIT_FAIL,
     EXIT_OK,
     echo,
+    echo_text,
     handles_errors,
+    output_width,
     progress_enabled,
     split_list,
     wants_json,
@@ -136,5 +138,5 @@ def copy_bench(
     else:
         from gdrdiag.render.copy_table import render_copy_results
 
-        echo(render_copy_results(results))
+        echo_text(ctx, render_copy_results(results, output_width(ctx)))
     raise typer.Exit(EXIT_FAIL if any(r.status is Status.ERROR for r in results) else EXIT_OK)

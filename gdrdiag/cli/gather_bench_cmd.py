@@ -9,7 +9,16 @@ import typer
 
 from gdrdiag.cli import app
 from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
-from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
+from gdrdiag.cli.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    echo,
+    echo_text,
+    handles_errors,
+    output_width,
+    progress_enabled,
+    wants_json,
+)
 from gdrdiag.errors import UserInputError
 from gdrdiag.units import parse_size
 
@@ -201,8 +210,8 @@ def _show(ctx: typer.Context, result, json_out: Optional[Path], force: bool = Fa
         from gdrdiag.render.gather_table import render_gather_results
 
         header = f"gather-bench on {result.gpu_name} ({result.sm_count} SMs)"
-        tables = render_gather_results(result.results, result.notes)
-        echo(f"{header}\n\n{tables}\n\n{render_findings(findings)}")
+        tables = render_gather_results(result.results, result.notes, output_width(ctx))
+        echo_text(ctx, f"{header}\n\n{tables}\n\n{render_findings(findings)}")
     failed = any(r.status is Status.ERROR for r in result.results) or any(
         f.severity.value == "FAIL" for f in findings
     )

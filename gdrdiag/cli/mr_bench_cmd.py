@@ -14,7 +14,9 @@ from gdrdiag.cli.common import (
     EXIT_FAIL,
     EXIT_OK,
     echo,
+    echo_text,
     handles_errors,
+    output_width,
     progress_enabled,
     split_list,
     wants_json,
@@ -380,7 +382,10 @@ def _show(
     else:
         from gdrdiag.render.mr_table import render_mr_results
 
-        echo(render_mr_results(results, pairs=pairs, matrix_rows=rows, findings=findings, notes=notes))
+        text = render_mr_results(
+            results, pairs=pairs, matrix_rows=rows, findings=findings, notes=notes, width=output_width(ctx)
+        )
+        echo_text(ctx, text)
     failed = any(r.status is Status.ERROR for r in results)
     nothing = not any(r.status is Status.OK for r in results)
     if nothing and not failed:

@@ -10,7 +10,15 @@ import typer
 
 from gdrdiag.bench.profiles import PROFILE_BENCHES, Profile, RdmaPart
 from gdrdiag.cli import app
-from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, progress_enabled, wants_json
+from gdrdiag.cli.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    echo,
+    echo_text,
+    handles_errors,
+    progress_enabled,
+    wants_json,
+)
 from gdrdiag.errors import UserInputError
 from gdrdiag.node_record import HOST_RE as HOST_OK  # light: json/os/re and model.serde only
 
@@ -187,11 +195,12 @@ def report_cmd(
         counts: dict[str, int] = {}
         for r in report.results:
             counts[r.status.value] = counts.get(r.status.value, 0) + 1
-        echo(
+        echo_text(
+            ctx,
             f"wrote {', '.join(written)}: node {name}, {len(report.results)} results "
-            f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})"
+            f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})",
         )
-        echo(render_findings(report.findings))
+        echo_text(ctx, render_findings(report.findings))
     raise typer.Exit(code)
 
 
