@@ -209,7 +209,11 @@ def _show(ctx: typer.Context, result, json_out: Optional[Path], force: bool = Fa
         from gdrdiag.render.findings_table import render_findings
         from gdrdiag.render.gather_table import render_gather_results
 
-        header = f"gather-bench on {result.gpu_name} ({result.sm_count} SMs)"
+        header = (
+            f"gather-bench on {result.gpu_name} ({result.sm_count} SMs)"
+            if result.gpu_name
+            else "gather-bench: no usable GPU here; every case WAIVED (reasons below)"
+        )
         tables = render_gather_results(result.results, result.notes, output_width(ctx))
         echo_text(ctx, f"{header}\n\n{tables}\n\n{render_findings(findings)}")
     failed = any(r.status is Status.ERROR for r in result.results) or any(

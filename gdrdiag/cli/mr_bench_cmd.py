@@ -24,6 +24,7 @@ from gdrdiag.cli.common import (
 from gdrdiag.errors import NotSupported, UserInputError
 from gdrdiag.units import parse_size, parse_size_list
 
+DEFAULT_MEMORY = "device,pinned"
 SOFT_HINT = "use --provider soft to run the whole pipeline in software (not a hardware measurement)"
 
 
@@ -49,7 +50,7 @@ def mr_bench(
     ),
     peer_port: Optional[int] = typer.Option(None, "--peer-port", help="Loopback to another port."),
     memory: str = typer.Option(
-        "device,pinned",
+        DEFAULT_MEMORY,
         "--memory",
         "-m",
         help="Destination memory kinds: device, managed, pinned, pinned-wc, registered, pageable.",
@@ -142,7 +143,8 @@ def mr_bench(
 
     The command people type: `gdrdiag mr-bench --relaxed-ordering`.
 
-    Without an RDMA device it says so and exits 1, unless --provider soft is given.
+    Without an RDMA device it says so and exits 1, unless --provider soft is given. Cases that
+    cannot run here (GPU memory without a GPU) are WAIVED with the reason; only those exit 0.
     """
     from gdrdiag.bench import mr as mrb
     from gdrdiag.hw import verbs, verbs_providers
@@ -155,6 +157,16 @@ def mr_bench(
     if list_cases or cases:
         mode = _from_cases(ctx, cases, list_cases, provider_name, mode)
     _refuse_contradictions(mode, provider_name, json_out, server, connect, all_sizes, size, iters, duration)
+    no_gpu_note = ""
+    memory_source = ctx.get_parameter_source("memory")
+    memory_given = memory_source is not None and memory_source.name != "DEFAULT"
+    if (
+        provider_name == "soft"
+        and not memory_given
+        and mode.memory == DEFAULT_MEMORY
+        and not (server or connect)
+    ):
+        mode, no_gpu_note = _soft_without_gpu(mode, gpu)
     sizes = (
         mrb.SWEEP_SIZES
         if all_sizes
@@ -205,7 +217,7 @@ def mr_bench(
         [_loop_cost_note(results, link_gbps)]
         if mode.loop_cost
         else [f"provider: {provider_name} ({provider_why})"]
-    )
+    ) + ([no_gpu_note] if no_gpu_note else [])
     _show(ctx, results, mode.matrix, notes, json_out)
 
 
@@ -284,6 +296,25 @@ def _run(
         raise
 
 
+def _soft_without_gpu(mode: _Mode, gpu: int) -> tuple[_Mode, str]:
+    """The soft provider's default kinds on a machine without a GPU: pageable host memory as well.
+
+    ``device`` and ``pinned`` need a CUDA context; without one they are WAIVED with the reason and
+    pageable memory is measured, so ``gdrdiag mr-bench --provider soft`` (the advice GDR-NO-RDMA
+    gives on a machine without an RDMA device) measures something wherever it is given.
+    """
+    import dataclasses
+
+    from gdrdiag.hw import cuda
+
+    try:
+        cuda.get_device(gpu)
+    except NotSupported as exc:
+        note = f"no GPU ({exc.reason}): pageable host memory measured beside the GPU kinds"
+        return dataclasses.replace(mode, memory=f"{DEFAULT_MEMORY},pageable"), note
+    return mode, ""
+
+
 def _from_cases(
     ctx: typer.Context, cases: Optional[list[str]], list_cases: bool, provider_name: str, mode: _Mode
 ) -> _Mode:
@@ -306,7 +337,7 @@ def _from_cases(
     given = [m for m, on in flags.items() if on] + (["matrix"] if mode.matrix else [])
     if given and given != [chosen.mode]:
         raise UserInputError(f"the selected cases are {chosen.mode} cases; drop --{given[0]}")
-    if mode.memory != "device,pinned" or mode.reg != "mr":
+    if mode.memory != DEFAULT_MEMORY or mode.reg != "mr":
         raise UserInputError("give cases or --memory/--reg, not both (a case names its memory and path)")
     memory, reg = mode.memory, mode.reg
     if chosen.kinds:
@@ -393,7 +424,9 @@ def _show(
             "gdrdiag: nothing could be measured here (every case WAIVED; see the reasons above)", err=True
         )
     fail_finding = any(f.severity.value == "FAIL" for f in findings)
-    raise typer.Exit(EXIT_FAIL if failed or nothing or fail_finding else EXIT_OK)
+    # Every case WAIVED (no GPU for the kinds asked for) exits 0, as copy-bench and gather-bench do:
+    # the reasons are in the output and in the Report.
+    raise typer.Exit(EXIT_FAIL if failed or fail_finding else EXIT_OK)
 
 
 def _loop_cost_note(results, link_gbps: float) -> str:

@@ -106,16 +106,6 @@ def test_matrix_on_the_soft_provider_without_gpu():
     assert "the dma-buf path exports device memory" in res.output
 
 
-def test_everything_waived_exits_1_with_the_reason():
-    from tests.conftest import gpu_absent_reason
-
-    if gpu_absent_reason() is None:
-        pytest.skip("a GPU is present")
-    res = runner.invoke(app, ["mr-bench", "--provider", "soft", "-m", "device", "-n", "100"])
-    assert res.exit_code == 1
-    assert "device memory needs a GPU context" in res.output and "nothing could be measured" in res.output
-
-
 @pytest.mark.parametrize(
     "extra,needle",
     [
