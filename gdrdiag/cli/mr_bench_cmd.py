@@ -160,12 +160,8 @@ def mr_bench(
     no_gpu_note = ""
     memory_source = ctx.get_parameter_source("memory")
     memory_given = memory_source is not None and memory_source.name != "DEFAULT"
-    if (
-        provider_name == "soft"
-        and not memory_given
-        and mode.memory == DEFAULT_MEMORY
-        and not (server or connect)
-    ):
+    plain_soft = provider_name == "soft" and not (mode.matrix or server or connect)
+    if plain_soft and not memory_given and mode.memory == DEFAULT_MEMORY:
         mode, no_gpu_note = _soft_without_gpu(mode, gpu)
     sizes = (
         mrb.SWEEP_SIZES

@@ -97,7 +97,21 @@ def test_matrix_on_the_soft_provider_without_gpu():
         pytest.skip("a GPU is present")
     res = runner.invoke(
         app,
-        ["mr-bench", "--provider", "soft", "--matrix", "-s", "64K", "-q", "2", "-n", "100", "--repeats", "1"],
+        [
+            "mr-bench",
+            "--provider",
+            "soft",
+            "--matrix",
+            "-s",
+            "64K",
+            "-q",
+            "2",
+            "-n",
+            "100",
+            "--repeats",
+            "1",
+            "--wide",
+        ],
     )
     assert res.exit_code == 0, res.output
     assert "memory kind x registration path x relaxed ordering" in res.output
