@@ -56,6 +56,20 @@ def _narrowed_to(opts, selected):
     )
 
 
+def _text(report, width) -> str:
+    """The verdict block (numbers that matter, findings), the detail tables, then the findings."""
+    from gdrdiag.diagnose import diagnose
+    from gdrdiag.diagnose.verdicts import copy_verdict
+    from gdrdiag.render.copy_table import render_copy_results
+    from gdrdiag.render.findings_table import render_findings
+    from gdrdiag.render.verdict import render_copy_verdict
+
+    results = list(report.results)
+    findings = diagnose(report)
+    verdict = render_copy_verdict(copy_verdict(results, report.machine), findings, width)
+    return f"{verdict}\n\n{render_copy_results(results, width)}\n\n{render_findings(findings)}"
+
+
 @app.command("copy-bench")
 @handles_errors
 def copy_bench(
@@ -136,7 +150,5 @@ def copy_bench(
     if wants_json(ctx):
         echo(report.to_json())
     else:
-        from gdrdiag.render.copy_table import render_copy_results
-
-        echo_text(ctx, render_copy_results(results, output_width(ctx)))
+        echo_text(ctx, _text(report, output_width(ctx)))
     raise typer.Exit(EXIT_FAIL if any(r.status is Status.ERROR for r in results) else EXIT_OK)

@@ -214,8 +214,13 @@ def _show(ctx: typer.Context, result, json_out: Optional[Path], force: bool = Fa
             if result.gpu_name
             else "gather-bench: no usable GPU here; every case WAIVED (reasons below)"
         )
-        tables = render_gather_results(result.results, result.notes, output_width(ctx))
-        echo_text(ctx, f"{header}\n\n{tables}\n\n{render_findings(findings)}")
+        from gdrdiag.diagnose.verdicts import gather_verdict
+        from gdrdiag.render.verdict import render_gather_verdict
+
+        width = output_width(ctx)
+        verdict = render_gather_verdict(gather_verdict(result.results), findings, width)
+        tables = render_gather_results(result.results, result.notes, width)
+        echo_text(ctx, f"{header}\n\n{verdict}\n\n{tables}\n\n{render_findings(findings)}")
     failed = any(r.status is Status.ERROR for r in result.results) or any(
         f.severity.value == "FAIL" for f in findings
     )

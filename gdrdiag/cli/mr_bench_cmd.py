@@ -407,12 +407,15 @@ def _show(
     if wants_json(ctx):
         echo(report.to_json())
     else:
+        from gdrdiag.diagnose.verdicts import mr_verdict
         from gdrdiag.render.mr_table import render_mr_results
+        from gdrdiag.render.verdict import render_mr_verdict
 
+        width = output_width(ctx)
         text = render_mr_results(
-            results, pairs=pairs, matrix_rows=rows, findings=findings, notes=notes, width=output_width(ctx)
+            results, pairs=pairs, matrix_rows=rows, findings=findings, notes=notes, width=width
         )
-        echo_text(ctx, text)
+        echo_text(ctx, render_mr_verdict(mr_verdict(results, pairs), findings, width) + "\n\n" + text)
     failed = any(r.status is Status.ERROR for r in results)
     nothing = not any(r.status is Status.OK for r in results)
     if nothing and not failed:
