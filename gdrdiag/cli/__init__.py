@@ -184,11 +184,14 @@ def _root(
         "--json",
         help="Machine-readable JSON on stdout (also accepted after the command).",
     ),
+    wide_output: bool = typer.Option(
+        False, "--wide", help="Text output unwrapped and untruncated (also accepted after the command)."
+    ),
     version: Optional[bool] = typer.Option(
         None, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
-    ctx.obj = {"json": json_output}
+    ctx.obj = {"json": json_output, "wide": wide_output}
 
 
 # One module per command; each adds its command(s) to ``app`` when imported. Imports at module

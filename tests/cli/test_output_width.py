@@ -177,3 +177,10 @@ def test_rdma_tables_fit():
     _, results = _bench_results(BARE, "rdma_")
     text = render_mr_results(results, pairs=rdma_rules.ro_pairs(results), width=100)
     assert "Gb/s" in text and _too_long(text, 100) == []
+
+
+def test_wide_before_the_command_is_the_same_switch():
+    bundle = str(FIXTURES / "machines" / "d_kvm_h100_cx7_vf")
+    before = _invoke(["--wide", "inspect", "--bundle", bundle]).stdout
+    after = _invoke(["inspect", "--wide", "--bundle", bundle]).stdout
+    assert before == after and max(len(line) for line in before.splitlines()) > 100
