@@ -20,7 +20,7 @@ from typing import Iterable, Optional, Sequence
 from gdrdiag.diagnose.thresholds import expected_ce_gbytes
 from gdrdiag.model.machine import MachineInfo
 from gdrdiag.model.results import BenchResult, Status
-from gdrdiag.model.verdict import CopyVerdict, GatherVerdict, MrBest, MrVerdict, RoRatio, Waived
+from gdrdiag.model.verdict import CopyVerdict, GatherVerdict, MrBest, MrLatency, MrVerdict, RoRatio, Waived
 
 
 def waived_summary(results: Iterable[BenchResult]) -> Waived:
@@ -111,4 +111,16 @@ def mr_verdict(results: Sequence[BenchResult], pairs: Sequence = ()) -> MrVerdic
         ),
         software=any(r.provider == "soft" for r in results if r.status is Status.OK),
         waived=waived_summary(results),
+        latency=tuple(
+            MrLatency(
+                str(r.params.memory),
+                str(r.params.reg_path),
+                r.params.size_bytes,
+                r.metrics.lat_p50_us,
+                r.metrics.lat_p99_us,
+                r.provider,
+            )
+            for r in results
+            if r.key.startswith("rdma_write_lat_") and r.status is Status.OK
+        ),
     )

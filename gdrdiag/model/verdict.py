@@ -87,10 +87,23 @@ class RoRatio:
 
 
 @dataclass(frozen=True)
+class MrLatency:
+    """Post -> completion latency of one WRITE into one memory kind (latency mode)."""
+
+    memory: str
+    reg_path: str
+    size_bytes: Optional[int]
+    p50_us: Optional[float]
+    p99_us: Optional[float]
+    provider: str
+
+
+@dataclass(frozen=True)
 class MrVerdict:
-    """mr-bench in a few numbers: best write per memory kind, RO on/off where measured."""
+    """mr-bench in a few numbers: best write per memory kind, RO on/off where measured, latency."""
 
     best: tuple[MrBest, ...]
     ro: tuple[RoRatio, ...]
     software: bool  # numbers from the soft provider: never hardware numbers
     waived: Waived
+    latency: tuple[MrLatency, ...] = ()

@@ -93,10 +93,19 @@ def render_mr_verdict(
     v: MrVerdict, findings: Sequence[Finding] = (), width: Optional[int] = DEFAULT_WIDTH
 ) -> str:
     """Best RDMA WRITE per memory kind, RO on/off where measured, and whether it is software."""
+    soft = " [soft: NOT a hardware number]"
     lines = [
         f"best write into {b.memory} ({b.reg_path}, {size(b.size_bytes)}): {num(b.gbps, 1)} Gb/s"
-        + (" [soft: NOT a hardware number]" if b.provider == "soft" else "")
+        + (soft if b.provider == "soft" else "")
         for b in v.best
-    ] or ["no RDMA WRITE bandwidth measured"]
+    ]
+    lines += [
+        f"write latency into {t.memory} ({t.reg_path}, {size(t.size_bytes)}): p50 {num(t.p50_us)} us, "
+        f"p99 {num(t.p99_us)} us" + (soft if t.provider == "soft" else "")
+        for t in v.latency
+    ]
+    lines = lines or [
+        "no RDMA WRITE bandwidth or latency measured (the tables below hold this mode's numbers)"
+    ]
     lines += [f"RO on/off {r.memory}/{r.reg_path}: {num(r.ratio, 2)} ({r.words})" for r in v.ro]
     return _block("mr-bench", lines + _waived_line(v.waived), findings, width)

@@ -146,3 +146,13 @@ def test_mr_bench_verdict_shows_the_measured_number(tmp_path):
     lines = res.stdout.splitlines()
     assert lines[0] == "Verdict (mr-bench)"
     assert f"best write into pageable (mr, 64 KiB): {best:.1f} Gb/s [soft: NOT a hardware number]" in lines[1]
+
+
+def test_mr_bench_latency_mode_leads_with_its_percentiles(tmp_path):
+    out = tmp_path / "r.json"
+    args = ["mr-bench", "--provider", "soft", "--memory", "pageable", "--latency", "-n", "100"]
+    res = runner.invoke(app, [*args, "--json-out", str(out)])
+    assert res.exit_code == 0, res.output
+    lat = next(r for r in json.loads(out.read_text())["results"] if r["status"] == "OK")
+    p50, p99 = lat["metrics"]["lat_p50_us"], lat["metrics"]["lat_p99_us"]
+    assert f"write latency into pageable (mr, 64 KiB): p50 {p50:.2f} us, p99 {p99:.2f} us" in res.stdout
