@@ -122,6 +122,22 @@ def test_copy_bench_leads_with_the_verdict_then_the_tables(h200, monkeypatch):
     assert any(line.startswith("Host<->GPU copies") for line in lines[verdict_end:])
 
 
+def test_copy_bench_judges_a_live_run_against_this_machines_link(h200, monkeypatch):
+    """A live run's Report has no machine: the CLI reads this machine's facts for the link model."""
+    from gdrdiag.bench import copy
+    from gdrdiag.inspect import collect
+
+    copy_results = [r for r in h200.results if r.key.startswith("copy_")]
+    monkeypatch.setattr(copy, "run_copy_bench", lambda opts, progress=None: copy_results)
+    monkeypatch.setattr(collect, "inspect_source", lambda source: h200.machine)
+    res = runner.invoke(app, ["copy-bench"], env={"COLUMNS": "100"})
+    assert res.exit_code == 0, res.output
+    h2d = _largest_pinned(h200, "copy_h2d_pinned")
+    model = expected_ce_gbytes(h200.machine)[0]
+    assert f"({model:.1f} GB/s): H2D {100 * h2d.value / model:.0f}%" in res.stdout
+    assert "VIRT-VM" not in res.stdout  # inspect's findings are inspect's; the bench adds its own
+
+
 def test_gather_bench_leads_with_the_verdict(h200, monkeypatch):
     from gdrdiag.bench import gather
 
