@@ -59,6 +59,15 @@ def wrap_lines(text: str, width: Optional[int]) -> str:
     return "\n".join(out)
 
 
+def _wrap_cell(cell: str, width: int) -> str:
+    """``cell`` wrapped into ``width`` characters at spaces (never inside "dma-buf")."""
+    return "\n".join(
+        wrapped
+        for part in cell.split("\n")
+        for wrapped in (textwrap.wrap(part, width, break_on_hyphens=False) or [""])
+    )
+
+
 def _cell_width(cell: object) -> int:
     return max((len(part) for part in str(cell).split("\n")), default=0)
 
@@ -67,14 +76,8 @@ def _longest_word(text: str) -> int:
     return max((len(w) for w in text.split()), default=0)
 
 
-def _plain(rows: Sequence[Sequence[object]], headers: Sequence[str], maxcolwidths=None) -> str:
-    return tabulate(
-        [list(r) for r in rows],
-        headers=list(headers),
-        tablefmt="simple",
-        disable_numparse=True,
-        maxcolwidths=maxcolwidths,
-    )
+def _plain(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> str:
+    return tabulate([list(r) for r in rows], headers=list(headers), tablefmt="simple", disable_numparse=True)
 
 
 def _total(widths: Sequence[int]) -> int:
@@ -123,9 +126,7 @@ def _column_widths(
         max(c if i not in wrap else w, _longest_word(h) + _HEADER_PAD)
         for i, (c, w, h) in enumerate(zip(cells, widths, headers, strict=True))
     ]
-    floors = [
-        max(_longest_word(h) + _HEADER_PAD, min(w, MIN_WRAP)) for w, h in zip(words, headers, strict=True)
-    ]
+    floors = [max(_longest_word(h) + _HEADER_PAD, k) for k, h in zip(keep, headers, strict=True)]
     widths = _shrink(folded, floors, wrap, width)
     if _total(widths) > width and last_resort:
         floors = [max(_longest_word(h) + _HEADER_PAD, LAST_RESORT_WRAP) for h in headers]
@@ -156,24 +157,28 @@ def fit_table(
     while True:
         local_wrap = [keep.index(i) for i in wrap if i in keep]
         columns = [headers[i] for i in keep]
-        widths, natural = _column_widths(rows, columns, local_wrap, width, last_resort=False)
+        body = [[r[i] if i < len(r) else "" for i in keep] for r in rows]
+        widths, natural = _column_widths(body, columns, local_wrap, width, last_resort=False)
         remaining = [d for d in drop if d in keep]
         if _total(widths) <= width:
             break
         if not remaining:
-            widths, natural = _column_widths(rows, columns, local_wrap, width, last_resort=True)
+            widths, natural = _column_widths(body, columns, local_wrap, width, last_resort=True)
             break
         keep.remove(remaining[0])
         dropped.append(headers[remaining[0]])
-    body = [[r[i] if i < len(r) else "" for i in keep] for r in rows]
     # tabulate pads every header by two spaces (its MIN_PADDING): a column of width w has room
     # for w - 2 characters of header.
     shown = [
         _fold(headers[i], w - _HEADER_PAD) if len(headers[i]) + _HEADER_PAD > w else headers[i]
         for i, w in zip(keep, widths, strict=True)
     ]
-    maxcol = [w if w < n else None for w, n in zip(widths, natural, strict=True)]
-    text = _plain(body, shown, maxcolwidths=maxcol if any(maxcol) else None)
+    limits = [(j, w) for j, (w, n) in enumerate(zip(widths, natural, strict=True)) if w < n]
+    for row in body:
+        for j, w in limits:
+            if _cell_width(row[j]) > w:
+                row[j] = _wrap_cell(row[j], w)
+    text = _plain(body, shown)
     if dropped:
         text += "\n" + wrap_lines(
             f"(left out to fit {width} columns: {', '.join(dropped)}; --wide shows them)", width
