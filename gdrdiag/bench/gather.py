@@ -25,6 +25,7 @@ Only ``hw/`` talks to the driver; this module uses it through ``hw.cuda``, ``hw.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -61,22 +62,69 @@ from gdrdiag.bench.gather_layout import (  # noqa: F401 - gather-bench's public 
     sweep_cases,
     verify_gather,
 )
+from gdrdiag.errors import NotSupported
 from gdrdiag.model.params import GatherParams
 from gdrdiag.model.results import BenchResult, Status
 
 
 def run(config: GatherConfig, progress: ProgressFn = None) -> GatherRun:
-    """Run the ladder, then the sweeps with the best kernel; always return results."""
+    """Run the ladder, then the sweeps with the best kernel; always return results.
+
+    Without a usable GPU (no driver, no device, no NVRTC) every case is WAIVED with the reason,
+    as copy-bench does: the run still has a Report, an exit code of 0 and the reason per case.
+    """
     config.validate()
     from gdrdiag.bench.gather_session import GatherSession
     from gdrdiag.bench.runner import with_placement
     from gdrdiag.hw import cuda, placement
 
-    cuda.init()
+    try:
+        cuda.init()
+    except NotSupported as exc:
+        done = waived_run(config, exc.reason)
+        return replace(done, results=with_placement(done.results, placement.not_run(config.numa, "no GPU")))
     with placement.applied(placement.plan_for_gpu(config.numa, config.device)) as where:
-        with GatherSession(config) as session:
-            done = _Run(session, progress).all()
+        with contextlib.ExitStack() as stack:
+            try:
+                session = stack.enter_context(GatherSession(config))
+            except NotSupported as exc:
+                done = waived_run(config, exc.reason)
+            else:
+                done = _Run(session, progress).all()
     return replace(done, results=with_placement(done.results, where))
+
+
+def waived_run(config: GatherConfig, reason: str) -> GatherRun:
+    """One WAIVED result per case the run would have measured: the CE reference and each kernel."""
+    base = config.base
+    params = dict(
+        record_bytes=base.record_bytes,
+        stride_bytes=base.stride,
+        base_offset_bytes=base.base_offset,
+        pattern=pattern_name(base.pattern, base.run_length),
+    )
+    results = [
+        BenchResult.waived(
+            CE_KEY,
+            reason,
+            provider="cuda",
+            description="gather-bench copy-engine reference",
+            params=GatherParams(copy_bytes=base.nbytes, **params),
+        )
+    ]
+    results += [
+        BenchResult.waived(
+            KERNELS[k].key,
+            reason,
+            provider="cuda",
+            description=f"gather-bench {k}",
+            params=GatherParams(kernel=k, **params),
+        )
+        for k in config.kernels
+    ]
+    sweeps = [w for w in config.sweeps if w != "ladder"]
+    notes = [f"sweeps not run (no GPU): {', '.join(sweeps)}"] if sweeps else []
+    return GatherRun(results=results, notes=notes)
 
 
 @dataclass

@@ -42,6 +42,13 @@ def _json_flag(ctx: typer.Context, value: bool) -> None:
         root.obj = dict(root.obj or {}, json=True)
 
 
+def _wide_flag(ctx: typer.Context, value: bool) -> None:
+    """``CMD --wide``: text output unwrapped and untruncated (see common.output_width)."""
+    if value:
+        root = ctx.find_root()
+        root.obj = dict(root.obj or {}, wide=True)
+
+
 def _force_flag(ctx: typer.Context, value: bool) -> None:
     if value:
         ctx.meta["gdrdiag.force"] = True
@@ -56,6 +63,10 @@ def _shared_options() -> dict[str, Any]:
         json_flag: bool = typer.Option(
             False, "--json", callback=_json_flag, expose_value=False,
             help="Machine-readable JSON on stdout (same as gdrdiag --json CMD).",
+        ),
+        wide_flag: bool = typer.Option(
+            False, "--wide", callback=_wide_flag, expose_value=False,
+            help="Text output unwrapped and untruncated (the default fits $COLUMNS, else 100).",
         ),
         force_flag: bool = typer.Option(
             False, "--force", callback=_force_flag, expose_value=False,
@@ -74,8 +85,8 @@ class GdrdiagGroup(TyperGroup):
     or six lines for a typo. Here a usage error becomes ``gdrdiag CMD: error: MESSAGE (see
     gdrdiag CMD --help)``; click already names the nearest option ("Did you mean --json?") and
     :meth:`resolve_command` adds the nearest command. Every sub-command also accepts ``--json``
-    (not only before the command) and, when it writes a file and has no ``--force`` of its own,
-    a ``--force`` that allows overwriting it.
+    (not only before the command), ``--wide`` (text unwrapped) and, when it writes a file and has
+    no ``--force`` of its own, a ``--force`` that allows overwriting it.
     """
 
     _shared: Optional[dict[str, Any]] = None
@@ -90,6 +101,8 @@ class GdrdiagGroup(TyperGroup):
         opts = {o for p in cmd.params for o in getattr(p, "opts", ())}
         if "--json" not in opts:
             cmd.params.append(self._shared["--json"])
+        if "--wide" not in opts:
+            cmd.params.append(self._shared["--wide"])
         if names & set(OUTPUT_PARAMS) and "--force" not in opts:
             cmd.params.append(self._shared["--force"])
         cmd._gdrdiag_shared_options = True
@@ -171,11 +184,14 @@ def _root(
         "--json",
         help="Machine-readable JSON on stdout (also accepted after the command).",
     ),
+    wide_output: bool = typer.Option(
+        False, "--wide", help="Text output unwrapped and untruncated (also accepted after the command)."
+    ),
     version: Optional[bool] = typer.Option(
         None, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
-    ctx.obj = {"json": json_output}
+    ctx.obj = {"json": json_output, "wide": wide_output}
 
 
 # One module per command; each adds its command(s) to ``app`` when imported. Imports at module

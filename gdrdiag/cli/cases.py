@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from gdrdiag.bench.registry import Capabilities, Registry
-from gdrdiag.cli.common import EXIT_OK, echo
+from gdrdiag.cli.common import EXIT_OK, echo, echo_text, output_width
 
 LIST_HELP = "List this bench's cases (and whether each runs here), then exit."
 CASES_HELP = "Cases to run: keys, prefixes or globs from --list (default: the options below decide)."
@@ -55,7 +55,7 @@ def print_case_list(ctx: typer.Context, registry: Registry, caps: Capabilities, 
                 reasons.append(reason)
             here = f"WAIVED ({reasons.index(reason) + 1})"
         cells.append([key, desc, here])
-    echo(table(cells, ["case", "what it measures", "here"], max_widths=[30, 56, 12]))
-    for i, reason in enumerate(reasons, 1):
-        echo(f"({i}) {reason}")
+    width = output_width(ctx)
+    echo(table(cells, ["case", "what it measures", "here"], width=width, wrap=(1, 0)))
+    echo_text(ctx, "\n".join(f"({i}) {reason}" for i, reason in enumerate(reasons, 1)))
     raise typer.Exit(EXIT_OK)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, TypeVar
+import sys
+from typing import Any, Callable, Optional, TypeVar
 
 import typer
 
@@ -125,6 +126,36 @@ def echo(text: str = "") -> None:
     from gdrdiag.render.sanitize import terminal_safe
 
     typer.echo(terminal_safe(text))
+
+
+def output_width(ctx: typer.Context) -> Optional[int]:
+    """The width text output must fit: None with ``--wide``, else $COLUMNS, else the terminal, else 100.
+
+    A COLUMNS below ``render.layout.NARROWEST`` is taken as that: no table fits less.
+    """
+    import os
+
+    from gdrdiag.render.layout import DEFAULT_WIDTH, NARROWEST
+
+    root = ctx.find_root()
+    if root.obj and root.obj.get("wide"):
+        return None
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return max(NARROWEST, int(columns))
+    if sys.stdout.isatty():
+        try:
+            return max(NARROWEST, os.get_terminal_size(sys.stdout.fileno()).columns)
+        except OSError:
+            pass
+    return DEFAULT_WIDTH
+
+
+def echo_text(ctx: typer.Context, text: str) -> None:
+    """Print text output (never JSON) fitted to :func:`output_width`: long lines wrap at words."""
+    from gdrdiag.render.layout import wrap_lines
+
+    echo(wrap_lines(text, output_width(ctx)))
 
 
 def split_list(text: str, what: str) -> tuple[str, ...]:

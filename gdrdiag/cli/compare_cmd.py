@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from gdrdiag.cli import app
-from gdrdiag.cli.common import echo, handles_errors, wants_json
+from gdrdiag.cli.common import echo, echo_text, handles_errors, output_width, wants_json
 
 
 @app.command("compare")
@@ -19,7 +19,6 @@ def compare_cmd(
     b_path: Path = typer.Argument(..., metavar="B.json", help="Second Report (e.g. the VM)."),
     all_cases: bool = typer.Option(False, "--all", help="Show every matched case, not only large deltas."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML page with plots."),
-    wide: bool = typer.Option(False, "--wide", help="Wider tables (the default fits 100 columns)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --html file."),
 ) -> None:
     """Match cases, show ratios (B/A), machine facts that differ and the causes of each large delta.
@@ -43,4 +42,5 @@ def compare_cmd(
     if wants_json(ctx):
         echo(json.dumps(to_jsonable(comparison), indent=2))
     else:
-        echo(render_comparison(comparison, all_cases=all_cases, wide=wide))
+        # --wide (added to every command by the root group) makes output_width None.
+        echo_text(ctx, render_comparison(comparison, all_cases=all_cases, width=output_width(ctx)))

@@ -13,7 +13,9 @@ from gdrdiag.cli.common import (
     EXIT_FAIL,
     EXIT_OK,
     echo,
+    echo_text,
     handles_errors,
+    output_width,
     split_list,
     wants_json,
 )
@@ -53,6 +55,48 @@ def _narrowed_to(opts, selected):
         reference=any(c.part == "reference" for c in selected),
         only=frozenset(sweep),
     )
+
+
+def _live_machine(report):
+    """The Report's machine, or this machine's facts when a copy was measured here, else None.
+
+    The verdict judges pinned copies against the PCIe model for the GPU's link, which needs the
+    link and its MaxPayload/MaxReadReq: one inspect (about a second) after a run of minutes.
+    """
+    from gdrdiag.errors import GdrdiagError
+    from gdrdiag.model.results import Status
+
+    if report.machine is not None or not any(r.status is Status.OK for r in report.results):
+        return report.machine
+    from gdrdiag.hw.bundle import LiveSource
+    from gdrdiag.inspect.collect import inspect_source
+
+    try:
+        return inspect_source(LiveSource())
+    except GdrdiagError:
+        return None
+
+
+def _text(report, width) -> str:
+    """The verdict block (numbers that matter, findings), the detail tables, then the findings.
+
+    The findings are those the results add to what ``gdrdiag inspect`` says about the machine.
+    """
+    import dataclasses
+
+    from gdrdiag.diagnose import diagnose, diagnose_machine
+    from gdrdiag.diagnose.verdicts import copy_verdict
+    from gdrdiag.render.copy_table import render_copy_results
+    from gdrdiag.render.findings_table import render_findings
+    from gdrdiag.render.verdict import render_copy_verdict
+
+    machine = _live_machine(report)
+    inspect_says = {(f.code, f.subject) for f in diagnose_machine(machine)} if machine else set()
+    judged = dataclasses.replace(report, machine=machine)
+    findings = [f for f in diagnose(judged) if (f.code, f.subject) not in inspect_says]
+    results = list(report.results)
+    verdict = render_copy_verdict(copy_verdict(results, machine), findings, width)
+    return f"{verdict}\n\n{render_copy_results(results, width)}\n\n{render_findings(findings)}"
 
 
 @app.command("copy-bench")
@@ -143,7 +187,5 @@ def copy_bench(
     if wants_json(ctx):
         echo(report.to_json())
     else:
-        from gdrdiag.render.copy_table import render_copy_results
-
-        echo(render_copy_results(results))
+        echo_text(ctx, _text(report, output_width(ctx)))
     raise typer.Exit(EXIT_FAIL if any(r.status is Status.ERROR for r in results) else EXIT_OK)

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from gdrdiag.cli import app
-from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, wants_json
+from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, echo_text, handles_errors, wants_json
 
 
 @app.command("diagnose")
@@ -35,5 +35,6 @@ def diagnose_cmd(
     if wants_json(ctx):
         echo(json.dumps({"report": str(report_path), "findings": to_jsonable(findings)}, indent=2))
     else:
-        echo(render_findings(findings, title=f"Findings for {report_path} ({report.command or 'report'})"))
+        title = f"Findings for {report_path} ({report.command or 'report'})"
+        echo_text(ctx, render_findings(findings, title=title))
     raise typer.Exit(EXIT_FAIL if any(f.severity is Severity.FAIL for f in findings) else EXIT_OK)

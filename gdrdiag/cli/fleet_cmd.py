@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 
 from gdrdiag.cli import app
-from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, wants_json
+from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, echo_text, handles_errors, output_width, wants_json
 from gdrdiag.errors import UserInputError
 
 
@@ -97,5 +97,5 @@ def fleet_cmd(
         data["skipped_counts"] = result.skipped_counts()
         echo(json.dumps(data, indent=1, allow_nan=False))
     else:
-        echo(render_fleet(result, top=top))
+        echo_text(ctx, render_fleet(result, top=top, width=output_width(ctx)))
     raise typer.Exit(EXIT_FAIL if result.flagged else EXIT_OK)

@@ -9,7 +9,15 @@ import typer
 
 from gdrdiag.cli import app
 from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
-from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, wants_json
+from gdrdiag.cli.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    echo,
+    echo_text,
+    handles_errors,
+    output_width,
+    wants_json,
+)
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import UserInputError
 from gdrdiag.hw.placement import NUMA_HELP
@@ -197,9 +205,18 @@ def _show(ctx: typer.Context, result, json_out: Optional[Path], force: bool = Fa
         from gdrdiag.render.findings_table import render_findings
         from gdrdiag.render.gather_table import render_gather_results
 
-        header = f"gather-bench on {result.gpu_name} ({result.sm_count} SMs)"
-        tables = render_gather_results(result.results, result.notes)
-        echo(f"{header}\n\n{tables}\n\n{render_findings(findings)}")
+        header = (
+            f"gather-bench on {result.gpu_name} ({result.sm_count} SMs)"
+            if result.gpu_name
+            else "gather-bench: no usable GPU here; every case WAIVED (reasons below)"
+        )
+        from gdrdiag.diagnose.verdicts import gather_verdict
+        from gdrdiag.render.verdict import render_gather_verdict
+
+        width = output_width(ctx)
+        verdict = render_gather_verdict(gather_verdict(result.results), findings, width)
+        tables = render_gather_results(result.results, result.notes, width)
+        echo_text(ctx, f"{header}\n\n{verdict}\n\n{tables}\n\n{render_findings(findings)}")
     failed = any(r.status is Status.ERROR for r in result.results) or any(
         f.severity.value == "FAIL" for f in findings
     )

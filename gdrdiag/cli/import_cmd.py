@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from gdrdiag.cli import app
-from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, wants_json
+from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, echo_text, handles_errors, wants_json
 from gdrdiag.errors import UserInputError
 
 
@@ -74,11 +74,12 @@ def import_cmd(
         echo(report.to_json())
     else:
         where = f"; wrote {output}" if output else " (give -o to keep them)"
-        echo(
+        echo_text(
+            ctx,
             f"imported {len(results)} results from {len(files)} file(s){where}"
-            + ("" if report.machine else "; no machine facts (give --bundle)")
+            + ("" if report.machine else "; no machine facts (give --bundle)"),
         )
-        echo(render_findings(report.findings))
+        echo_text(ctx, render_findings(report.findings))
     raise typer.Exit(EXIT_FAIL if any(f.severity is Severity.FAIL for f in report.findings) else EXIT_OK)
 
 

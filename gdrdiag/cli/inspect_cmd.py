@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 
 from gdrdiag.cli import app
-from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, wants_json
+from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, echo_text, handles_errors, output_width, wants_json
 from gdrdiag.errors import UserInputError
 
 
@@ -70,7 +70,8 @@ def inspect(
     if wants_json(ctx):
         echo(report.to_json())
     else:
-        echo(render_inspect(report.machine, report.findings, verbose=not brief))
+        text = render_inspect(report.machine, report.findings, verbose=not brief, width=output_width(ctx))
+        echo_text(ctx, text)
     failed = any(f.severity == Severity.FAIL for f in report.findings)
     raise typer.Exit(EXIT_FAIL if failed else EXIT_OK)
 

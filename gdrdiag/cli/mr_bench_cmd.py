@@ -14,7 +14,9 @@ from gdrdiag.cli.common import (
     EXIT_FAIL,
     EXIT_OK,
     echo,
+    echo_text,
     handles_errors,
+    output_width,
     split_list,
     wants_json,
 )
@@ -24,6 +26,7 @@ from gdrdiag.hw.placement import NUMA_HELP
 from gdrdiag.model.vocabulary import AccessFlags, RelaxedOrdering
 from gdrdiag.units import parse_size, parse_size_list
 
+DEFAULT_MEMORY = "device,pinned"
 SOFT_HINT = "use --provider soft to run the whole pipeline in software (not a hardware measurement)"
 
 
@@ -49,7 +52,7 @@ def mr_bench(
     ),
     peer_port: Optional[int] = typer.Option(None, "--peer-port", help="Loopback to another port."),
     memory: str = typer.Option(
-        "device,pinned",
+        DEFAULT_MEMORY,
         "--memory",
         "-G",
         help="Destination memory kinds: device, managed, pinned, pinned-wc, registered, pageable "
@@ -159,7 +162,8 @@ def mr_bench(
 
     The command people type: `gdrdiag mr-bench --relaxed-ordering`.
 
-    Without an RDMA device it says so and exits 1, unless --provider soft is given.
+    Without an RDMA device it says so and exits 1, unless --provider soft is given. Cases that
+    cannot run here (GPU memory without a GPU) are WAIVED with the reason; only those exit 0.
     """
     from gdrdiag.bench import mr as mrb
     from gdrdiag.hw import verbs_providers
@@ -179,6 +183,12 @@ def mr_bench(
             "(or use --provider pyverbs/native with it)"
         )
     ro, base_access = relaxed_ordering_setting(relaxed_ordering, ro_ab, mode.matrix, access)
+    no_gpu_note = ""
+    memory_source = ctx.get_parameter_source("memory")
+    memory_given = memory_source is not None and memory_source.name != "DEFAULT"
+    plain_soft = provider_name == "soft" and not (mode.matrix or server or connect)
+    if plain_soft and not memory_given and mode.memory == DEFAULT_MEMORY:
+        mode, no_gpu_note = _soft_without_gpu(mode, gpu)
     sizes = (
         mrb.SWEEP_SIZES
         if all_sizes
@@ -232,7 +242,7 @@ def mr_bench(
         [_loop_cost_note(results, link_gbps)]
         if mode.loop_cost
         else [f"provider: {provider_name} ({provider_why})"]
-    )
+    ) + ([no_gpu_note] if no_gpu_note else [])
     _show(ctx, results, mode.matrix, notes, json_out)
 
 
@@ -365,6 +375,25 @@ def _placed_loop_cost(numa, common: dict) -> list:
         return with_placement(mrb.loop_cost(**common) + native_loop_cost(**common), where)
 
 
+def _soft_without_gpu(mode: _Mode, gpu: int) -> tuple[_Mode, str]:
+    """The soft provider's default kinds on a machine without a GPU: pageable host memory as well.
+
+    ``device`` and ``pinned`` need a CUDA context; without one they are WAIVED with the reason and
+    pageable memory is measured, so ``gdrdiag mr-bench --provider soft`` (the advice GDR-NO-RDMA
+    gives on a machine without an RDMA device) measures something wherever it is given.
+    """
+    import dataclasses
+
+    from gdrdiag.hw import cuda
+
+    try:
+        cuda.get_device(gpu)
+    except NotSupported as exc:
+        note = f"no GPU ({exc.reason}): pageable host memory measured beside the GPU kinds"
+        return dataclasses.replace(mode, memory=f"{DEFAULT_MEMORY},pageable"), note
+    return mode, ""
+
+
 def _from_cases(
     ctx: typer.Context, cases: Optional[list[str]], list_cases: bool, provider_name: str, mode: _Mode
 ) -> _Mode:
@@ -387,7 +416,7 @@ def _from_cases(
     given = [m for m, on in flags.items() if on] + (["matrix"] if mode.matrix else [])
     if given and given != [chosen.mode]:
         raise UserInputError(f"the selected cases are {chosen.mode} cases; drop --{given[0]}")
-    if mode.memory != "device,pinned" or mode.reg != "mr":
+    if mode.memory != DEFAULT_MEMORY or mode.reg != "mr":
         raise UserInputError("give cases or --memory/--reg, not both (a case names its memory and path)")
     memory, reg = mode.memory, mode.reg
     if chosen.kinds:
@@ -461,9 +490,15 @@ def _show(
     if wants_json(ctx):
         echo(report.to_json())
     else:
+        from gdrdiag.diagnose.verdicts import mr_verdict
         from gdrdiag.render.mr_table import render_mr_results
+        from gdrdiag.render.verdict import render_mr_verdict
 
-        echo(render_mr_results(results, pairs=pairs, matrix_rows=rows, findings=findings, notes=notes))
+        width = output_width(ctx)
+        text = render_mr_results(
+            results, pairs=pairs, matrix_rows=rows, findings=findings, notes=notes, width=width
+        )
+        echo_text(ctx, render_mr_verdict(mr_verdict(results, pairs), findings, width) + "\n\n" + text)
     failed = any(r.status is Status.ERROR for r in results)
     nothing = not any(r.status is Status.OK for r in results)
     if nothing and not failed:
@@ -471,7 +506,9 @@ def _show(
             "gdrdiag: nothing could be measured here (every case WAIVED; see the reasons above)", err=True
         )
     fail_finding = any(f.severity.value == "FAIL" for f in findings)
-    raise typer.Exit(EXIT_FAIL if failed or nothing or fail_finding else EXIT_OK)
+    # Every case WAIVED (no GPU for the kinds asked for) exits 0, as copy-bench and gather-bench do:
+    # the reasons are in the output and in the Report.
+    raise typer.Exit(EXIT_FAIL if failed or fail_finding else EXIT_OK)
 
 
 def _loop_cost_note(results, link_gbps: float) -> str:

@@ -10,7 +10,14 @@ import typer
 
 from gdrdiag.bench.profiles import PROFILE_BENCHES, Profile, RdmaPart
 from gdrdiag.cli import app
-from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, handles_errors, wants_json
+from gdrdiag.cli.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    echo,
+    echo_text,
+    handles_errors,
+    wants_json,
+)
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import UserInputError
 from gdrdiag.hw.placement import NUMA_HELP, check_request, parse_numa
@@ -190,16 +197,17 @@ def report_cmd(
         counts: dict[str, int] = {}
         for r in report.results:
             counts[r.status.value] = counts.get(r.status.value, 0) + 1
-        echo(
+        echo_text(
+            ctx,
             f"wrote {', '.join(written)}: node {name}, {len(report.results)} results "
-            f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})"
+            f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})",
         )
         from gdrdiag.render.results_table import placement_lines
 
         placed = placement_lines(report.results)
         if placed:
-            echo(placed)
-        echo(render_findings(report.findings))
+            echo_text(ctx, placed)
+        echo_text(ctx, render_findings(report.findings))
     raise typer.Exit(code)
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from gdrdiag.compare import CaseDelta, Comparison
 from gdrdiag.render.findings_table import render_findings
+from gdrdiag.render.layout import DEFAULT_WIDTH, wrap_lines
 from gdrdiag.render.results_table import num, size, table
 
 _SIZE_PARAMS = (
@@ -64,26 +67,18 @@ def _varying_params(shown) -> set:
     return {k for (_, k), seen in values.items() if len(seen) > 1}
 
 
-# Column widths that keep every table within 100 columns; ``wide`` lifts them.
-NARROW = {"machine": [24, 34, 34], "cases": [36, 9, 9, 5, 18, 2], "causes": [24, 2, 20, 19, 22]}
-WIDE = {"machine": [28, 60, 60], "cases": [44, 12, 12, 6, 40, 2], "causes": [24, 3, 30, 50, 50]}
+# Text columns each table may wrap to fit the width (the numbers never wrap).
+_WRAP = {"machine": (0, 1, 2), "cases": (0, 4), "causes": (0, 2, 3, 4)}
 
 
-def _wrap(text: str, width: int = 100) -> str:
-    import textwrap
-
-    return "\n".join(
-        textwrap.fill(line, width, subsequent_indent="      ") if len(line) > width else line
-        for line in text.splitlines()
-    )
-
-
-def render_comparison(c: Comparison, *, all_cases: bool = False, wide: bool = False) -> str:
+def render_comparison(
+    c: Comparison, *, all_cases: bool = False, wide: bool = False, width: Optional[int] = DEFAULT_WIDTH
+) -> str:
     """Machine differences, the cases (large deltas, or all), explanations, differing findings.
 
-    Fits 100 columns unless ``wide``.
+    Fits ``width`` columns (default 100); ``wide`` (or ``width=None``) leaves everything unwrapped.
     """
-    w = WIDE if wide else NARROW
+    width = None if wide else width
     out = []
     if c.leading_cause:
         out.append(f"Leading cause in {c.b_label}: {c.leading_cause}")
@@ -91,7 +86,7 @@ def render_comparison(c: Comparison, *, all_cases: bool = False, wide: bool = Fa
         rows = [[d.fact, d.a, d.b] for d in c.machine]
         out.append(
             "Machine differences that matter\n"
-            + table(rows, ["fact", c.a_label, c.b_label], max_widths=w["machine"])
+            + table(rows, ["fact", c.a_label, c.b_label], width=width, wrap=_WRAP["machine"])
         )
         out.append("\n".join(f"  {d.fact}: {d.why}" for d in c.machine))
     else:
@@ -114,7 +109,9 @@ def render_comparison(c: Comparison, *, all_cases: bool = False, wide: bool = Fa
         label = "All cases" if all_cases else "Cases that differ by more than 10% (or in status)"
         out.append(
             f"{label}; ratio = {c.b_label}/{c.a_label}\n"
-            + table(rows, ["case", c.a_label, c.b_label, "unit", "ratio", ""], max_widths=w["cases"])
+            + table(
+                rows, ["case", c.a_label, c.b_label, "unit", "ratio", ""], width=width, wrap=_WRAP["cases"]
+            )
         )
         notes = _row_notes(shown, c.a_label, c.b_label)
         if notes:
@@ -133,12 +130,12 @@ def render_comparison(c: Comparison, *, all_cases: bool = False, wide: bool = Fa
             + table(
                 rows,
                 ["case", "#", "cause", f"evidence ({c.a_label})", f"evidence ({c.b_label})"],
-                max_widths=w["causes"],
+                width=width,
+                wrap=_WRAP["causes"],
             )
         )
     if c.findings_only_b:
         out.append(render_findings(c.findings_only_b, title=f"Findings only in {c.b_label}"))
     if c.findings_only_a:
         out.append(render_findings(c.findings_only_a, title=f"Findings only in {c.a_label}"))
-    text = "\n\n".join(out)
-    return text if wide else _wrap(text)
+    return wrap_lines("\n\n".join(out), width)

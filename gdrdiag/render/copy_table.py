@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from gdrdiag.model.params import CopyParams
 from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.render.layout import DEFAULT_WIDTH, wrap_lines
 from gdrdiag.render.results_table import check_mark, num, placement_line, problems, size, spread, table
 
 
@@ -24,7 +27,7 @@ HALF_BANDWIDTH_FIELDS = (
 )
 
 
-def _sweep(results: list[BenchResult], out: list[str]) -> None:
+def _sweep(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
     """The size sweep per memory kind and direction."""
     sweep = [
         r
@@ -49,11 +52,11 @@ def _sweep(results: list[BenchResult], out: list[str]) -> None:
         ]
         out.append(
             "Host<->GPU copies (GB/s = 1e9 B/s, median of samples)\n"
-            + table(rows, ["memory", "dir", "mode", "size", "GB/s", "min-max", "payload"])
+            + table(rows, ["memory", "dir", "mode", "size", "GB/s", "min-max", "payload"], width=width)
         )
 
 
-def _references(results: list[BenchResult], out: list[str]) -> None:
+def _references(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
     """The pinned H2D copy of gdrdiag beside CuPy/PyTorch, same run."""
     refs = [
         r
@@ -74,11 +77,13 @@ def _references(results: list[BenchResult], out: list[str]) -> None:
         ]
         out.append(
             "Pinned H2D against other libraries, same run\n"
-            + table(rows, ["case", "library", "size", "GB/s", "gdrdiag/ref", "payload"])
+            + table(
+                rows, ["case", "library", "size", "GB/s", "gdrdiag/ref", "payload"], width=width, wrap=(0,)
+            )
         )
 
 
-def _pinning(results: list[BenchResult], out: list[str]) -> None:
+def _pinning(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
     """Pageable vs pin-on-demand vs preallocated."""
     pin = _ok(results, "copy_pinning_")
     if pin:
@@ -95,11 +100,11 @@ def _pinning(results: list[BenchResult], out: list[str]) -> None:
         ]
         out.append(
             "Pinning trade-off, host->device\n"
-            + table(rows, ["variant", "size", "GB/s", "vs pinned", "pin ms", "payload"])
+            + table(rows, ["variant", "size", "GB/s", "vs pinned", "pin ms", "payload"], width=width)
         )
 
 
-def _overlap(results: list[BenchResult], out: list[str]) -> None:
+def _overlap(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
     """One stream vs two."""
     ov = _ok(results, "copy_overlap_")
     if ov:
@@ -117,11 +122,15 @@ def _overlap(results: list[BenchResult], out: list[str]) -> None:
         ]
         out.append(
             "Overlap: N x (H2D -> compute -> D2H)\n"
-            + table(rows, ["pipeline", "layers", "chunk", "ms", "sum of parts ms", "speed-up", "payload"])
+            + table(
+                rows,
+                ["pipeline", "layers", "chunk", "ms", "sum of parts ms", "speed-up", "payload"],
+                width=width,
+            )
         )
 
 
-def _blocks(results: list[BenchResult], out: list[str]) -> None:
+def _blocks(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
     """The block sweep: Python and C issue loops, batched, coalesced, kernel."""
     blocks = _ok(results, "copy_blocks_")
     by_size: dict[int, dict[str, BenchResult]] = {}
@@ -129,6 +138,7 @@ def _blocks(results: list[BenchResult], out: list[str]) -> None:
         if r.params.block_bytes is not None:
             by_size.setdefault(int(r.params.block_bytes), {})[r.key.removeprefix("copy_blocks_")] = r  # type: ignore[arg-type]
     if by_size:
+        gap = " " if width is None else "\n"  # narrow: the time per block under the bandwidth
         rows = []
         for bs in sorted(by_size):
             row = by_size[bs]
@@ -138,7 +148,7 @@ def _blocks(results: list[BenchResult], out: list[str]) -> None:
                 cells.append(
                     "-"
                     if r is None or r.status is not Status.OK
-                    else f"{num(r.value)} ({num(r.metrics.us_per_block, 2)} us)"
+                    else f"{num(r.value)}{gap}({num(r.metrics.us_per_block, 2)} us)"
                 )
             rows.append(cells)
         out.append(
@@ -155,6 +165,8 @@ def _blocks(results: list[BenchResult], out: list[str]) -> None:
                     "coalesced",
                     "kernel",
                 ],
+                width=width,
+                wrap=(2, 3, 4, 5, 6, 7),
             )
         )
         issue = [
@@ -171,12 +183,14 @@ def _blocks(results: list[BenchResult], out: list[str]) -> None:
             out.append(
                 "Host time to issue one driver call, microseconds (Python loop vs C loop)\n"
                 + table(
-                    issue, ["block", "per call (Python)", "per call (C)", "batched (Python)", "batched (C)"]
+                    issue,
+                    ["block", "per call (Python)", "per call (C)", "batched (Python)", "batched (C)"],
+                    width=width,
                 )
             )
 
 
-def _half_bandwidth(results: list[BenchResult], out: list[str]) -> None:
+def _half_bandwidth(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
     """Where each way reaches half the coalesced bandwidth."""
     summary = next((r for r in results if r.key == "copy_blocks_summary"), None)
     if summary:
@@ -189,17 +203,22 @@ def _half_bandwidth(results: list[BenchResult], out: list[str]) -> None:
             )
             for name in HALF_BANDWIDTH_FIELDS
         ]
-        out.append("Half the coalesced bandwidth is reached at block size -> " + "; ".join(parts))
+        out.append(
+            wrap_lines("Half the coalesced bandwidth is reached at block size -> " + "; ".join(parts), width)
+        )
 
 
-def render_copy_results(results: list[BenchResult]) -> str:
-    """Placement and the link under load, all copy-bench sections that have results, WAIVED/ERROR reasons."""
+def render_copy_results(results: list[BenchResult], width: Optional[int] = DEFAULT_WIDTH) -> str:
+    """Placement, the link under load, every copy-bench section with results, WAIVED/ERROR reasons.
+
+    Fitted to ``width`` (None: every column, unwrapped).
+    """
     link = next((r.params.link for r in results if isinstance(r.params, CopyParams) and r.params.link), None)
     head = [placement_line(results)] + ([f"GPU link under load: {link}"] if link else [])
-    out: list[str] = ["\n".join(line for line in head if line)] if any(head) else []
+    out: list[str] = [wrap_lines("\n".join(line for line in head if line), width)] if any(head) else []
     for section in (_sweep, _references, _pinning, _overlap, _blocks, _half_bandwidth):
-        section(results, out)
+        section(results, out, width)
     bad = problems(results)
     if bad:
-        out.append(bad)
+        out.append(wrap_lines(bad, width))
     return "\n\n".join(out) if out else "no results"

@@ -1,7 +1,8 @@
 """Text rendering of a ``FleetResult``: summary, SKU groups, flagged nodes worst first, details.
 
-Formatting only (fleet.py computed every number). Lines fit in 100 columns: long SKU keys and
-causes are shortened in the table and given in full, wrapped, in the per-node details.
+Formatting only (fleet.py computed every number). Lines fit the width asked for (100 by
+default): long SKU keys and causes are shortened in the table and given in full, wrapped, in
+the per-node details.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ if TYPE_CHECKING:  # pragma: no cover
 WIDTH = 100
 
 
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _cut(text: str, width: Optional[int]) -> str:
+    return text if width is None or len(text) <= width else text[: width - 1] + "…"
 
 
 def _num(v: Optional[float], digits: int = 3) -> str:
@@ -43,7 +44,7 @@ def summary_line(result: "FleetResult") -> str:
     return line
 
 
-def detail(node: "NodeVerdict") -> str:
+def detail(node: "NodeVerdict", width: Optional[int] = WIDTH) -> str:
     """node: <worst metric> <ratio> of group median (z); cause: ...; differs: ... (wrapped)."""
     parts = []
     worst = next((s for s in node.scores if s.metric == node.worst_metric), None)
@@ -70,23 +71,23 @@ def detail(node: "NodeVerdict") -> str:
         more = f" and {len(node.differing) - 6} more" if len(node.differing) > 6 else ""
         parts.append("differs: " + "; ".join(diffs) + more)
     text = f"{node.host} [{node.level}]: " + "; ".join(parts)
-    return textwrap.fill(text, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
+    if width is None:
+        return text
+    return textwrap.fill(text, width, subsequent_indent="    ", break_on_hyphens=False)
 
 
-def render_fleet(result: "FleetResult", top: int = 50) -> str:
-    """The full text report."""
+def render_fleet(result: "FleetResult", top: int = 50, width: Optional[int] = WIDTH) -> str:
+    """The full text report, fitted to ``width`` columns (None: nothing shortened or wrapped)."""
+    from gdrdiag.render.layout import wrap_lines
+
     out = [summary_line(result), "", "SKU groups"]
     for i, g in enumerate(result.groups, 1):
-        out.append(_cut(f"  {i:>2}. {g.nodes:>6} nodes  {g.sku}", WIDTH))
+        out.append(_cut(f"  {i:>2}. {g.nodes:>6} nodes  {g.sku}", width))
         if g.note:
             out.append(f"      {g.note}")
         medians = ", ".join(f"{s.metric} {_num(s.median, 4)}" for s in g.stats)
         if medians:
-            out.extend(
-                textwrap.wrap(
-                    "medians: " + medians, WIDTH, initial_indent="      ", subsequent_indent="      "
-                )
-            )
+            out.append(wrap_lines("      medians: " + medians, width))
     flagged = result.flagged
     if not flagged:
         out += ["", "no node is below its group (nothing to drain or investigate)"]
@@ -104,24 +105,23 @@ def render_fleet(result: "FleetResult", top: int = 50) -> str:
                 f"{i:>4} {_cut(n.host, 18):<18} {n.level:<11} {_cut(n.worst_metric or '-', 24):<24} "
                 f"{ratio:>8} {_z(n.worst_z, missing):>8}  {cause}"
             )
-            out.append(_cut(row, WIDTH))
+            out.append(_cut(row, width))
         out += ["", "details"]
-        out.extend(detail(n) for n in shown)
+        out.extend(detail(n, width) for n in shown)
     if result.pair_suspects:
         out += ["", "pairwise: nodes common to the failing pairs"]
         for s in result.pair_suspects:
             out.append(
-                textwrap.fill(
+                wrap_lines(
                     f"  {s.host}: in {s.failing_pairs} of its {s.pairs} pairs that fail "
                     f"(with {', '.join(s.peers)})",
-                    WIDTH,
-                    subsequent_indent="    ",
+                    width,
                 )
             )
     if result.skipped:
         out += ["", f"skipped records ({len(result.skipped)})"]
         for s in result.skipped[:20]:
-            out.append(_cut(f"  {s.source}: {s.reason}", WIDTH))
+            out.append(_cut(f"  {s.source}: {s.reason}", width))
         if len(result.skipped) > 20:
             out.append(f"  ... and {len(result.skipped) - 20} more (--json lists all)")
-    return "\n".join(out)
+    return wrap_lines("\n".join(out), width)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.render.layout import DEFAULT_WIDTH, wrap_lines
 from gdrdiag.render.results_table import check_mark, num, placement_line, problems, size, spread, table
 
 CE_KEY = "gather_ce_reference"
@@ -85,9 +86,18 @@ _TAIL = [
 ]
 
 
-def render_gather_results(results: list[BenchResult], notes: Iterable[str] = ()) -> str:
-    """Placement, copy-engine references, the ladder, each sweep, notes, then WAIVED/ERROR reasons."""
-    out: list[str] = [line for line in (placement_line(results),) if line]
+# Columns of _TAIL left out first when a sweep table must fit a narrow terminal (--wide shows them).
+_DROP_FIRST = ("x raw", "KiB/SM in flight", "SMs used", "us/batch", "min-max", "+sort x CE")
+
+
+def render_gather_results(
+    results: list[BenchResult], notes: Iterable[str] = (), width: Optional[int] = DEFAULT_WIDTH
+) -> str:
+    """Placement, copy-engine references, the ladder, each sweep, notes, then WAIVED/ERROR reasons.
+
+    Fitted to ``width`` (None: every column, unwrapped).
+    """
+    out: list[str] = [wrap_lines(line, width) for line in (placement_line(results),) if line]
     ce = [r for r in results if r.key == CE_KEY and r.status is not Status.WAIVED]
     if ce:
         rows = [
@@ -103,7 +113,7 @@ def render_gather_results(results: list[BenchResult], notes: Iterable[str] = ())
         ]
         out.append(
             "Copy-engine reference (cuMemcpyHtoDAsync, same bytes, same pinned table, same run)\n"
-            + table(rows, ["bytes", "GB/s", "min-max", "x raw", "us/batch", "payload"])
+            + table(rows, ["bytes", "GB/s", "min-max", "x raw", "us/batch", "payload"], width=width)
         )
     gathers = [
         r
@@ -125,14 +135,23 @@ def render_gather_results(results: list[BenchResult], notes: Iterable[str] = ())
                 f"{first.pattern} indices, {first.records} records"
             )
         )
+        title = f"{_SWEEP_TITLES.get(sweep, sweep)}{where} (GB/s = 1e9 B/s of records, median)"
+        drop = [len(cols) + _TAIL.index(name) for name in _DROP_FIRST]
         out.append(
-            f"{_SWEEP_TITLES.get(sweep, sweep)}{where} (GB/s = 1e9 B/s of records, median)\n"
-            + table([_row(r, cols) for r in rows], [_HEAD[c] for c in cols] + _TAIL)
+            wrap_lines(title, width)
+            + "\n"
+            + table(
+                [_row(r, cols) for r in rows],
+                [_HEAD[c] for c in cols] + _TAIL,
+                width=width,
+                wrap=(len(cols),),
+                drop=drop,
+            )
         )
     notes = list(notes)
     if notes:
-        out.append("\n".join(notes))
+        out.append(wrap_lines("\n".join(notes), width))
     bad = problems(r for r in results if r.key.startswith("gather_"))
     if bad:
-        out.append(bad)
+        out.append(wrap_lines(bad, width))
     return "\n\n".join(out) if out else "no gather results"

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from tabulate import tabulate
-
 from gdrdiag.model.findings import Finding
 from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, NicPort, PcieLink, PciFunction
+from gdrdiag.render.layout import DEFAULT_WIDTH, fit_table, wrap_lines
 
 
 def _q(v: object) -> str:
@@ -114,8 +113,12 @@ def _nic_row(m: MachineInfo, n: NicInfo) -> list[str]:
     ]
 
 
-def render_machine(m: MachineInfo) -> str:
-    """The machine summary: host, virtualization, GPUs, NICs, GPU<->NIC paths."""
+def render_machine(m: MachineInfo, width: Optional[int] = DEFAULT_WIDTH) -> str:
+    """The machine summary: host, virtualization, GPUs, NICs, GPU<->NIC paths, fitted to ``width``.
+
+    Narrow tables wrap their text columns (link, DevCtl, ports, GPUDirect attributes); the
+    NIC table leaves out firmware and netdevs first. ``width=None`` prints them unwrapped.
+    """
     k, v = m.kernel, m.virt
     lines = [
         f"host: {m.host.hostname or '?'}  kernel {k.release or '?'}  {m.host.os or ''}  ({m.source})".rstrip()
@@ -140,11 +143,11 @@ def render_machine(m: MachineInfo) -> str:
     )
     if m.privileged is False:
         lines.append("registers: not root - register facts unknown (links from sysfs text)")
-    out = "\n".join(lines)
+    out = wrap_lines("\n".join(lines), width)
     if m.gpus:
-        out += "\n\nGPUs\n" + tabulate(
+        out += "\n\nGPUs\n" + fit_table(
             [_gpu_row(m, g) for g in m.gpus],
-            headers=[
+            [
                 "PCI",
                 "name",
                 "link",
@@ -152,17 +155,22 @@ def render_machine(m: MachineInfo) -> str:
                 "DevCtl",
                 "GPUDirect (rdma, dmabuf, ordering, flush, vmm, host_dmabuf)",
             ],
+            width,
+            wrap=(5, 4, 2, 1, 3),
         )
     else:
         out += "\n\nGPUs: none"
     if m.nics:
-        out += "\n\nRDMA NICs\n" + tabulate(
+        out += "\n\nRDMA NICs\n" + fit_table(
             [_nic_row(m, n) for n in m.nics],
-            headers=["device", "PCI", "model", "role", "firmware", "PCIe link", "ports", "DevCtl", "netdevs"],
+            ["device", "PCI", "model", "role", "firmware", "PCIe link", "ports", "DevCtl", "netdevs"],
+            width,
+            wrap=(7, 6, 5, 2),
+            drop=(8, 4),
         )
     else:
         reason = m.unknown.get("verbs")
-        out += "\n\nRDMA NICs: none" + (f" ({reason})" if reason else "")
+        out += "\n\n" + wrap_lines("RDMA NICs: none" + (f" ({reason})" if reason else ""), width)
     if m.topology:
         rows = [
             [
@@ -174,20 +182,24 @@ def render_machine(m: MachineInfo) -> str:
             ]
             for p in m.topology
         ]
-        out += "\n\nGPU <-> NIC paths\n" + tabulate(
-            rows, headers=["GPU", "NIC", "class", "narrowest link", "NUMA gpu/nic"]
+        out += "\n\nGPU <-> NIC paths\n" + fit_table(
+            rows, ["GPU", "NIC", "class", "narrowest link", "NUMA gpu/nic"], width, wrap=(3, 2)
         )
     return out
 
 
-def render_findings(findings: Iterable[Finding], verbose: bool = True) -> str:
-    """Findings table (severity first), then each finding's evidence and advice."""
+def render_findings(
+    findings: Iterable[Finding], verbose: bool = True, width: Optional[int] = DEFAULT_WIDTH
+) -> str:
+    """Findings table (severity first), then each finding's evidence and advice, fitted to ``width``."""
     fs = list(findings)
     if not fs:
         return "Findings: none"
-    table = tabulate(
+    table = fit_table(
         [[f.severity.value, f.code, f.subject or "-", f.title] for f in fs],
-        headers=["severity", "code", "subject", "finding"],
+        ["severity", "code", "subject", "finding"],
+        width,
+        wrap=(3, 2),
     )
     if not verbose:
         return "Findings\n" + table
@@ -200,9 +212,11 @@ def render_findings(findings: Iterable[Finding], verbose: bool = True) -> str:
         if f.reference:
             block.append(f"    ref: {f.reference}")
         details.append("\n".join(block))
-    return "Findings\n" + table + "\n\n" + "\n\n".join(details)
+    return "Findings\n" + table + "\n\n" + wrap_lines("\n\n".join(details), width)
 
 
-def render_inspect(m: MachineInfo, findings: Iterable[Finding], verbose: bool = True) -> str:
-    """Machine summary then ranked findings."""
-    return render_machine(m) + "\n\n" + render_findings(findings, verbose)
+def render_inspect(
+    m: MachineInfo, findings: Iterable[Finding], verbose: bool = True, width: Optional[int] = DEFAULT_WIDTH
+) -> str:
+    """Machine summary then ranked findings, fitted to ``width`` (None: unwrapped)."""
+    return render_machine(m, width) + "\n\n" + render_findings(findings, verbose, width)

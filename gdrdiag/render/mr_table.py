@@ -11,6 +11,7 @@ from typing import Iterable, Optional, Sequence
 from gdrdiag.model.findings import Finding
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.render.findings_table import render_findings
+from gdrdiag.render.layout import DEFAULT_WIDTH, wrap_lines
 from gdrdiag.render.results_table import check_mark, num, placement_line, problems, size, spread, table
 
 SOFT_BANNER = (
@@ -33,7 +34,7 @@ def _ro(r: BenchResult) -> str:
     return "on" if r.params.relaxed_ordering else "off"
 
 
-def bw_table(results: Sequence[BenchResult]) -> str:
+def bw_table(results: Sequence[BenchResult], width: Optional[int] = DEFAULT_WIDTH) -> str:
     """Bandwidth rows (rdma_write_<kind>_<reg>)."""
     rows = []
     for r in results:
@@ -74,10 +75,13 @@ def bw_table(results: Sequence[BenchResult]) -> str:
             "payload",
             "provider",
         ],
+        width=width,
+        wrap=(9,),
+        drop=(11, 9, 7, 6),  # provider is in the banner and notes; where bytes land, under the table
     )
 
 
-def latency_table(results: Sequence[BenchResult]) -> str:
+def latency_table(results: Sequence[BenchResult], width: Optional[int] = DEFAULT_WIDTH) -> str:
     """Latency percentiles (rdma_write_lat_*)."""
     rows = []
     for r in _ok(results, "rdma_write_lat_"):
@@ -100,11 +104,14 @@ def latency_table(results: Sequence[BenchResult]) -> str:
     if not rows:
         return ""
     return "post -> completion latency (us)\n" + table(
-        rows, ["memory", "reg", "size", "RO", "p50", "p90", "p99", "p99.9", "max", "CPU us/msg", "payload"]
+        rows,
+        ["memory", "reg", "size", "RO", "p50", "p90", "p99", "p99.9", "max", "CPU us/msg", "payload"],
+        width=width,
+        drop=(10, 9),
     )
 
 
-def blocks_table(results: Sequence[BenchResult]) -> str:
+def blocks_table(results: Sequence[BenchResult], width: Optional[int] = DEFAULT_WIDTH) -> str:
     """Block mode: the same blocks as one WR each, as post lists, as one WR."""
     rows = []
     for r in _ok(results, "rdma_write_blocks_"):
@@ -139,10 +146,12 @@ def blocks_table(results: Sequence[BenchResult]) -> str:
             "CPU us/block",
             "payload",
         ],
+        width=width,
+        drop=(9, 8),
     )
 
 
-def reg_table(results: Sequence[BenchResult]) -> str:
+def reg_table(results: Sequence[BenchResult], width: Optional[int] = DEFAULT_WIDTH) -> str:
     """Registration cost and register-once vs per-transfer."""
     reuse = {(r.params.memory, r.params.reg_path, r.params.size_bytes): r for r in _ok(results, "mr_reuse_")}
     rows = []
@@ -164,11 +173,13 @@ def reg_table(results: Sequence[BenchResult]) -> str:
     if not rows:
         return ""
     return "registration cost (us, median)\n" + table(
-        rows, ["memory", "reg", "size", "reg", "dereg", "transfer (MR reused)", "transfer (reg each)", "x"]
+        rows,
+        ["memory", "reg", "size", "reg", "dereg", "transfer (MR reused)", "transfer (reg each)", "x"],
+        width=width,
     )
 
 
-def loop_cost_table(results: Sequence[BenchResult]) -> str:
+def loop_cost_table(results: Sequence[BenchResult], width: Optional[int] = DEFAULT_WIDTH) -> str:
     """The loop's own cost and the smallest message that keeps each link rate busy."""
     rows = []
     for r in sorted(_ok(results, "mr_loop_cost"), key=lambda r: r.key):  # Python rows, then the C rows
@@ -188,7 +199,11 @@ def loop_cost_table(results: Sequence[BenchResult]) -> str:
     if not rows:
         return ""
     return (
-        "loop cost (no NIC, no bytes moved; NOT hardware numbers): WRs per second each loop sustains\n"
+        wrap_lines(
+            "loop cost (no NIC, no bytes moved; NOT hardware numbers): WRs per second each loop sustains",
+            width,
+        )
+        + "\n"
         + table(
             rows,
             [
@@ -201,11 +216,13 @@ def loop_cost_table(results: Sequence[BenchResult]) -> str:
                 "min msg 400G",
                 "min msg 800G",
             ],
+            width=width,
+            wrap=(0,),
         )
     )
 
 
-def ro_ab_table(pairs: Sequence) -> str:
+def ro_ab_table(pairs: Sequence, width: Optional[int] = DEFAULT_WIDTH) -> str:
     """RO A/B pairs (``rdma_rules.RoPair``) with the verdict in words."""
     rows = []
     for pr in pairs:
@@ -224,11 +241,14 @@ def ro_ab_table(pairs: Sequence) -> str:
     if not rows:
         return ""
     return "relaxed ordering A/B (same buffers, QPs and sizes)\n" + table(
-        rows, ["memory", "reg", "size", "RO off Gb/s", "RO on Gb/s", "on/off", "verdict"]
+        rows,
+        ["memory", "reg", "size", "RO off Gb/s", "RO on Gb/s", "on/off", "verdict"],
+        width=width,
+        wrap=(6,),
     )
 
 
-def matrix_table(rows: Sequence) -> str:
+def matrix_table(rows: Sequence, width: Optional[int] = DEFAULT_WIDTH) -> str:
     """The memory-kind x registration-path matrix (``rdma_rules.MatrixRow``)."""
     out = []
     for r in rows:
@@ -252,8 +272,12 @@ def matrix_table(rows: Sequence) -> str:
     if not out:
         return ""
     return (
-        "memory kind x registration path x relaxed ordering\n"
-        "(vs host = RO-off GPU-memory bandwidth / RO-off host-memory reference of the same run)\n"
+        wrap_lines(
+            "memory kind x registration path x relaxed ordering\n"
+            "(vs host = RO-off GPU-memory bandwidth / RO-off host-memory reference of the same run)",
+            width,
+        )
+        + "\n"
         + table(
             out,
             [
@@ -266,11 +290,14 @@ def matrix_table(rows: Sequence) -> str:
                 "vs host",
                 "verdict / status",
             ],
+            width=width,
+            wrap=(7,),
+            drop=(2,),
         )
     )
 
 
-def server_table(results: Sequence[BenchResult]) -> str:
+def server_table(results: Sequence[BenchResult], width: Optional[int] = DEFAULT_WIDTH) -> str:
     """The server side of a two-machine run."""
     rows = [
         [
@@ -287,7 +314,7 @@ def server_table(results: Sequence[BenchResult]) -> str:
     if not rows:
         return ""
     return "server: destination buffer checked after every client run\n" + table(
-        rows, ["memory", "reg", "QPs", "runs", "verified", "payload"]
+        rows, ["memory", "reg", "QPs", "runs", "verified", "payload"], width=width
     )
 
 
@@ -309,23 +336,27 @@ def render_mr_results(
     matrix_rows: Optional[Sequence] = None,
     findings: Sequence[Finding] = (),
     notes: Sequence[str] = (),
+    width: Optional[int] = DEFAULT_WIDTH,
 ) -> str:
-    """Everything mr-bench prints, in order: banner, tables, problems, notes, findings."""
-    parts = [soft_banner(results), placement_line(results)]
+    """Everything mr-bench prints, in order: banner, tables, problems, notes, findings.
+
+    Fitted to ``width`` (None: every column, unwrapped).
+    """
+    parts = [wrap_lines(soft_banner(results), width), wrap_lines(placement_line(results), width)]
     if matrix_rows is not None:
-        parts.append(matrix_table(matrix_rows))
+        parts.append(matrix_table(matrix_rows, width))
     else:
-        parts += [bw_table(results), ro_ab_table(pairs)]
+        parts += [bw_table(results, width), ro_ab_table(pairs, width)]
     parts += [
-        latency_table(results),
-        blocks_table(results),
-        reg_table(results),
-        loop_cost_table(results),
-        server_table(results),
-        lands_in_notes(results),
-        problems(results),
+        latency_table(results, width),
+        blocks_table(results, width),
+        reg_table(results, width),
+        loop_cost_table(results, width),
+        server_table(results, width),
+        wrap_lines(lands_in_notes(results), width),
+        wrap_lines(problems(results), width),
     ]
-    parts += list(notes)
+    parts += [wrap_lines(n, width) for n in notes]
     if findings:
-        parts.append(render_findings(findings))
+        parts.append(wrap_lines(render_findings(findings), width))
     return "\n\n".join(p for p in parts if p)

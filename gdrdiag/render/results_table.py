@@ -5,7 +5,7 @@ Formatting only: every number shown was computed in ``bench/``.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 from tabulate import tabulate
 
@@ -72,12 +72,28 @@ def problems(results: Iterable[BenchResult]) -> str:
     return "\n".join(lines)
 
 
-def table(rows: list[list[str]], headers: list[str], max_widths: Optional[list[int]] = None) -> str:
+def table(
+    rows: list[list[str]],
+    headers: list[str],
+    max_widths: Optional[list[int]] = None,
+    *,
+    width: Optional[int] = None,
+    wrap: Sequence[int] = (),
+    drop: Sequence[int] = (),
+) -> str:
     """A plain tabulate table; ``max_widths`` wraps long cells per column.
+
+    With ``width``, the table is fitted to that many columns by :func:`render.layout.fit_table`
+    (``wrap``: text columns that may wrap; ``drop``: columns that may be left out, least useful
+    first).
 
     Only columns that hold a cell longer than their width are handed to tabulate's wrapping,
     which otherwise re-wraps every cell (most of ``compare --all``'s time at 20,000 rows).
     """
+    if width is not None:
+        from gdrdiag.render.layout import fit_table
+
+        return fit_table(rows, headers, width, wrap=wrap, drop=drop)
     if max_widths:
         longest = [
             max((len(str(r[i])) for r in rows if i < len(r)), default=0) for i in range(len(max_widths))

@@ -50,16 +50,6 @@ def test_bad_input_is_one_line_and_exit_2(args, needle, monkeypatch):
     assert len(res.output.strip().splitlines()) == 1
 
 
-def test_no_gpu_is_not_supported_exit_1():
-    from tests.conftest import gpu_absent_reason
-
-    if gpu_absent_reason() is None:
-        pytest.skip("a GPU is present; this checks the no-GPU path")
-    res = runner.invoke(app, ["gather-bench", "--quick"])
-    assert res.exit_code == 1
-    assert "not supported here" in res.output
-
-
 def _fake_run(status=Status.OK):
     def run(config, progress=None):
         ce = BenchResult(

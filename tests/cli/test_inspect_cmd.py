@@ -44,7 +44,7 @@ def test_json_is_a_report_with_machine_and_ranked_findings():
 
 
 def test_summary_uses_lspci_names():
-    r = runner.invoke(app, ["inspect", "--bundle", str(MACHINES / "f_link_downtrained")])
+    r = runner.invoke(app, ["inspect", "--wide", "--bundle", str(MACHINES / "f_link_downtrained")])
     assert "RlxdOrd+" in r.output and "MaxReadReq 4096" in r.output
     assert "x8 (downgraded)" in r.output and "16 GT/s (downgraded)" in r.output
     assert "PIX" in r.output

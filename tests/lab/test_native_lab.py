@@ -25,7 +25,7 @@ pytestmark = [
     pytest.mark.lab,
     pytest.mark.skipif(
         not (RES / "exit-status").is_file(),
-        reason=f"the lab's native plan has not run here (no {RES}/exit-status; run scripts/lab/run.sh native)",
+        reason=f"the lab's native plan has not run here (no {RES}/exit-status; scripts/lab/run.sh native)",
     ),
 ]
 
@@ -54,7 +54,9 @@ def test_every_gdrdiag_run_wrote_a_verified_result_of_its_provider(size, post_li
 @pytest.mark.parametrize("post_list", POST_LISTS)
 @pytest.mark.parametrize("size", SIZES)
 def test_every_ib_write_bw_run_reported_a_bandwidth(size, post_list):
-    runs = [p for p in sorted(RES.glob(f"pt-{size}-l{post_list}-r*.txt")) if not p.name.endswith("-server.txt")]
+    runs = [
+        p for p in sorted(RES.glob(f"pt-{size}-l{post_list}-r*.txt")) if not p.name.endswith("-server.txt")
+    ]
     assert runs
     for path in runs:
         text = path.read_text(errors="replace")

@@ -1,0 +1,126 @@
+"""The few numbers each bench's verdict block leads with, derived from its typed results (pure).
+
+A bench prints hundreds of rows; its verdict says what they add up to before the detail:
+
+- copy-bench: pinned H2D and D2H at the largest size measured, their fraction of what the PCIe
+  model gives this GPU's link (when the machine is known), and pageable over pinned;
+- gather-bench: the best kernel of the ladder, its fraction of the copy engine measured in the
+  same run and of the PCIe model's ceiling for the layout;
+- mr-bench: the best RDMA WRITE rate per memory kind, and relaxed ordering's on/off ratio
+  where an A/B pair was measured;
+- every bench: how many cases were WAIVED, and the first reason.
+
+The records are in ``model/verdict.py``; formatting is ``render/verdict.py``'s business.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Sequence
+
+from gdrdiag.diagnose.thresholds import expected_ce_gbytes
+from gdrdiag.model.machine import MachineInfo
+from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.verdict import CopyVerdict, GatherVerdict, MrBest, MrLatency, MrVerdict, RoRatio, Waived
+
+
+def waived_summary(results: Iterable[BenchResult]) -> Waived:
+    """How many results are WAIVED (with the first reason) and how many ERROR."""
+    results = list(results)
+    waived = [r for r in results if r.status is Status.WAIVED]
+    errors = sum(1 for r in results if r.status is Status.ERROR)
+    return Waived(count=len(waived), reason=waived[0].reason if waived else "", errors=errors)
+
+
+def _largest(results: Sequence[BenchResult], key: str) -> Optional[BenchResult]:
+    """The OK result of ``key`` at the largest size (async timing preferred: CUDA events)."""
+    ok = [r for r in results if r.key == key and r.status is Status.OK and r.value is not None]
+    if not ok:
+        return None
+    return max(ok, key=lambda r: (r.params.size_bytes or 0, r.params.mode == "async"))
+
+
+def copy_verdict(results: Sequence[BenchResult], machine: Optional[MachineInfo] = None) -> CopyVerdict:
+    """The copy-bench verdict; the model fraction needs the machine's GPU link."""
+    h2d = _largest(results, "copy_h2d_pinned")
+    d2h = _largest(results, "copy_d2h_pinned")
+    size = h2d.params.size_bytes if h2d is not None else None
+    pageable = [
+        r
+        for r in results
+        if r.key == "copy_h2d_pageable" and r.status is Status.OK and r.params.size_bytes == size
+    ]
+    model = expected_ce_gbytes(machine)[0] if h2d is not None or d2h is not None else None
+    return CopyVerdict(
+        size_bytes=size,
+        h2d_gbps=h2d.value if h2d else None,
+        d2h_gbps=d2h.value if d2h else None,
+        model_gbps=model,
+        pageable_h2d_gbps=max((r.value for r in pageable if r.value is not None), default=None),
+        waived=waived_summary(r for r in results if r.key.startswith("copy_")),
+    )
+
+
+def gather_verdict(results: Sequence[BenchResult]) -> GatherVerdict:
+    """The gather-bench verdict: the fastest kernel of the ladder (sweeps are detail)."""
+    ladder = [
+        r
+        for r in results
+        if r.key.startswith("gather_")
+        and r.key != "gather_ce_reference"
+        and r.status is Status.OK
+        and r.value is not None
+        and (r.settings is None or r.settings.sweep in (None, "ladder"))
+    ]
+    best = max(ladder, key=lambda r: r.value or 0.0, default=None)
+    ce = [r for r in results if r.key == "gather_ce_reference" and r.status is Status.OK]
+    return GatherVerdict(
+        best_kernel=str(best.params.kernel or best.key) if best else None,
+        best_gbps=best.value if best else None,
+        ce_gbps=(best.metrics.ce_gbytes_per_s if best else None) or (ce[0].value if ce else None),
+        best_ratio_to_ce=best.metrics.ratio_to_ce if best else None,
+        # The model for the bytes this kernel reads where known, else the layout's model.
+        model_ratio_to_ce=(best.metrics.ceiling_ratio_to_ce or best.metrics.model_ratio_to_ce)
+        if best
+        else None,
+        record_bytes=best.params.record_bytes if best else None,
+        waived=waived_summary(r for r in results if r.key.startswith("gather_")),
+    )
+
+
+def mr_verdict(results: Sequence[BenchResult], pairs: Sequence = ()) -> MrVerdict:
+    """The mr-bench verdict from its results and the RO A/B pairs ``rdma_rules.ro_pairs`` found."""
+    best: dict[str, BenchResult] = {}
+    for r in results:
+        if not r.key.startswith("rdma_write_") or r.status is not Status.OK or r.value is None:
+            continue
+        if r.params.mode != "bw" or r.params.role == "server":
+            continue
+        memory = str(r.params.memory)
+        if memory not in best or r.value > (best[memory].value or 0.0):
+            best[memory] = r
+    return MrVerdict(
+        best=tuple(
+            MrBest(
+                str(r.params.memory), str(r.params.reg_path), r.params.size_bytes, r.value or 0.0, r.provider
+            )
+            for r in best.values()
+        ),
+        ro=tuple(
+            RoRatio(str(p.off.params.memory), str(p.off.params.reg_path), p.verdict.ratio, p.verdict.words)
+            for p in pairs
+        ),
+        software=any(r.provider == "soft" for r in results if r.status is Status.OK),
+        waived=waived_summary(results),
+        latency=tuple(
+            MrLatency(
+                str(r.params.memory),
+                str(r.params.reg_path),
+                r.params.size_bytes,
+                r.metrics.lat_p50_us,
+                r.metrics.lat_p99_us,
+                r.provider,
+            )
+            for r in results
+            if r.key.startswith("rdma_write_lat_") and r.status is Status.OK
+        ),
+    )

@@ -1,0 +1,109 @@
+"""The verdict each bench leads with, as typed data: the few numbers that matter and the WAIVED count.
+
+Derived from a bench's results by ``diagnose/verdicts.py``; printed by ``render/verdict.py``.
+Units are in the field names (GB/s = 1e9 B/s for copies and gathers, Gb/s for RDMA); unknown
+or not measured is ``None``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    return a / b if a is not None and b else None
+
+
+@dataclass(frozen=True)
+class Waived:
+    """Cases that could not run here: how many, and the first reason given."""
+
+    count: int = 0
+    reason: str = ""
+    errors: int = 0
+
+
+@dataclass(frozen=True)
+class CopyVerdict:
+    """copy-bench in a few numbers (GB/s = 1e9 B/s; None where not measured)."""
+
+    size_bytes: Optional[int]
+    h2d_gbps: Optional[float]
+    d2h_gbps: Optional[float]
+    model_gbps: Optional[float]  # what the PCIe model gives this GPU's link for payload
+    pageable_h2d_gbps: Optional[float]
+    waived: Waived
+
+    @property
+    def h2d_of_model(self) -> Optional[float]:
+        return _ratio(self.h2d_gbps, self.model_gbps)
+
+    @property
+    def d2h_of_model(self) -> Optional[float]:
+        return _ratio(self.d2h_gbps, self.model_gbps)
+
+    @property
+    def pageable_over_pinned(self) -> Optional[float]:
+        return _ratio(self.pageable_h2d_gbps, self.h2d_gbps)
+
+
+@dataclass(frozen=True)
+class GatherVerdict:
+    """gather-bench in a few numbers: the ladder's best kernel against the copy engine and the model."""
+
+    best_kernel: Optional[str]
+    best_gbps: Optional[float]
+    ce_gbps: Optional[float]
+    best_ratio_to_ce: Optional[float]
+    model_ratio_to_ce: Optional[float]  # the model's ceiling for this layout and kernel
+    record_bytes: Optional[int]
+    waived: Waived
+
+    @property
+    def best_of_model(self) -> Optional[float]:
+        return _ratio(self.best_ratio_to_ce, self.model_ratio_to_ce)
+
+
+@dataclass(frozen=True)
+class MrBest:
+    """The fastest RDMA WRITE into one memory kind."""
+
+    memory: str
+    reg_path: str
+    size_bytes: Optional[int]
+    gbps: float
+    provider: str
+
+
+@dataclass(frozen=True)
+class RoRatio:
+    """Relaxed ordering on/off, same buffers and QPs (from rdma_rules.ro_pairs)."""
+
+    memory: str
+    reg_path: str
+    ratio: Optional[float]
+    words: str
+
+
+@dataclass(frozen=True)
+class MrLatency:
+    """Post -> completion latency of one WRITE into one memory kind (latency mode)."""
+
+    memory: str
+    reg_path: str
+    size_bytes: Optional[int]
+    p50_us: Optional[float]
+    p99_us: Optional[float]
+    provider: str
+
+
+@dataclass(frozen=True)
+class MrVerdict:
+    """mr-bench in a few numbers: best write per memory kind, RO on/off where measured, latency."""
+
+    best: tuple[MrBest, ...]
+    ro: tuple[RoRatio, ...]
+    software: bool  # numbers from the soft provider: never hardware numbers
+    waived: Waived
+    latency: tuple[MrLatency, ...] = ()

@@ -1,0 +1,174 @@
+"""Verdict blocks: the numbers each bench leads with are the results' numbers (saved Reports)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gdrdiag.bench.gather_config import GatherRun
+from gdrdiag.cli import app
+from gdrdiag.diagnose import rdma_rules
+from gdrdiag.diagnose.thresholds import expected_ce_gbytes
+from gdrdiag.diagnose.verdicts import copy_verdict, gather_verdict, mr_verdict
+from gdrdiag.model.report import Report
+from gdrdiag.model.results import Status
+from gdrdiag.render.verdict import render_copy_verdict, render_gather_verdict, render_mr_verdict
+
+REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def h200() -> Report:
+    """A real Report from the H200 GPU machine (copy and gather results measured there)."""
+    return Report.from_json((REPORTS / "gpu_machine_h200.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def bare() -> Report:
+    return Report.from_json((REPORTS / "baremetal_hgx.json").read_text())
+
+
+def _largest_pinned(report: Report, key: str):
+    ok = [r for r in report.results if r.key == key and r.status is Status.OK and r.params.mode == "async"]
+    return max(ok, key=lambda r: r.params.size_bytes)
+
+
+def test_copy_verdict_is_the_largest_pinned_copy_against_the_link_model(h200):
+    h2d, d2h = _largest_pinned(h200, "copy_h2d_pinned"), _largest_pinned(h200, "copy_d2h_pinned")
+    model = expected_ce_gbytes(h200.machine)[0]
+    pageable = next(
+        r
+        for r in h200.results
+        if r.key == "copy_h2d_pageable" and r.params.size_bytes == h2d.params.size_bytes
+    )
+    v = copy_verdict(list(h200.results), h200.machine)
+    assert (v.h2d_gbps, v.d2h_gbps, v.model_gbps) == (h2d.value, d2h.value, model)
+    assert v.h2d_of_model == pytest.approx(h2d.value / model)
+    assert v.pageable_over_pinned == pytest.approx(pageable.value / h2d.value)
+    text = render_copy_verdict(v)
+    assert text.splitlines()[0] == "Verdict (copy-bench)"
+    for shown in (
+        f"H2D {h2d.value:.2f} GB/s",
+        f"D2H {d2h.value:.2f} GB/s",
+        f"H2D {100 * h2d.value / model:.0f}%",
+        f"D2H {100 * d2h.value / model:.0f}%",
+        f"{pageable.value / h2d.value:.2f} x pinned",
+    ):
+        assert shown in text
+
+
+def test_copy_verdict_without_the_machine_says_the_model_is_unknown(h200):
+    text = render_copy_verdict(copy_verdict(list(h200.results), None))
+    assert "PCIe model: unknown here" in text and "%" not in text
+
+
+def test_gather_verdict_is_the_fastest_ladder_kernel_against_the_copy_engine(h200):
+    ladder = [r for r in h200.results if r.key.startswith("gather_") and r.key != "gather_ce_reference"]
+    best = max(ladder, key=lambda r: r.value)
+    ce = next(r for r in h200.results if r.key == "gather_ce_reference")
+    v = gather_verdict(list(h200.results))
+    assert (v.best_kernel, v.best_gbps, v.best_ratio_to_ce) == (
+        best.params.kernel,
+        best.value,
+        best.metrics.ratio_to_ce,
+    )
+    text = render_gather_verdict(v)
+    assert f"{best.params.kernel}, {best.value:.2f} GB/s = {best.metrics.ratio_to_ce:.3f} x" in text
+    assert f"({ce.value:.2f} GB/s, same run)" in text
+
+
+def test_mr_verdict_is_the_best_write_per_memory_kind_and_the_ro_ratio(bare):
+    results = list(bare.results)
+    pairs = rdma_rules.ro_pairs(results)
+    v = mr_verdict(results, pairs)
+    text = render_mr_verdict(v)
+    kinds = {str(r.params.memory) for r in results if r.key.startswith("rdma_write_")}
+    assert {b.memory for b in v.best} == kinds
+    for kind in kinds:
+        best = max(
+            r.value for r in results if r.key.startswith("rdma_write_") and str(r.params.memory) == kind
+        )
+        assert f"best write into {kind} " in text and f"{best:.1f} Gb/s" in text
+    assert pairs and len(v.ro) == len(pairs)
+    for p in pairs:
+        assert f"RO on/off {p.off.params.memory}/{p.off.params.reg_path}: {p.verdict.ratio:.2f}" in text
+
+
+def test_waived_cases_are_counted_with_the_reason(h200):
+    waived = [r for r in h200.results if r.status is Status.WAIVED]
+    v = mr_verdict(list(h200.results))
+    assert v.waived.count == len(waived) and v.waived.reason == waived[0].reason
+    assert f"WAIVED: {len(waived)} case(s) - {waived[0].reason[:40]}" in " ".join(
+        render_mr_verdict(v).split()
+    )
+
+
+def test_copy_bench_leads_with_the_verdict_then_the_tables(h200, monkeypatch):
+    from gdrdiag.bench import copy
+
+    copy_results = [r for r in h200.results if r.key.startswith("copy_")]
+    monkeypatch.setattr(copy, "run_copy_bench", lambda opts, progress=None: copy_results)
+    res = runner.invoke(app, ["copy-bench"], env={"COLUMNS": "100"})
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    h2d = _largest_pinned(h200, "copy_h2d_pinned")
+    assert lines[0] == "Verdict (copy-bench)"
+    verdict_end = lines.index("")
+    assert any(f"H2D {h2d.value:.2f} GB/s" in line for line in lines[:verdict_end])
+    assert any(line.startswith("Host<->GPU copies") for line in lines[verdict_end:])
+
+
+def test_copy_bench_judges_a_live_run_against_this_machines_link(h200, monkeypatch):
+    """A live run's Report has no machine: the CLI reads this machine's facts for the link model."""
+    from gdrdiag.bench import copy
+    from gdrdiag.inspect import collect
+
+    copy_results = [r for r in h200.results if r.key.startswith("copy_")]
+    monkeypatch.setattr(copy, "run_copy_bench", lambda opts, progress=None: copy_results)
+    monkeypatch.setattr(collect, "inspect_source", lambda source: h200.machine)
+    res = runner.invoke(app, ["copy-bench"], env={"COLUMNS": "100"})
+    assert res.exit_code == 0, res.output
+    h2d = _largest_pinned(h200, "copy_h2d_pinned")
+    model = expected_ce_gbytes(h200.machine)[0]
+    assert f"({model:.1f} GB/s): H2D {100 * h2d.value / model:.0f}%" in res.stdout
+    assert "VIRT-VM" not in res.stdout  # inspect's findings are inspect's; the bench adds its own
+
+
+def test_gather_bench_leads_with_the_verdict(h200, monkeypatch):
+    from gdrdiag.bench import gather
+
+    results = [r for r in h200.results if r.key.startswith("gather_")]
+    run = GatherRun(results=results, notes=[], gpu_name="NVIDIA H200", sm_count=132)
+    monkeypatch.setattr(gather, "run", lambda config, progress=None: run)
+    res = runner.invoke(app, ["gather-bench"], env={"COLUMNS": "100"})
+    assert res.exit_code in (0, 1), res.output
+    best = gather_verdict(results)
+    lines = res.stdout.splitlines()
+    assert lines[2] == "Verdict (gather-bench)"
+    assert f"{best.best_kernel}, {best.best_gbps:.2f} GB/s" in lines[3]
+
+
+def test_mr_bench_verdict_shows_the_measured_number(tmp_path):
+    out = tmp_path / "r.json"
+    args = ["mr-bench", "--provider", "soft", "--memory", "pageable", "-n", "200", "--repeats", "1"]
+    res = runner.invoke(app, [*args, "--json-out", str(out)])
+    assert res.exit_code == 0, res.output
+    measured = [r for r in json.loads(out.read_text())["results"] if r["status"] == "OK"]
+    best = max(r["stats"]["median"] for r in measured)
+    lines = res.stdout.splitlines()
+    assert lines[0] == "Verdict (mr-bench)"
+    assert f"best write into pageable (mr, 64 KiB): {best:.1f} Gb/s [soft: NOT a hardware number]" in lines[1]
+
+
+def test_mr_bench_latency_mode_leads_with_its_percentiles(tmp_path):
+    out = tmp_path / "r.json"
+    args = ["mr-bench", "--provider", "soft", "--memory", "pageable", "--latency", "-n", "100"]
+    res = runner.invoke(app, [*args, "--json-out", str(out)])
+    assert res.exit_code == 0, res.output
+    lat = next(r for r in json.loads(out.read_text())["results"] if r["status"] == "OK")
+    p50, p99 = lat["metrics"]["lat_p50_us"], lat["metrics"]["lat_p99_us"]
+    assert f"write latency into pageable (mr, 64 KiB): p50 {p50:.2f} us, p99 {p99:.2f} us" in res.stdout
