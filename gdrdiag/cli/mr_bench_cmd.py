@@ -177,18 +177,9 @@ def mr_bench(
     if list_cases or cases:
         mode = _from_cases(ctx, cases, list_cases, provider_name, mode)
     _refuse_contradictions(mode, provider_name, json_out, server, connect, all_sizes, size, iters, duration)
-    if provider_name == "soft" and (ib_dev is not None or peer_dev is not None):
-        raise UserInputError(
-            f"--provider soft opens no RDMA device; drop {'-d' if ib_dev is not None else '--peer-dev'} "
-            "(or use --provider pyverbs/native with it)"
-        )
+    _refuse_soft_device(provider_name, ib_dev, peer_dev)
     ro, base_access = relaxed_ordering_setting(relaxed_ordering, ro_ab, mode.matrix, access)
-    no_gpu_note = ""
-    memory_source = ctx.get_parameter_source("memory")
-    memory_given = memory_source is not None and memory_source.name != "DEFAULT"
-    plain_soft = provider_name == "soft" and not (mode.matrix or server or connect)
-    if plain_soft and not memory_given and mode.memory == DEFAULT_MEMORY:
-        mode, no_gpu_note = _soft_without_gpu(mode, gpu)
+    mode, no_gpu_note = _soft_default_memory(ctx, mode, provider_name, bool(server or connect), gpu)
     sizes = (
         mrb.SWEEP_SIZES
         if all_sizes
@@ -375,6 +366,27 @@ def _placed_loop_cost(numa, common: dict) -> list:
         return with_placement(mrb.loop_cost(**common) + native_loop_cost(**common), where)
 
 
+def _refuse_soft_device(provider_name: str, ib_dev: Optional[str], peer_dev: Optional[str]) -> None:
+    """The soft provider opens no RDMA device: a -d or --peer-dev with it is a contradiction."""
+    if provider_name == "soft" and (ib_dev is not None or peer_dev is not None):
+        raise UserInputError(
+            f"--provider soft opens no RDMA device; drop {'-d' if ib_dev is not None else '--peer-dev'} "
+            "(or use --provider pyverbs/native with it)"
+        )
+
+
+def _soft_default_memory(
+    ctx: typer.Context, mode: _Mode, provider_name: str, two_host: bool, gpu: int
+) -> tuple[_Mode, str]:
+    """A plain soft run with the default --memory: see _soft_without_gpu; anything else unchanged."""
+    memory_source = ctx.get_parameter_source("memory")
+    memory_given = memory_source is not None and memory_source.name != "DEFAULT"
+    plain_soft = provider_name == "soft" and not (mode.matrix or two_host)
+    if plain_soft and not memory_given and mode.memory == DEFAULT_MEMORY:
+        return _soft_without_gpu(mode, gpu)
+    return mode, ""
+
+
 def _soft_without_gpu(mode: _Mode, gpu: int) -> tuple[_Mode, str]:
     """The soft provider's default kinds on a machine without a GPU: pageable host memory as well.
 
@@ -501,14 +513,16 @@ def _show(
         echo_text(ctx, render_mr_verdict(mr_verdict(results, pairs), findings, width) + "\n\n" + text)
     failed = any(r.status is Status.ERROR for r in results)
     nothing = not any(r.status is Status.OK for r in results)
-    if nothing and not failed:
+    if not results:
+        typer.echo("gdrdiag: no case ran (nothing measured, nothing WAIVED)", err=True)
+    elif nothing and not failed:
         typer.echo(
             "gdrdiag: nothing could be measured here (every case WAIVED; see the reasons above)", err=True
         )
     fail_finding = any(f.severity.value == "FAIL" for f in findings)
     # Every case WAIVED (no GPU for the kinds asked for) exits 0, as copy-bench and gather-bench do:
-    # the reasons are in the output and in the Report.
-    raise typer.Exit(EXIT_FAIL if failed or fail_finding else EXIT_OK)
+    # the reasons are in the output and in the Report. No result at all is a failure.
+    raise typer.Exit(EXIT_FAIL if failed or fail_finding or not results else EXIT_OK)
 
 
 def _loop_cost_note(results, link_gbps: float) -> str:

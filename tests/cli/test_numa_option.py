@@ -64,7 +64,10 @@ def test_copy_bench_without_a_gpu_records_the_request(tmp_path):
     out = tmp_path / "c.json"
     res = runner.invoke(app, ["copy-bench", "--quick", "--numa", "none", "--json-out", str(out)])
     assert res.exit_code == 0, res.output
-    assert res.output.splitlines()[0].startswith("numa: none -> not applied")
+    # after the verdict block, the detail starts with the placement line
+    assert [x for x in res.stdout.splitlines() if x.startswith("numa: ")][0].startswith(
+        "numa: none -> not applied"
+    )
     settings = _settings(out.read_text())
     assert settings and all(s["numa"] == "none" and s["numa_node"] is None for s in settings)
 
