@@ -173,19 +173,19 @@ def copy_bench(
         opts = _narrowed_to(opts, selected)
     opts.validate()
     from gdrdiag.bench.copy import planned_case_count
-
-    progress = Progress("copy-bench", planned_case_count(opts), enabled=not quiet)
-    results = run_copy_bench(opts, progress=progress.step)
-
+    from gdrdiag.cli.interrupt import exit_130_after, measure
     from gdrdiag.cli.reporting import bench_report
 
-    report = bench_report("copy-bench", results)
-    if json_out is not None:
-        from gdrdiag.cli.report_files import write_text_file
+    progress = Progress("copy-bench", planned_case_count(opts), enabled=not quiet)
+    results, stopped = measure(lambda: run_copy_bench(opts, progress=progress.step), list)
+    report = bench_report("copy-bench", results, notes=(stopped.note,) if stopped else ())
+    with exit_130_after(stopped):
+        if json_out is not None:
+            from gdrdiag.cli.report_files import write_text_file
 
-        write_text_file(json_out, report.to_json(), force=force, what="--json-out")
-    if wants_json(ctx):
-        echo(report.to_json())
-    else:
-        echo_text(ctx, _text(report, output_width(ctx)))
-    raise typer.Exit(EXIT_FAIL if any(r.status is Status.ERROR for r in results) else EXIT_OK)
+            write_text_file(json_out, report.to_json(), force=force, what="--json-out")
+        if wants_json(ctx):
+            echo(report.to_json())
+        else:
+            echo_text(ctx, _text(report, output_width(ctx)))
+        raise typer.Exit(EXIT_FAIL if any(r.status is Status.ERROR for r in results) else EXIT_OK)

@@ -152,7 +152,16 @@ def gather_bench(
         numa=numa_request,
     )
     config.validate()
-    _show(ctx, _run_with_progress(config, quiet), json_out, force)
+    from gdrdiag.bench.gather_config import GatherRun
+    from gdrdiag.cli.interrupt import exit_130_after, measure
+
+    result, stopped = measure(
+        lambda: _run_with_progress(config, quiet), lambda partial: GatherRun(results=partial, notes=[])
+    )
+    if stopped:
+        result.notes.append(stopped.note)
+    with exit_130_after(stopped):
+        _show(ctx, result, json_out, force)
 
 
 def _kernels_from_cases(
@@ -208,6 +217,8 @@ def _show(ctx: typer.Context, result, json_out: Optional[Path], force: bool = Fa
         header = (
             f"gather-bench on {result.gpu_name} ({result.sm_count} SMs)"
             if result.gpu_name
+            else "gather-bench: interrupted; the results measured before Ctrl-C"
+            if result.results and any(r.status is not Status.WAIVED for r in result.results)
             else "gather-bench: no usable GPU here; every case WAIVED (reasons below)"
         )
         from gdrdiag.diagnose.verdicts import gather_verdict

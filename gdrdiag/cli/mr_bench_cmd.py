@@ -20,6 +20,7 @@ from gdrdiag.cli.common import (
     split_list,
     wants_json,
 )
+from gdrdiag.cli.interrupt import exit_130_after, measure
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import NotSupported, UserInputError
 from gdrdiag.hw.placement import NUMA_HELP
@@ -228,13 +229,16 @@ def mr_bench(
     if write_with_imm and (server or connect):
         raise UserInputError("--write-with-imm runs in loopback only")
     progress = Progress("mr-bench", planned_points(cfg, mode, server, connect), enabled=not quiet)
-    results = _run(cfg, mode, server, connect, tcp_port, bind, accept_timeout, link_gbps, progress)
+    results, stopped = measure(
+        lambda: _run(cfg, mode, server, connect, tcp_port, bind, accept_timeout, link_gbps, progress), list
+    )
     notes = (
         [_loop_cost_note(results, link_gbps)]
         if mode.loop_cost
         else [f"provider: {provider_name} ({provider_why})"]
-    ) + ([no_gpu_note] if no_gpu_note else [])
-    _show(ctx, results, mode.matrix, notes, json_out)
+    ) + [n for n in (no_gpu_note, stopped.note if stopped else "") if n]
+    with exit_130_after(stopped):
+        _show(ctx, results, mode.matrix, notes, json_out, (stopped.note,) if stopped else ())
 
 
 def relaxed_ordering_setting(
@@ -486,9 +490,14 @@ def _refuse_contradictions(
 
 
 def _show(
-    ctx: typer.Context, results: list, matrix: bool, notes: list[str], json_out: Optional[Path]
+    ctx: typer.Context,
+    results: list,
+    matrix: bool,
+    notes: list[str],
+    json_out: Optional[Path],
+    report_notes: tuple[str, ...] = (),
 ) -> None:
-    """RO verdicts, matrix rows, findings; the Report or the tables; the exit code."""
+    """RO verdicts, matrix rows, findings; the Report (with ``report_notes``) or the tables; the exit code."""
     from gdrdiag.cli.reporting import bench_report
     from gdrdiag.diagnose import rdma_rules
     from gdrdiag.model.results import Status
@@ -496,7 +505,7 @@ def _show(
     pairs = rdma_rules.ro_pairs(results)
     findings = rdma_rules.rdma_findings(results)
     rows = rdma_rules.interpret_matrix(results) if matrix else None
-    report = bench_report("mr-bench", results, findings=tuple(findings))
+    report = bench_report("mr-bench", results, findings=tuple(findings), notes=report_notes)
     if json_out is not None:
         json_out.write_text(report.to_json())
     if wants_json(ctx):

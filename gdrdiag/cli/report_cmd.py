@@ -25,10 +25,15 @@ from gdrdiag.node_record import HOST_RE as HOST_OK  # light: json/os/re and mode
 
 
 def build_report(profile: Profile, progress: Optional[Callable[[str], None]] = None):
-    """Inspect this machine, run the standard benches of ``profile``, diagnose; return the Report."""
+    """Inspect this machine, run the standard benches of ``profile``, diagnose.
+
+    Returns the Report and, when Ctrl-C stopped the benches, the Interruption (the Report then
+    holds the results measured before it and a note saying it is partial).
+    """
     import dataclasses
 
     from gdrdiag.bench.runner import run_case
+    from gdrdiag.cli.interrupt import measure
     from gdrdiag.cli.reporting import results_report
     from gdrdiag.diagnose import diagnose
     from gdrdiag.hw.bundle import LiveSource
@@ -37,13 +42,18 @@ def build_report(profile: Profile, progress: Optional[Callable[[str], None]] = N
     if progress:
         progress("inspect")
     machine = inspect_source(LiveSource())
-    results = []
-    for name, bench in PROFILE_BENCHES:
-        if progress:
-            progress(name)
-        results.extend(run_case(name.replace("-", "_"), lambda b=bench: b(profile)))
-    report = results_report("report", results, machine=machine)
-    return dataclasses.replace(report, findings=tuple(diagnose(report)))
+
+    def run_benches() -> list:
+        results = []
+        for name, bench in PROFILE_BENCHES:
+            if progress:
+                progress(name)
+            results.extend(run_case(name.replace("-", "_"), lambda b=bench: b(profile)))
+        return results
+
+    results, stopped = measure(run_benches, list)
+    report = results_report("report", results, machine=machine, notes=(stopped.note,) if stopped else ())
+    return dataclasses.replace(report, findings=tuple(diagnose(report))), stopped
 
 
 def _rdma_part(skip: bool, size: Optional[str], iters: Optional[int], qps: Optional[int]) -> RdmaPart:
@@ -141,6 +151,7 @@ def report_cmd(
 
     With --record/--jsonl it also writes a node record for `gdrdiag fleet` (docs/fleet.md).
     """
+    from gdrdiag.cli.interrupt import exit_130_after
     from gdrdiag.model.findings import Severity
     from gdrdiag.render.findings_table import render_findings
 
@@ -165,50 +176,51 @@ def report_cmd(
 
         report = load_report(from_report)
         # Judge a saved Report with the current rules (its stored findings may predate them).
-        report = dataclasses.replace(report, findings=tuple(diagnose(report)))
+        report, stopped = dataclasses.replace(report, findings=tuple(diagnose(report))), None
     else:
         progress = Progress(f"report ({level})", 1 + len(PROFILE_BENCHES), enabled=not quiet)
-        report = build_report(profile, progress=progress.step)
-    if add_results:
-        report = _merge_results(report, add_results)
-    # A FAIL finding, or a measurement that failed (diagnose reports it as MEASURE-FAILED), exits 1.
-    failed = any(r.status.value == "ERROR" or r.verified is False for r in report.results)
-    code = EXIT_FAIL if failed or any(f.severity is Severity.FAIL for f in report.findings) else EXIT_OK
-    name = node_name(host, report)
-    output = _expand(output, name, "-o", force)
-    record = _expand(record, name, "--record", force)
-    jsonl = _expand(jsonl, name, "--jsonl", force)
-    written = []
-    if output is not None:
-        from gdrdiag.cli.report_files import write_text_file
+        report, stopped = build_report(profile, progress=progress.step)
+    with exit_130_after(stopped):
+        if add_results:
+            report = _merge_results(report, add_results)
+        # A FAIL finding, or a measurement that failed (diagnose reports it as MEASURE-FAILED), exits 1.
+        failed = any(r.status.value == "ERROR" or r.verified is False for r in report.results)
+        code = EXIT_FAIL if failed or any(f.severity is Severity.FAIL for f in report.findings) else EXIT_OK
+        name = node_name(host, report)
+        output = _expand(output, name, "-o", force)
+        record = _expand(record, name, "--record", force)
+        jsonl = _expand(jsonl, name, "--jsonl", force)
+        written = []
+        if output is not None:
+            from gdrdiag.cli.report_files import write_text_file
 
-        write_text_file(output, report.to_json(), force=force, what="-o")
-        written.append(str(output))
-    if record is not None or jsonl is not None or prometheus is not None:
-        written += _write_node_outputs(report, name, code, record, jsonl, prometheus, force)
-    if html is not None:
-        from gdrdiag.cli.report_files import write_text_file
-        from gdrdiag.render.html import report_html
+            write_text_file(output, report.to_json(), force=force, what="-o")
+            written.append(str(output))
+        if record is not None or jsonl is not None or prometheus is not None:
+            written += _write_node_outputs(report, name, code, record, jsonl, prometheus, force)
+        if html is not None:
+            from gdrdiag.cli.report_files import write_text_file
+            from gdrdiag.render.html import report_html
 
-        write_text_file(html, report_html(report, report.findings), force=force, what="--html")
-    if wants_json(ctx):
-        echo(report.to_json())
-    else:
-        counts: dict[str, int] = {}
-        for r in report.results:
-            counts[r.status.value] = counts.get(r.status.value, 0) + 1
-        echo_text(
-            ctx,
-            f"wrote {', '.join(written)}: node {name}, {len(report.results)} results "
-            f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})",
-        )
-        from gdrdiag.render.results_table import placement_lines
+            write_text_file(html, report_html(report, report.findings), force=force, what="--html")
+        if wants_json(ctx):
+            echo(report.to_json())
+        else:
+            counts: dict[str, int] = {}
+            for r in report.results:
+                counts[r.status.value] = counts.get(r.status.value, 0) + 1
+            echo_text(
+                ctx,
+                f"wrote {', '.join(written)}: node {name}, {len(report.results)} results "
+                f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})",
+            )
+            from gdrdiag.render.results_table import placement_lines
 
-        placed = placement_lines(report.results)
-        if placed:
-            echo_text(ctx, placed)
-        echo_text(ctx, render_findings(report.findings))
-    raise typer.Exit(code)
+            placed = placement_lines(report.results)
+            if placed:
+                echo_text(ctx, placed)
+            echo_text(ctx, render_findings(report.findings))
+        raise typer.Exit(code)
 
 
 def _write_node_outputs(
