@@ -223,7 +223,9 @@ def _build_dataclass(cls: Any) -> Decoder:
         "SchemaError": SchemaError,
         "_fmt": _fmt,
         "_MAX_DEPTH": _MAX_DEPTH,
-        "_make": _maker(cls),
+        "_cls": cls,
+        "_new": object.__new__,
+        "_post_init": getattr(cls, "__post_init__", None),
         "_not_an_object": _not_an_object(cls),
     }
     lines = [
@@ -263,8 +265,8 @@ def _build_dataclass(cls: Any) -> Decoder:
             lines += ["        else:", f"            f{i} = {decode}"]
         else:
             lines.append(f"        f{i} = {decode}")
-        values.append(f"{f.name!r}: f{i}")
-    lines.append(f"    return _make({{{', '.join(values)}}})")
+        values.append((f.name, f"f{i}"))
+    lines += _construction(cls, values)
     exec("\n".join(lines), env)  # noqa: S102 - source built above from field names only
     return env["record"]  # type: ignore[no-any-return]
 
@@ -301,14 +303,14 @@ def _inline_check(hint: Any, env: dict[str, Any], i: int) -> Optional[tuple[str,
     return None
 
 
-def _maker(cls: Any) -> typing.Callable[[dict[str, Any]], Any]:
-    """Make an instance of ``cls`` from every field's decoded value (defaults filled in).
+def _construction(cls: Any, values: list[tuple[str, str]]) -> list[str]:
+    """Source lines that make the instance of ``cls`` from the decoded values (defaults filled in).
 
     The values were checked by the decoder, so a plain dataclass is made as its generated
-    ``__init__`` would make it (the same ``__dict__``), without that ``__init__``'s one
-    ``object.__setattr__`` per field of a frozen class, and its ``__post_init__`` still runs.
-    Anything else (slots, a custom ``__new__``, init-only or init=False fields) goes through
-    ``cls(**values)``.
+    ``__init__`` would make it (the same ``__dict__``, filled key by key in field order, which
+    keeps the compact shared-key dict), without that ``__init__``'s ``object.__setattr__`` call
+    per field of a frozen class; its ``__post_init__`` still runs. Anything else (slots, a custom
+    ``__new__``, init-only or init=False fields) goes through ``cls(**values)``.
     """
     fields = dataclasses.fields(cls)
     plain = (
@@ -319,18 +321,12 @@ def _maker(cls: Any) -> typing.Callable[[dict[str, Any]], Any]:
         and all(f.init for f in fields)
     )
     if not plain:
-        return lambda values: cls(**values)
-    new = object.__new__
-    post_init = getattr(cls, "__post_init__", None)
-
-    def make(values: dict[str, Any]) -> Any:
-        obj = new(cls)
-        obj.__dict__.update(values)
-        if post_init is not None:
-            post_init(obj)
-        return obj
-
-    return make
+        return [f"    return _cls({', '.join(f'{name}={value}' for name, value in values)})"]
+    lines = ["    obj = _new(_cls)", "    attrs = obj.__dict__"]
+    lines += [f"    attrs[{name!r}] = {value}" for name, value in values]
+    if getattr(cls, "__post_init__", None) is not None:
+        lines.append("    _post_init(obj)")
+    return lines + ["    return obj"]
 
 
 def _allows_none(cls: Any) -> bool:
