@@ -28,6 +28,9 @@ IDENTITY_NO = {"identity": False}
 ParamValue = Union[str, int, float, bool, None]
 
 
+_RELAXED_ORDERING_BIT = int(AccessFlags.RELAXED_ORDERING)
+
+
 def _not_identity(default: object = None) -> object:
     return field(default=default, metadata=IDENTITY_NO)
 
@@ -116,7 +119,8 @@ class MrParams:
     @property
     def relaxed_ordering(self) -> Optional[bool]:
         """True when the MRs were registered with IBV_ACCESS_RELAXED_ORDERING; None when unknown."""
-        return None if self.access is None else bool(self.access & AccessFlags.RELAXED_ORDERING)
+        # int & int: the IntFlag & builds a flag through the enum machinery (diagnose asks per result)
+        return None if self.access is None else bool(int(self.access) & _RELAXED_ORDERING_BIT)
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,8 @@ def _build(cls: Any) -> Decoder:
 
         return enum_value
     if origin in (tuple, list):
-        return _build_sequence(origin, _decoder(args[0]) if args else _decoder(Any))
+        item = args[0] if args else Any
+        return _build_sequence(origin, _decoder(item), item is float)
     if origin is dict:
         return _build_mapping(_decoder(args[1]) if len(args) > 1 else _decoder(Any))
     if cls in (float, int, bool, str, type(None)):
@@ -338,12 +339,16 @@ def _allows_none(cls: Any) -> bool:
     return is_union and type(None) in typing.get_args(cls)
 
 
-def _build_sequence(origin: Any, item: Decoder) -> Decoder:
+def _build_sequence(origin: Any, item: Decoder, of_floats: bool = False) -> Decoder:
+    """A list or tuple decoder; a list of in-range floats (a result's samples) is taken whole."""
+
     def sequence(data: Any, path: Any, depth: int) -> Any:
         if depth > _MAX_DEPTH:
             raise SchemaError(f"{_fmt(path)}: nested too deeply")
         if not isinstance(data, list):
             raise SchemaError(f"{_fmt(path)}: expected a list, got {type(data).__name__}")
+        if of_floats and all(type(v) is float and -1e300 <= v <= 1e300 for v in data):
+            return tuple(data) if origin is tuple else list(data)
         items = [item(v, (path, i), depth + 1) for i, v in enumerate(data)]
         return tuple(items) if origin is tuple else items
 
