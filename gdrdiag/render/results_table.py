@@ -5,8 +5,9 @@ Formatting only: every number shown was computed in ``bench/``.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
+import tabulate as tabulate_module
 from tabulate import tabulate
 
 from gdrdiag.model.results import BenchResult, Status
@@ -52,8 +53,10 @@ def problems(results: Iterable[BenchResult]) -> str:
 def table(rows: list[list[str]], headers: list[str], max_widths: Optional[list[int]] = None) -> str:
     """A plain tabulate table; ``max_widths`` wraps long cells per column.
 
-    Only columns that hold a cell longer than their width are handed to tabulate's wrapping,
-    which otherwise re-wraps every cell (most of ``compare --all``'s time at 20,000 rows).
+    tabulate re-wraps every cell of a column given a width (most of ``compare --all``'s time at
+    20,000 rows), although wrapping leaves a short plain cell as it is. So the cells are wrapped
+    here, each by tabulate's own wrapping, except the cells it would return unchanged
+    (:func:`_wraps_to_itself`), and tabulate is given no widths: the same table, byte for byte.
     """
     if max_widths:
         longest = [
@@ -64,4 +67,34 @@ def table(rows: list[list[str]], headers: list[str], max_widths: Optional[list[i
         ]
         if not any(max_widths):
             max_widths = None
+    wrap = getattr(tabulate_module, "_wrap_text_to_colwidths", None)
+    if max_widths and wrap is not None and all(isinstance(c, str) for r in rows for c in r):
+        rows = [_wrapped_row(row, max_widths, wrap) for row in rows]
+        max_widths = None
     return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True, maxcolwidths=max_widths)
+
+
+def _wraps_to_itself(cell: str, width: int) -> bool:
+    """True when tabulate's wrapping returns ``cell`` unchanged: it fits and has nothing to change.
+
+    A printable ASCII line (no tab, newline or escape; one column per character whatever measures
+    width) that fits the width and neither starts nor ends with a space is one line of words that
+    the text wrapper keeps as it is.
+    """
+    return (
+        len(cell) <= width
+        and cell.isascii()
+        and cell.isprintable()
+        and cell != ""
+        and cell[0] != " "
+        and cell[-1] != " "
+    )
+
+
+def _wrapped_row(row: list[str], widths: list[Optional[int]], wrap: Callable) -> list[str]:
+    """``row`` with each cell of a column that has a width wrapped as tabulate would wrap it."""
+    out = list(row)
+    for i, width in enumerate(widths[: len(row)]):
+        if width is not None and not _wraps_to_itself(row[i], width):
+            out[i] = wrap([[row[i]]], [width], numparses=[False])[0][0]
+    return out
