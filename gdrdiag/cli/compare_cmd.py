@@ -8,11 +8,13 @@ from typing import Optional
 import typer
 
 from gdrdiag.cli import app
+from gdrdiag.cli.collector import pauses_collector
 from gdrdiag.cli.common import echo, echo_text, handles_errors, output_width, wants_json
 
 
 @app.command("compare")
 @handles_errors
+@pauses_collector
 def compare_cmd(
     ctx: typer.Context,
     a_path: Path = typer.Argument(..., metavar="A.json", help="First Report (e.g. bare metal)."),

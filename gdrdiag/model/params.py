@@ -28,6 +28,9 @@ IDENTITY_NO = {"identity": False}
 ParamValue = Union[str, int, float, bool, None]
 
 
+_RELAXED_ORDERING_BIT = int(AccessFlags.RELAXED_ORDERING)
+
+
 def _not_identity(default: object = None) -> object:
     return field(default=default, metadata=IDENTITY_NO)
 
@@ -122,7 +125,8 @@ class MrParams:
     @property
     def relaxed_ordering(self) -> Optional[bool]:
         """True when the MRs were registered with IBV_ACCESS_RELAXED_ORDERING; None when unknown."""
-        return None if self.access is None else bool(self.access & AccessFlags.RELAXED_ORDERING)
+        # int & int: the IntFlag & builds a flag through the enum machinery (diagnose asks per result)
+        return None if self.access is None else bool(int(self.access) & _RELAXED_ORDERING_BIT)
 
 
 @dataclass(frozen=True)
@@ -344,14 +348,30 @@ def _field_names(cls: type) -> tuple[tuple[str, bool], ...]:
     return names
 
 
+_IDENTITY: dict[type, tuple[str, ...]] = {}
+
+
+def _identity_names(cls: type) -> tuple[str, ...]:
+    """Names of ``cls``'s identity fields (not ``bench``, not ``IDENTITY_NO``), computed once per class."""
+    names = _IDENTITY.get(cls)
+    if names is None:
+        names = _IDENTITY[cls] = tuple(name for name, identity in _field_names(cls) if identity)
+    return names
+
+
 def identity_items(params: BenchParams) -> tuple[tuple[str, ParamValue], ...]:
-    """(name, value) of the fields that define the case, set ones only, enums as their values."""
+    """(name, value) of the fields that define the case, set ones only, enums as their values.
+
+    Called once per result by ``compare`` (20,000 per Report): only identity fields are visited,
+    and a plain value skips the call to ``_plain``.
+    """
     values = vars(params)
-    return tuple(
-        (name, _plain(values[name]))
-        for name, identity in _field_names(type(params))
-        if identity and values[name] is not None
-    )
+    items = []
+    for name in _identity_names(type(params)):
+        value = values[name]
+        if value is not None:
+            items.append((name, value if type(value) in _PLAIN_TYPES else _plain(value)))
+    return tuple(items)
 
 
 def shown_items(obj: object) -> tuple[tuple[str, ParamValue], ...]:

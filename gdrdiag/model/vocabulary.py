@@ -65,6 +65,9 @@ class Provider(Word):
     @classmethod
     def parse(cls, text: str) -> "Provider | None":
         """The provider named by a stored string, or None when it names none we know."""
+        known = cls._value2member_map_.get(text) if type(text) is str else None
+        if known is not None:
+            return known  # type: ignore[return-value]  # once per result: no enum call
         try:
             return cls(text)
         except ValueError:

@@ -98,3 +98,44 @@ def test_deep_nesting_is_refused():
     )
     with pytest.raises(SchemaError):
         Report.from_json(deep)
+
+
+def _dataclass_objects(obj):
+    """Every dataclass instance inside ``obj`` (depth first), ``obj`` included."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        yield obj
+        for f in dataclasses.fields(obj):
+            yield from _dataclass_objects(getattr(obj, f.name))
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            yield from _dataclass_objects(item)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            yield from _dataclass_objects(item)
+
+
+@pytest.mark.parametrize("name", ["baremetal_hgx", "vm_guest_kvm", "gpu_machine_h200"])
+def test_decoded_objects_are_what_their_constructor_makes(name):
+    """The decoder makes records without calling ``__init__``: each must equal, field for field
+    and attribute for attribute, the object its class's constructor makes from the same values."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "fixtures" / "reports" / f"{name}.json").read_text()
+    seen = 0
+    for obj in _dataclass_objects(Report.from_json(text)):
+        rebuilt = type(obj)(**vars(obj))
+        assert vars(obj) == vars(rebuilt) and list(vars(obj)) == list(vars(rebuilt)), type(obj)
+        assert obj == rebuilt
+        seen += 1
+    assert seen > 100
+
+
+def test_a_missing_field_takes_its_default_and_post_init_still_runs():
+    data = json.loads(sample_report().to_json())
+    del data["results"][0]["settings"]
+    data["results"][1]["params"] = None  # BenchResult.__post_init__ fills in the bench's params
+    rep = Report.from_json(json.dumps(data))
+    assert rep.results[0].settings == type(rep.results[0].settings)()
+    assert rep.results[1].params == BenchResult.waived("copy_sweep", "no GPU").params
