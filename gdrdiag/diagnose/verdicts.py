@@ -44,10 +44,16 @@ def copy_verdict(results: Sequence[BenchResult], machine: Optional[MachineInfo] 
     h2d = _largest(results, "copy_h2d_pinned")
     d2h = _largest(results, "copy_d2h_pinned")
     size = h2d.params.size_bytes if h2d is not None else None
+    mode = h2d.params.mode if h2d is not None else None
+    # The same size and mode as the pinned number it is divided by (sync and async copies of one
+    # size both exist; the ratio must compare like with like, as PERF-PAGEABLE-SLOW does).
     pageable = [
         r
         for r in results
-        if r.key == "copy_h2d_pageable" and r.status is Status.OK and r.params.size_bytes == size
+        if r.key == "copy_h2d_pageable"
+        and r.status is Status.OK
+        and r.params.size_bytes == size
+        and r.params.mode == mode
     ]
     model = expected_ce_gbytes(machine)[0] if h2d is not None or d2h is not None else None
     return CopyVerdict(

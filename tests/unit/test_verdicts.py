@@ -172,3 +172,26 @@ def test_mr_bench_latency_mode_leads_with_its_percentiles(tmp_path):
     lat = next(r for r in json.loads(out.read_text())["results"] if r["status"] == "OK")
     p50, p99 = lat["metrics"]["lat_p50_us"], lat["metrics"]["lat_p99_us"]
     assert f"write latency into pageable (mr, 64 KiB): p50 {p50:.2f} us, p99 {p99:.2f} us" in res.stdout
+
+
+def test_pageable_over_pinned_compares_the_same_size_and_mode():
+    """Sync and async pageable copies of one size both exist (H100 run: async 7.94, sync 8.73 GB/s)."""
+    from gdrdiag.model.params import CopyParams
+    from gdrdiag.model.results import BenchResult, SampleStats
+    from gdrdiag.model.vocabulary import Direction, MemoryKind
+
+    def copy(key: str, mode: str, gbps: float) -> BenchResult:
+        memory = MemoryKind.PINNED if "pinned" in key else MemoryKind.PAGEABLE
+        params = CopyParams(memory=memory, direction=Direction.H2D, mode=mode, size_bytes=1 << 30)
+        stats = SampleStats(n=1, median=gbps, minimum=gbps, maximum=gbps, mean=gbps, stdev=0.0)
+        return BenchResult(
+            key=key, status=Status.OK, unit="GB/s", params=params, samples=(gbps,), stats=stats
+        )
+
+    results = [
+        copy("copy_h2d_pinned", "async", 55.10),
+        copy("copy_h2d_pageable", "async", 7.94),
+        copy("copy_h2d_pageable", "sync", 8.73),
+    ]
+    verdict = copy_verdict(results)
+    assert verdict.h2d_gbps == 55.10 and verdict.pageable_h2d_gbps == 7.94
