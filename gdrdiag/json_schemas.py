@@ -1,7 +1,7 @@
 """JSON Schemas (draft 2020-12) of every JSON document gdrdiag writes, built from the model's types.
 
 Each shape's schema is derived from the dataclasses that ``model.serde.to_jsonable`` writes, so the
-schema files under ``docs/schemas/`` cannot drift from the code: ``scripts/make_json_schemas.py``
+schema files under ``docs/schemas/`` cannot drift from the code: ``scripts/make_docs.py``
 writes them from :func:`documents`, and ``tests/unit/test_json_schemas.py`` fails while a file on
 disk differs from what this module builds. The CLI tests validate real outputs against the files.
 
@@ -256,7 +256,7 @@ def schema_of(shape: Shape) -> dict:
 
 
 def documents() -> dict[str, str]:
-    """Relative path -> file text of every schema file (what ``scripts/make_json_schemas.py`` writes)."""
+    """Relative path -> file text of every schema file (what ``scripts/make_docs.py`` writes)."""
     return {
         f"{SCHEMA_DIR}/{shape.name}.schema.json": json.dumps(schema_of(shape), indent=1) + "\n"
         for shape in SHAPES

@@ -1,6 +1,6 @@
 """Every JSON document gdrdiag writes, produced through the CLI and validated against its schema file.
 
-The schema files live in docs/schemas (built from the model's types by scripts/make_json_schemas.py;
+The schema files live in docs/schemas (built from the model's types by scripts/make_docs.py;
 tests/unit/test_json_schemas.py keeps them equal to what the code writes). Here the real outputs
 are checked against them: a key the schema does not list, a missing key, a wrong type or a word
 outside an enum (status, severity, provider, level) fails.

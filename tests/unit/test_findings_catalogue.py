@@ -54,7 +54,7 @@ def test_every_code_in_the_rules_is_catalogued_and_nothing_else():
 def test_docs_are_generated_from_the_catalogue():
     for rel, text in documents().items():
         on_disk = (ROOT / rel).read_text()
-        assert on_disk == text, f"{rel} is stale: run python scripts/make_findings_docs.py"
+        assert on_disk == text, f"{rel} is stale: run python scripts/make_docs.py"
 
 
 def test_findings_md_matches_the_catalogue_field_by_field():

@@ -43,7 +43,7 @@ def test_the_schema_files_are_what_the_model_gives():
     built = documents()
     assert sorted(on_disk) == sorted(built)
     for rel, text in built.items():
-        assert on_disk[rel] == text, f"{rel} is stale: run python scripts/make_json_schemas.py"
+        assert on_disk[rel] == text, f"{rel} is stale: run python scripts/make_docs.py"
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
