@@ -36,6 +36,11 @@
 //   sorted-lines       (gather.py) sort_count, sort_scan_*, sort_scatter, then gather_lines:
 //                      the index pairs are counting-sorted by source slot on the GPU inside the
 //                      timed batch, so runs merge and repeated slots are read once (L1 hits).
+//   planned-lines /    (gather.py) the sort made once and reused across batches of one index
+//   planned-flat       set; each repeated slot crosses PCIe once. planned-lines plans its reads
+//                      per warp step (segments, shuffles, ballots); planned-flat gives each thread
+//                      one 16-B chunk of the sorted records at a time (gather_flat_dedupe), which
+//                      costs fewer instructions per byte for records of 16-256 B.
 //   gather_bulk        Hopper (sm_90+) bulk asynchronous copies (cp.async.bulk, the TMA unit):
 //                      one instruction per record copies it into shared memory, completion is
 //                      tracked by an mbarrier, and each warp keeps `depth` records in flight.
@@ -539,6 +544,61 @@ gather_lines_dedupe(unsigned char *__restrict__ dst, const unsigned char *__rest
         lines_kernel<LOAD_PLAIN, true, 32>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
     } else {
         lines_kernel<LOAD_PLAIN, true, LINES_M>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
+    }
+}
+
+// planned-flat (gather.py): the same plan as planned-lines (pairs sorted by source slot), read
+// one 16-B chunk per thread: chunk t is part t % C of sorted record t / C (C = R / 16), so the 32
+// lanes of a warp load 512 contiguous bytes of the sorted records and the coalescer merges the
+// chunks of neighbouring slots into line requests. A record whose slot equals the record before
+// it (a duplicate) loads nothing; the first record of a run stores its chunk to every record of
+// the run, so each slot crosses PCIe once. Each thread keeps FLAT_F chunks in flight (all loads,
+// then all stores). No ballots, shuffles or per-step planning: at 64-B random records this
+// measured 1.03-1.05x gather_lines_dedupe on the H100 (docs/benchmarks.md, issue 15).
+// gather.py launches it only for 16-B aligned tables and records that divide 512 B (16..512 B,
+// powers of two), so C is a power of two and a warp load holds whole records, which is what
+// the model's read plan for it assumes (gather_layout.planned_read_plan, group = 512 / R).
+#define FLAT_F 4
+
+extern "C" __global__ void __launch_bounds__(1024, 1)
+gather_flat_dedupe(unsigned char *__restrict__ dst, const unsigned char *__restrict__ table,
+                   const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
+                   u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
+{
+    note_sm(sm_ids);
+    const unsigned shift = (unsigned)(__ffsll((long long)(R >> 4)) - 1);  // C = R / 16 = 2^shift
+    const u64 part_mask = (R >> 4) - 1;
+    const u64 total = n << shift;
+    const u64 nthreads = (u64)gridDim.x * blockDim.x;
+    for (u64 base = (u64)blockIdx.x * blockDim.x + threadIdx.x; base < total; base += FLAT_F * nthreads) {
+        uint4 v[FLAT_F];
+        u64 rec[FLAT_F];
+        unsigned slot[FLAT_F], part[FLAT_F];
+        bool owner[FLAT_F];
+#pragma unroll
+        for (int f = 0; f < FLAT_F; ++f) {
+            const u64 t = base + f * nthreads;
+            rec[f] = t >> shift;
+            part[f] = (unsigned)(t & part_mask);
+            owner[f] = false;
+            if (t < total) {
+                slot[f] = sidx[rec[f]];
+                owner[f] = rec[f] == 0 || sidx[rec[f] - 1] != slot[f];
+                if (owner[f]) {
+                    v[f] = ld16(table + (u64)slot[f] * stride + 16u * part[f]);
+                }
+            }
+        }
+#pragma unroll
+        for (int f = 0; f < FLAT_F; ++f) {
+            if (owner[f]) {
+                u64 i = rec[f];
+                do {
+                    *reinterpret_cast<uint4 *>(dst + (u64)didx[i] * dst_stride + 16u * part[f]) = v[f];
+                    ++i;
+                } while (i < n && sidx[i] == slot[f]);
+            }
+        }
     }
 }
 

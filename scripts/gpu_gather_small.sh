@@ -22,7 +22,7 @@ if [ -n "${STEP_AB:-}" ]; then  # the A/B behind planned_records_per_step: 8 vs 
     echo "A/B $pat R=$R M=$m: $(grep -E '^planned-lines ' "$OUT/ab-$pat-$R-$m.txt" | awk '{print $2, $3, $4, $5, $6}')"
   done; done; done
 fi
-K=${KERNELS:-planned-lines,sorted-lines,lines,warp}
+K=${KERNELS:-planned-flat,planned-lines,sorted-lines,lines,warp}
 for pat in ${PATTERNS:-unique random}; do
   s=$(date +%s)
   python3 -m gdrdiag gather-bench --sweep record-size --pattern "$pat" -k "$K" --sweep-kernels "$K" \

@@ -43,6 +43,8 @@ from gdrdiag.bench.gather_kernels import (  # noqa: F401 - gather-bench's public
     KernelSpec,
     bulk_config,
     bytes_in_flight_per_warp,
+    flat_layout_problem,
+    flat_records_per_load,
     kernel_spec,
     parse_kernels,
     planned_records_per_step,
@@ -274,7 +276,7 @@ class _Run:
         ]
 
     def _summary_notes(self) -> None:
-        """Per record size and pattern: best kernel vs its ceiling; planned-lines predicted vs measured."""
+        """Per record size and pattern: best kernel vs its ceiling; a planned kernel predicted vs measured."""
         s, cfg = self.session, self.session.config  # type: ignore[attr-defined]
         for row in record_size_summary(self.results):
             line = (
@@ -285,7 +287,7 @@ class _Run:
             )
             if row.get("kernel_ratio_to_ce") is not None:
                 line += (
-                    f"; planned-lines {fmt_ratio(row['kernel_ratio_to_ce'])} measured vs "
+                    f"; {row['kernel']} {fmt_ratio(row['kernel_ratio_to_ce'])} measured vs "
                     f"{fmt_ratio(row.get('kernel_predicted_ratio_to_ce'))} predicted "
                     f"(pred/meas {fmt_ratio(row.get('kernel_predicted_over_measured'))})"
                 )

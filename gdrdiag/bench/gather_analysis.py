@@ -8,7 +8,13 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from gdrdiag import pcie_model
-from gdrdiag.bench.gather_kernels import BEST_CANDIDATES, KERNELS, KernelSpec, planned_records_per_step
+from gdrdiag.bench.gather_kernels import (
+    BEST_CANDIDATES,
+    KERNELS,
+    KernelSpec,
+    flat_records_per_load,
+    planned_records_per_step,
+)
 from gdrdiag.bench.gather_layout import Layout, planned_read_plan, read_plan, segment_histogram
 from gdrdiag.model.results import BenchResult, Status
 
@@ -44,12 +50,18 @@ def min_sms_for_fraction(points: Sequence[tuple[int, float]], fraction: float = 
     return pts[-1][0]
 
 
-def record_size_summary(results: Sequence[BenchResult], kernel: str = "planned-lines") -> list[dict]:
+PLANNED_KERNELS = ("planned-flat", "planned-lines")  # the small-record paths whose cost the model adds
+
+
+def record_size_summary(
+    results: Sequence[BenchResult], kernels: Sequence[str] = PLANNED_KERNELS
+) -> list[dict]:
     """Per record size of the record-size sweep: the best kernel against its model ceiling.
 
     For each (pattern, R): the fastest verified kernel, its ratio to CE, its ceiling
-    (``ceiling_ratio_to_ce``), best / ceiling, and for ``kernel`` (the new small-record path) the
-    model's prediction with its sort cost (``model_kernel_ratio_to_ce``) against its measurement.
+    (``ceiling_ratio_to_ce``), best / ceiling, and for one of ``kernels`` (the small-record
+    paths: the best kernel where it is one of them, else the first of them measured) the model's
+    prediction with its sort cost (``model_kernel_ratio_to_ce``) against its measurement.
     """
     groups: dict[tuple[str, int], list[BenchResult]] = {}
     for r in results:
@@ -68,11 +80,15 @@ def record_size_summary(results: Sequence[BenchResult], kernel: str = "planned-l
             "ceiling_ratio_to_ce": ceiling,
             "best_over_ceiling": ratio / ceiling if ratio and ceiling else None,
         }
-        mine = [r for r in rs if r.params.kernel == kernel]
-        if mine:
-            m = mine[0].metrics
+        by_kernel = {str(r.params.kernel): r for r in rs}
+        named = [by_kernel[k] for k in kernels if k in by_kernel]
+        mine = by_kernel.get(str(best.params.kernel)) if str(best.params.kernel) in kernels else None
+        mine = mine or (named[0] if named else None)
+        if mine is not None:
+            m = mine.metrics
             pred, meas = m.model_kernel_ratio_to_ce, m.ratio_to_ce
             row.update(
+                kernel=str(mine.params.kernel),
                 kernel_ratio_to_ce=meas,
                 kernel_predicted_ratio_to_ce=pred,
                 kernel_predicted_over_measured=pred / meas if pred and meas else None,
@@ -108,7 +124,9 @@ def model_metrics(
     R, n = layout.record_bytes, layout.records
     if spec.dedupe:
         # Its exact read plan: each distinct slot crosses PCIe once (native/gather.cu DEDUPE).
-        hist, n_read = planned_read_plan(src, layout, group or planned_records_per_step(R))
+        # planned-flat's warp load covers 512 / R whole records: its "group" for the same plan.
+        group = group or (flat_records_per_load(R) if spec.flat else planned_records_per_step(R))
+        hist, n_read = planned_read_plan(src, layout, group)
         pred = pcie_model.predict(hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
         model = pred.ratio_to_ce * n / max(1, n_read)
         out["model_ratio_to_ce"] = model

@@ -31,6 +31,7 @@ class KernelSpec:
     # batches over the same indices; each timed sample is one plan plus that many gathers.
     reuse_plan: bool = False
     dedupe: bool = False  # a repeated slot is read once and stored to all its destinations
+    flat: bool = False  # a thread per 16-B chunk (planned-flat): records must divide 512 B
     min_cc: int = 80
     doc: str = ""
 
@@ -110,6 +111,21 @@ KERNELS: dict[str, KernelSpec] = {
             "each repeated slot read once",
         ),
         KernelSpec(
+            "planned-flat",
+            "gather_flat_dedupe",
+            "persistent",
+            1024,
+            "sector",
+            line_aware=True,
+            merges_runs=True,
+            presort=True,
+            reuse_plan=True,
+            dedupe=True,
+            flat=True,
+            doc="planned-lines' plan read one 16-B chunk per thread, 4 in flight "
+            "(records of 16-512 B that divide 512 B)",
+        ),
+        KernelSpec(
             "lines-l2pf",
             "gather_lines_l2pf",
             "persistent",
@@ -139,7 +155,16 @@ KERNELS: dict[str, KernelSpec] = {
 LADDER = tuple(KERNELS)
 
 
-BEST_CANDIDATES = ("planned-lines", "sorted-lines", "lines", "lines-l2pf", "bulk", "persistent", "warp-ilp")
+BEST_CANDIDATES = (
+    "planned-lines",
+    "planned-flat",
+    "sorted-lines",
+    "lines",
+    "lines-l2pf",
+    "bulk",
+    "persistent",
+    "warp-ilp",
+)
 
 
 LINES_RECORDS_PER_WARP = 8  # LINES_M in native/gather.cu
@@ -156,6 +181,9 @@ DEFAULT_PLAN_REUSE = 32
 
 
 ILP_CHUNKS = 8  # warp_ilp's K (chunks per lane per pass)
+
+
+FLAT_CHUNKS_IN_FLIGHT = 4  # FLAT_F in native/gather.cu (16-B chunks per thread, loads before stores)
 
 
 BULK_MAX_DEPTH = 8
@@ -188,6 +216,26 @@ def planned_records_per_step(record_bytes: int) -> int:
     return 32 if record_bytes <= 128 else LINES_RECORDS_PER_WARP
 
 
+def flat_layout_problem(record_bytes: int, stride: int, base_offset: int) -> Optional[str]:
+    """Why planned-flat cannot gather this layout, or None where it can.
+
+    gather_flat_dedupe computes a record's chunk with a shift (C = R / 16 a power of two) and its
+    model assumes a 512-B warp load holds whole records; any other layout is planned-lines' job.
+    """
+    R = record_bytes
+    if R % 16 or 512 % R or stride % 16 or base_offset % 16:
+        return (
+            f"planned-flat takes 16-B aligned records that divide 512 B (16, 32, ..., 512 B); "
+            f"this layout has R={R}, stride={stride}, offset={base_offset} (planned-lines covers it)"
+        )
+    return None
+
+
+def flat_records_per_load(record_bytes: int) -> int:
+    """Records one 512-B warp load of gather_flat_dedupe covers (its read plan's group)."""
+    return pcie_model.INSTRUCTION_BYTES // record_bytes
+
+
 def bytes_in_flight_per_warp(spec: KernelSpec, record_bytes: int, depth: int = 0) -> int:
     """Most useful bytes one warp has requested and not yet received, by design."""
     R = record_bytes
@@ -199,6 +247,8 @@ def bytes_in_flight_per_warp(spec: KernelSpec, record_bytes: int, depth: int = 0
         return min(round_up(R, 16), pcie_model.INSTRUCTION_BYTES)
     if spec.name in ("warp-ilp", "persistent"):
         return min(round_up(R, 16), ILP_CHUNKS * pcie_model.INSTRUCTION_BYTES)
+    if spec.flat:
+        return FLAT_CHUNKS_IN_FLIGHT * pcie_model.INSTRUCTION_BYTES
     if spec.name == "planned-lines" and depth == 32:
         return 32 * R  # one step: 32 records, issued before their stores (up to 4 KiB at 128 B)
     if spec.name in ("lines", "lines-l2pf", "sorted-lines", "planned-lines"):

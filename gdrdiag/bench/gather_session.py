@@ -19,6 +19,8 @@ from gdrdiag.bench.gather_kernels import (
     KernelSpec,
     bulk_config,
     bytes_in_flight_per_warp,
+    flat_layout_problem,
+    flat_records_per_load,
     planned_records_per_step,
     round_up,
 )
@@ -294,6 +296,10 @@ class GatherSession:
         spec, layout = KERNELS[case.kernel], case.layout
         if self.cc < spec.min_cc:
             raise NotSupported(f"{spec.name} needs sm_{spec.min_cc} or newer; this GPU is sm_{self.cc}")
+        if spec.flat:
+            problem = flat_layout_problem(layout.record_bytes, layout.stride, layout.base_offset)
+            if problem:
+                raise NotSupported(problem)
         src, dst = self.indices(layout)
         launch = self._launch(case, spec)
         if spec.mapping == "persistent":
@@ -350,7 +356,11 @@ class GatherSession:
         fn = self.module.function(spec.function)
         threads = case.threads or spec.default_threads
         shared, depth = 0, 0
-        if spec.dedupe:
+        if spec.flat:
+            # gather_flat_dedupe ignores depth; recorded as the records one warp load covers
+            depth = flat_records_per_load(layout.record_bytes)
+            params = replace(params, records_per_step=depth)
+        elif spec.dedupe:
             # native/gather.cu gather_lines_dedupe: depth = records per warp step (8 or 32)
             depth = self.config.records_per_step or planned_records_per_step(layout.record_bytes)
             params = replace(params, records_per_step=depth)

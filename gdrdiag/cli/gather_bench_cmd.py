@@ -44,7 +44,7 @@ def gather_bench(
         "--kernels",
         "-k",
         help="Kernels for the ladder: byte,vec16,warp,warp-ilp,persistent,lines,"
-        "sorted-lines,planned-lines,lines-l2pf,bulk or all.",
+        "sorted-lines,planned-lines,planned-flat,lines-l2pf,bulk or all.",
     ),
     record_bytes: str = typer.Option("656", "--record-bytes", "-s", help="Record size R in bytes."),
     stride: str = typer.Option(
@@ -70,7 +70,7 @@ def gather_bench(
     plan_reuse: int = typer.Option(
         32,
         "--plan-reuse",
-        help="planned-lines: batches over one index set that share one sort (1 = a sort per batch).",
+        help="planned-lines/-flat: batches over one index set that share one sort (1 = a sort per batch).",
     ),
     records_per_step: Optional[int] = typer.Option(
         None, "--records-per-step", help="planned-lines: records per warp step, 8 or 32 (default: by size)."

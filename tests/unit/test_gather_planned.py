@@ -129,3 +129,76 @@ def test_record_size_summary_picks_the_fastest_against_its_own_ceiling():
     assert rows[0]["best_over_ceiling"] == pytest.approx(0.90 / 0.906)
     assert rows[0]["kernel_predicted_over_measured"] == pytest.approx(0.904 / 0.90)
     assert rows[1]["kernel_ratio_to_ce"] == 0.913
+
+
+def flat_kernel_segments(src, layout):
+    """gather_flat_dedupe (native/gather.cu) chunk by chunk: the contiguous source ranges each
+    512-B warp load reads, as {(start mod 4096, records): count}."""
+    src = sorted(int(v) for v in src)
+    R, stride, base = layout.record_bytes, layout.stride, layout.base_offset
+    chunks = R // 16
+    hist: dict = {}
+    total = len(src) * chunks
+    for block in range(0, total, 32):  # one warp load: chunks block .. block + 31
+        addrs = []
+        for t in range(block, min(block + 32, total)):
+            rec, part = divmod(t, chunks)
+            if rec == 0 or src[rec - 1] != src[rec]:  # duplicates load nothing
+                addrs.append(base + src[rec] * stride + 16 * part)
+        start = prev = None
+        for a in addrs + [None]:
+            if a is not None and prev is not None and a == prev + 16:
+                prev = a
+                continue
+            if start is not None:
+                key = (start % 4096, (prev + 16 - start) // R)
+                hist[key] = hist.get(key, 0) + 1
+            start = prev = a
+    return hist
+
+
+@pytest.mark.parametrize(
+    "R,pattern,slots", [(16, "random", 300), (64, "random", 400), (64, "unique", 5000), (256, "random", 200)]
+)
+def test_planned_flat_reads_what_its_model_plan_says(R, pattern, slots):
+    # The model reads planned-flat as planned-lines' plan with groups of 512 / R records.
+    lay = g.Layout(record_bytes=R, stride=R, pattern=pattern, slots=slots, records=3000, seed=7)
+    src, _ = g.make_indices(lay)
+    hist, reads = g.planned_read_plan(src, lay, g.flat_records_per_load(R))
+    assert hist == flat_kernel_segments(src, lay)
+    assert reads == len(np.unique(src))
+    spec = g.KERNELS["planned-flat"]
+    m = g.model_metrics(spec, lay, src, LINK, 55.0, plan_us=30.0, reuse=32)
+    same = g.model_metrics(
+        g.KERNELS["planned-lines"], lay, src, LINK, 55.0, 30.0, 32, g.flat_records_per_load(R)
+    )
+    assert m["model_ratio_to_ce"] == pytest.approx(same["model_ratio_to_ce"])
+    assert m["model_kernel_ratio_to_ce"] < m["ceiling_ratio_to_ce"]
+
+
+@pytest.mark.parametrize("R", [16, 32, 64, 128, 256, 512])
+def test_planned_flat_takes_records_that_divide_512_bytes(R):
+    assert g.flat_layout_problem(R, R, 0) is None and g.flat_records_per_load(R) * R == 512
+    assert g.bytes_in_flight_per_warp(g.KERNELS["planned-flat"], R) == 4 * 512
+
+
+@pytest.mark.parametrize(
+    "R,stride,off", [(656, 656, 0), (48, 48, 0), (1024, 1024, 0), (64, 64, 8), (64, 72, 0)]
+)
+def test_planned_flat_refuses_other_layouts_with_the_reason(R, stride, off):
+    why = g.flat_layout_problem(R, stride, off)
+    assert why and "divide 512 B" in why and f"R={R}" in why and "planned-lines" in why
+
+
+def test_record_size_summary_predicts_the_best_planned_kernel():
+    rows = g.record_size_summary(
+        [
+            _row("planned-lines", 64, "random", 62.0, 1.15, 1.306, pred=1.30),
+            _row("planned-flat", 64, "random", 66.0, 1.22, 1.306, pred=1.29),
+            _row("warp", 656, "random", 48.0, 0.88, 0.89),
+            _row("planned-lines", 656, "random", 70.0, 1.31, 1.36, pred=1.35),
+        ]
+    )
+    assert rows[0]["best_kernel"] == rows[0]["kernel"] == "planned-flat"
+    assert rows[0]["kernel_predicted_over_measured"] == pytest.approx(1.29 / 1.22)
+    assert rows[1]["kernel"] == "planned-lines"
