@@ -42,6 +42,7 @@ LINE = 128  # GPU L2 line / coalescing unit (CUDA Best Practices Guide, "Coalesc
 SECTOR = 32  # GPU memory transaction granularity (same guide: 32-byte sectors)
 PAGE = 4096  # PCIe requests never cross a 4 KiB boundary (PCIe Base Spec 2.2.7)
 INSTRUCTION_BYTES = 512  # a warp of 32 lanes x 16-B loads (native/gather.cu)
+SMALL_COMPLETION = 64  # completions up to this payload pay LinkParams.small_cpl_extra
 
 MODES = ("ce", "sector", "line", "bulk")
 
@@ -57,6 +58,13 @@ class LinkParams:
     # (diagnostics-kb 10.2) + ~2 B of ACK/flow-control DLLPs per TLP: the 22 B of perf-anchors 2.2.
     # Fitted on the H200 (docs/gather-bench.md): 22-24 B matches 640-B and 656-B gathers within 1%.
     cpl_overhead: int = 22
+    # Completions of at most SMALL_COMPLETION bytes cost this much more again. Calibrated on the
+    # H100 VM (docs/benchmarks.md, "small completions"): isolated 48- and 64-B reads (one 64-B
+    # completion each; scripts/gpu_gather_calibrate.py, warp kernel, slot and random order) ran
+    # at 25.3-27.3 B of overhead per completion on a wire whose 128-B reads fit 22 B, while
+    # 16- and 32-B reads stopped at a request rate instead (0.67-0.71 G/s). Fitted on those
+    # reads only, not on the planned kernels the model is then compared with.
+    small_cpl_extra: int = 4
 
     def __post_init__(self) -> None:
         for name in ("mps", "mrrs", "rcb"):
@@ -67,8 +75,8 @@ class LinkParams:
             raise ValueError(f"rcb must be 64 or 128, got {self.rcb}")
         if self.mps < self.rcb:
             raise ValueError("mps must be at least rcb")
-        if self.cpl_overhead < 0:
-            raise ValueError("cpl_overhead must be >= 0")
+        if self.cpl_overhead < 0 or self.small_cpl_extra < 0:
+            raise ValueError("cpl_overhead and small_cpl_extra must be >= 0")
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,7 @@ class Efficiency:
     requests: int
     completions: int
     records: int
+    overhead: int = 0  # the part of ``wire`` that is not payload
 
     @property
     def efficiency(self) -> float:
@@ -167,19 +176,22 @@ def segments_efficiency(
     A run of ``k`` records is read as one contiguous range of ``k * record_bytes`` (only kernels
     that merge consecutive slots produce k > 1); random indices give runs of one.
     """
-    useful = wire = nreq = ncpl = nrec = 0
+    useful = wire = overhead = nreq = ncpl = nrec = 0
     for (offset, k), count in segments.items():
         if count <= 0:
             continue
         length = k * record_bytes
         reqs = range_requests(offset, length, mode, line_aware=line_aware, p=p)
         cpls = [c for a, n in reqs for c in completion_sizes(a, n, p)]
+        small = sum(1 for c in cpls if c <= SMALL_COMPLETION)
+        extra = len(cpls) * p.cpl_overhead + small * p.small_cpl_extra
         useful += count * length
-        wire += count * (sum(cpls) + len(cpls) * p.cpl_overhead)
+        wire += count * (sum(cpls) + extra)
+        overhead += count * extra
         nreq += count * len(reqs)
         ncpl += count * len(cpls)
         nrec += count * k
-    return Efficiency(useful, wire, nreq, ncpl, nrec)
+    return Efficiency(useful, wire, nreq, ncpl, nrec, overhead)
 
 
 def ce_efficiency(p: LinkParams, nbytes: int = 1 << 26) -> float:
@@ -243,7 +255,7 @@ def predict(
     ce = ce_efficiency(p)
     ideal = whole_line_efficiency(p) if mode in ("sector", "line") else ce
     e = eff.efficiency
-    payload = (eff.wire - eff.completions * p.cpl_overhead) / eff.completions if eff.completions else 0.0
+    payload = (eff.wire - eff.overhead) / eff.completions if eff.completions else 0.0
     return Prediction(
         mode=mode,
         line_aware=line_aware,

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from gdrdiag import pcie_model as m
 
-P = m.LinkParams(mps=256, mrrs=4096, rcb=128, cpl_overhead=20)
+P = m.LinkParams(mps=256, mrrs=4096, rcb=128, cpl_overhead=20, small_cpl_extra=0)  # closed forms below
 
 
 def test_completions_obey_mps_and_rcb():
@@ -16,7 +16,7 @@ def test_completions_obey_mps_and_rcb():
     assert m.completion_sizes(16, 656, P) == [240, 256, 160]
     # Small requests come back whole.
     assert m.completion_sizes(96, 32, P) == [32]
-    p64 = m.LinkParams(mps=128, rcb=64, cpl_overhead=20)
+    p64 = m.LinkParams(mps=128, rcb=64, cpl_overhead=20, small_cpl_extra=0)
     assert m.completion_sizes(32, 300, p64) == [96, 128, 76]
 
 
@@ -82,7 +82,13 @@ def test_ce_run_ratio_follows_call_overhead():
 
 
 def test_bad_link_parameters_are_refused():
-    for kw in ({"mps": 100}, {"rcb": 32}, {"mps": 64, "rcb": 128}, {"cpl_overhead": -1}):
+    for kw in (
+        {"mps": 100},
+        {"rcb": 32},
+        {"mps": 64, "rcb": 128},
+        {"cpl_overhead": -1},
+        {"small_cpl_extra": -1},
+    ):
         with pytest.raises(ValueError):
             m.LinkParams(**kw)
     with pytest.raises(ValueError):
@@ -111,3 +117,19 @@ def test_requests_cover_the_range_and_completions_cover_requests(start, length, 
     assert set(range(start, start + length)) <= covered
     eff = m.segments_efficiency({(start, 1): 1}, length, mode, line_aware=line_aware, p=p)
     assert 0 < eff.efficiency <= length / (length + p.cpl_overhead) + 1e-12
+
+
+def test_small_completions_pay_the_calibrated_extra_and_large_ones_do_not():
+    # One 64-B completion (an isolated 64-B read) costs 22 + 4 B; a 128-B line and the copy
+    # engine's MPS-sized completions cost 22 B only, so whole-line and CE ratios do not move.
+    p, flat = m.LinkParams(rcb=64), m.LinkParams(rcb=64, small_cpl_extra=0)
+    small = m.segments_efficiency({(0, 1): 1}, 64, "sector", line_aware=True, p=p)
+    assert small.wire == 64 + 22 + 4 and small.overhead == 26
+    line = m.segments_efficiency({(0, 1): 1}, 128, "sector", line_aware=True, p=p)
+    assert line.wire == 128 + 22 and line.overhead == 22
+    assert m.ce_efficiency(p) == m.ce_efficiency(flat)
+    pred = m.predict({(0, 1): 1}, 64, "sector", line_aware=True, p=p)
+    assert pred.mean_completion_payload == 64
+    assert pred.ratio_to_ce == pytest.approx(
+        m.predict({(0, 1): 1}, 64, "sector", line_aware=True, p=flat).ratio_to_ce * 86 / 90
+    )
