@@ -40,6 +40,10 @@ class GatherConfig:
     # the H100 a CE copy just before each sample slowed random-order gathers of small records by
     # up to a third (docs/gather-bench.md), so paired ratios understate back-to-back gathers.
     paired_ce: bool = False
+    # Measure the CE reference of a case's byte count again just before the case, and divide by
+    # that: the reference measured once per byte count moved 45-55 GB/s between stretches on the
+    # shared H100 (docs/benchmarks.md, issue 15), which moves every ratio of those cases alike.
+    ce_per_case: bool = False
     link: pcie_model.LinkParams = field(default_factory=pcie_model.LinkParams)
     link_source: str = "assumed (diagnostics-kb 14, H200 VM)"
     link_explicit: bool = False  # True when the user gave --mps/--mrrs/--rcb

@@ -324,6 +324,8 @@ class GatherSession:
                 problem = f"the paired copy-engine reference wrote a wrong byte at offset {bad}"
         metrics = self._case_metrics(spec, case, launch, src, per_batch, stats, ce, paired, timed.seconds)
         method = timed.method
+        if self.config.ce_per_case:
+            method += "; x CE against a CE copy of the same bytes measured just before this case"
         if spec.presort:
             method += (
                 f"; one sample = the sort (plan) + {launch.reuse} gather(s) over the same indices, "

@@ -83,6 +83,11 @@ def gather_bench(
         "--paired-ce/--no-paired-ce",
         help="A CE copy of the same bytes before every gather sample; x CE = median per-pair ratio.",
     ),
+    ce_per_case: bool = typer.Option(
+        False,
+        "--ce-per-case",
+        help="Measure the CE reference again just before each case and divide by that one.",
+    ),
     device: int = typer.Option(0, "--device", help="CUDA device ordinal (-d is perftest's RDMA device)."),
     mps: Optional[int] = typer.Option(
         None, "--mps", help="Model: Max Payload Size (default: read, else 256)."
@@ -144,6 +149,7 @@ def gather_bench(
         records_per_step=records_per_step,
         rounds=rounds,
         paired_ce=paired_ce,
+        ce_per_case=ce_per_case,
         link=link,
         link_source="given on the command line"
         if explicit

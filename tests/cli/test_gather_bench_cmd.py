@@ -171,3 +171,17 @@ def test_help_is_fast():
     out = subprocess.run([sys.executable, "-m", "gdrdiag", "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "gather-bench" in out.stdout
     assert time.perf_counter() - t0 < 2.0  # the 0.5 s budget, with interpreter start-up slack for CI
+
+
+@pytest.mark.parametrize("flag,expected", [([], False), (["--ce-per-case"], True)])
+def test_ce_per_case_reaches_the_config(flag, expected, monkeypatch):
+    seen = []
+
+    def run(config, progress=None):
+        seen.append(config.ce_per_case)
+        return gather.waived_run(config, "faked: no GPU in this test")
+
+    monkeypatch.setattr(gather, "run", run)
+    res = runner.invoke(app, ["gather-bench", "-k", "warp", *flag])
+    assert res.exit_code == 0, res.output
+    assert seen == [expected]

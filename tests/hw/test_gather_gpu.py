@@ -249,3 +249,15 @@ def test_planned_flat_verified_and_reads_each_slot_once(R, pattern, slots, recor
     assert r.params.plan_reuse == 4 and r.metrics.plan_us > 0 and r.params.records_per_step == 512 // R
     src, _ = gather.make_indices(lay)
     assert r.metrics.records_read_fraction == pytest.approx(len(np.unique(src)) / records)
+
+
+def test_ce_per_case_divides_each_case_by_its_own_fresh_reference():
+    lay = gather.Layout(record_bytes=128, stride=128, slots=20_000, records=8_192, seed=3)
+    run = _run(lay, kernels=("warp", "planned-flat"), ce_per_case=True)
+    (ce,) = [r for r in run.results if r.key == gather.CE_KEY]  # the once-per-size one stays
+    for r in _by_kernel(run.results).values():
+        assert r.status is Status.OK and r.verified, r.reason
+        m = r.metrics
+        assert "measured just before this case" in r.method
+        assert m.ce_gbytes_per_s and m.ratio_to_ce == pytest.approx(r.stats.median / m.ce_gbytes_per_s)
+        assert m.ce_gbytes_per_s != ce.value  # a float equal to the shared one would mean reuse
