@@ -14,11 +14,22 @@ Conversation (client = the side that posts the WRITEs, server = the side written
       client -> done   {regions: [{offset, length, seed}...]}   after the last completion
       server -> verified {ok, detail}     server checked every byte
     client -> bye
+
+With a shared secret (``--secret-file`` on both sides) a handshake comes first; see
+:func:`admit_client` and :func:`prove_to_server`::
+
+    client -> auth_hello {nonce_c}
+    server -> challenge  {nonce_s, mac: HMAC(secret, "server" | nonce_c | nonce_s)}
+    client -> auth       {mac: HMAC(secret, "client" | nonce_s | nonce_c)}
+    server -> auth_ok
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import secrets
 import socket
 import struct
 import time
@@ -29,6 +40,7 @@ from gdrdiag.errors import GdrdiagError, UserInputError
 PROTOCOL = "gdrdiag-mr-bench/1"
 DEFAULT_PORT = 18515
 MAX_MESSAGE = 1 << 20
+NONCE_HEX = 32  # a handshake nonce: 16 random bytes as hex
 
 
 class PeerError(GdrdiagError):
@@ -190,3 +202,76 @@ def connect(
             ) from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return Channel(sock, f"{host}:{port}", io_timeout_s)
+
+
+def _mac(secret: bytes, role: str, first: str, second: str) -> str:
+    """HMAC-SHA256 (RFC 2104) of the protocol, the prover's role and both nonces.
+
+    The role keeps a server's proof from being replayed as a client's (and back); the nonces tie
+    each proof to this connection.
+    """
+    text = f"{PROTOCOL}|{role}|{first}|{second}".encode()
+    return hmac.new(secret, text, hashlib.sha256).hexdigest()
+
+
+def _nonce(msg: dict, peer: str) -> str:
+    value = msg.get("nonce")
+    if not (
+        isinstance(value, str) and len(value) == NONCE_HEX and all(c in "0123456789abcdef" for c in value)
+    ):
+        raise PeerError(f"peer {peer} sent a malformed handshake")
+    return value
+
+
+def _proves(msg: dict, expected: str) -> bool:
+    mac = msg.get("mac")
+    return isinstance(mac, str) and hmac.compare_digest(mac, expected)
+
+
+def prove_to_server(ch: Channel, secret: Optional[bytes]) -> None:
+    """Client: the shared-secret handshake, before ``hello`` (nothing when there is no secret).
+
+    Mutual challenge-response: each side proves it holds the secret over a fresh nonce of the
+    other's, so a peer without it, or one replaying an old exchange, is refused; the secret never
+    crosses the wire. It authenticates the peer when the connection opens; it does not encrypt or
+    protect the messages after it (QP numbers, addresses and rkeys travel in clear).
+    """
+    if secret is None:
+        return
+    mine = secrets.token_hex(NONCE_HEX // 2)
+    ch.send("auth_hello", nonce=mine)
+    challenge = ch.recv("challenge")
+    theirs = _nonce(challenge, ch.peer)
+    if not _proves(challenge, _mac(secret, "server", mine, theirs)):
+        raise PeerError(f"server {ch.peer} does not hold the secret of --secret-file; refused it")
+    ch.send("auth", mac=_mac(secret, "client", theirs, mine))
+    ch.recv("auth_ok")
+
+
+def admit_client(ch: Channel, secret: Optional[bytes]) -> dict:
+    """Server: the client's ``hello``, after the shared-secret handshake where this side has a secret.
+
+    A server with a secret refuses a client without one (or with another), and a server without one
+    refuses a client that asks for the handshake: both sides then end with one line saying why.
+    """
+    first = ch.recv(("auth_hello", "hello"))
+    if secret is None:
+        if first["type"] == "hello":
+            return first
+        ch.send("error", message="this server has no --secret-file; give both sides the same one, or neither")
+        raise PeerError(
+            f"client {ch.peer} asked for a shared-secret handshake; this server has no --secret-file"
+        )
+    if first["type"] == "hello":
+        ch.send("error", message="this server requires --secret-file: give the client the same secret file")
+        raise PeerError(
+            f"client {ch.peer} sent no shared-secret proof; refused (this server has --secret-file)"
+        )
+    theirs = _nonce(first, ch.peer)
+    mine = secrets.token_hex(NONCE_HEX // 2)
+    ch.send("challenge", nonce=mine, mac=_mac(secret, "server", theirs, mine))
+    if not _proves(ch.recv("auth"), _mac(secret, "client", mine, theirs)):
+        ch.send("error", message="wrong shared secret (--secret-file differs from the server's)")
+        raise PeerError(f"client {ch.peer} proved a different shared secret; refused")
+    ch.send("auth_ok")
+    return ch.recv("hello")

@@ -89,10 +89,12 @@ def serve(
     accept_timeout_s: float = 60.0,
     listener: Any = None,
     progress: ProgressFn = None,
+    secret: Optional[bytes] = None,
 ) -> list[BenchResult]:
     """Server side: one client, its destination buffer, byte-exact verification after every run.
 
-    Listens on ``bind`` (loopback unless the user names an address). The client's QP count, slot
+    Listens on ``bind`` (loopback unless the user names an address). With a ``secret`` the client
+    must prove it holds the same one first (exchange.admit_client). The client's QP count, slot
     size and timeouts are checked against the server's own limits before anything is allocated.
     """
     from gdrdiag.bench import exchange as x
@@ -110,7 +112,7 @@ def serve(
         if progress:
             progress(f"waiting for a client on {bind}:{lst.port}")
         ch = stack.enter_context(lst.accept(accept_timeout_s, cfg.timeout_s))
-        hello = ch.recv("hello")
+        hello = x.admit_client(ch, secret)
         try:
             served = _accept_client(stack, cfg, device, hello, kind, reg_path)
         except (GdrdiagError, KeyError, ValueError, TypeError) as exc:
@@ -260,6 +262,7 @@ def run_client(
     retry_s: float = 0.0,
     progress: ProgressFn = None,
     tick: Optional[Callable[[], None]] = None,
+    secret: Optional[bytes] = None,
 ) -> list[BenchResult]:
     """Client side: writes into the server's MR; bandwidth measured here, bytes verified there."""
     from gdrdiag.bench import exchange as x
@@ -281,6 +284,7 @@ def run_client(
         ch = stack.enter_context(
             x.connect(host, port, timeout_s=connect_timeout_s, io_timeout_s=run_timeout, retry_s=retry_s)
         )
+        x.prove_to_server(ch, secret)
         ch.send(
             "hello",
             protocol=x.PROTOCOL,

@@ -146,6 +146,12 @@ def mr_bench(
     bind: str = typer.Option(
         "127.0.0.1", "--bind", help="--server: the address to listen on (0.0.0.0 for every interface)."
     ),
+    secret_file: Optional[Path] = typer.Option(
+        None,
+        "--secret-file",
+        help="--server/--connect: a file both sides hold (16+ bytes, e.g. from /dev/urandom); "
+        "each side must prove it has the same one before anything is exchanged.",
+    ),
     gpu: int = typer.Option(0, "--gpu", help="CUDA device ordinal for GPU memory kinds."),
     numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
     inline: int = typer.Option(
@@ -179,6 +185,7 @@ def mr_bench(
         mode = _from_cases(ctx, cases, list_cases, provider_name, mode)
     _refuse_contradictions(mode, provider_name, json_out, server, connect, all_sizes, size, iters, duration)
     _refuse_soft_device(provider_name, ib_dev, peer_dev)
+    peer = _peer_options(server, connect, tcp_port, bind, accept_timeout, secret_file, write_with_imm)
     ro, base_access = relaxed_ordering_setting(relaxed_ordering, ro_ab, mode.matrix, access)
     mode, no_gpu_note = _soft_default_memory(ctx, mode, provider_name, bool(server or connect), gpu)
     sizes = (
@@ -226,12 +233,8 @@ def mr_bench(
     if mode.matrix:
         cfg = mrb.matrix_config(cfg)
     cfg.validate()
-    if write_with_imm and (server or connect):
-        raise UserInputError("--write-with-imm runs in loopback only")
     progress = Progress("mr-bench", planned_points(cfg, mode, server, connect), enabled=not quiet)
-    results, stopped = measure(
-        lambda: _run(cfg, mode, server, connect, tcp_port, bind, accept_timeout, link_gbps, progress), list
-    )
+    results, stopped = measure(lambda: _run(cfg, mode, peer, link_gbps, progress), list)
     notes = (
         [_loop_cost_note(results, link_gbps)]
         if mode.loop_cost
@@ -292,6 +295,63 @@ def planned_points(cfg, mode: "_Mode", server: bool, connect: Optional[str]) -> 
     return cases * per_case
 
 
+@dataclass(frozen=True)
+class _Peer:
+    """The two-machine options: which side this is, where, and the shared secret (or none)."""
+
+    server: bool
+    connect: Optional[str]
+    port: int
+    bind: str
+    accept_timeout: float
+    secret: Optional[bytes]
+
+
+SECRET_MIN_BYTES, SECRET_MAX_BYTES = 16, 4096
+
+
+def read_secret_file(path: Path) -> bytes:
+    """The shared secret in ``path``: its bytes less trailing newlines; 16 to 4096 of them."""
+    try:
+        if not path.is_file():
+            raise UserInputError(
+                f"--secret-file {path}: {'not a regular file' if path.exists() else 'no such file'}"
+            )
+        with path.open("rb") as f:
+            data = f.read(SECRET_MAX_BYTES + 2)
+    except OSError as exc:
+        raise UserInputError(f"--secret-file {path}: cannot read ({exc.strerror or exc})") from None
+    secret = data.rstrip(b"\r\n")
+    if len(secret) > SECRET_MAX_BYTES:
+        raise UserInputError(
+            f"--secret-file {path}: longer than {SECRET_MAX_BYTES} bytes; is it the right file?"
+        )
+    if len(secret) < SECRET_MIN_BYTES:
+        raise UserInputError(
+            f"--secret-file {path}: {len(secret)} bytes; a secret needs at least {SECRET_MIN_BYTES} "
+            "(e.g. head -c 32 /dev/urandom | base64 > FILE)"
+        )
+    return secret
+
+
+def _peer_options(
+    server: bool,
+    connect: Optional[str],
+    port: int,
+    bind: str,
+    accept_timeout: float,
+    secret_file: Optional[Path],
+    write_with_imm: bool,
+) -> _Peer:
+    """Check the two-machine options together (and read the secret) before anything runs."""
+    secret = read_secret_file(secret_file) if secret_file is not None else None
+    if secret is not None and not (server or connect):
+        raise UserInputError("--secret-file is for two machines: give it with --server or --connect")
+    if write_with_imm and (server or connect):
+        raise UserInputError("--write-with-imm runs in loopback only")
+    return _Peer(server, connect, port, bind, accept_timeout, secret)
+
+
 @dataclass
 class _Mode:
     """Which mr-bench mode runs, on which memory kinds and registration paths (options or cases)."""
@@ -319,17 +379,7 @@ class _Mode:
         )
 
 
-def _run(
-    cfg,
-    mode: _Mode,
-    server: bool,
-    connect: Optional[str],
-    tcp_port: int,
-    bind: str,
-    accept_timeout: float,
-    link_gbps: float,
-    steps: Progress,
-) -> list:
+def _run(cfg, mode: _Mode, peer: "_Peer", link_gbps: float, steps: Progress) -> list:
     """Run the chosen mode (loop cost, server, client, or a loopback mode) with progress on stderr."""
     from gdrdiag.bench import mr as mrb
 
@@ -344,13 +394,25 @@ def _run(
                 progress=progress,
             )
             return _placed_loop_cost(cfg.numa, common)
-        if server:
+        if peer.server:
             return mrb.serve(
-                cfg, port=tcp_port, bind=bind, accept_timeout_s=accept_timeout, progress=steps.note
+                cfg,
+                port=peer.port,
+                bind=peer.bind,
+                accept_timeout_s=peer.accept_timeout,
+                progress=steps.note,
+                secret=peer.secret,
             )
-        if connect:
+        if peer.connect:
             # A server that is still starting refuses the connection: keep trying for --timeout seconds.
-            return mrb.run_client(cfg, connect, port=tcp_port, retry_s=cfg.timeout_s, progress=progress)
+            return mrb.run_client(
+                cfg,
+                peer.connect,
+                port=peer.port,
+                retry_s=cfg.timeout_s,
+                progress=progress,
+                secret=peer.secret,
+            )
         return mrb.run(cfg, mode=mode.name, progress=progress)
     except NotSupported as exc:
         if cfg.provider in ("pyverbs", "native") and exc.reason.startswith("no RDMA devices"):

@@ -23,7 +23,17 @@ from ..conftest import FIXTURES
 
 GOOD_REPORT = str(FIXTURES / "reports" / "baremetal_hgx.json")
 # Path parameters a command reads -> how to reach that parameter with everything else valid.
-INPUTS = {"bundle", "report_path", "a_path", "b_path", "from_report", "add_results", "path", "baseline"}
+INPUTS = {
+    "bundle",
+    "report_path",
+    "a_path",
+    "b_path",
+    "from_report",
+    "add_results",
+    "path",
+    "baseline",
+    "secret_file",
+}
 UNUSABLE_DIR_OK = {"path"}  # fleet PATH may be a folder of records
 # A valid invocation to which one bad output option is added (the bad value is refused before work).
 BASE_FOR_OUTPUT = {"compare": [GOOD_REPORT, GOOD_REPORT], "report": ["--from-report", GOOD_REPORT]}

@@ -204,3 +204,34 @@ def test_the_client_retries_a_refused_connection_for_timeout_seconds(monkeypatch
         ],
     )
     assert seen["host"] == "10.0.2.15" and seen["retry_s"] == 7.0
+
+
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        (b"short\n", "5 bytes; a secret needs at least 16"),
+        (b"x" * 5000, "longer than 4096 bytes"),
+    ],
+)
+def test_a_secret_file_that_cannot_be_a_secret_is_one_line_exit_2(tmp_path, content, needle):
+    path = tmp_path / "secret"
+    path.write_bytes(content)
+    res = runner.invoke(app, ["mr-bench", "--connect", "127.0.0.1", "--secret-file", str(path)])
+    assert res.exit_code == 2 and needle in res.output and len(res.output.strip().splitlines()) == 1, (
+        res.output
+    )
+
+
+def test_a_secret_without_two_machines_is_refused(tmp_path):
+    path = tmp_path / "secret"
+    path.write_bytes(b"0123456789abcdef0123\n")
+    res = runner.invoke(app, ["mr-bench", "--provider", "soft", "--secret-file", str(path)])
+    assert res.exit_code == 2 and "--secret-file is for two machines" in res.output
+
+
+def test_the_secret_file_is_read_less_its_trailing_newline(tmp_path):
+    from gdrdiag.cli.mr_bench_cmd import read_secret_file
+
+    path = tmp_path / "secret"
+    path.write_bytes(b"0123456789abcdef\n")
+    assert read_secret_file(path) == b"0123456789abcdef"
