@@ -235,3 +235,28 @@ def test_the_secret_file_is_read_less_its_trailing_newline(tmp_path):
     path = tmp_path / "secret"
     path.write_bytes(b"0123456789abcdef\n")
     assert read_secret_file(path) == b"0123456789abcdef"
+
+
+def test_two_machine_options_reach_the_bench(tmp_path, monkeypatch):
+    """--server/--connect hand their port, bind address, timeouts and secret to the bench as given."""
+    from gdrdiag.bench import mr
+
+    path = tmp_path / "secret"
+    path.write_bytes(b"0123456789abcdef0123\n")
+    seen = {}
+    monkeypatch.setattr(mr, "serve", lambda cfg, **kw: seen.setdefault("serve", kw) and [])
+    monkeypatch.setattr(
+        mr, "run_client", lambda cfg, host, **kw: seen.setdefault("client", (host, kw)) and []
+    )
+    common = ["--secret-file", str(path), "-p", "19999", "--provider", "native"]
+    runner.invoke(app, ["mr-bench", "--server", "--bind", "127.0.0.2", "--accept-timeout", "7", *common])
+    runner.invoke(app, ["mr-bench", "--connect", "10.0.0.9", *common])
+    serve = seen["serve"]
+    assert (serve["port"], serve["bind"], serve["accept_timeout_s"], serve["secret"]) == (
+        19999,
+        "127.0.0.2",
+        7.0,
+        b"0123456789abcdef0123",
+    )
+    host, client = seen["client"]
+    assert (host, client["port"], client["secret"]) == ("10.0.0.9", 19999, b"0123456789abcdef0123")
