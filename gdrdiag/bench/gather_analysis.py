@@ -80,10 +80,8 @@ def record_size_summary(
             "ceiling_ratio_to_ce": ceiling,
             "best_over_ceiling": ratio / ceiling if ratio and ceiling else None,
         }
-        by_kernel = {str(r.params.kernel): r for r in rs}
-        named = [by_kernel[k] for k in kernels if k in by_kernel]
-        mine = by_kernel.get(str(best.params.kernel)) if str(best.params.kernel) in kernels else None
-        mine = mine or (named[0] if named else None)
+        named = [r for k in kernels for r in rs if str(r.params.kernel) == k]
+        mine = best if str(best.params.kernel) in kernels else next(iter(named), None)
         if mine is not None:
             m = mine.metrics
             pred, meas = m.model_kernel_ratio_to_ce, m.ratio_to_ce

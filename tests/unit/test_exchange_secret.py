@@ -1,30 +1,20 @@
 """Two-machine mr-bench with a shared secret (issue 12: "add a shared-secret option"): both ends in
 this process over 127.0.0.1 with the soft provider, and every way the handshake must refuse."""
 
-import threading
-
 import pytest
 
 from gdrdiag.bench import exchange, mr
 from gdrdiag.model.results import Status
 from gdrdiag.model.vocabulary import Provider
 
-from .test_mr_pipeline import soft
+from .test_mr_pipeline import _serve_in_thread, soft
 
 SECRET = b"0123456789abcdef-shared"
 OTHER = b"fedcba9876543210-other"
 
 
 def _serve(lst, secret, out):
-    def target():
-        try:
-            out["server"] = mr.serve(soft(timeout_s=3.0), listener=lst, accept_timeout_s=5.0, secret=secret)
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            out["server_error"] = exc
-
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    return t
+    return _serve_in_thread(soft(timeout_s=3.0), lst, out, secret=secret)
 
 
 def test_the_same_secret_on_both_sides_runs_and_verifies():

@@ -139,10 +139,10 @@ def test_loop_cost_reports_the_bound():
 # -- two machines over TCP on 127.0.0.1 (both ends in this process: the soft wire is in-process) ---------
 
 
-def _serve_in_thread(cfg, listener, out):
+def _serve_in_thread(cfg, listener, out, **serve_options):
     def target():
         try:
-            out["server"] = mr.serve(cfg, listener=listener, accept_timeout_s=5.0)
+            out["server"] = mr.serve(cfg, listener=listener, accept_timeout_s=5.0, **serve_options)
         except BaseException as exc:  # noqa: BLE001 - handed to the test
             out["server_error"] = exc
 
