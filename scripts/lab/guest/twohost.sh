@@ -28,18 +28,26 @@ resources() { rdma resource show >"$R/resource-$1.txt" 2>&1 && cat "$R/resource-
 step rxe-setup setup || exit 1
 step resource-before resources before
 
+# The ro-on session runs with a shared secret on both sides (mr-bench --secret-file): the
+# handshake then crosses the same wire as the QP exchange before anything else.
+SECRET=/tmp/lab-secret
+printf 'gdrdiag-lab-shared-secret-0001\n' >"$SECRET"
+secret_for() { [ "$1" = ro-on ] && echo "--secret-file $SECRET"; }
+
 server() {
     _n=$1
+    # shellcheck disable=SC2046
     $G --json mr-bench --provider pyverbs --memory pageable -d rxe0 --server --bind 0.0.0.0 --accept-timeout 240 --timeout 30 \
-        --json-out "$R/two-$_n-server.json" >"$R/two-$_n-server.out" 2>"$R/two-$_n-server.err"
+        $(secret_for "$_n") --json-out "$R/two-$_n-server.json" >"$R/two-$_n-server.out" 2>"$R/two-$_n-server.err"
 }
 # The server guest may still be booting: retry while the connection is refused, up to ~4 min.
 client() {
     _n=$1
     shift
     for _ in $(seq 80); do
+        # shellcheck disable=SC2046
         $G --json mr-bench --provider pyverbs --memory pageable -d rxe0 --connect 10.9.0.1 --timeout 30 "$@" \
-            --json-out "$R/two-$_n-client.json" >"$R/two-$_n-client.out" 2>"$R/two-$_n-client.err"
+            $(secret_for "$_n") --json-out "$R/two-$_n-client.json" >"$R/two-$_n-client.out" 2>"$R/two-$_n-client.err"
         _rc=$?
         grep -q -i -E "refused|cannot reach" "$R/two-$_n-client.err" || return $_rc
         sleep 3
