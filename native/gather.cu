@@ -530,6 +530,32 @@ gather_lines_l2pf(unsigned char *__restrict__ dst, const unsigned char *__restri
     lines_kernel<LOAD_L2PF, false, LINES_M>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
 }
 
+// Batches that reuse one plan (planned-lines, planned-flat) run back to back in a stream, and each
+// launch costs a ramp (the first indices from HBM, then one PCIe round trip before the first
+// completion) and a tail (the last completions and stores, then the next launch): about 4-6 us
+// per batch on the H100, 1-1.5% of a 128-B random batch (docs/benchmarks.md, issue 15).
+// gather.py launches batches 2..N with programmatic dependent launch (sm_90+; CUDA Programming
+// Guide, "Programmatic Dependent Launch and Synchronization"; PTX ISA "griddepcontrol"): every
+// CTA lets the next batch's grid launch as soon as it starts, so the next batch's CTA takes an
+// SM the moment this one's leaves it, and waits for the previous batch only at its very end, so
+// batch k still completes after batch k-1 (the event after the last batch closes all of them).
+// Batches over one plan read the same sorted pairs and write the same bytes to the same places,
+// so nothing a batch reads is written by the batch before it. Without the launch attribute both
+// instructions return at once.
+__device__ __forceinline__ void let_next_batch_launch()
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wait_for_previous_batch()
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // planned-lines (gather.py): gather_lines over pairs already sorted by source slot (the plan,
 // made by the sort kernels below once per index set and reused for the next batches over the
 // same indices), with each repeated slot read once and stored to all its destinations
@@ -540,11 +566,13 @@ gather_lines_dedupe(unsigned char *__restrict__ dst, const unsigned char *__rest
                     const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
                     u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
 {
+    let_next_batch_launch();
     if (depth == 32) {
         lines_kernel<LOAD_PLAIN, true, 32>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
     } else {
         lines_kernel<LOAD_PLAIN, true, LINES_M>(dst, table, sidx, didx, n, R, stride, dst_stride, sm_ids);
     }
+    wait_for_previous_batch();
 }
 
 // planned-flat (gather.py): the same plan as planned-lines (pairs sorted by source slot), read
@@ -565,6 +593,7 @@ gather_flat_dedupe(unsigned char *__restrict__ dst, const unsigned char *__restr
                    const unsigned *__restrict__ sidx, const unsigned *__restrict__ didx,
                    u64 n, u64 R, u64 stride, u64 dst_stride, int *sm_ids, unsigned depth)
 {
+    let_next_batch_launch();
     note_sm(sm_ids);
     const unsigned shift = (unsigned)(__ffsll((long long)(R >> 4)) - 1);  // C = R / 16 = 2^shift
     const u64 part_mask = (R >> 4) - 1;
@@ -600,6 +629,7 @@ gather_flat_dedupe(unsigned char *__restrict__ dst, const unsigned char *__restr
             }
         }
     }
+    wait_for_previous_batch();
 }
 
 // ------------------------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 # (16 B .. 4 KiB) for the unique and the random (repeating) pattern with the small-record
 # kernels, every payload verified. Outputs under $OUT (default /tmp/gather-small).
 # PYTEST_K selects GPU tests (-k expression; empty = all gather GPU tests); GATHER_EXTRA adds
-# gather-bench options (e.g. --rounds 3); STEP_AB=1 first runs the records-per-step A/B.
+# gather-bench options (e.g. --rounds 3); STEP_AB=1 first runs the records-per-step A/B;
+# OVERLAP_AB=1 the overlapped-batches A/B (planned kernels with and without programmatic
+# dependent launch, interleaved, twice).
 cd "$(dirname "$0")/.."
 export PYTHONPATH=.
 OUT=${OUT:-/tmp/gather-small}
@@ -21,6 +23,21 @@ if [ -n "${STEP_AB:-}" ]; then  # the A/B behind planned_records_per_step: 8 vs 
       > "$OUT/ab-$pat-$R-$m.txt" 2>&1
     echo "A/B $pat R=$R M=$m: $(grep -E '^planned-lines ' "$OUT/ab-$pat-$R-$m.txt" | awk '{print $2, $3, $4, $5, $6}')"
   done; done; done
+fi
+if [ -n "${OVERLAP_AB:-}" ]; then
+  for rep in 1 2; do for pat in random unique; do for R in 64 128; do for o in overlap no-overlap; do
+    python3 -m gdrdiag gather-bench -s $R --pattern $pat -k planned-flat,planned-lines --$o-batches \
+      --rounds 2 --ce-per-case --json-out "$OUT/ov-$pat-$R-$o-$rep.json" > /dev/null 2>&1 || echo "failed $pat $R $o"
+  done; done; done; done
+  python3 - "$OUT" <<'PY'
+import glob, json, os, sys
+for path in sorted(glob.glob(f"{sys.argv[1]}/ov-*.json")):
+    for r in json.load(open(path))["results"]:
+        m, k = r["metrics"], r["params"].get("kernel")
+        if k and r["status"] == "OK":
+            print(os.path.basename(path)[3:-5], k, f"{m['us_per_batch']:.1f} us/batch",
+                  f"{m['ratio_to_ce'] / m['ceiling_ratio_to_ce']:.4f} of ceiling, CE {m['ce_gbytes_per_s']:.2f}")
+PY
 fi
 K=${KERNELS:-planned-flat,planned-lines,sorted-lines,lines,warp}
 for pat in ${PATTERNS:-unique random}; do

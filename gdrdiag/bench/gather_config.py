@@ -34,6 +34,10 @@ class GatherConfig:
     time_budget_s: float = 0.25
     quick: bool = False
     plan_reuse: int = DEFAULT_PLAN_REUSE  # batches one plan serves (planned-lines)
+    # Launch batches 2..plan_reuse of a planned kernel with programmatic dependent launch where the
+    # GPU has it (compute capability 9.0+): measured 4-6 us less per batch on the H100, the
+    # launch's ramp and tail (docs/benchmarks.md, issue 15). Off: every batch waits for the last.
+    overlap_batches: bool = True
     records_per_step: Optional[int] = None  # planned-lines: 8 or 32 records per warp step; None = by R
     rounds: int = 1  # timing rounds per case when samples are disturbed (see GatherSession._samples)
     # A CE copy of the same bytes before every gather sample (ratio per pair). Off by default: on

@@ -332,6 +332,12 @@ class GatherSession:
                 f"divided by {launch.reuse}"
                 + ("" if launch.reuse > 1 else " (a sort in every batch)")
                 + "; plan_us = the sort alone, timed the same way"
+                + (
+                    "; batches 2.. launched with programmatic dependent launch (each starts as the "
+                    "one before it ends)"
+                    if launch.params.overlapped_batches
+                    else ""
+                )
             )
         common = dict(
             description=f"zero-copy gather, {spec.doc}",
@@ -387,8 +393,9 @@ class GatherSession:
             return _Launch(op, params, fn, grid, threads, shared, depth, entries=3, reuse=1, plan_us=None)
         plan = self._plan_op(layout)
         reuse = self.config.plan_reuse if spec.reuse_plan else 1
-        params = replace(params, plan_reuse=reuse)
-        op = self._presorted(plan, fn, grid, threads, args, shared, reuse)
+        overlap = self.overlaps_batches(spec) and reuse > 1
+        params = replace(params, plan_reuse=reuse, overlapped_batches=overlap if spec.reuse_plan else None)
+        op = self._presorted(plan, fn, grid, threads, args, shared, reuse, overlap)
         return _Launch(op, params, fn, grid, threads, shared, depth, 8 + reuse, reuse, self._plan_us(plan))
 
     def _kernel_args(self, spec: KernelSpec, layout: Layout, depth: int) -> list:
@@ -491,14 +498,24 @@ class GatherSession:
 
         return op
 
-    def _presorted(self, plan, fn, grid: int, threads: int, args, shared: int, reuse: int = 1):
-        """The sort-first sample: the plan, then ``reuse`` gathers over the sorted pairs."""
+    def overlaps_batches(self, spec: KernelSpec) -> bool:
+        """Whether ``spec``'s batches 2..N start as the batch before ends (see :meth:`_presorted`)."""
+        return spec.reuse_plan and self.config.overlap_batches and self.cc >= 90
+
+    def _presorted(self, plan, fn, grid: int, threads: int, args, shared: int, reuse: int = 1, overlap=False):
+        """The sort-first sample: the plan, then ``reuse`` gathers over the sorted pairs.
+
+        With ``overlap`` batches 2..reuse use programmatic dependent launch: each may start while
+        the batch before it finishes (the planned kernels let it launch as they start and wait for
+        the batch before only at their end; native/gather.cu). The first batch after the plan is
+        launched plainly: it reads the pairs the plan's kernels wrote.
+        """
         from gdrdiag.hw import cuda
 
         def op(stream) -> None:
             plan(stream)
-            for _ in range(reuse):
-                cuda.launch(fn, grid, threads, args, stream, shared)
+            for k in range(reuse):
+                cuda.launch(fn, grid, threads, args, stream, shared, overlap_previous=overlap and k > 0)
 
         return op
 

@@ -72,6 +72,11 @@ def gather_bench(
         "--plan-reuse",
         help="planned-lines/-flat: batches over one index set that share one sort (1 = a sort per batch).",
     ),
+    overlap_batches: bool = typer.Option(
+        True,
+        "--overlap-batches/--no-overlap-batches",
+        help="planned-lines/-flat: start each batch as the one before ends (PDL, sm_90+).",
+    ),
     records_per_step: Optional[int] = typer.Option(
         None, "--records-per-step", help="planned-lines: records per warp step, 8 or 32 (default: by size)."
     ),
@@ -146,6 +151,7 @@ def gather_bench(
         time_budget_s=0.1 if quick else 0.25,
         quick=quick,
         plan_reuse=plan_reuse,
+        overlap_batches=overlap_batches,
         records_per_step=records_per_step,
         rounds=rounds,
         paired_ce=paired_ce,

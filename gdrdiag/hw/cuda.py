@@ -311,31 +311,39 @@ def launch(
     args: Iterable[tuple[Any, Any]],
     stream: Stream,
     shared_mem: int = 0,
+    overlap_previous: bool = False,
 ) -> None:
     """Launch a kernel; ``args`` are (value, ctypes type) pairs in parameter order.
 
     Pointers are passed as ints with ``ctypes.c_void_p`` (cuda-python's documented
     ``kernelParams=((values...), (types...))`` form).
+
+    ``overlap_previous`` launches with programmatic dependent launch (CUDA 11.8+, compute
+    capability 9.0+; CUDA Programming Guide, "Programmatic Dependent Launch and
+    Synchronization"): the grid may start before the previous kernel in the stream has finished,
+    as soon as every CTA of that kernel has executed ``griddepcontrol.launch_dependents`` or
+    exited. The kernel itself must execute ``griddepcontrol.wait`` before it touches anything the
+    previous kernel writes or reads back; the caller checks the device's compute capability.
     """
     g = (grid, 1, 1) if isinstance(grid, int) else grid
     b = (block, 1, 1) if isinstance(block, int) else block
     pairs = list(args)
-    values = tuple(v for v, _ in pairs)
-    types = tuple(t for _, t in pairs)
-    call(
-        "cuLaunchKernel",
-        function,
-        g[0],
-        g[1],
-        g[2],
-        b[0],
-        b[1],
-        b[2],
-        shared_mem,
-        stream.handle,
-        (values, types),
-        0,
-    )
+    params = (tuple(v for v, _ in pairs), tuple(t for _, t in pairs))
+    if not overlap_previous:
+        call("cuLaunchKernel", function, *g, *b, shared_mem, stream.handle, params, 0)
+        return
+    drv = driver()
+    config = drv.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = g
+    config.blockDimX, config.blockDimY, config.blockDimZ = b
+    config.sharedMemBytes = shared_mem
+    config.hStream = stream.handle
+    attr = drv.CUlaunchAttribute()
+    attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    attr.value.programmaticStreamSerializationAllowed = 1
+    config.attrs = [attr]
+    config.numAttrs = 1
+    call("cuLaunchKernelEx", config, function, params, 0)
 
 
 # Re-exported for kernel argument lists.

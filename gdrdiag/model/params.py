@@ -83,6 +83,9 @@ class GatherParams:
     depth: Optional[int] = None  # records in flight per warp (bulk kernel)
     records_per_step: Optional[int] = None  # planned/dedupe kernels: records a warp takes per step
     plan_reuse: Optional[int] = None  # planned-lines: gathers that share one sort of the index set
+    # planned kernels: batches 2..plan_reuse launched with programmatic dependent launch, so each
+    # batch's start overlaps the previous batch's end (gather_session, native/gather.cu)
+    overlapped_batches: Optional[bool] = None
     # The machine the model was evaluated for: shown, not identity.
     sms_total: Optional[int] = _not_identity()  # type: ignore[assignment]
     mps_bytes: Optional[int] = _not_identity()  # type: ignore[assignment]

@@ -251,6 +251,21 @@ def test_planned_flat_verified_and_reads_each_slot_once(R, pattern, slots, recor
     assert r.metrics.records_read_fraction == pytest.approx(len(np.unique(src)) / records)
 
 
+@pytest.mark.parametrize("overlap", [True, False])
+def test_planned_batches_overlap_where_the_gpu_can_and_stay_verified(overlap):
+    # Batches 2..N of a plan start as the batch before ends (programmatic dependent launch,
+    # compute capability 9.0+); off, each waits. Either way every byte is checked, the batches
+    # keep their order (the last one ends after the rest), and the params say which ran.
+    lay = gather.Layout(record_bytes=128, stride=128, slots=20_000, records=8_192, seed=4)
+    run = _run(lay, kernels=("planned-flat", "planned-lines"), plan_reuse=8, overlap_batches=overlap)
+    with cuda.GpuContext(0) as gpu:
+        can = int(gpu.arch[3:]) >= 90
+    for r in _by_kernel(run.results).values():
+        assert r.status is Status.OK and r.verified, r.reason
+        assert r.params.overlapped_batches is (overlap and can)
+        assert ("programmatic dependent launch" in r.method) is (overlap and can)
+
+
 def test_ce_per_case_divides_each_case_by_its_own_fresh_reference():
     lay = gather.Layout(record_bytes=128, stride=128, slots=20_000, records=8_192, seed=3)
     run = _run(lay, kernels=("warp", "planned-flat"), ce_per_case=True)
