@@ -8,6 +8,9 @@ bytes per completion if the link ran at its whole-line rate (128-B reads, 22 B o
 payload (R rounded up to 32-B sectors) plus what the model's per-completion overhead would have
 to be for the wire alone to explain the rate.
 Needs a GPU; results under $OUT (default /tmp/gather-cal). Usage: python3 scripts/gpu_gather_calibrate.py
+KERNELS (default warp,lines) picks the kernels: planned-lines reads the same isolated records in
+slot order, and runs its batches overlapped (programmatic dependent launch), so its rates carry
+no per-launch ramp; SIZES (comma-separated) the record sizes.
 """
 
 import json
@@ -16,7 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-SIZES = (16, 32, 48, 64, 96, 128)
+SIZES = tuple(int(x) for x in os.environ.get("SIZES", "16,32,48,64,96,128").split(","))
+KERNELS = os.environ.get("KERNELS", "warp,lines")
 PATTERNS = ("sequential", "unique")
 
 
@@ -35,7 +39,7 @@ def run(out: Path, R: int, pattern: str) -> dict:
         "--pattern",
         pattern,
         "-k",
-        "warp,lines",
+        KERNELS,
         "--rounds",
         "2",
         "--json-out",
