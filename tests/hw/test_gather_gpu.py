@@ -266,13 +266,30 @@ def test_planned_batches_overlap_where_the_gpu_can_and_stay_verified(overlap):
         assert ("programmatic dependent launch" in r.method) is (overlap and can)
 
 
-def test_ce_per_case_divides_each_case_by_its_own_fresh_reference():
+def test_ce_per_case_divides_each_case_by_its_own_fresh_reference(monkeypatch):
+    # Each case's reference is a CE copy measured for it: the session measures one per byte
+    # count (kept in the Report) and then one before every case, and each case divides by the
+    # value of its own. (Comparing floats would not do: two medians of a 1-MiB copy timed with
+    # CUDA events can be equal to the last bit.)
+    from gdrdiag.bench.gather_session import GatherSession
+
+    measured = []
+    real = GatherSession.ce_reference
+
+    def counting(self, nbytes, layout):
+        res = real(self, nbytes, layout)
+        measured.append(res.value)
+        return res
+
+    monkeypatch.setattr(GatherSession, "ce_reference", counting)
     lay = gather.Layout(record_bytes=128, stride=128, slots=20_000, records=8_192, seed=3)
     run = _run(lay, kernels=("warp", "planned-flat"), ce_per_case=True)
     (ce,) = [r for r in run.results if r.key == gather.CE_KEY]  # the once-per-size one stays
-    for r in _by_kernel(run.results).values():
+    cases = list(_by_kernel(run.results).values())
+    assert len(measured) == 1 + len(cases) and measured[0] == ce.value
+    for r, own in zip(cases, measured[1:], strict=True):
         assert r.status is Status.OK and r.verified, r.reason
         m = r.metrics
         assert "measured just before this case" in r.method
-        assert m.ce_gbytes_per_s and m.ratio_to_ce == pytest.approx(r.stats.median / m.ce_gbytes_per_s)
-        assert m.ce_gbytes_per_s != ce.value  # a float equal to the shared one would mean reuse
+        assert m.ce_gbytes_per_s == own
+        assert m.ratio_to_ce == pytest.approx(r.stats.median / own)
