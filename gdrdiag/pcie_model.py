@@ -30,6 +30,13 @@ How requests are formed depends on who reads (the ``mode``):
 
 Link-level overheads that scale every TLP stream alike (DLLPs, SKP ordered sets) cancel in the
 ratio to the copy engine, which is why the model predicts *ratios to CE*, not absolute GB/s.
+
+One limit is not the wire's: read *requests* per second. Reads of 16 and 32 B, one request
+each, ran at 0.60-0.75 G requests/s on the H100 VM, where the wire would carry 1.1 G/s of them,
+and 64-B reads at 0.62-0.67 G/s, under both that and the wire's ~0.70 G/s (docs/benchmarks.md,
+"small reads: a request rate"). ``request_capped_ratio`` caps a read plan at
+``LinkParams.read_requests_per_ns``; it needs the copy engine's absolute rate, so it is applied
+where one was measured (bench/gather_analysis.model_metrics).
 """
 
 from __future__ import annotations
@@ -42,7 +49,6 @@ LINE = 128  # GPU L2 line / coalescing unit (CUDA Best Practices Guide, "Coalesc
 SECTOR = 32  # GPU memory transaction granularity (same guide: 32-byte sectors)
 PAGE = 4096  # PCIe requests never cross a 4 KiB boundary (PCIe Base Spec 2.2.7)
 INSTRUCTION_BYTES = 512  # a warp of 32 lanes x 16-B loads (native/gather.cu)
-SMALL_COMPLETION = 64  # completions up to this payload pay LinkParams.small_cpl_extra
 
 MODES = ("ce", "sector", "line", "bulk")
 
@@ -58,13 +64,17 @@ class LinkParams:
     # (diagnostics-kb 10.2) + ~2 B of ACK/flow-control DLLPs per TLP: the 22 B of perf-anchors 2.2.
     # Fitted on the H200 (docs/gather-bench.md): 22-24 B matches 640-B and 656-B gathers within 1%.
     cpl_overhead: int = 22
-    # Completions of at most SMALL_COMPLETION bytes cost this much more again. Calibrated on the
-    # H100 VM (docs/benchmarks.md, "small completions"): isolated 48- and 64-B reads (one 64-B
-    # completion each; scripts/gpu_gather_calibrate.py, warp kernel, slot and random order) ran
-    # at 25.3-27.3 B of overhead per completion on a wire whose 128-B reads fit 22 B, while
-    # 16- and 32-B reads stopped at a request rate instead (0.67-0.71 G/s). Fitted on those
-    # reads only, not on the planned kernels the model is then compared with.
-    small_cpl_extra: int = 4
+    # Read requests the path from the GPU to host memory serves per nanosecond (G/s), whatever
+    # their size; None = no such limit. Measured on the H100 VM (docs/benchmarks.md "small reads:
+    # a request rate"): 16- and 32-B reads, one request each (warp and lines kernels, random
+    # order, four record-size sweeps; scripts/gpu_gather_calibrate.py's isolated reads, three
+    # runs) ran at 0.56-0.75 G/s; the slower rows came in disturbed stretches or over 8x larger
+    # tables, and interference only slows, so the fastest is the limit. It replaces the 4 B
+    # "small completion" surcharge fitted before: that matched isolated 48- and 64-B reads, but
+    # not 16- and 32-B ones (one request rate, half the bytes) nor the planned kernels' merged
+    # 64-B reads, which ran 1-2% over a ceiling with it and within 0.5% of the wire alone once
+    # their batches overlapped.
+    read_requests_per_ns: Optional[float] = 0.75
 
     def __post_init__(self) -> None:
         for name in ("mps", "mrrs", "rcb"):
@@ -75,8 +85,10 @@ class LinkParams:
             raise ValueError(f"rcb must be 64 or 128, got {self.rcb}")
         if self.mps < self.rcb:
             raise ValueError("mps must be at least rcb")
-        if self.cpl_overhead < 0 or self.small_cpl_extra < 0:
-            raise ValueError("cpl_overhead and small_cpl_extra must be >= 0")
+        if self.cpl_overhead < 0:
+            raise ValueError("cpl_overhead must be >= 0")
+        if self.read_requests_per_ns is not None and self.read_requests_per_ns <= 0:
+            raise ValueError("read_requests_per_ns must be > 0 (or None for no request limit)")
 
 
 @dataclass(frozen=True)
@@ -183,8 +195,7 @@ def segments_efficiency(
         length = k * record_bytes
         reqs = range_requests(offset, length, mode, line_aware=line_aware, p=p)
         cpls = [c for a, n in reqs for c in completion_sizes(a, n, p)]
-        small = sum(1 for c in cpls if c <= SMALL_COMPLETION)
-        extra = len(cpls) * p.cpl_overhead + small * p.small_cpl_extra
+        extra = len(cpls) * p.cpl_overhead
         useful += count * length
         wire += count * (sum(cpls) + extra)
         overhead += count * extra
@@ -353,6 +364,20 @@ def best_alternatives(
 def iter_modes() -> Iterable[str]:
     """The request modes the model knows."""
     return iter(MODES)
+
+
+def request_capped_ratio(
+    ratio_to_ce: float, useful_bytes_per_request: float, ce_gbytes_per_s: Optional[float], p: LinkParams
+) -> float:
+    """``ratio_to_ce`` capped at what ``p.read_requests_per_ns`` allows (module docstring).
+
+    At Q requests per ns a plan moving ``useful_bytes_per_request`` per request delivers at most
+    Q x that GB/s; as a ratio to the copy engine, that over ``ce_gbytes_per_s``. Without a CE rate
+    or a request limit the ratio is returned as it is.
+    """
+    if not ce_gbytes_per_s or p.read_requests_per_ns is None or useful_bytes_per_request <= 0:
+        return ratio_to_ce
+    return min(ratio_to_ce, p.read_requests_per_ns * useful_bytes_per_request / ce_gbytes_per_s)
 
 
 def ratio_with_fixed_cost(

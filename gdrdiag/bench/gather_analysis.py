@@ -95,6 +95,12 @@ def record_size_summary(
     return rows
 
 
+def _bytes_per_request(R: int, n: int, n_read: int, pred: pcie_model.Prediction) -> float:
+    """Delivered bytes per read request: n records of R bytes for n_read records' requests."""
+    requests = pred.requests_per_record * n_read
+    return R * n / requests if requests else 0.0
+
+
 def model_metrics(
     spec: KernelSpec,
     layout: Layout,
@@ -113,12 +119,26 @@ def model_metrics(
     loads, the larger of that and the estimate with every back-to-back repeat an L1 hit).
     ``model_kernel_ratio_to_ce`` (sort-first kernels, given the measured plan time): the ceiling
     with the sort's cost per batch added, ``plan_us / reuse`` (pcie_model.ratio_with_fixed_cost).
+    Given the CE's GB/s, kernels that read in the given order are also capped at the read-request
+    rate (``request_cap_ratio_to_ce``, pcie_model.request_capped_ratio): what binds 16-64-B reads.
+    Not the sort-first kernels (planned-*, sorted-lines): in slot order several runs with gaps
+    between them share a line, the model gives each run its own requests where the GPU's
+    coalescer sends one per line an instruction touches, so its count for them is an upper bound
+    and a cap made from it would be a floor, not a ceiling.
     """
     import numpy as np
 
     if spec.model_mode is None:
         return {"model_ratio_to_ce": None}
     out: dict[str, Optional[float]] = {}
+
+    def capped(ratio: float, bytes_per_request: float) -> float:
+        return pcie_model.request_capped_ratio(ratio, bytes_per_request, ce_gbps, link)
+
+    def cap(bytes_per_request: float) -> Optional[float]:
+        limit = capped(float("inf"), bytes_per_request)
+        return None if limit == float("inf") else limit
+
     R, n = layout.record_bytes, layout.records
     if spec.dedupe:
         # Its exact read plan: each distinct slot crosses PCIe once (native/gather.cu DEDUPE).
@@ -137,16 +157,24 @@ def model_metrics(
         pred = pcie_model.predict(
             segment_histogram(order, layout, spec), R, spec.model_mode, line_aware=spec.line_aware, p=link
         )
-        out["model_ratio_to_ce"] = pred.ratio_to_ce
+        exact = not spec.presort  # in the given order runs rarely share a line: the count holds
+        model = pred.ratio_to_ce
+        if exact:
+            out["request_cap_ratio_to_ce"] = cap(_bytes_per_request(R, n, n, pred))
+            model = capped(model, _bytes_per_request(R, n, n, pred))
+        out["model_ratio_to_ce"] = model
         # If back-to-back repeats of a slot hit L1, fewer bytes cross PCIe than are delivered.
         read_hist, n_read = read_plan(src, layout, spec)
         read_pred = pcie_model.predict(read_hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
         out["records_read_fraction"] = n_read / n
-        out["model_ratio_if_repeats_hit_l1"] = read_pred.ratio_to_ce * n / max(1, n_read)
-        ceiling = pred.ratio_to_ce
+        l1_model = read_pred.ratio_to_ce * n / max(1, n_read)
+        if exact:
+            l1_model = capped(l1_model, _bytes_per_request(R, n, n_read, read_pred))
+        out["model_ratio_if_repeats_hit_l1"] = l1_model
+        ceiling = model
         if spec.l1_dedupe:
             ceiling = max(ceiling, out["model_ratio_if_repeats_hit_l1"])
-    out["model_gbytes_per_s"] = out["model_ratio_to_ce"] * ce_gbps if ce_gbps else None
+    out["model_gbytes_per_s"] = model * ce_gbps if ce_gbps else None
     out["ceiling_ratio_to_ce"] = ceiling
     if spec.presort and plan_us is not None and ce_gbps:
         out["model_kernel_ratio_to_ce"] = pcie_model.ratio_with_fixed_cost(

@@ -214,6 +214,9 @@ class GatherMetrics:
     ratio_to_ce_unpaired: Optional[float] = None
     ceiling_ratio_to_ce: Optional[float] = None  # the model for the bytes this kernel reads
     model_kernel_ratio_to_ce: Optional[float] = None  # the ceiling with the sort's cost added
+    # what the read-request rate alone allows this read plan (pcie_model.request_capped_ratio);
+    # the ceiling is the lower of this and the wire's
+    request_cap_ratio_to_ce: Optional[float] = None
 
 
 @dataclass(frozen=True)

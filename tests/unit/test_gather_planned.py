@@ -202,3 +202,24 @@ def test_record_size_summary_predicts_the_best_planned_kernel():
     assert rows[0]["best_kernel"] == rows[0]["kernel"] == "planned-flat"
     assert rows[0]["kernel_predicted_over_measured"] == pytest.approx(1.29 / 1.22)
     assert rows[1]["kernel"] == "planned-lines"
+
+
+def test_the_request_rate_caps_record_by_record_kernels_and_not_the_planned_ones():
+    # 16-B random records: the warp kernel sends one request per record, so at 0.75 G requests/s
+    # and a 50 GB/s CE it delivers at most 12 GB/s = 0.24 of CE, under its wire share; a plan
+    # reads sorted runs whose requests the model over-counts, so no cap is made from them.
+    lay = g.Layout(record_bytes=16, stride=16, pattern="random", slots=5000, records=3000, seed=3)
+    src, _ = g.make_indices(lay)
+    warp = g.model_metrics(g.KERNELS["warp"], lay, src, LINK, 50.0)
+    assert warp["request_cap_ratio_to_ce"] == pytest.approx(0.75 * 16 / 50.0)
+    assert warp["model_ratio_to_ce"] == pytest.approx(warp["request_cap_ratio_to_ce"])
+    # (its ceiling also counts back-to-back repeats as L1 hits: a few requests fewer)
+    assert warp["ceiling_ratio_to_ce"] == pytest.approx(warp["request_cap_ratio_to_ce"], rel=0.01)
+    no_ce = g.model_metrics(g.KERNELS["warp"], lay, src, LINK)
+    assert no_ce.get("request_cap_ratio_to_ce") is None and no_ce["model_ratio_to_ce"] > 0.24
+    flat = g.model_metrics(g.KERNELS["planned-flat"], lay, src, LINK, 50.0, plan_us=30.0, reuse=32)
+    assert flat.get("request_cap_ratio_to_ce") is None and flat["ceiling_ratio_to_ce"] > 0.24
+    # 256-B records: one request moves 256 B, 192 GB/s of requests: the wire binds.
+    big = g.Layout(record_bytes=256, stride=256, pattern="random", slots=5000, records=3000, seed=3)
+    wide = g.model_metrics(g.KERNELS["warp"], big, g.make_indices(big)[0], LINK, 50.0)
+    assert wide["request_cap_ratio_to_ce"] > wide["model_ratio_to_ce"]

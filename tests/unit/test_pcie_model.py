@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from gdrdiag import pcie_model as m
 
-P = m.LinkParams(mps=256, mrrs=4096, rcb=128, cpl_overhead=20, small_cpl_extra=0)  # closed forms below
+P = m.LinkParams(mps=256, mrrs=4096, rcb=128, cpl_overhead=20)  # closed forms below
 
 
 def test_completions_obey_mps_and_rcb():
@@ -16,7 +16,7 @@ def test_completions_obey_mps_and_rcb():
     assert m.completion_sizes(16, 656, P) == [240, 256, 160]
     # Small requests come back whole.
     assert m.completion_sizes(96, 32, P) == [32]
-    p64 = m.LinkParams(mps=128, rcb=64, cpl_overhead=20, small_cpl_extra=0)
+    p64 = m.LinkParams(mps=128, rcb=64, cpl_overhead=20)
     assert m.completion_sizes(32, 300, p64) == [96, 128, 76]
 
 
@@ -87,7 +87,8 @@ def test_bad_link_parameters_are_refused():
         {"rcb": 32},
         {"mps": 64, "rcb": 128},
         {"cpl_overhead": -1},
-        {"small_cpl_extra": -1},
+        {"read_requests_per_ns": 0},
+        {"read_requests_per_ns": -0.5},
     ):
         with pytest.raises(ValueError):
             m.LinkParams(**kw)
@@ -119,17 +120,23 @@ def test_requests_cover_the_range_and_completions_cover_requests(start, length, 
     assert 0 < eff.efficiency <= length / (length + p.cpl_overhead) + 1e-12
 
 
-def test_small_completions_pay_the_calibrated_extra_and_large_ones_do_not():
-    # One 64-B completion (an isolated 64-B read) costs 22 + 4 B; a 128-B line and the copy
-    # engine's MPS-sized completions cost 22 B only, so whole-line and CE ratios do not move.
-    p, flat = m.LinkParams(rcb=64), m.LinkParams(rcb=64, small_cpl_extra=0)
+def test_every_completion_costs_the_same_overhead_whatever_its_size():
+    # The wire charges cpl_overhead per completion, small or large (PCIe 2.3.1.1 framing and
+    # header do not depend on the payload); what slows small reads is their request rate.
+    p = m.LinkParams(rcb=64)
     small = m.segments_efficiency({(0, 1): 1}, 64, "sector", line_aware=True, p=p)
-    assert small.wire == 64 + 22 + 4 and small.overhead == 26
+    assert small.wire == 64 + 22 and small.overhead == 22 and small.requests == 1
     line = m.segments_efficiency({(0, 1): 1}, 128, "sector", line_aware=True, p=p)
     assert line.wire == 128 + 22 and line.overhead == 22
-    assert m.ce_efficiency(p) == m.ce_efficiency(flat)
-    pred = m.predict({(0, 1): 1}, 64, "sector", line_aware=True, p=p)
-    assert pred.mean_completion_payload == 64
-    assert pred.ratio_to_ce == pytest.approx(
-        m.predict({(0, 1): 1}, 64, "sector", line_aware=True, p=flat).ratio_to_ce * 86 / 90
-    )
+
+
+def test_the_request_rate_caps_small_reads_only():
+    p = m.LinkParams()  # 0.75 G requests/s
+    # 16-B reads, one request each, CE at 50 GB/s: 0.75 x 16 = 12 GB/s at most = 0.24 of CE,
+    # far under the wire's 16 / (32 + 22) sector-rounded share.
+    assert m.request_capped_ratio(0.9, 16, 50.0, p) == pytest.approx(0.75 * 16 / 50.0)
+    # 128-B reads: 96 GB/s of requests, more than the wire's ratio, which stands.
+    assert m.request_capped_ratio(0.93, 128, 50.0, p) == 0.93
+    # No CE rate measured, or no request limit: the wire's ratio as it is.
+    assert m.request_capped_ratio(0.9, 16, None, p) == 0.9
+    assert m.request_capped_ratio(0.9, 16, 50.0, m.LinkParams(read_requests_per_ns=None)) == 0.9
