@@ -40,6 +40,7 @@ class GatherConfig:
     overlap_batches: bool = True
     records_per_step: Optional[int] = None  # planned-lines: 8 or 32 records per warp step; None = by R
     rounds: int = 1  # timing rounds per case when samples are disturbed (see GatherSession._samples)
+    min_rounds: int = 1  # rounds measured whatever the spread (a round can be slow all through)
     # A CE copy of the same bytes before every gather sample (ratio per pair). Off by default: on
     # the H100 a CE copy just before each sample slowed random-order gathers of small records by
     # up to a third (docs/gather-bench.md), so paired ratios understate back-to-back gathers.
@@ -72,6 +73,10 @@ class GatherConfig:
             raise UserInputError(f"--records-per-step must be 8 or 32, got {self.records_per_step}")
         if not 1 <= self.rounds <= 10:
             raise UserInputError(f"--rounds must be in 1..10, got {self.rounds}")
+        if not 1 <= self.min_rounds <= self.rounds:
+            raise UserInputError(
+                f"--min-rounds must be in 1..{self.rounds} (--rounds), got {self.min_rounds}"
+            )
         from gdrdiag.hw.memory import host_available_bytes
 
         need = max(self.base.table_bytes, self.base.nbytes + TABLE_PAD)

@@ -83,6 +83,9 @@ def gather_bench(
     rounds: int = typer.Option(
         1, "--rounds", help="Re-measure a case whose samples spread over 3% (shared link), up to N rounds."
     ),
+    min_rounds: int = typer.Option(
+        1, "--min-rounds", help="Measure every case at least this many rounds; keep the fastest median."
+    ),
     paired_ce: bool = typer.Option(
         False,
         "--paired-ce/--no-paired-ce",
@@ -154,6 +157,7 @@ def gather_bench(
         overlap_batches=overlap_batches,
         records_per_step=records_per_step,
         rounds=rounds,
+        min_rounds=min_rounds,
         paired_ce=paired_ce,
         ce_per_case=ce_per_case,
         link=link,

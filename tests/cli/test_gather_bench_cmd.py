@@ -35,6 +35,8 @@ runner = CliRunner()
         (["--plan-reuse", "0"], "--plan-reuse"),
         (["--records-per-step", "16"], "--records-per-step"),
         (["--rounds", "0"], "--rounds"),
+        (["--rounds", "2", "--min-rounds", "3"], "--min-rounds"),
+        (["--min-rounds", "0"], "--min-rounds"),
         (["--json-out", "/nonexistent/dir/x.json"], "does not exist"),
     ],
 )

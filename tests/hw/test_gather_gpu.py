@@ -251,6 +251,14 @@ def test_planned_flat_verified_and_reads_each_slot_once(R, pattern, slots, recor
     assert r.metrics.records_read_fraction == pytest.approx(len(np.unique(src)) / records)
 
 
+def test_min_rounds_measures_every_case_that_many_times():
+    lay = gather.Layout(record_bytes=128, stride=128, slots=20_000, records=8_192, seed=6)
+    run = _run(lay, kernels=("warp", "planned-flat"), rounds=3, min_rounds=2)
+    for r in _by_kernel(run.results).values():
+        assert r.status is Status.OK and r.verified, r.reason
+        assert r.metrics.rounds >= 2 and "at least 2" in r.method
+
+
 @pytest.mark.parametrize("overlap", [True, False])
 def test_planned_batches_overlap_where_the_gpu_can_and_stay_verified(overlap):
     # Batches 2..N of a plan start as the batch before ends (programmatic dependent launch,

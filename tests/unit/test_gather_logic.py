@@ -217,3 +217,18 @@ def test_min_sms_and_best_pick():
     rs.append(res("persistent", 52.0))
     assert g.pick_best(rs).params.kernel == "persistent"
     assert g.pick_best([]) is None
+
+
+def test_a_round_stops_the_measurement_only_when_quiet_and_after_min_rounds():
+    # GatherSession._settled decides after each timing round; it reads nothing but the config.
+    from gdrdiag.bench.gather_config import QUIET_SPREAD, GatherConfig
+    from gdrdiag.bench.gather_session import GatherSession
+
+    session = object.__new__(GatherSession)
+    quiet, noisy = [1.0, 1.01, 1.02], [1.0, 1.0 + 2 * QUIET_SPREAD]
+    session.config = GatherConfig(rounds=3)
+    assert session._settled(1, quiet) and not session._settled(1, noisy)
+    session.config = GatherConfig(rounds=3, min_rounds=2)
+    assert not session._settled(1, quiet)  # slow all through would look quiet: measure again
+    assert session._settled(2, quiet) and not session._settled(2, noisy)
+    assert "at least 2" in session._rounds_rule()
