@@ -366,18 +366,26 @@ def iter_modes() -> Iterable[str]:
     return iter(MODES)
 
 
+def request_cap(
+    useful_bytes_per_request: float, ce_gbytes_per_s: Optional[float], p: LinkParams
+) -> Optional[float]:
+    """The most ``p.read_requests_per_ns`` allows, as a ratio to CE (module docstring).
+
+    At Q requests per ns a plan moving ``useful_bytes_per_request`` per request delivers at most
+    Q x that GB/s; as a ratio to the copy engine, that over ``ce_gbytes_per_s``. None without a CE
+    rate or a request limit.
+    """
+    if not ce_gbytes_per_s or p.read_requests_per_ns is None or useful_bytes_per_request <= 0:
+        return None
+    return p.read_requests_per_ns * useful_bytes_per_request / ce_gbytes_per_s
+
+
 def request_capped_ratio(
     ratio_to_ce: float, useful_bytes_per_request: float, ce_gbytes_per_s: Optional[float], p: LinkParams
 ) -> float:
-    """``ratio_to_ce`` capped at what ``p.read_requests_per_ns`` allows (module docstring).
-
-    At Q requests per ns a plan moving ``useful_bytes_per_request`` per request delivers at most
-    Q x that GB/s; as a ratio to the copy engine, that over ``ce_gbytes_per_s``. Without a CE rate
-    or a request limit the ratio is returned as it is.
-    """
-    if not ce_gbytes_per_s or p.read_requests_per_ns is None or useful_bytes_per_request <= 0:
-        return ratio_to_ce
-    return min(ratio_to_ce, p.read_requests_per_ns * useful_bytes_per_request / ce_gbytes_per_s)
+    """``ratio_to_ce``, or :func:`request_cap` where that is lower."""
+    cap = request_cap(useful_bytes_per_request, ce_gbytes_per_s, p)
+    return ratio_to_ce if cap is None else min(ratio_to_ce, cap)
 
 
 def ratio_with_fixed_cost(

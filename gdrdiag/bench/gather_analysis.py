@@ -131,14 +131,6 @@ def model_metrics(
     if spec.model_mode is None:
         return {"model_ratio_to_ce": None}
     out: dict[str, Optional[float]] = {}
-
-    def capped(ratio: float, bytes_per_request: float) -> float:
-        return pcie_model.request_capped_ratio(ratio, bytes_per_request, ce_gbps, link)
-
-    def cap(bytes_per_request: float) -> Optional[float]:
-        limit = capped(float("inf"), bytes_per_request)
-        return None if limit == float("inf") else limit
-
     R, n = layout.record_bytes, layout.records
     if spec.dedupe:
         # Its exact read plan: each distinct slot crosses PCIe once (native/gather.cu DEDUPE).
@@ -160,8 +152,9 @@ def model_metrics(
         exact = not spec.presort  # in the given order runs rarely share a line: the count holds
         model = pred.ratio_to_ce
         if exact:
-            out["request_cap_ratio_to_ce"] = cap(_bytes_per_request(R, n, n, pred))
-            model = capped(model, _bytes_per_request(R, n, n, pred))
+            per_request = _bytes_per_request(R, n, n, pred)
+            out["request_cap_ratio_to_ce"] = pcie_model.request_cap(per_request, ce_gbps, link)
+            model = pcie_model.request_capped_ratio(model, per_request, ce_gbps, link)
         out["model_ratio_to_ce"] = model
         # If back-to-back repeats of a slot hit L1, fewer bytes cross PCIe than are delivered.
         read_hist, n_read = read_plan(src, layout, spec)
@@ -169,7 +162,8 @@ def model_metrics(
         out["records_read_fraction"] = n_read / n
         l1_model = read_pred.ratio_to_ce * n / max(1, n_read)
         if exact:
-            l1_model = capped(l1_model, _bytes_per_request(R, n, n_read, read_pred))
+            per_read = _bytes_per_request(R, n, n_read, read_pred)
+            l1_model = pcie_model.request_capped_ratio(l1_model, per_read, ce_gbps, link)
         out["model_ratio_if_repeats_hit_l1"] = l1_model
         ceiling = model
         if spec.l1_dedupe:
