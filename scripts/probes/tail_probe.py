@@ -22,102 +22,33 @@ Slopes over N (131072 .. 1048576 records) give the per-byte rate; intercepts the
 cost. Prints GB/s of output per variant and each variant's ratio to the 128-B ceiling (distinct
 lines x 150 B on a wire CE moves at 128 B/0.9267 per line... see pcie_model). GPU only (cupy
 and cuda.bindings); every variant's output checked against numpy.
+
+The run recorded in docs/benchmarks.md (22:48 UTC) used a copy of gather_flat_dedupe with the
+griddepcontrol instructions added; the shipped kernel now has them (they do nothing in a plain
+launch), so the probe launches the shipped kernel both ways.
 """
 
 import ctypes
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import cupy as cp
 import numpy as np
 from cuda.bindings import driver as drv
 
 REPO = Path(__file__).resolve().parents[2]
-EXTRA = r"""
-template <bool PDL>
-__device__ __forceinline__ void flat_body(unsigned char *__restrict__ dst,
-    const unsigned char *__restrict__ table, const unsigned *__restrict__ sidx,
-    const unsigned *__restrict__ didx, u64 n, u64 R, u64 stride, u64 dst_stride)
-{
-    if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-    const unsigned shift = (unsigned)(__ffsll((long long)(R >> 4)) - 1);
-    const u64 part_mask = (R >> 4) - 1;
-    const u64 total = n << shift;
-    const u64 nthreads = (u64)gridDim.x * blockDim.x;
-    for (u64 base = (u64)blockIdx.x * blockDim.x + threadIdx.x; base < total; base += FLAT_F * nthreads) {
-        uint4 v[FLAT_F];
-        u64 rec[FLAT_F];
-        unsigned slot[FLAT_F], part[FLAT_F];
-        bool owner[FLAT_F];
-#pragma unroll
-        for (int f = 0; f < FLAT_F; ++f) {
-            const u64 t = base + f * nthreads;
-            rec[f] = t >> shift;
-            part[f] = (unsigned)(t & part_mask);
-            owner[f] = false;
-            if (t < total) {
-                slot[f] = sidx[rec[f]];
-                owner[f] = rec[f] == 0 || sidx[rec[f] - 1] != slot[f];
-                if (owner[f]) v[f] = ld16(table + (u64)slot[f] * stride + 16u * part[f]);
-            }
-        }
-#pragma unroll
-        for (int f = 0; f < FLAT_F; ++f) {
-            if (owner[f]) {
-                u64 i = rec[f];
-                do {
-                    *reinterpret_cast<uint4 *>(dst + (u64)didx[i] * dst_stride + 16u * part[f]) = v[f];
-                    ++i;
-                } while (i < n && sidx[i] == slot[f]);
-            }
-        }
-    }
-    // Wait for the previous batch's grid before this CTA exits, so batch k ends after batch k-1
-    // (the event after the last batch then closes all of them).
-    if (PDL) asm volatile("griddepcontrol.wait;" ::: "memory");
-}
-extern "C" __global__ void __launch_bounds__(1024, 1)
-probe_flat_pdl(unsigned char *dst, const unsigned char *table, const unsigned *sidx, const unsigned *didx,
-               u64 n, u64 R, u64 stride, u64 dst_stride)
-{
-    flat_body<true>(dst, table, sidx, didx, n, R, stride, dst_stride);
-}
-extern "C" __global__ void __launch_bounds__(1024, 1)
-probe_flat_plain(unsigned char *dst, const unsigned char *table, const unsigned *sidx, const unsigned *didx,
-                 u64 n, u64 R, u64 stride, u64 dst_stride)
-{
-    flat_body<false>(dst, table, sidx, didx, n, R, stride, dst_stride);
-}
-"""
+sys.path.insert(0, str(REPO))
+from gdrdiag.hw import cuda  # noqa: E402
 
 VP, U64 = ctypes.c_void_p, ctypes.c_ulonglong
 
 
-def _check(result):
-    err = result[0] if isinstance(result, tuple) else result
-    if err != drv.CUresult.CUDA_SUCCESS:
-        raise RuntimeError(f"driver call failed: {err}")
-
-
 def _launch(fn, grid: int, block: int, args: tuple, stream: int, pdl: bool) -> None:
-    """cuLaunchKernelEx, with the programmatic-stream-serialization attribute when ``pdl``."""
-    cfg = drv.CUlaunchConfig()
-    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid, 1, 1
-    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block, 1, 1
-    cfg.sharedMemBytes = 0
-    cfg.hStream = drv.CUstream(stream)
-    if pdl:
-        attr = drv.CUlaunchAttribute()
-        attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
-        attr.value.programmaticStreamSerializationAllowed = 1
-        cfg.attrs = [attr]
-        cfg.numAttrs = 1
-    else:
-        cfg.numAttrs = 0
-    values = tuple(v for v, _ in args)
-    types = tuple(t for _, t in args)
-    _check(drv.cuLaunchKernelEx(cfg, drv.CUfunction(fn.kernel.ptr), (values, types), 0))
+    """The launch of hw/cuda.py (plain or PDL), on cupy's function and stream handles."""
+    handle = SimpleNamespace(handle=drv.CUstream(stream))
+    cuda.launch(drv.CUfunction(fn.kernel.ptr), grid, block, args, handle, overlap_previous=pdl)
 
 
 def _sorted_pairs(sidx: np.ndarray, didx: np.ndarray):
@@ -143,7 +74,7 @@ LINE_RATIO = 0.9266666666666666  # pcie_model: 128-B reads move at this fraction
 def _case(mod, sms: int, stream: int, host, hptr: int, slots: int, R: int, n: int, pattern: str, rng) -> None:
     """Time every variant on one index set, interleaved; print a row per variant."""
     reps, batches = 7, 32
-    f_plain, f_pdl = mod.get_function("probe_flat_plain"), mod.get_function("probe_flat_pdl")
+    flat = mod.get_function("gather_flat_dedupe")  # plain, or with the PDL attribute
     f_warp = mod.get_function("gather_warp")
     dst, ce_dst = cp.empty(n * R, dtype=cp.uint8), cp.empty(n * R, dtype=cp.uint8)
     sidx = rng.permutation(slots)[:n] if pattern == "unique" else rng.integers(0, slots, n)
@@ -152,19 +83,19 @@ def _case(mod, sms: int, stream: int, host, hptr: int, slots: int, R: int, n: in
     raw_s, raw_d = cp.asarray(sidx.astype(np.uint32)), cp.asarray(didx.astype(np.uint32))
     distinct = int(np.unique(sidx).size)
     sizes = ((n, U64), (R, U64), (R, U64), (R, U64))
-    flat_args = ((dst.data.ptr, VP), (hptr, VP), (ss.data.ptr, VP), (ds.data.ptr, VP), *sizes)
-    warp_args = ((dst.data.ptr, VP), (hptr, VP), (raw_s.data.ptr, VP), (raw_d.data.ptr, VP), *sizes)
-    warp_args += ((0, VP), (0, ctypes.c_uint))
+    tail = (*sizes, (0, VP), (0, ctypes.c_uint))  # no sm_ids, depth 0: every gather kernel's last
+    flat_args = ((dst.data.ptr, VP), (hptr, VP), (ss.data.ptr, VP), (ds.data.ptr, VP), *tail)
+    warp_args = ((dst.data.ptr, VP), (hptr, VP), (raw_s.data.ptr, VP), (raw_d.data.ptr, VP), *tail)
     fine = -(-n * (R // 16) // (256 * 4))
 
     def batch(fn, grid, block, args, pdl, k=batches):
         return lambda: [_launch(fn, grid, block, args, stream, pdl) for _ in range(k)]
 
     variants = {
-        "flat": batch(f_plain, sms, 1024, flat_args, False),
-        "flat-grid": batch(f_plain, fine, 256, flat_args, False),
-        "flat-pdl": batch(f_pdl, sms, 1024, flat_args, True),
-        "grid-pdl": batch(f_pdl, fine, 256, flat_args, True),
+        "flat": batch(flat, sms, 1024, flat_args, False),
+        "flat-grid": batch(flat, fine, 256, flat_args, False),
+        "flat-pdl": batch(flat, sms, 1024, flat_args, True),
+        "grid-pdl": batch(flat, fine, 256, flat_args, True),
         "warp": batch(f_warp, -(-n // 8), 256, warp_args, False, 1),
         "ce": lambda: cp.cuda.runtime.memcpyAsync(ce_dst.data.ptr, hptr, n * R, 1, stream),
     }
@@ -199,7 +130,7 @@ def _case(mod, sms: int, stream: int, host, hptr: int, slots: int, R: int, n: in
 
 
 def main() -> int:
-    mod = cp.RawModule(code=(REPO / "native/gather.cu").read_text() + EXTRA, options=("-std=c++17",))
+    mod = cp.RawModule(code=(REPO / "native/gather.cu").read_text(), options=("-std=c++17",))
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     rng = np.random.default_rng(20251121)
     sizes = [int(a) for a in (sys.argv[1] if len(sys.argv) > 1 else "128").split(",")]
