@@ -146,6 +146,10 @@ class ImportedParams:
     access: Optional[AccessFlags] = None
     reg_path: Optional[RegPath] = None  # perftest: dmabuf with --use_cuda_dmabuf, else mr
     gpu: Optional[int] = None  # the CUDA device the tool used (perftest --use_cuda, nvbandwidth column)
+    peer_gpu: Optional[int] = None  # GPU<->GPU tests: the other GPU (nvbandwidth row/column, p2p matrix)
+    peer_access: Optional[bool] = None  # GPU<->GPU tests: peer access enabled (P2P=Enabled/Disabled)
+    collective: Optional[str] = None  # nccl-tests: all_reduce, all_gather, ...
+    ranks: Optional[int] = None  # nccl-tests: ranks in the communicator
     tx_depth: Optional[int] = None
     # How the tool was run, as its output said: shown, not identity.
     device_name: Optional[str] = _not_identity()  # type: ignore[assignment]
@@ -270,6 +274,9 @@ class ImportedMetrics:
     peak_value: Optional[float] = None  # perftest BW peak, in the result's unit
     iterations: Optional[float] = None  # perftest #iterations
     matrix_sum: Optional[float] = None  # nvbandwidth: the testcase's sum over its matrix (GB/s)
+    algbw_gbytes_per_s: Optional[float] = None  # nccl-tests: algorithm bandwidth (size / time)
+    busbw_gbytes_per_s: Optional[float] = None  # nccl-tests: bus bandwidth (algbw x the collective's factor)
+    latency_us: Optional[float] = None  # a latency the tool reported beside its bandwidth
 
 
 BenchMetrics = Union[CopyMetrics, GatherMetrics, MrMetrics, ImportedMetrics]

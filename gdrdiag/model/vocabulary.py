@@ -56,6 +56,12 @@ class Provider(Word):
     FIXTURE = "fixture"
     PERFTEST = "perftest"
     NVBANDWIDTH = "nvbandwidth"
+    BANDWIDTH_TEST = "bandwidthTest"  # CUDA samples
+    P2P_TEST = "p2pBandwidthLatencyTest"  # CUDA samples
+    NCCL_TESTS = "nccl-tests"
+    # numbers a person posted (an issue thread, a forum post) with no tool output to import:
+    # hardware numbers, as the person measured them, but not re-checkable
+    POSTED = "posted"
 
     @property
     def is_hardware(self) -> bool:
