@@ -167,9 +167,10 @@ def registration_path(m: MachineInfo) -> Iterable[Finding]:
         )
         return
     if dmabuf_ok is False:
+        # Without an RDMA NIC no GPU memory is registered with one: a fact, not a risk (issue 20).
         yield finding(
             "GDR-DMABUF-UNAVAILABLE",
-            Severity.INFO if k.peermem_loaded else Severity.WARN,
+            Severity.INFO if k.peermem_loaded or not m.nics else Severity.WARN,
             "dma-buf registration of GPU memory is unavailable",
             evidence,
             'dma-buf needs the open NVIDIA kernel module ("Open Kernel Module" in '

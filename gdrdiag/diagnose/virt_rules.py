@@ -86,7 +86,11 @@ def host_acs_ats(m: MachineInfo) -> Iterable[Finding]:
 
 
 def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
-    """ACS-REDIRECT: bare-metal GPU<->NIC path whose switch ports redirect peer requests (ACS-01)."""
+    """ACS-REDIRECT: bare-metal GPU<->NIC path whose switch ports redirect peer requests (ACS-01).
+
+    One finding per GPU<->NIC path, naming every redirecting bridge on it: one cause per path, so
+    that duplicates do not push the cause of a measured loss down the ranking (issue 20).
+    """
     if m.virt.is_vm:
         return
     for p in m.topology:
@@ -94,6 +98,7 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
             continue  # PHB and beyond cross the root complex anyway (GDR-PATH-CLASS)
         nic = m.function(p.nic_bdf)
         ats_on = bool(nic and nic.ats and nic.ats.enabled)
+        redirecting: list[tuple[str, list[str], object]] = []
         for b in p.bridges:
             f = m.function(b)
             if f is None or f.acs is None or not is_downstream_facing(f):
@@ -103,27 +108,27 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
                 continue
             if ats_on and "DirectTrans" in f.acs.ctl_flags:
                 continue  # translated requests route peer-to-peer (ATS-02)
-            yield finding(
-                "ACS-REDIRECT",
-                Severity.FAIL,
-                f"ACS {'/'.join(on)} on {b} redirects {p.gpu_bdf} <-> {p.nic} peer traffic "
-                f"to the root complex",
-                [
-                    ev(f"pci[{b}].acs.ctl_flags", " ".join(f.acs.ctl_flags) or "none"),
-                    ev(f"pci[{b}].acs.ctl", f"0x{f.acs.ctl:04x}"),
-                    ev(
-                        f"topology[{p.gpu_bdf},{p.nic}].path_class",
-                        p.path_class.value if p.path_class else None,
-                    ),
-                    ev(f"pci[{p.nic_bdf}].ats.enabled", nic.ats.enabled if nic and nic.ats else None),
-                ],
-                f"Bare metal: disable ACS redirect on the GPU/NIC switch ports - BIOS 'ACS "
-                f"disable' or VT-d off, "
-                f"kernel pci=disable_acs_redir={b}, or `setpci -s {b} ECAP_ACS+0x6.w=0000` (until reboot). "
-                "The kernel sets SV|RR|CR|UF when an IOMMU is active; iommu=pt alone does not clear them.",
-                "",
-                b,
-            )
+            redirecting.append((b, on, f.acs))
+        if not redirecting:
+            continue
+        bridges = ", ".join(f"{b} ({'/'.join(on)})" for b, on, _ in redirecting)
+        evidence = [ev(f"pci[{b}].acs.ctl", f"0x{acs.ctl:04x} {' '.join(acs.ctl_flags)}") for b, _, acs in redirecting]
+        evidence += [
+            ev(f"topology[{p.gpu_bdf},{p.nic}].path_class", p.path_class.value if p.path_class else None),
+            ev(f"pci[{p.nic_bdf}].ats.enabled", nic.ats.enabled if nic and nic.ats else None),
+        ]
+        setpci = "; ".join(f"setpci -s {b} ECAP_ACS+0x6.w=0000" for b, _, _ in redirecting)
+        yield finding(
+            "ACS-REDIRECT",
+            Severity.FAIL,
+            f"ACS redirect on {bridges} sends {p.gpu_bdf} <-> {p.nic} peer traffic to the root complex",
+            evidence,
+            f"Bare metal: disable ACS redirect on the GPU/NIC switch ports - BIOS 'ACS disable' or VT-d off, "
+            f"kernel pci=disable_acs_redir={';'.join(b for b, _, _ in redirecting)}, or `{setpci}` (until "
+            "reboot). The kernel sets SV|RR|CR|UF when an IOMMU is active; iommu=pt alone does not clear them.",
+            "",
+            f"{p.gpu_bdf}<->{p.nic}",
+        )
 
 
 def iommu_translated(m: MachineInfo) -> Iterable[Finding]:
