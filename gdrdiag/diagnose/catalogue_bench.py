@@ -333,4 +333,71 @@ ENTRIES = (
         "A bug in gdrdiag, not in the machine.",
         "Please report it with the bundle (gdrdiag collect).",
     ),
+    E(
+        "CAUSE-PAGEABLE-MEMORY",
+        "causes",
+        CAUSE_SEVERITY + "; INFO when gdrdiag measured pageable beside healthy pinned rows (by design)",
+        "a host<->GPU copy from or to pageable (or managed) memory below what its path allows, either direction",
+        "The driver copies pageable memory through a pinned staging buffer chunk by chunk, so the copy "
+        "engine waits on host memcpy and page pinning.",
+        "Allocate transfer buffers pinned (cudaHostAlloc, torch pin_memory=True) or register them once "
+        "(cudaHostRegister) and reuse them.",
+        "https://docs.nvidia.com/cuda/cuda-c-best-practices-guide/index.html#pinned-memory",
+    ),
+    E(
+        "CAUSE-SMALL-COPIES",
+        "causes",
+        "INFO, or as CAUSE_SEVERITY when it explains a measured loss",
+        "a copy as fast as its size allows but at half its link's peak or less: the per-copy cost "
+        "(fitted from the Report's own sweep, else 4 us) sets it",
+        "Each copy call costs microseconds besides its bytes; below tens of KiB that cost dominates.",
+        "Coalesce blocks, batch them (cuMemcpyBatchAsync), or gather with a kernel over mapped pinned memory.",
+        "https://docs.nvidia.com/cuda/cuda-c-best-practices-guide/index.html#data-transfer-between-host-and-device",
+    ),
+    E(
+        "CAUSE-LINK-NARROW",
+        "causes",
+        "INFO (the row is healthy: by design of the slot or card)",
+        "a healthy row whose narrowest bound is a PCIe link below Gen4 x16 (old generation, x8/x4 slot)",
+        "The number is the link's own ceiling; nothing on the path is misconfigured.",
+        "Use a Gen4/Gen5 x16 slot wired to the CPU, or a card that supports it.",
+        "PCIe Base Spec r5.0 sec. 7.5.3.6 (Link Capabilities)",
+    ),
+    E(
+        "CAUSE-PEER-ACCESS-OFF",
+        "causes",
+        CAUSE_SEVERITY + "; INFO when the tool measured peer access off beside healthy enabled rows",
+        "GPU<->GPU copies without peer access below the peer path's expectation",
+        "Without peer access the driver stages a peer copy through host memory: two PCIe crossings, "
+        "no NVLink.",
+        "cudaDeviceEnablePeerAccess / cuCtxEnablePeerAccess in both directions; check NCCL_P2P_DISABLE.",
+        "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#peer-to-peer-memory-access",
+    ),
+    E(
+        "CAUSE-P2P-UNSUPPORTED",
+        "causes",
+        CAUSE_SEVERITY,
+        "GPU<->GPU rows with peer access requested still at staged speed",
+        "The platform (chipset, ACS on the switch ports, a hypervisor) does not route peer traffic.",
+        "Check cudaDeviceCanAccessPeer and nvidia-smi topo -p2p r; in a VM allow P2P between the "
+        "passed-through GPUs; on bare metal check ACS and the BIOS.",
+        "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#peer-to-peer-memory-access",
+    ),
+    E(
+        "CAUSE-NO-PEER-MEMORY",
+        "causes",
+        CAUSE_SEVERITY,
+        "an NCCL or GPU-memory RDMA loss on a machine where nvidia_peermem is not loaded",
+        "Without a peer-memory path the NIC cannot DMA into GPU memory; NCCL stages through host memory.",
+        "modprobe nvidia_peermem, or use dma-buf with the open NVIDIA kernel module.",
+        "https://docs.nvidia.com/cuda/gpudirect-rdma/index.html",
+    ),
+    E(
+        "PERF-PATH-SLOW",
+        "causes",
+        "WARN",
+        "a row below 80% of what its path allows (gdrdiag/paths.py) that no cause in the Report explains",
+        "The symptom with no candidate: the Report lacks the facts or measurements that would name one.",
+        "Measure with gdrdiag (or import with --bundle) so the cause model can weigh the candidates.",
+    ),
 )

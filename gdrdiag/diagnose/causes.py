@@ -19,10 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
-from gdrdiag.diagnose.evidence import GdrGap, gdr_gaps
+from gdrdiag.diagnose.evidence import GdrGap, WriteRow, gdr_gaps
 from gdrdiag.diagnose.thresholds import GPU_VS_HOST_FAIL, RO_GAIN
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo, PathClass
+from gdrdiag.model.path import Judgement, Mover, Place
+from gdrdiag.paths import judge
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
@@ -47,6 +49,9 @@ class Cause:
     fix: str
     next_step: str
     subject: str = ""
+    # Set when the loss is built into the measurement (pageable rows beside healthy pinned ones,
+    # a rung of a ladder): the cause is named, at INFO, and says why it is no machine problem.
+    by_design: str = ""
 
     def finding(self, lead: bool = True) -> Finding:
         """As a Finding, with a severity from the share it explains.
@@ -54,7 +59,9 @@ class Cause:
         FAIL when it leads and explains half or more of a loss of half or more; WARN when it explains
         a fair share (an alternative to the leading cause is at most WARN); INFO otherwise.
         """
-        if lead and self.loss >= 1 - GPU_VS_HOST_FAIL and self.explains >= 0.5:
+        if self.by_design:
+            sev = Severity.INFO
+        elif lead and self.loss >= 1 - GPU_VS_HOST_FAIL and self.explains >= 0.5:
             sev = Severity.FAIL
         elif self.explains >= 0.2 and self.loss >= 0.1:
             sev = Severity.WARN
@@ -71,6 +78,7 @@ class Cause:
             evidence=(
                 f"strength of the evidence for this cause: {self.strength:.2f} of 1",
                 *self.evidence_for,
+                *((f"by design: {self.by_design}",) if self.by_design else ()),
             ),
             advice=self.fix,
             subject=self.subject,
@@ -88,6 +96,7 @@ class Context:
     machine: Optional[MachineInfo]
     machine_codes: dict[str, Finding]
     gaps: tuple[GdrGap, ...]
+    judgements: tuple[Judgement, ...] = ()  # every numeric row against its path (gdrdiag.paths)
 
     def has(self, code: str) -> bool:
         """True when a machine rule emitted ``code``."""
@@ -353,7 +362,31 @@ def context(report: "Report", machine_findings: Iterable[Finding]) -> Context:
     codes: dict[str, Finding] = {}
     for f in machine_findings:
         codes.setdefault(f.code, f)
-    return Context(report.machine, codes, tuple(gdr_gaps(report.results)))
+    judged = judge(report.results, report.machine)
+    reference = _model_reference(judged)
+    return Context(report.machine, codes, tuple(gdr_gaps(report.results, reference)), judged)
+
+
+def _model_reference(judged: Iterable[Judgement]) -> Optional[WriteRow]:
+    """What the path model allows the largest GPU-memory RDMA row, as a stand-in host-memory row.
+
+    Used only when a Report has no host-memory RDMA row: the GPU rows are then judged against their
+    own path (the NIC port and both PCIe links), never left without a yardstick.
+    """
+    rows = [
+        j
+        for j in judged
+        if j.mover is Mover.NIC_DMA
+        and j.expected_gbytes_per_s
+        and Place.GPU in (j.source.place if j.source else None, j.destination.place if j.destination else None)
+        and not (j.bound or "").startswith("the same Report")
+    ]
+    if not rows:
+        return None
+    j = max(rows, key=lambda j: j.size_bytes or 0)
+    return WriteRow(
+        f"path model ({j.bound})", False, None, j.size_bytes, (j.expected_gbytes_per_s or 0) * 8, None, "model"
+    )
 
 
 def gap_causes(ctx: Context) -> list[tuple[Cause, bool]]:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Optional
 
+from gdrdiag.diagnose import causes_path, causes_rdma
 from gdrdiag.diagnose.causes import Cause, Context, context, gap_causes, reconcile
+from gdrdiag.diagnose.machine import diagnose_machine
 from gdrdiag.diagnose.evidence import gpu_rows_without_host, write_rows
 from gdrdiag.diagnose.thresholds import (
     CE_OF_MODEL_HEALTHY,
@@ -315,15 +317,18 @@ def next_measurements(report: "Report", ctx: Context) -> list[Finding]:
 
 def cause_findings(report: "Report") -> list[Finding]:
     """The report rule: every cause over every measured loss, failed measurements, what to run next."""
-    from gdrdiag.diagnose import causes_rdma, diagnose_machine
-
     machine_findings = diagnose_machine(report.machine) if report.machine is not None else []
     ctx = context(report, machine_findings)
     causes = gap_causes(ctx) + _leads(copy_causes(report, ctx)) + _leads(working_set_cause(report, ctx))
     for rule in causes_rdma.RULES:
         causes += _leads(rule(report, ctx))
+    for rule in causes_path.RULES:
+        causes += _leads(rule(report, ctx))
     return (
-        failed_measurements(report) + [c.finding(lead) for c, lead in causes] + next_measurements(report, ctx)
+        failed_measurements(report)
+        + [c.finding(lead) for c, lead in causes]
+        + causes_path.unexplained_losses(report, ctx, [c for c, _ in causes])
+        + next_measurements(report, ctx)
     )
 
 

@@ -67,9 +67,11 @@ def _mr_row(r: BenchResult) -> Optional[WriteRow]:
 
 def _imported_row(r: BenchResult) -> Optional[WriteRow]:
     p = r.params
-    if not isinstance(p, ImportedParams) or p.tool != Provider.PERFTEST.value or p.memory is None:
+    if not isinstance(p, ImportedParams) or p.memory is None:
         return None
-    if p.test not in ("write_bw", "send_bw") or r.unit not in _GBPS_PER_UNIT:
+    if p.tool not in (Provider.PERFTEST.value, Provider.POSTED.value):
+        return None
+    if p.test not in ("write_bw", "send_bw", "read_bw") or r.unit not in _GBPS_PER_UNIT:
         return None
     ro = None if p.access is None else bool(p.access & p.access.RELAXED_ORDERING)
     return WriteRow(
@@ -180,10 +182,16 @@ def _nearest(rows: Sequence[WriteRow], size: Optional[int]) -> Optional[WriteRow
     return min(rows, key=lambda r: (abs((r.size_bytes or 0) - size), -(r.size_bytes or 0)))
 
 
-def gdr_gaps(results: Iterable[BenchResult]) -> list[GdrGap]:
-    """One gap per GPU registration path that has a host reference (largest GPU size first)."""
+def gdr_gaps(results: Iterable[BenchResult], model_reference: Optional[WriteRow] = None) -> list[GdrGap]:
+    """One gap per GPU registration path that has a host reference (largest GPU size first).
+
+    ``model_reference`` stands in for the host-memory row when the Report has none: what the path
+    model (:mod:`gdrdiag.paths`) says the GPU rows' own path allows (NIC port, NIC and GPU links).
+    """
     rows = write_rows(results)
     host_rows = [r for r in rows if not r.on_gpu and r.ro is not True] or [r for r in rows if not r.on_gpu]
+    if not host_rows and model_reference is not None:
+        host_rows = [model_reference]
     gpu_rows = [r for r in rows if r.on_gpu]
     out = []
     for path in sorted({r.reg_path or "" for r in gpu_rows}):

@@ -17,9 +17,15 @@ def test_real_report_findings_are_what_an_expert_would_say():
     assert {"VIRT-VM", "VIRT-FLAT-TOPOLOGY", "GDR-NO-RDMA", "GDR-PEERMEM-MISSING"} <= codes
     # The copy engine reaches ~88% of Gen5 x16 raw: healthy, so no CE finding.
     assert "PERF-CE-H2D-LOW" not in codes
-    # Pageable copies are far slower than pinned, and small per-call copies are API-bound.
-    assert {"PERF-PAGEABLE-SLOW", "PERF-SMALL-COPIES"} <= codes
-    assert not any(f.severity is Severity.FAIL for f in findings)
+    # Pageable copies are far slower than pinned (a rung by design here: pinned rows are healthy),
+    # and small per-call copies are API-bound.
+    pageable = [f for f in findings if f.code == "CAUSE-PAGEABLE-MEMORY"]
+    assert pageable and all(f.severity is Severity.INFO for f in pageable)
+    assert "PERF-SMALL-COPIES" in codes
+    # A healthy machine: nothing to fix (issue 20).
+    assert not any(f.severity in (Severity.FAIL, Severity.WARN) for f in findings), [
+        (f.code, f.title) for f in findings if f.severity is not Severity.INFO
+    ]
     # The stored findings are what diagnose says today.
     assert {f.code for f in report.findings} == codes
 

@@ -1,0 +1,299 @@
+"""Cause rules over the path model's losses (:mod:`gdrdiag.paths`): every judged row, any tool.
+
+Each rule takes the Report and the cause Context (which holds every row's ``Judgement``) and
+returns :class:`gdrdiag.diagnose.causes.Cause` objects, one per cause per path:
+
+- ``CAUSE-PAGEABLE-MEMORY``: copies from or to pageable (or managed) host memory below their path;
+  measured when pinned rows of the same direction are healthy (then it is a rung by design: INFO).
+- ``CAUSE-SMALL-COPIES``: a row that is as fast as its size allows, far below its link's peak: the
+  per-copy cost, not the path, sets it.
+- ``CAUSE-LINK-NARROW``: a healthy row whose bound is a narrow or old PCIe link: the number is that
+  link's ceiling (a V100 on Gen3 x16 at 12 GB/s is healthy).
+- ``CAUSE-PEER-ACCESS-OFF`` / ``CAUSE-P2P-UNSUPPORTED``: GPU<->GPU rows staged through host memory.
+- ``CAUSE-NO-PEER-MEMORY``: NCCL or RDMA without a GPU peer-memory path (no nvidia_peermem, no
+  dma-buf) falls back to staging through host memory.
+- ``PERF-PATH-SLOW``: a loss that no cause in this Report explains: the symptom, with the row, its
+  bound and the command that measures more.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable, Optional
+
+from gdrdiag.diagnose.causes import Cause, Context
+from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.params import ImportedParams
+from gdrdiag.model.path import Judgement, Mover, Place, Verdict
+from gdrdiag.model.vocabulary import MemoryKind
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.model.report import Report
+
+_STAGED = (MemoryKind.PAGEABLE, MemoryKind.MANAGED)
+# A row whose size leaves it this fraction of its link's peak or less is "small": its per-operation
+# cost, not bandwidth, sets it.
+SMALL_SHARE = 0.5
+# A PCIe bound below Gen4 x16 (16 GT/s x16 ~ 31.5 GB/s raw) is narrow for today's GPUs and NICs.
+NARROW_RAW_GBYTES = 25.0
+
+
+def _ev(j: Judgement) -> str:
+    return (
+        f"results[{j.index}] {j.label} = {j.measured_gbytes_per_s:.2f} GB/s = {j.ratio:.0%} of "
+        f"{j.expected_gbytes_per_s:.2f} GB/s expected ({j.bound})"
+    )
+
+
+def _host_gpu(j: Judgement) -> bool:
+    ends = {j.source.place if j.source else None, j.destination.place if j.destination else None}
+    return ends == {Place.HOST, Place.GPU} and j.mover in (Mover.COPY_ENGINE, Mover.SM)
+
+
+def _host_memory(j: Judgement) -> Optional[MemoryKind]:
+    for end in (j.source, j.destination):
+        if end is not None and end.place is Place.HOST:
+            return end.memory
+    return None
+
+
+def _direction(j: Judgement) -> str:
+    return "h2d" if j.source is not None and j.source.place is Place.HOST else "d2h"
+
+
+def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
+    """CAUSE-PAGEABLE-MEMORY for the worst staged-memory copy loss of each direction."""
+    out = []
+    for direction in ("h2d", "d2h"):
+        staged = [
+            j for j in ctx.judgements
+            if j.is_loss and _host_gpu(j) and _host_memory(j) in _STAGED and _direction(j) == direction
+            and "bidir" not in j.key
+        ]
+        if not staged:
+            continue
+        worst = min(staged, key=lambda j: j.ratio or 0)
+        pinned = [
+            j for j in ctx.judgements
+            if _host_gpu(j) and _direction(j) == direction and j.ratio is not None
+            and _host_memory(j) not in _STAGED and j.verdict is Verdict.OK
+        ]
+        pro = [_ev(worst), f"{(_host_memory(worst) or MemoryKind.PAGEABLE).value} memory is copied through a "
+               "pinned staging buffer by the driver, one chunk at a time"]
+        if pinned:
+            best = max(pinned, key=lambda j: j.measured_gbytes_per_s or 0)
+            pro.append(f"pinned rows of the same direction are healthy: {_ev(best)}")
+            basis, strength = "measured", 1.0
+        else:
+            basis, strength = "inferred", 0.8
+        design = ""
+        if pinned and not _is_imported(report, worst):
+            design = "gdrdiag measures pageable beside pinned memory to show what pinning buys; pinned rows are healthy"
+        out.append(
+            Cause(
+                "CAUSE-PAGEABLE-MEMORY",
+                f"{direction.upper()} copies from pageable memory run at {worst.ratio:.0%} of the path",
+                strength, strength, basis, worst.loss, tuple(pro), (),
+                "Allocate transfer buffers pinned (cudaHostAlloc / cuMemHostAlloc, torch pin_memory=True) or "
+                "register them once (cudaHostRegister) and reuse them.",
+                "gdrdiag copy-bench --memory pinned,pageable --directions h2d,d2h",
+                subject=worst.key, by_design=design,
+            )
+        )
+    return out
+
+
+def _is_imported(report: "Report", j: Judgement) -> bool:
+    return isinstance(report.results[j.index].params, ImportedParams)
+
+
+def small_copies(report: "Report", ctx: Context) -> list[Cause]:
+    """CAUSE-SMALL-COPIES: the healthy row furthest below its link's peak because of its size."""
+    cands = []
+    for j in ctx.judgements:
+        if j.verdict is not Verdict.OK or j.mover is not Mover.COPY_ENGINE or not j.size_bytes or not j.per_op_us:
+            continue
+        peak = j.size_bytes / (j.size_bytes / (j.expected_gbytes_per_s * 1e9) - j.per_op_us * 1e-6) / 1e9  # type: ignore[operator]
+        if peak > 0 and j.expected_gbytes_per_s <= SMALL_SHARE * peak:  # type: ignore[operator]
+            cands.append((j.expected_gbytes_per_s / peak, j, peak))  # type: ignore[operator]
+    if not cands:
+        return []
+    share, j, peak = min(cands, key=lambda c: c[0])
+    gap = max(1e-9, 1 - (j.measured_gbytes_per_s or 0) / peak)
+    explains = min(1.0, (1 - share) / gap)
+    basis = "measured" if (j.per_op_source or "").startswith("fitted") else "inferred"
+    return [
+        Cause(
+            "CAUSE-SMALL-COPIES",
+            f"{j.size_bytes} B per copy: the per-copy cost ({j.per_op_us:.1f} us) holds it to {share:.0%} of the link",
+            1.0 if basis == "measured" else 0.7, explains, basis, 1 - (j.measured_gbytes_per_s or 0) / peak,
+            (_ev(j), f"per-copy cost: {j.per_op_us:.2f} us ({j.per_op_source})", f"link peak {peak:.1f} GB/s"),
+            (),
+            "Coalesce small blocks into one region, batch them (cuMemcpyBatchAsync, CUDA 12.8+), or gather them "
+            "with a kernel reading mapped pinned memory.",
+            "gdrdiag copy-bench --parts blocks",
+            subject=j.key,
+            by_design="the row is as fast as a copy of its size can be: the per-copy cost, not the path",
+        )
+    ]
+
+
+def link_narrow(report: "Report", ctx: Context) -> list[Cause]:
+    """CAUSE-LINK-NARROW: healthy rows bound by a narrow or old PCIe link (the number is its ceiling)."""
+    narrow = [
+        j for j in ctx.judgements
+        if j.verdict is Verdict.OK and j.bound and "PCIe" in j.bound and _raw_of(j.bound) is not None
+        and _raw_of(j.bound) < NARROW_RAW_GBYTES  # type: ignore[operator]
+    ]
+    if not narrow:
+        return []
+    j = max(narrow, key=lambda j: j.size_bytes or 0)
+    return [
+        Cause(
+            "CAUSE-LINK-NARROW",
+            f"the path's narrowest link is {j.bound.split(':')[0]}: {j.measured_gbytes_per_s:.1f} GB/s is its ceiling",  # type: ignore[union-attr]
+            1.0, 1.0, "measured", 0.0, (_ev(j),), (),
+            "Nothing is broken: the number is what this link gives. For more, use a Gen4/Gen5 x16 slot "
+            "wired to the CPU (not the chipset), or a card that supports it.",
+            "gdrdiag inspect",
+            subject=j.key, by_design="the row reaches what its narrowest link allows",
+        )
+    ]
+
+
+def _raw_of(bound: str) -> Optional[float]:
+    """The raw GB/s a PCIe bound names (``...: 15.75 GB/s raw x ...``)."""
+    head, _, tail = bound.partition(": ")
+    if "PCIe" not in head or " GB/s raw" not in tail:
+        return None
+    try:
+        return float(tail.split(" GB/s raw")[0])
+    except ValueError:
+        return None
+
+
+def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
+    """CAUSE-PEER-ACCESS-OFF / CAUSE-P2P-UNSUPPORTED for GPU<->GPU losses."""
+    peer = [j for j in ctx.judgements if j.source and j.destination and j.source.place is Place.GPU
+            and j.destination.place is Place.GPU and j.ratio is not None
+            and j.mover in (Mover.COPY_ENGINE, Mover.SM)]
+    losses = [j for j in peer if j.is_loss]
+    if not losses:
+        return []
+    worst = min(losses, key=lambda j: j.ratio or 0)
+    p = report.results[worst.index].params
+    access = getattr(p, "peer_access", None)
+    healthy_on = [j for j in peer if not j.is_loss and getattr(report.results[j.index].params, "peer_access", None)]
+    m = ctx.machine
+    if access is False:
+        basis = "measured" if healthy_on else "inferred"
+        design = "the tool measures peer access off beside on; the enabled rows are healthy" if healthy_on else ""
+        pro = [_ev(worst), "peer access off: the copy is staged through host memory (two PCIe crossings)"]
+        if healthy_on:
+            pro.append(f"with peer access on: {_ev(max(healthy_on, key=lambda j: j.ratio or 0))}")
+        return [
+            Cause(
+                "CAUSE-PEER-ACCESS-OFF", "GPU<->GPU copies run without peer access (staged through host memory)",
+                1.0 if healthy_on else 0.8, 1.0 if healthy_on else 0.8, basis, worst.loss, tuple(pro), (),
+                "Enable peer access (cudaDeviceEnablePeerAccess / cuCtxEnablePeerAccess both ways) before the copies; "
+                "in frameworks check NCCL_P2P_DISABLE / NCCL_P2P_LEVEL and the framework's P2P setting.",
+                "gdrdiag peer-bench",
+                subject=worst.key, by_design=design,
+            )
+        ]
+    vm = bool(m and m.virt.is_vm)
+    pro = [_ev(worst)]
+    if vm:
+        pro.append("VM: the hypervisor decides whether GPUs may reach each other peer to peer")
+    return [
+        Cause(
+            "CAUSE-P2P-UNSUPPORTED", "GPU<->GPU peer copies run at staged speed: P2P is not in effect on this platform",
+            0.7 if vm else 0.5, 0.7 if vm else 0.5, "inferred", worst.loss, tuple(pro), (),
+            "Check cudaDeviceCanAccessPeer / nvidia-smi topo -p2p r; in a VM pass the GPUs with P2P allowed "
+            "(e.g. QEMU x-nv-gpudirect-clique, or one IOMMU group / ACS off on the host); on bare metal check "
+            "ACS on the switch ports and the BIOS.",
+            "nvidia-smi topo -p2p r",
+            subject=worst.key,
+        )
+    ]
+
+
+def no_peer_memory(report: "Report", ctx: Context) -> list[Cause]:
+    """CAUSE-NO-PEER-MEMORY: a collective or GPU-memory RDMA loss on a machine without nvidia_peermem/dma-buf."""
+    m = ctx.machine
+    if m is None or m.kernel.peermem_loaded is not False:
+        return []
+    rows = [j for j in ctx.judgements if j.is_loss and j.mover in (Mover.COLLECTIVE, Mover.NIC_DMA)]
+    if not rows:
+        return []
+    worst = min(rows, key=lambda j: j.ratio or 0)
+    return [
+        Cause(
+            "CAUSE-NO-PEER-MEMORY", "no GPU peer-memory path: the NIC cannot reach GPU memory, transfers stage through host",
+            0.8, 0.8, "inferred", worst.loss,
+            (_ev(worst), f"kernel.peermem_loaded = False ({m.kernel.peermem_evidence or 'nvidia_peermem not loaded'})"),
+            (),
+            "modprobe nvidia_peermem (MLNX_OFED/DOCA) or use dma-buf (open NVIDIA kernel module, kernel >= 5.12); "
+            "then NCCL_DEBUG=INFO shows 'GPU Direct RDMA Enabled'.",
+            "gdrdiag inspect",
+            subject=worst.key,
+        )
+    ]
+
+
+def collective_far(report: "Report", ctx: Context) -> list[Cause]:
+    """CAUSE-GPU-NIC-FAR for a collective loss where no GPU has a NIC under its own switch."""
+    m = ctx.machine
+    rows = [j for j in ctx.judgements if j.is_loss and j.mover is Mover.COLLECTIVE]
+    if not rows or m is None or not m.topology:
+        return []
+    near = [p for p in m.topology if p.path_class is not None and p.path_class.value in ("PIX", "PXB")]
+    if near:
+        return []
+    worst = min(rows, key=lambda j: j.ratio or 0)
+    return [
+        Cause(
+            "CAUSE-GPU-NIC-FAR", "no GPU has a NIC under its own PCIe switch: NCCL crosses the CPU for every transfer",
+            0.6, 0.6, "inferred", worst.loss,
+            (_ev(worst), *(f"{p.gpu_bdf}<->{p.nic}: {p.path_class.value}" for p in m.topology[:4] if p.path_class)),
+            (),
+            "Pair each GPU with a NIC under the same PCIe switch (nvidia-smi topo -m: PIX/PXB), or raise "
+            "NCCL_NET_GDR_LEVEL only where the platform supports peer traffic across the root complex.",
+            "gdrdiag inspect",
+            subject=worst.key,
+        )
+    ]
+
+
+RULES = (pageable_memory, small_copies, link_narrow, peer_paths, no_peer_memory, collective_far)
+
+
+def unexplained_losses(report: "Report", ctx: Context, causes: Iterable[Cause]) -> list[Finding]:
+    """PERF-PATH-SLOW for the worst loss of each mover that no cause explains (a symptom, ranked after causes)."""
+    causes = list(causes)
+    explained = {c.subject for c in causes if c.explains >= 0.2}
+    pageable_named = any(c.code == "CAUSE-PAGEABLE-MEMORY" for c in causes)
+    out = []
+    by_mover: dict[Mover, Judgement] = {}
+    for j in ctx.judgements:
+        if pageable_named and _host_memory(j) in _STAGED:
+            continue
+        if j.is_loss and j.mover is not None and (j.mover not in by_mover or (j.ratio or 0) < (by_mover[j.mover].ratio or 0)):
+            by_mover[j.mover] = j
+    for j in by_mover.values():
+        same_key = any(s == j.key or s.startswith(j.key) for s in explained)
+        if same_key or (j.mover is Mover.NIC_DMA and any(g.slow for g in ctx.gaps)):
+            continue
+        out.append(
+            Finding(
+                code="PERF-PATH-SLOW",
+                severity=Severity.WARN,
+                title=f"{j.label} reaches {j.ratio:.0%} of what its path allows; no cause in this Report explains it",
+                evidence=(_ev(j), f"per-operation cost: {j.per_op_us or 0:.2f} us ({j.per_op_source})"),
+                advice="Measure the path with gdrdiag (or attach the machine: gdrdiag import ... --bundle) so the "
+                "cause model can weigh the link, NUMA, IOMMU and memory-kind candidates.",
+                subject=j.key,
+                basis="measured",
+                next_step="gdrdiag report -o node.json",
+            )
+        )
+    return out
