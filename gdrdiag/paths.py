@@ -66,6 +66,12 @@ PER_OP_DEFAULTS = {
 # per-operation cost is a few % of the time and a fit would only absorb bandwidth losses.
 FIT_BELOW_BYTES = 1 << 20
 
+# PCIe peer-to-peer copies between GPUs reach less of the link than host copies: the peer's BAR
+# completes the writes and, across a root complex, the host bridge forwards them. Public A6000
+# figures on Gen4 x16 (21.8-26.4 GB/s, "good, ~80% of PCIe Gen4": NVIDIA/nvbandwidth#50) and RTX
+# PRO 6000 on Gen5 x16 (~56 GB/s, 89% of raw) put it at 0.76-0.98 of the posted-write model.
+PCIE_P2P_SHARE = 0.85
+
 # Posted-write TLP: 4-DW header (16 B) + framing, sequence number and LCRC (8 B) + ~2 B of DLLPs
 # (PCIe Base Spec r5.0 2.2.1, 3.6; the same 22 B the read model charges a 3-DW completion, plus 4).
 _WRITE_TLP_OVERHEAD = 26
@@ -94,6 +100,8 @@ class _Path:
     both_directions: bool = False  # a bidirectional row: bytes moved both ways at once
     ops_in_flight: int = 1  # QPs: NIC operations that overlap
     peer_gpu: Optional[int] = None
+    peer_access: Optional[bool] = None
+    ranks: Optional[int] = None
     baseline: Optional[str] = None  # a rung built to be slow: why it is never a loss
     reference: Optional[str] = None  # a measured yardstick of the same Report (key) when facts are missing
 
@@ -211,7 +219,8 @@ def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[_Path], 
         return _Path(src, dst, Mover.NIC_DMA, p.size_bytes, gpu, p.device_name, family, ops_in_flight=p.qps or 1), None
     if tool == Provider.NCCL_TESTS.value or test.endswith("_perf") or p.collective:
         return _Path(
-            _gpu(gpu), Endpoint(Place.REMOTE), Mover.COLLECTIVE, p.size_bytes, gpu, p.device_name, family
+            _gpu(gpu), Endpoint(Place.REMOTE), Mover.COLLECTIVE, p.size_bytes, gpu, p.device_name, family,
+            ranks=p.ranks,
         ), None
     direction = p.direction or ""
     if direction == "d2d" or test.startswith("device_to_device") or tool == Provider.P2P_TEST.value:
@@ -219,7 +228,7 @@ def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[_Path], 
             return None, "a copy within one GPU's memory (HBM), not a data path gdrdiag models"
         return _Path(
             _gpu(gpu), _gpu(p.peer_gpu), Mover.COPY_ENGINE, p.size_bytes, gpu, None, family,
-            both_directions="bidirectional" in test, peer_gpu=p.peer_gpu,
+            both_directions="bidirectional" in test.lower(), peer_gpu=p.peer_gpu, peer_access=p.peer_access,
         ), None
     if direction in ("h2d", "d2h", "bidir") or test.startswith(("host_to_device", "device_to_host")):
         if not direction:
@@ -357,6 +366,11 @@ def _bounds(m: Optional[MachineInfo], path: _Path, as_configured: bool) -> list[
         out += _nic_bounds(m, path.nic, mtu_as_configured=as_configured)
     if path.mover is Mover.COLLECTIVE:
         out += _collective_bounds(m, path)
+    if path.source.place is Place.GPU and path.destination.place is Place.GPU and path.mover is not Mover.NIC_DMA:
+        out = [
+            Bound(b.name + " (PCIe peer-to-peer)", b.gbytes_per_s * PCIE_P2P_SHARE, b.source + f" x {PCIE_P2P_SHARE} peer-to-peer")
+            for b in out
+        ]
     return out
 
 
@@ -364,16 +378,14 @@ def _collective_bounds(m: MachineInfo, path: _Path) -> list[Bound]:
     """NCCL across nodes: each GPU's share of the node's NIC ports bounds its bus bandwidth (NCCL's
     busbw is defined so that it compares with the hardware's peak: nccl-tests doc/PERFORMANCE.md)."""
     ports = [(n, p) for n in m.nics for p in n.ports if p.rate_gbps]
-    gpus = max(1, len(m.gpus))
-    if not ports:
-        return []
+    if not ports or (path.ranks is not None and path.ranks <= max(1, len(m.gpus))):
+        return []  # within one node NCCL rides NVLink / PCIe peer paths, not the NICs
     total = sum(p.rate_gbps / 8 * wire_efficiency(p.link_layer, IDEAL_MTU) for _, p in ports)  # type: ignore[operator]
-    share = total / gpus if len(ports) < gpus else total / gpus
     return [
         Bound(
-            f"{len(ports)} NIC port(s) shared by {gpus} GPU(s)",
-            share,
-            f"sum of port payload rates {total:.1f} GB/s / {gpus} GPUs",
+            f"the node's {len(ports)} NIC port(s) together",
+            total,
+            f"sum of the port payload rates: {total:.1f} GB/s (a ring or tree across nodes crosses them all)",
         )
     ]
 
@@ -439,6 +451,13 @@ def _reference_row(
             if q.mover is Mover.COPY_ENGINE and q.source.place != q.destination.place
             and MemoryKind.PINNED in (q.source.memory, q.destination.memory)
             and q.source.place == path.source.place
+        ]
+    elif path.source.place is Place.GPU and path.destination.place is Place.GPU and path.peer_access is False:
+        cands = [
+            (r, v, q) for _, r, q, v in rows
+            if q.source.place is Place.GPU and q.destination.place is Place.GPU and q.peer_access
+            and {q.source.index, q.destination.index} == {path.source.index, path.destination.index}
+            and q.both_directions == path.both_directions
         ]
     else:
         return None

@@ -147,9 +147,10 @@ def link_narrow(report: "Report", ctx: Context) -> list[Cause]:
     if not narrow:
         return []
     j = max(narrow, key=lambda j: j.size_bytes or 0)
+    code = "CAUSE-NIC-LINK" if (j.bound or "").startswith("NIC ") else "CAUSE-LINK-NARROW"
     return [
         Cause(
-            "CAUSE-LINK-NARROW",
+            code,
             f"the path's narrowest link is {j.bound.split(':')[0]}: {j.measured_gbytes_per_s:.1f} GB/s is its ceiling",  # type: ignore[union-attr]
             1.0, 1.0, "measured", 0.0, (_ev(j),), (),
             "Nothing is broken: the number is what this link gives. For more, use a Gen4/Gen5 x16 slot "
@@ -184,7 +185,7 @@ def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
     access = getattr(p, "peer_access", None)
     healthy_on = [j for j in peer if not j.is_loss and getattr(report.results[j.index].params, "peer_access", None)]
     m = ctx.machine
-    if access is False:
+    if access is False and not (m and m.virt.is_vm and not healthy_on):
         basis = "measured" if healthy_on else "inferred"
         design = "the tool measures peer access off beside on; the enabled rows are healthy" if healthy_on else ""
         pro = [_ev(worst), "peer access off: the copy is staged through host memory (two PCIe crossings)"]
@@ -264,7 +265,38 @@ def collective_far(report: "Report", ctx: Context) -> list[Cause]:
     ]
 
 
-RULES = (pageable_memory, small_copies, link_narrow, peer_paths, no_peer_memory, collective_far)
+def link_degraded(report: "Report", ctx: Context) -> list[Cause]:
+    """CAUSE-LINK-DEGRADED for the worst loss whose path, with every link as trained, explains it.
+
+    Host<->GPU copies of gdrdiag's own copy-bench are weighed by ``copy_causes`` (it reads the link
+    sampled during the copy); this rule covers every other row: imported, posted, GPU<->GPU.
+    """
+    rows = [
+        j for j in ctx.judgements
+        if j.is_loss and j.trained_gbytes_per_s and j.expected_gbytes_per_s
+        and not (j.key.startswith("copy_") and _host_gpu(j))
+    ]
+    if not rows:
+        return []
+    worst = min(rows, key=lambda j: j.ratio or 0)
+    share = min(1.0, max(0.0, (1 - worst.trained_gbytes_per_s / worst.expected_gbytes_per_s) / max(worst.loss, 1e-9)))  # type: ignore[operator]
+    if share < 0.2:
+        return []
+    return [
+        Cause(
+            "CAUSE-LINK-DEGRADED", "a PCIe link on the path trained below its capable speed or width",
+            1.0, share, "measured", worst.loss,
+            (_ev(worst), f"with every link as trained the path allows {worst.trained_gbytes_per_s:.2f} GB/s"),
+            (),
+            "Reseat the card, riser or cable; check the slot's wiring and bifurcation, the BIOS link speed "
+            "setting and retimers; lspci -vv LnkSta against LnkCap shows the link.",
+            "gdrdiag inspect",
+            subject=worst.key,
+        )
+    ]
+
+
+RULES = (link_degraded, pageable_memory, small_copies, link_narrow, peer_paths, no_peer_memory, collective_far)
 
 
 def unexplained_losses(report: "Report", ctx: Context, causes: Iterable[Cause]) -> list[Finding]:

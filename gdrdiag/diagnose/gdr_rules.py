@@ -31,7 +31,9 @@ def presence(m: MachineInfo) -> Iterable[Finding]:
             "GPU checks were skipped.",
             "",
         )
-    elif not m.cuda_devices:
+    elif not m.cuda_devices and m.source != "posted":
+        # A machine described by a public thread ("posted") was never queried through CUDA: the
+        # facts are unknown, not unavailable.
         yield finding(
             "GDR-CUDA-UNAVAILABLE",
             Severity.WARN,
