@@ -209,6 +209,8 @@ def _mr_path(r: BenchResult, p: MrParams) -> tuple[Optional[_Path], Optional[str
 def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[_Path], Optional[str]]:
     tool, test = p.tool or "", p.test or ""
     gpu = p.gpu if p.gpu is not None else 0
+    if "gdrcopy" in test.lower() or "gdrcopy" in tool.lower():
+        return None, "CPU stores into GPU memory through its BAR (gdrcopy): the CPU moves the bytes, no DMA path to model"
     family = (tool, test, p.direction, p.memory, p.gpu, p.peer_gpu, p.peer_access, p.qps, p.access)
     if tool in (Provider.PERFTEST.value, Provider.POSTED.value) and test in ("write_bw", "read_bw", "send_bw"):
         mem = _gpu(gpu) if p.memory is MemoryKind.DEVICE else _host(p.memory or MemoryKind.PINNED)
@@ -460,12 +462,31 @@ def _reference_row(
             and q.both_directions == path.both_directions
         ]
     else:
-        return None
+        cands = []
     if not cands:
-        return None
+        return _fastest_comparable(rows, path)
     size = path.size or 0
     r, v, _ = min(cands, key=lambda c: (abs((c[2].size or 0) - size), -(c[2].size or 0)))
     return r, v
+
+
+def _comparable(q: _Path, path: _Path) -> bool:
+    """Two rows of the same kind of path: same mover, same places at each end, same tool and test."""
+    return (
+        q.mover is path.mover
+        and (q.source.place, q.destination.place) == (path.source.place, path.destination.place)
+        and q.family[:2] == path.family[:2]
+        and q.both_directions == path.both_directions
+    )
+
+
+def _fastest_comparable(
+    rows: Sequence[tuple[int, BenchResult, _Path, float]], path: _Path
+) -> Optional[tuple[BenchResult, float]]:
+    """The fastest row of the same kind of path in this Report (another placement, NIC, setting):
+    what this machine showed the path can do, used when no link facts bound it."""
+    cands = [(r, v) for _, r, q, v in rows if q is not path and _comparable(q, path)]
+    return max(cands, key=lambda c: c[1]) if cands else None
 
 
 def judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo]) -> tuple[Judgement, ...]:
@@ -518,6 +539,9 @@ def judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo])
                 continue
             ref_r, ref_v = ref
             peak, bound, trained_peak = ref_v, f"the same Report's {_label(ref_r, None)} ({ref_v:.2f} GB/s): no link facts for this path", None
+            if ref_r is r:
+                out[i] = _unjudged(i, r, _why_no_bound(machine, path), path)
+                continue
         per_op, per_op_source = _per_op(path, families[(path.mover, path.family)], peak)
         expected = _expected_at(peak, path.size, per_op, path.ops_in_flight)
         ratio = value / expected if expected > 0 else None

@@ -312,8 +312,8 @@ def p2p_via_root_complex(ctx: Context, gap: GdrGap) -> Optional[Cause]:
 
 def gpu_nic_far(ctx: Context, gap: GdrGap) -> Optional[Cause]:
     """Bare metal: the GPU's closest NIC is across the root complex or the socket interconnect."""
-    if not gap.slow or ctx.machine is None or ctx.is_vm is not False:
-        return None
+    if not gap.slow or ctx.machine is None or ctx.is_vm:
+        return None  # in a VM the guest's topology says nothing about the physical path
     far = [
         p
         for p in ctx.machine.topology
@@ -379,7 +379,6 @@ def _model_reference(judged: Iterable[Judgement]) -> Optional[WriteRow]:
         if j.mover is Mover.NIC_DMA
         and j.expected_gbytes_per_s
         and Place.GPU in (j.source.place if j.source else None, j.destination.place if j.destination else None)
-        and not (j.bound or "").startswith("the same Report")
     ]
     if not rows:
         return None

@@ -24,7 +24,7 @@ from gdrdiag.diagnose.causes import Cause, Context
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import ImportedParams
 from gdrdiag.model.path import Judgement, Mover, Place, Verdict
-from gdrdiag.model.vocabulary import MemoryKind
+from gdrdiag.model.vocabulary import MemoryKind, Provider
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
@@ -47,6 +47,10 @@ def _ev(j: Judgement) -> str:
 def _host_gpu(j: Judgement) -> bool:
     ends = {j.source.place if j.source else None, j.destination.place if j.destination else None}
     return ends == {Place.HOST, Place.GPU} and j.mover in (Mover.COPY_ENGINE, Mover.SM)
+
+
+def _touches_gpu(j: Judgement) -> bool:
+    return any(e is not None and e.place is Place.GPU for e in (j.source, j.destination))
 
 
 def _host_memory(j: Judgement) -> Optional[MemoryKind]:
@@ -185,30 +189,36 @@ def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
     access = getattr(p, "peer_access", None)
     healthy_on = [j for j in peer if not j.is_loss and getattr(report.results[j.index].params, "peer_access", None)]
     m = ctx.machine
-    if access is False and not (m and m.virt.is_vm and not healthy_on):
-        basis = "measured" if healthy_on else "inferred"
-        design = "the tool measures peer access off beside on; the enabled rows are healthy" if healthy_on else ""
+    vm = bool(m and m.virt.is_vm)
+    if access is False and not vm:
+        by_tool = getattr(p, "tool", None) in (Provider.P2P_TEST.value, Provider.NVBANDWIDTH.value)
+        design = "the tool measures peer access off beside on; the enabled rows are healthy" if healthy_on and by_tool else ""
         pro = [_ev(worst), "peer access off: the copy is staged through host memory (two PCIe crossings)"]
         if healthy_on:
             pro.append(f"with peer access on: {_ev(max(healthy_on, key=lambda j: j.ratio or 0))}")
+        share = 1.0 if healthy_on else 0.8
         return [
             Cause(
                 "CAUSE-PEER-ACCESS-OFF", "GPU<->GPU copies run without peer access (staged through host memory)",
-                1.0 if healthy_on else 0.8, 1.0 if healthy_on else 0.8, basis, worst.loss, tuple(pro), (),
+                share, share, "measured" if healthy_on else "inferred", worst.loss, tuple(pro), (),
                 "Enable peer access (cudaDeviceEnablePeerAccess / cuCtxEnablePeerAccess both ways) before the copies; "
                 "in frameworks check NCCL_P2P_DISABLE / NCCL_P2P_LEVEL and the framework's P2P setting.",
                 "gdrdiag peer-bench",
                 subject=worst.key, by_design=design,
             )
         ]
-    vm = bool(m and m.virt.is_vm)
+    if not vm and worst.verdict is not Verdict.LOST:
+        return []  # slow but not staged-slow: a narrower or busier path, not P2P refused
     pro = [_ev(worst)]
     if vm:
-        pro.append("VM: the hypervisor decides whether GPUs may reach each other peer to peer")
+        pro.append("VM: the hypervisor decides whether passed-through GPUs may reach each other peer to peer")
+    if healthy_on:
+        pro.append(f"where P2P was allowed: {_ev(max(healthy_on, key=lambda j: j.ratio or 0))}")
+    share = 1.0 if healthy_on else (0.7 if vm else 0.6)
     return [
         Cause(
             "CAUSE-P2P-UNSUPPORTED", "GPU<->GPU peer copies run at staged speed: P2P is not in effect on this platform",
-            0.7 if vm else 0.5, 0.7 if vm else 0.5, "inferred", worst.loss, tuple(pro), (),
+            share, share, "measured" if healthy_on else "inferred", worst.loss, tuple(pro), (),
             "Check cudaDeviceCanAccessPeer / nvidia-smi topo -p2p r; in a VM pass the GPUs with P2P allowed "
             "(e.g. QEMU x-nv-gpudirect-clique, or one IOMMU group / ACS off on the host); on bare metal check "
             "ACS on the switch ports and the BIOS.",
@@ -242,13 +252,16 @@ def no_peer_memory(report: "Report", ctx: Context) -> list[Cause]:
 
 
 def collective_far(report: "Report", ctx: Context) -> list[Cause]:
-    """CAUSE-GPU-NIC-FAR for a collective loss where no GPU has a NIC under its own switch."""
+    """CAUSE-GPU-NIC-FAR for a collective or GPU-memory RDMA loss where no GPU has a NIC under its own switch."""
     m = ctx.machine
-    rows = [j for j in ctx.judgements if j.is_loss and j.mover is Mover.COLLECTIVE]
+    rows = [
+        j for j in ctx.judgements
+        if j.is_loss and (j.mover is Mover.COLLECTIVE or (j.mover is Mover.NIC_DMA and _touches_gpu(j)))
+    ]
     if not rows or m is None or not m.topology:
         return []
     near = [p for p in m.topology if p.path_class is not None and p.path_class.value in ("PIX", "PXB")]
-    if near:
+    if near or m.virt.is_vm or not any(p.reliable for p in m.topology):
         return []
     worst = min(rows, key=lambda j: j.ratio or 0)
     return [
@@ -259,6 +272,7 @@ def collective_far(report: "Report", ctx: Context) -> list[Cause]:
             (),
             "Pair each GPU with a NIC under the same PCIe switch (nvidia-smi topo -m: PIX/PXB), or raise "
             "NCCL_NET_GDR_LEVEL only where the platform supports peer traffic across the root complex.",
+            # the collective and RDMA forms of one cause: one finding per path
             "gdrdiag inspect",
             subject=worst.key,
         )
@@ -296,7 +310,47 @@ def link_degraded(report: "Report", ctx: Context) -> list[Cause]:
     ]
 
 
-RULES = (link_degraded, pageable_memory, small_copies, link_narrow, peer_paths, no_peer_memory, collective_far)
+def numa_placement(report: "Report", ctx: Context) -> list[Cause]:
+    """CAUSE-NUMA-PLACEMENT for the worst loss whose host buffers sat on a node other than the device's.
+
+    The node comes from the row's run settings (``--numa`` applied, or as posted); the device's node
+    from the machine (the GPU's, or the NIC's for host-memory RDMA). A healthy row of the same kind on
+    the device's own node makes the share measured.
+    """
+    m = ctx.machine
+    if m is None:
+        return []
+
+    def home(j: Judgement) -> Optional[int]:
+        if j.mover is Mover.NIC_DMA and m.nics:
+            return m.nics[0].numa_node
+        return m.gpus[0].numa_node if m.gpus else None
+
+    def node(j: Judgement) -> Optional[int]:
+        return report.results[j.index].settings.numa_node
+
+    far = [j for j in ctx.judgements if j.is_loss and node(j) is not None and home(j) is not None and node(j) != home(j)]
+    if not far:
+        return []
+    worst = min(far, key=lambda j: j.ratio or 0)
+    local = [j for j in ctx.judgements if j.mover is worst.mover and j.verdict is Verdict.OK and node(j) == home(worst)]
+    pro = [_ev(worst), f"host buffers on node {node(worst)}; the device is on node {home(worst)}"]
+    if local:
+        pro.append(f"on the device's own node: {_ev(max(local, key=lambda j: j.measured_gbytes_per_s or 0))}")
+    share = 1.0 if local else 0.7
+    return [
+        Cause(
+            "CAUSE-NUMA-PLACEMENT", "host buffers on a NUMA node far from the device: every transfer crosses the socket link",
+            share, share, "measured" if local else "inferred", worst.loss, tuple(pro), (),
+            "Allocate and run on the device's NUMA node (numactl --cpunodebind=N --membind=N, torch numa binding, "
+            "gdrdiag --numa auto); with several NICs, post host buffers only to NICs on their own node.",
+            "gdrdiag copy-bench --numa auto",
+            subject=worst.key,
+        )
+    ]
+
+
+RULES = (numa_placement, link_degraded, pageable_memory, small_copies, link_narrow, peer_paths, no_peer_memory, collective_far)
 
 
 def unexplained_losses(report: "Report", ctx: Context, causes: Iterable[Cause]) -> list[Finding]:

@@ -93,12 +93,12 @@ def build_machine(facts: dict[str, Any]) -> MachineInfo:
         gpus.append(
             GpuInfo(
                 bdf=bdf, name=str(facts.get("gpu", "")), cuda_ordinal=i, link=gpu_link,
-                link_sampled_idle=gpu_link is None, numa_node=facts.get("gpu_numa"),
+                link_sampled_idle=gpu_link is None, numa_node=_home(facts, "gpu_numa"),
             )
         )
         pci.append(PciFunction(bdf=bdf, pcie=_pcie(mps, mrrs), link=gpu_link, numa_node=facts.get("gpu_numa")))
     nics = []
-    if facts.get("nic") or facts.get("nic_port_gbps"):
+    if facts.get("nic") or facts.get("nic_port_gbps") or facts.get("path_class"):
         for i in range(int(facts.get("nics", 1))):
             bdf = f"0000:{0x80 + i:02x}:00.0"
             port = NicPort(
@@ -135,6 +135,14 @@ def build_machine(facts: dict[str, Any]) -> MachineInfo:
     )
 
 
+def _home(facts: dict[str, Any], key: str) -> Optional[int]:
+    """The stated NUMA node, or 0 when rows name their buffers only as local/far to it."""
+    if key in facts:
+        return facts[key]
+    rows = facts.get("_rows", [])
+    return 0 if any(r.get("numa") in ("local", "far") for r in rows) else None
+
+
 def _row(row: dict[str, Any], facts: dict[str, Any], i: int) -> BenchResult:
     tool_name = str(row.get("tool", "other"))
     test = row.get("test")
@@ -161,7 +169,11 @@ def _row(row: dict[str, Any], facts: dict[str, Any], i: int) -> BenchResult:
     )
     value = float(row["value"])
     metrics = ImportedMetrics(busbw_gbytes_per_s=value if row.get("busbw") else None)
-    settings = RunSettings(numa_node=facts.get("buffer_numa"), numa="posted" if "buffer_numa" in facts else None)
+    node = facts.get("buffer_numa")
+    if row.get("numa") in ("local", "far"):
+        home = facts.get("gpu_numa", facts.get("nic_numa", 0)) or 0
+        node = home if row["numa"] == "local" else home + 1
+    settings = RunSettings(numa_node=node, numa="posted" if node is not None else None)
     return BenchResult(
         key=f"posted_{tool_name.replace('-', '_').lower()}_{i}",
         status=Status.OK,
@@ -180,7 +192,7 @@ def _row(row: dict[str, Any], facts: dict[str, Any], i: int) -> BenchResult:
 def load(path: Path) -> Case:
     """The case in one TOML file, with its Report."""
     data = tomllib.loads(path.read_text())
-    facts = data.get("machine", {})
+    facts = {**data.get("machine", {}), "_rows": data.get("rows", [])}
     rows = tuple(_row(r, facts, i) for i, r in enumerate(data.get("rows", [])))
     report = Report(
         tool_version="case", created_utc="2026-11-26T00:00:00Z", command=f"case {path.stem}",
