@@ -126,7 +126,14 @@ def test_into_without_output_writes_back_into_the_report(tmp_path):
 def test_a_perftest_device_absent_from_the_bundle_is_one_warning(tmp_path):
     res = runner.invoke(
         app,
-        ["import", str(FIX / "ib_read_bw_sweep.txt"), "--bundle", str(VM_BUNDLE), "-o", str(tmp_path / "r.json")],
+        [
+            "import",
+            str(FIX / "ib_read_bw_sweep.txt"),
+            "--bundle",
+            str(VM_BUNDLE),
+            "-o",
+            str(tmp_path / "r.json"),
+        ],
     )
     assert res.exit_code in (0, 1), res.output
     warnings = [ln for ln in res.output.splitlines() if "mlx5_1" in ln]
@@ -138,7 +145,9 @@ def test_a_perftest_device_absent_from_the_bundle_is_one_warning(tmp_path):
 def test_the_same_file_twice_is_refused(tmp_path):
     out = tmp_path / "r.json"
     line = _one_error_line(
-        runner.invoke(app, ["import", str(FIX / "nvbandwidth.json"), str(FIX / "nvbandwidth.json"), "-o", str(out)])
+        runner.invoke(
+            app, ["import", str(FIX / "nvbandwidth.json"), str(FIX / "nvbandwidth.json"), "-o", str(out)]
+        )
     )
     assert "twice" in line and not out.exists()
     copy = tmp_path / "copy.json"
