@@ -97,9 +97,10 @@ def parse_text(text: str, source: str = "") -> list[BenchResult]:
             continue
         if not (parts[0].isascii() and parts[0].isdigit()):
             continue  # NCCL INFO/WARN lines interleaved with the table
-        if len(parts) < _index(names, "#wrong") + 1:
+        if len(parts) < len(names):
             raise NcclTestsFormatError(
-                f"nccl-tests output: row {ln.strip()[:60]!r} has {len(parts)} columns (truncated output?)"
+                f"nccl-tests output: row {ln.strip()[:60]!r} has {len(parts)} columns for "
+                f"{len(names)} in the header (truncated output?)"
             )
         # the first occurrence of each column name is the out-of-place one
         first = {

@@ -24,6 +24,14 @@ runner = CliRunner()
         "ib_send_bw_dmabuf.txt",
         "perftest_write.json",
         "nvbandwidth.json",
+        "nvbandwidth_d2d.json",
+        "bandwidthTest_quick.txt",
+        "bandwidthTest_mbs_range.txt",
+        "bandwidthTest_csv_all_devices.txt",
+        "p2pBandwidthLatencyTest_4gpu.txt",
+        "nccl_all_reduce_8gpu.txt",
+        "nccl_all_gather_2nodes.txt",
+        "nccl_reduce_scatter.json",
     ],
 )
 def test_each_format_imports_into_a_report(tmp_path, name):
@@ -31,7 +39,8 @@ def test_each_format_imports_into_a_report(tmp_path, name):
     res = runner.invoke(app, ["import", str(FIX / name), "-o", str(out)])
     assert res.exit_code in (0, 1), res.output
     rep = Report.from_json(out.read_text())
-    assert rep.results and all(r.provider in ("perftest", "nvbandwidth") for r in rep.results)
+    providers = {"perftest", "nvbandwidth", "bandwidthTest", "p2pBandwidthLatencyTest", "nccl-tests"}
+    assert rep.results and all(r.provider in providers for r in rep.results)
     assert "no machine facts" in res.output
 
 
@@ -192,3 +201,17 @@ def test_hostile_numbers_exit_2_and_write_nothing(tmp_path):
     deep.write_text('{"a": ' * 1000 + "1" + "}" * 1000)
     _one_error_line(runner.invoke(app, ["import", str(deep), "-o", str(out)]))
     assert not out.exists()
+
+
+def test_gpu_tool_outputs_with_a_bundle_and_diagnose_again(tmp_path):
+    out = tmp_path / "r.json"
+    files = ["bandwidthTest_quick.txt", "p2pBandwidthLatencyTest_4gpu.txt", "nccl_all_reduce_8gpu.txt"]
+    res = runner.invoke(
+        app, ["import", *[str(FIX / f) for f in files], "--bundle", str(VM_BUNDLE), "-o", str(out)]
+    )
+    assert res.exit_code in (0, 1), res.output
+    assert "warning" not in res.output
+    rep = Report.from_json(out.read_text())
+    assert {r.provider for r in rep.results} == {"bandwidthTest", "p2pBandwidthLatencyTest", "nccl-tests"}
+    again = runner.invoke(app, ["diagnose", str(out)])
+    assert again.exit_code in (0, 1) and "Traceback" not in again.output
