@@ -77,7 +77,8 @@ def parse_json(data: Any, source: str = "", buffer_mib: Optional[int] = None) ->
         if direction is None:
             continue
         size = (size_mib or _size_mib(tc.get("bufferSize")) or 0) * MiB or None
-        status = str(tc.get("status", ""))[:40]
+        status = tc.get("status") if isinstance(tc.get("status"), str) else ""
+        status = status[:40]
         base = ImportedParams(
             tool=Provider.NVBANDWIDTH.value,
             test=name,
@@ -88,7 +89,8 @@ def parse_json(data: Any, source: str = "", buffer_mib: Optional[int] = None) ->
         )
         key = f"nvbandwidth_{name}"
         if status != "Passed":
-            why = f"nvbandwidth status {status or 'missing'}: {str(tc.get('error', ''))[:300]}".strip(": ")
+            error = tc.get("error") if isinstance(tc.get("error"), str) else ""
+            why = f"nvbandwidth status {status or 'missing'}: {error[:300]}".strip(": ")
             maker = BenchResult.error if status in ("Error", "") else BenchResult.waived
             add(out, maker(key, why, params=base, provider=Provider.NVBANDWIDTH.value))
             continue
@@ -98,7 +100,8 @@ def parse_json(data: Any, source: str = "", buffer_mib: Optional[int] = None) ->
                 f"nvbandwidth JSON: testcase {name!r} passed without a bandwidth_matrix"
             )
         matrix_sum = _sum(tc.get("sum"), name)
-        described = str(tc.get("bandwidth_description", name))[:200]
+        described = tc.get("bandwidth_description")
+        described = described[:200] if isinstance(described, str) else name
         if name in _D2D:
             described += f"; {_DATA_FLOW[_D2D[name]]}"
         rows = matrix if name in _D2D else matrix[:1]

@@ -183,11 +183,11 @@ def parse_json(data: Any, source: str = "", gbits: bool = False) -> list[BenchRe
     if not isinstance(data, dict) or not isinstance(data.get("test_info"), dict) or "results" not in data:
         raise PerftestFormatError("perftest JSON: expected an object with 'test_info' and 'results'")
     info = data["test_info"]
-    test_words = str(info.get("test", "")).lower()
+    test_words = (name_or_none(info.get("test"), "perftest JSON: test") or "").lower()
     test = next((v for k, v in _TESTS.items() if test_words.startswith(k)), None)
     if test is None or not test_words.endswith("bw_test"):
         raise PerftestFormatError(
-            f"perftest JSON: test {info.get('test')!r} is not ib_write_bw/ib_read_bw/ib_send_bw"
+            f"perftest JSON: test {test_words[:40]!r} is not ib_write_bw/ib_read_bw/ib_send_bw"
         )
     results = data["results"] if isinstance(data["results"], list) else [data["results"]]
     cuda = info.get("cuda_device")
@@ -197,7 +197,7 @@ def parse_json(data: Any, source: str = "", gbits: bool = False) -> list[BenchRe
         if cuda is not None
         else "host memory (malloc, pinned by ibv_reg_mr)"
     )
-    ro = str(info.get("PCIe_relax_order", "")).upper()
+    ro = (name_or_none(info.get("PCIe_relax_order"), "perftest JSON: PCIe_relax_order") or "").upper()
     out: list[BenchResult] = []
     for r in results:
         if not isinstance(r, dict) or "BW_average" not in r or "MsgSize" not in r:

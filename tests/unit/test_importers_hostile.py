@@ -109,3 +109,23 @@ def test_every_import_reads_back_as_a_report(name):
     rows = import_text((FIX / name).read_text(), name)
     report = results_report("import", rows, machine=None)
     assert Report.from_json(report.to_json()).results == report.results
+
+
+@pytest.mark.parametrize("depth", [900, 990])
+def test_nested_values_in_text_fields_are_not_printed(depth):
+    """A deeply nested 'error', 'status' or 'test' is refused or ignored, never repr()'d into a crash."""
+    nested = "[" * depth + "]" * depth
+    texts = [
+        '{"nvbandwidth": {"testcases": [{"name": "host_to_device_memcpy_ce", "status": "Error", "error": '
+        + nested
+        + "}]}}",
+        '{"nvbandwidth": {"testcases": [{"name": "host_to_device_memcpy_ce", "status": ' + nested + "}]}}",
+        '{"test_info": {"test": ' + nested + '}, "results": {}}',
+    ]
+    for text in texts:
+        try:
+            rows = import_text(text, "x")
+        except UserInputError as exc:
+            assert "\n" not in str(exc)
+        else:
+            assert all(len(r.reason or "") < 400 for r in rows)
