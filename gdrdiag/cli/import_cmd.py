@@ -63,6 +63,7 @@ def import_cmd(
         raise UserInputError("give --bundle or --into, not both")
     results: list = []
     overwrite = False
+    per_file: list = []
     seen: dict[object, Path] = {}
     for path in files:
         data = _read_bounded(path)
@@ -75,9 +76,11 @@ def import_cmd(
         except UnicodeDecodeError:
             raise UserInputError(f"{path}: cannot read as text (not UTF-8)") from None
         try:
-            results.extend(import_text(text, path.name, perftest_gbits=perftest_gbits))
+            rows = import_text(text, path.name, perftest_gbits=perftest_gbits)
         except UserInputError as exc:
             raise UserInputError(f"{path}: {exc}") from None
+        per_file.append((path, rows))
+        results.extend(rows)
         if len(results) > MAX_IMPORT_RESULTS:
             raise UserInputError(
                 f"more than {MAX_IMPORT_RESULTS} results in one import (gdrdiag's limit); "
@@ -85,6 +88,7 @@ def import_cmd(
             )
     if into is not None:
         base = load_report(into)
+        _refuse_reimport(into, base, per_file)
         report = dataclasses.replace(
             base,
             results=base.results + tuple(results),
@@ -200,3 +204,14 @@ def _absent_devices(results, machine) -> list[str]:
         and r.params.device_name
     }
     return sorted(named - present)
+
+
+def _refuse_reimport(into: Path, base, per_file) -> None:
+    """One line when every result a file gives is already in the --into Report (imported before)."""
+    try:
+        held = {(r.key, r.params, r.stats) for r in base.results}
+    except TypeError:  # a Report holding unhashable values: nothing to compare
+        return
+    for path, rows in per_file:
+        if rows and all((r.key, r.params, r.stats) in held for r in rows):
+            raise UserInputError(f"{path}: already imported into {into} (its {len(rows)} results are there)")

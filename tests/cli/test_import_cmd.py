@@ -215,3 +215,15 @@ def test_gpu_tool_outputs_with_a_bundle_and_diagnose_again(tmp_path):
     assert {r.provider for r in rep.results} == {"bandwidthTest", "p2pBandwidthLatencyTest", "nccl-tests"}
     again = runner.invoke(app, ["diagnose", str(out)])
     assert again.exit_code in (0, 1) and "Traceback" not in again.output
+
+
+def test_the_same_file_into_the_same_report_twice_is_refused(tmp_path):
+    target = tmp_path / "r.json"
+    target.write_text((ROOT / "reports" / "baremetal_hgx.json").read_text())
+    first = runner.invoke(app, ["import", str(FIX / "nccl_all_reduce_8gpu.txt"), "--into", str(target)])
+    assert first.exit_code in (0, 1), first.output
+    before = target.read_text()
+    line = _one_error_line(
+        runner.invoke(app, ["import", str(FIX / "nccl_all_reduce_8gpu.txt"), "--into", str(target)])
+    )
+    assert "already imported" in line and target.read_text() == before
