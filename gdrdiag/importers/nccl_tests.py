@@ -9,12 +9,13 @@ Two forms, learnt from nccl-tests' src/util.cu:
   columns first, then in-place; ``cputime`` with -C; extra i_min/i_max/i_p99/i_cv% columns with
   per-iteration timing; a timestamp column with -T), then ``# Out of bounds values : 0 OK`` and
   ``# Avg bus bandwidth : 112.3``.
-- JSON (``-J file.json``, nccl-tests 2.17 and later): ``{"version": 3, "args": [...], "env": [...],
-  "nccl_version": .., "config": {"nthreads", "ngpus", ..., "devices": [{"rank", "hostname", "device",
-  "device_info", ...}]}, "results": [{"size", "count", "type", "redop", "root", "out_of_place":
-  {"time" | "cpu_time", "alg_bw", "bus_bw", "nwrong"}, "in_place": {...}}], "average_bus_bandwidth":
-  {...}}``. ``env`` (the whole environment of the run) is never read nor kept. ``devices`` has one
-  entry per process (the first rank of each), so ranks = nthreads x ngpus x len(devices).
+- JSON (``-J file.json``, nccl-tests 2.17.4 and later; file versions 1 to 3): ``{"version": 3,
+  "args": [...], "env": [...], "nccl_version": .., "config": {"nthreads", "ngpus", ...,
+  "devices": [{"rank", "hostname", "device", "device_info", ...}]}, "results": [{"size", "count",
+  "type", "redop", "root", "out_of_place": {"time" | "cpu_time", "alg_bw", "bus_bw", "nwrong"},
+  "in_place": {...}}], "average_bus_bandwidth": {...}}``. ``env`` (the whole environment of the
+  run) is never read nor kept. ``devices`` has one entry per process (the first rank of each), so
+  ranks = nthreads x ngpus x len(devices).
 
 One result per size: value = the out-of-place bus bandwidth (GB/s, 1e9 B/s), metrics algbw, busbw
 and the time (us). The collective comes from ``Collective test starting: X_perf`` (text), ``args[0]``
