@@ -1,52 +1,89 @@
 """Other tools' outputs -> Report results (provider = the tool). Pure: text in, BenchResults out.
 
-Supported: perftest BW text output and ``--out_json`` files (:mod:`.perftest`), nvbandwidth ``-j``
-JSON (:mod:`.nvbandwidth`). :func:`import_text` recognises the format from the content; anything it
-cannot read raises a ``UserInputError`` subclass with one line saying what was wrong.
+Supported, recognised from the content (:func:`detect`):
+
+- perftest BW text output and ``--out_json`` files (:mod:`.perftest`);
+- nvbandwidth ``-j`` JSON (:mod:`.nvbandwidth`);
+- CUDA samples ``bandwidthTest`` text or ``--csv`` (:mod:`.bandwidth_test`);
+- CUDA samples ``p2pBandwidthLatencyTest`` text (:mod:`.p2p_test`);
+- nccl-tests (``all_reduce_perf`` ...) text and ``-J`` JSON (:mod:`.nccl_tests`).
+
+Anything :func:`import_text` cannot read raises a ``UserInputError`` subclass with one line saying
+what was wrong. The bounds (:mod:`.common`): at most MAX_IMPORT_BYTES of text per file, at most
+MAX_IMPORT_RESULTS results, and only numbers a Report can hold.
 """
 
 from __future__ import annotations
 
-import json
+from typing import Any
 
 from gdrdiag.errors import UserInputError
-from gdrdiag.importers import nvbandwidth, perftest
+from gdrdiag.importers import bandwidth_test, nccl_tests, nvbandwidth, p2p_test, perftest
+from gdrdiag.importers.common import MAX_IMPORT_RESULTS, ImportLimitError, loads
 from gdrdiag.model.results import BenchResult
 
 MAX_IMPORT_BYTES = 16 * 1024 * 1024
 
+FORMATS = (
+    "perftest-text",
+    "perftest-json",
+    "nvbandwidth-json",
+    "bandwidthTest-text",
+    "p2pBandwidthLatencyTest-text",
+    "nccl-tests-text",
+    "nccl-tests-json",
+)
+
+
+def _detect(text: str) -> tuple[str, Any]:
+    """(format, decoded JSON or None); UserInputError when no format fits."""
+    if text.lstrip().startswith("{"):
+        data = loads(text, "input")
+        if isinstance(data, dict) and "nvbandwidth" in data:
+            return "nvbandwidth-json", data
+        if isinstance(data, dict) and "test_info" in data:
+            return "perftest-json", data
+        if nccl_tests.is_json(data):
+            return "nccl-tests-json", data
+        raise UserInputError("JSON that is neither perftest --out_json, nvbandwidth -j nor nccl-tests -J")
+    lines = text.splitlines()
+    if p2p_test.looks_like(lines):
+        return "p2pBandwidthLatencyTest-text", None
+    if bandwidth_test.looks_like(lines):
+        return "bandwidthTest-text", None
+    if nccl_tests.looks_like(lines):
+        return "nccl-tests-text", None
+    if any(perftest.title_of(ln) for ln in lines):
+        return "perftest-text", None
+    raise UserInputError(
+        "not a supported tool output (perftest BW, nvbandwidth -j, bandwidthTest, "
+        "p2pBandwidthLatencyTest, nccl-tests)"
+    )
+
 
 def detect(text: str) -> str:
-    """``perftest-json``, ``nvbandwidth-json`` or ``perftest-text``; UserInputError when none fits."""
-    stripped = text.lstrip()
-    if stripped.startswith("{"):
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise UserInputError(f"not valid JSON (truncated?): {exc}") from None
-        if isinstance(data, dict) and "nvbandwidth" in data:
-            return "nvbandwidth-json"
-        if isinstance(data, dict) and "test_info" in data:
-            return "perftest-json"
-        raise UserInputError("JSON that is neither perftest --out_json nor nvbandwidth -j")
-    if perftest._TITLE.search(text) or any(perftest._TITLE.match(ln) for ln in text.splitlines()):
-        return "perftest-text"
-    raise UserInputError(
-        "not perftest BW output (no 'RDMA_Write/RDMA_Read/Send BW Test' header) nor tool JSON"
-    )
+    """The format of ``text`` (one of FORMATS); UserInputError when none fits."""
+    return _detect(text)[0]
 
 
 def import_text(text: str, source: str = "", *, perftest_gbits: bool = False) -> list[BenchResult]:
     """The results in one tool output; ``perftest_gbits`` says a perftest JSON was run with --report_gbits."""
     if len(text) > MAX_IMPORT_BYTES:
         raise UserInputError(f"{source or 'input'}: larger than {MAX_IMPORT_BYTES} bytes")
-    kind = detect(text)
+    kind, data = _detect(text)
     if kind == "perftest-text":
         return perftest.parse_text(text, source)
-    data = json.loads(text)
     if kind == "perftest-json":
         return perftest.parse_json(data, source, gbits=perftest_gbits)
-    return nvbandwidth.parse_json(data, source)
+    if kind == "nvbandwidth-json":
+        return nvbandwidth.parse_json(data, source)
+    if kind == "bandwidthTest-text":
+        return bandwidth_test.parse_text(text, source)
+    if kind == "p2pBandwidthLatencyTest-text":
+        return p2p_test.parse_text(text, source)
+    if kind == "nccl-tests-text":
+        return nccl_tests.parse_text(text, source)
+    return nccl_tests.parse_json(data, source)
 
 
-__all__ = ["MAX_IMPORT_BYTES", "detect", "import_text"]
+__all__ = ["FORMATS", "MAX_IMPORT_BYTES", "MAX_IMPORT_RESULTS", "ImportLimitError", "detect", "import_text"]

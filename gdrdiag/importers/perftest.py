@@ -24,6 +24,8 @@ import re
 from typing import Any, Optional
 
 from gdrdiag.errors import UserInputError
+from gdrdiag.importers.common import add, integer, number
+from gdrdiag.importers.common import text as name_or_none
 from gdrdiag.model.params import ImportedMetrics, ImportedParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 from gdrdiag.model.vocabulary import AccessFlags, MemoryKind, Provider, RegPath
@@ -36,8 +38,11 @@ _ACCESS = {
     "read_bw": AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_READ,
     "send_bw": AccessFlags.LOCAL_WRITE,
 }
-_TITLE = re.compile(r"^\s*(RDMA_Write|RDMA_Read|Send)[ _]BW[ _]Test\s*$", re.I)
-_FIELD = re.compile(r"([A-Za-z][A-Za-z0-9 .*_-]*?)\s*:\s*([^\t]+?)(?=\t|$)")
+_TITLE = re.compile(r"[ \t]*(RDMA_Write|RDMA_Read|Send)[ _]BW[ _]Test[ \t]*", re.I)
+_KEY = re.compile(r"[A-Za-z][A-Za-z0-9 .*_-]{0,39}")
+# Header lines are short; a longer line is no header field, and only this much of any line is looked
+# at, so the cost of a line is bounded whatever it holds (the old field pattern was quadratic).
+MAX_LINE = 256
 _HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(Gb/sec|MB/sec)\]\s+BW average\[(Gb/sec|MB/sec)\]")
 _CUDA_TYPE = re.compile(r"for type (CUDA_MEM_\w+)")
 
@@ -46,8 +51,23 @@ class PerftestFormatError(UserInputError):
     """perftest output this importer cannot read (malformed or truncated)."""
 
 
-def _test_name(title: str) -> str:
-    return _TESTS[title.strip().lower().replace(" bw test", "").replace("_bw_test", "").replace(" ", "_")]
+def title_of(line: str) -> Optional[str]:
+    """``write_bw``/``read_bw``/``send_bw`` when ``line`` is a perftest BW title (`` RDMA_Write BW Test``)."""
+    m = _TITLE.fullmatch(line[:MAX_LINE].rstrip("\r"))
+    return _TESTS[m.group(1).lower()] if m else None
+
+
+def _fields(line: str) -> list[tuple[str, str]]:
+    """The ``Key : value`` pairs of one header line (pairs are tab-separated); linear in the line."""
+    if len(line) > MAX_LINE:
+        return []
+    out = []
+    for piece in line.split("\t"):
+        key, colon, value = piece.partition(":")
+        key, value = key.strip(), value.strip()
+        if colon and value and _KEY.fullmatch(key):
+            out.append((key, value))
+    return out
 
 
 def _memory(text: str) -> tuple[MemoryKind, Optional[RegPath], str]:
@@ -72,33 +92,34 @@ def _memory(text: str) -> tuple[MemoryKind, Optional[RegPath], str]:
 
 
 def _int(value: Any, what: str) -> int:
+    if isinstance(value, str):
+        value = value.strip().split("[")[0]  # "4096[B]"
     try:
-        return int(str(value).strip().split("[")[0])
-    except ValueError:
-        raise PerftestFormatError(f"perftest output: {what} {str(value)[:40]!r} is not a number") from None
+        return integer(value, f"perftest output: {what}")
+    except UserInputError as exc:
+        raise PerftestFormatError(str(exc)) from None
 
 
 def _gpu(text: str) -> Optional[int]:
-    m = re.search(r"Picking (?:device No\.|GPU number) (\d+)", text)
+    m = re.search(r"Picking (?:device No\.|GPU number) (\d{1,9})\b", text)
     return int(m.group(1)) if m else None
 
 
 def parse_text(text: str, source: str = "") -> list[BenchResult]:
     """Results of one perftest BW run's plain-text output (every size row of ``-a``)."""
     lines = text.splitlines()
-    title = next((m.group(0) for ln in lines if (m := _TITLE.match(ln))), None)
-    if title is None:
+    test = next((t for ln in lines if (t := title_of(ln))), None)
+    if test is None:
         raise PerftestFormatError("perftest text: no ' RDMA_Write/RDMA_Read/Send BW Test' header line")
-    test = _test_name(title)
     fields: dict[str, str] = {}
     header_at, unit = None, ""
     for i, ln in enumerate(lines):
-        h = _HEADER.search(ln)
+        h = _HEADER.search(ln[:MAX_LINE])
         if h:
             header_at, unit = i, h.group(2)
             break
-        for key, value in _FIELD.findall(ln):
-            fields.setdefault(key.strip().lower(), value.strip())
+        for key, value in _fields(ln):
+            fields.setdefault(key.lower(), value)
     if header_at is None:
         raise PerftestFormatError(
             "perftest text: no ' #bytes #iterations BW peak ... BW average' result header (truncated output?)"
@@ -110,14 +131,14 @@ def parse_text(text: str, source: str = "") -> list[BenchResult]:
             if rows:
                 break
             continue
-        if not parts[0].isdigit():
+        if not (parts[0].isascii() and parts[0].isdigit()):
             break
         if len(parts) < 5:
             raise PerftestFormatError(
                 f"perftest text: result row {ln.strip()[:60]!r} has {len(parts)} columns, "
                 "expected 5 (truncated output?)"
             )
-        rows.append(parts[:5])
+        add(rows, parts[:5])
     if not rows:
         raise PerftestFormatError("perftest text: result header without a result row (truncated output?)")
     memory, path, words = _memory(text)
@@ -130,8 +151,8 @@ def parse_text(text: str, source: str = "") -> list[BenchResult]:
         memory=memory,
         reg_path=path,
         words=words,
-        device=fields.get("device"),
-        connection=fields.get("connection type"),
+        device=name_or_none(fields.get("device"), "perftest output: Device"),
+        connection=name_or_none(fields.get("connection type"), "perftest output: Connection type"),
         mtu=_int(fields["mtu"], "Mtu") if "mtu" in fields else None,
         gpu=_gpu(text),
         source=source,
@@ -150,14 +171,11 @@ def parse_text(text: str, source: str = "") -> list[BenchResult]:
     ]
 
 
-def _float(text: Any) -> float:
+def _float(value: Any) -> float:
     try:
-        v = float(text)
-    except (TypeError, ValueError):
-        raise PerftestFormatError(f"perftest output: {str(text)[:40]!r} is not a number") from None
-    if v != v or v < 0:
-        raise PerftestFormatError(f"perftest output: {v} is not a bandwidth")
-    return v
+        return number(value, "perftest output")
+    except UserInputError as exc:
+        raise PerftestFormatError(str(exc)) from None
 
 
 def parse_json(data: Any, source: str = "", gbits: bool = False) -> list[BenchResult]:
@@ -165,11 +183,11 @@ def parse_json(data: Any, source: str = "", gbits: bool = False) -> list[BenchRe
     if not isinstance(data, dict) or not isinstance(data.get("test_info"), dict) or "results" not in data:
         raise PerftestFormatError("perftest JSON: expected an object with 'test_info' and 'results'")
     info = data["test_info"]
-    test_words = str(info.get("test", "")).lower()
+    test_words = (name_or_none(info.get("test"), "perftest JSON: test") or "").lower()
     test = next((v for k, v in _TESTS.items() if test_words.startswith(k)), None)
     if test is None or not test_words.endswith("bw_test"):
         raise PerftestFormatError(
-            f"perftest JSON: test {info.get('test')!r} is not ib_write_bw/ib_read_bw/ib_send_bw"
+            f"perftest JSON: test {test_words[:40]!r} is not ib_write_bw/ib_read_bw/ib_send_bw"
         )
     results = data["results"] if isinstance(data["results"], list) else [data["results"]]
     cuda = info.get("cuda_device")
@@ -179,12 +197,13 @@ def parse_json(data: Any, source: str = "", gbits: bool = False) -> list[BenchRe
         if cuda is not None
         else "host memory (malloc, pinned by ibv_reg_mr)"
     )
-    ro = str(info.get("PCIe_relax_order", "")).upper()
-    out = []
+    ro = (name_or_none(info.get("PCIe_relax_order"), "perftest JSON: PCIe_relax_order") or "").upper()
+    out: list[BenchResult] = []
     for r in results:
         if not isinstance(r, dict) or "BW_average" not in r or "MsgSize" not in r:
             raise PerftestFormatError("perftest JSON: a result lacks MsgSize or BW_average (truncated?)")
-        out.append(
+        add(
+            out,
             _result(
                 test=test,
                 size=_int(r["MsgSize"], "MsgSize"),
@@ -199,12 +218,12 @@ def parse_json(data: Any, source: str = "", gbits: bool = False) -> list[BenchRe
                 memory=memory,
                 reg_path=None if cuda is not None else RegPath.MR,
                 words=words,
-                device=info.get("Device"),
-                connection=info.get("Connection_type"),
+                device=name_or_none(info.get("Device"), "perftest JSON: Device"),
+                connection=name_or_none(info.get("Connection_type"), "perftest JSON: Connection_type"),
                 mtu=_int(info["Mtu"], "Mtu") if "Mtu" in info else None,
                 gpu=_int(cuda, "cuda_device") if cuda is not None else None,
                 source=source,
-            )
+            ),
         )
     return out
 

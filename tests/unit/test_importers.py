@@ -52,21 +52,25 @@ def test_perftest_json():
     assert gbits[0].value == pytest.approx(10049.81)
 
 
-def test_nvbandwidth_json_host_tests_only_one_result_per_gpu():
+def test_nvbandwidth_json_one_result_per_measured_cell():
     rows = _load("nvbandwidth.json")
-    ok = [(r.key, r.params.gpu, r.value) for r in rows if r.status is Status.OK]
+    ok = [(r.key, r.params.gpu, r.params.peer_gpu, r.value) for r in rows if r.status is Status.OK]
     assert ok == [
-        ("nvbandwidth_host_to_device_memcpy_ce", 0, 55.31),
-        ("nvbandwidth_host_to_device_memcpy_ce", 1, 55.12),
-        ("nvbandwidth_device_to_host_memcpy_ce", 0, 55.72),
+        ("nvbandwidth_host_to_device_memcpy_ce", 0, None, 55.31),
+        ("nvbandwidth_host_to_device_memcpy_ce", 1, None, 55.12),
+        ("nvbandwidth_device_to_host_memcpy_ce", 0, None, 55.72),
+        ("nvbandwidth_device_to_device_memcpy_read_ce", 0, 1, 276.1),
+        ("nvbandwidth_device_to_device_memcpy_read_ce", 1, 0, 276.3),
     ]
     waived = [r for r in rows if r.status is Status.WAIVED]
     assert [r.key for r in waived] == ["nvbandwidth_host_to_device_memcpy_sm"] and "Waived" in waived[
         0
     ].reason
-    assert all(
-        r.provider == Provider.NVBANDWIDTH.value and r.params.direction in ("h2d", "d2h") for r in rows
-    )
+    assert all(r.provider == Provider.NVBANDWIDTH.value for r in rows)
+    assert [r.params.direction for r in rows if r.params.gpu == 0] == ["h2d", "d2h", "d2d"]
+    d2d = next(r for r in rows if r.params.direction == "d2d")
+    assert d2d.params.memory is MemoryKind.DEVICE and d2d.params.peer_access is True
+    assert "data column -> row" in d2d.description
 
 
 @pytest.mark.parametrize(
