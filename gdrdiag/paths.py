@@ -54,12 +54,21 @@ _BYTES_PER_S = {
 # Cost per operation of each mover (microseconds), when the Report has no sweep to fit it from.
 # Copy engine: copy-bench's 64 KiB and 1 MiB rows on the H100/H200 VM put 2.8-4.0 us on each
 # cudaMemcpyAsync beside its bytes (docs/benchmarks.md, the copy sweep); 4 us is the generous end.
+# Collectives: 20 us per call, an assumption of the order nccl-tests prints for small sizes; a sweep
+# (nccl-tests -b 8 -e 8G) fits its own.
 # NIC DMA: one RDMA WRITE per 0.1 us per QP (10 M messages/s per QP with perftest's defaults) is an
 # assumption, not a measurement: a Report with a size sweep (ib_write_bw -a) fits its own.
 PER_OP_DEFAULTS = {
-    Mover.COPY_ENGINE: (4.0, "default 4 us per copy call (copy-bench's sweep on H100/H200, docs/benchmarks.md)"),
+    Mover.COPY_ENGINE: (
+        4.0,
+        "default 4 us per copy call (copy-bench's sweep on H100/H200, docs/benchmarks.md)",
+    ),
     Mover.SM: (4.0, "default 4 us per kernel launch and drain"),
     Mover.NIC_DMA: (0.1, "default 0.1 us per message per QP (an assumption: 10 M messages/s per QP)"),
+    Mover.COLLECTIVE: (
+        20.0,
+        "default 20 us per collective call (an assumption: NCCL's small-message latency)",
+    ),
 }
 
 # A sweep fits its own per-operation cost only when its smallest size is at most this: above it the
@@ -143,12 +152,23 @@ def _copy_path(r: BenchResult, p: CopyParams) -> tuple[Optional[_Path], Optional
     direction = p.direction.value if p.direction is not None else None
     key = r.key
     if key.startswith("copy_overlap"):
-        return None, "overlap pipeline: its bandwidth includes the kernel's time; judged by its speedup metric"
+        return (
+            None,
+            "overlap pipeline: its bandwidth includes the kernel's time; judged by its speedup metric",
+        )
     if key.startswith("copy_pinning_"):
         if key == "copy_pinning_preallocated":
-            return _Path(_host(MemoryKind.PINNED), _gpu(0), Mover.COPY_ENGINE, p.size_bytes, 0, None, (key,)), None
+            return _Path(
+                _host(MemoryKind.PINNED), _gpu(0), Mover.COPY_ENGINE, p.size_bytes, 0, None, (key,)
+            ), None
         return _Path(
-            _host(MemoryKind.PAGEABLE), _gpu(0), Mover.COPY_ENGINE, p.size_bytes, 0, None, (key,),
+            _host(MemoryKind.PAGEABLE),
+            _gpu(0),
+            Mover.COPY_ENGINE,
+            p.size_bytes,
+            0,
+            None,
+            (key,),
             baseline="a rung of the pinning trade-off (pin per transfer, or none): slow by design",
         ), None
     if key.startswith("copy_blocks_"):
@@ -162,12 +182,16 @@ def _copy_path(r: BenchResult, p: CopyParams) -> tuple[Optional[_Path], Optional
     memory = p.memory
     host = _host(memory)
     src, dst = (host, _gpu(0)) if direction != "d2h" else (_gpu(0), host)
-    return _Path(src, dst, Mover.COPY_ENGINE, p.size_bytes, 0, None, (key, p.mode), direction == "bidir"), None
+    return _Path(
+        src, dst, Mover.COPY_ENGINE, p.size_bytes, 0, None, (key, p.mode), direction == "bidir"
+    ), None
 
 
 def _gather_path(r: BenchResult, p: GatherParams, best: dict) -> tuple[Optional[_Path], Optional[str]]:
     if r.key == "gather_ce_reference":
-        return _Path(_host(MemoryKind.PINNED), _gpu(0), Mover.COPY_ENGINE, p.copy_bytes, 0, None, (r.key,)), None
+        return _Path(
+            _host(MemoryKind.PINNED), _gpu(0), Mover.COPY_ENGINE, p.copy_bytes, 0, None, (r.key,)
+        ), None
     layout = _gather_layout(p)
     baseline = None
     if best.get(layout) is not r:
@@ -201,8 +225,14 @@ def _mr_path(r: BenchResult, p: MrParams) -> tuple[Optional[_Path], Optional[str
     src = _gpu(0) if src_kind is MemoryKind.DEVICE else _host(src_kind)
     qps = p.qps or 1
     return _Path(
-        src, dst, Mover.NIC_DMA, p.size_bytes, 0, r.settings.device_name,
-        (r.key, str(p.reg_path), p.relaxed_ordering, qps, p.post_list), ops_in_flight=qps,
+        src,
+        dst,
+        Mover.NIC_DMA,
+        p.size_bytes,
+        0,
+        r.settings.device_name,
+        (r.key, str(p.reg_path), p.relaxed_ordering, qps, p.post_list),
+        ops_in_flight=qps,
     ), None
 
 
@@ -210,18 +240,34 @@ def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[_Path], 
     tool, test = p.tool or "", p.test or ""
     gpu = p.gpu if p.gpu is not None else 0
     if "gdrcopy" in test.lower() or "gdrcopy" in tool.lower():
-        return None, "CPU stores into GPU memory through its BAR (gdrcopy): the CPU moves the bytes, no DMA path to model"
+        return (
+            None,
+            "CPU stores into GPU memory through its BAR (gdrcopy): the CPU moves the bytes, no DMA path "
+            "to model",
+        )
     family = (tool, test, p.direction, p.memory, p.gpu, p.peer_gpu, p.peer_access, p.qps, p.access)
-    if tool in (Provider.PERFTEST.value, Provider.POSTED.value) and test in ("write_bw", "read_bw", "send_bw"):
+    if tool in (Provider.PERFTEST.value, Provider.POSTED.value) and test in (
+        "write_bw",
+        "read_bw",
+        "send_bw",
+    ):
         mem = _gpu(gpu) if p.memory is MemoryKind.DEVICE else _host(p.memory or MemoryKind.PINNED)
         remote = Endpoint(Place.REMOTE, None, p.memory)
         src, dst = (remote, mem) if test == "read_bw" else (mem, remote)
         if p.direction in ("nic->gpu", "nic->host"):
             src, dst = remote, mem
-        return _Path(src, dst, Mover.NIC_DMA, p.size_bytes, gpu, p.device_name, family, ops_in_flight=p.qps or 1), None
+        return _Path(
+            src, dst, Mover.NIC_DMA, p.size_bytes, gpu, p.device_name, family, ops_in_flight=p.qps or 1
+        ), None
     if tool == Provider.NCCL_TESTS.value or test.endswith("_perf") or p.collective:
         return _Path(
-            _gpu(gpu), Endpoint(Place.REMOTE), Mover.COLLECTIVE, p.size_bytes, gpu, p.device_name, family,
+            _gpu(gpu),
+            Endpoint(Place.REMOTE),
+            Mover.COLLECTIVE,
+            p.size_bytes,
+            gpu,
+            p.device_name,
+            family,
             ranks=p.ranks,
         ), None
     direction = p.direction or ""
@@ -229,8 +275,16 @@ def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[_Path], 
         if p.peer_gpu is None or p.peer_gpu == p.gpu:
             return None, "a copy within one GPU's memory (HBM), not a data path gdrdiag models"
         return _Path(
-            _gpu(gpu), _gpu(p.peer_gpu), Mover.COPY_ENGINE, p.size_bytes, gpu, None, family,
-            both_directions="bidirectional" in test.lower(), peer_gpu=p.peer_gpu, peer_access=p.peer_access,
+            _gpu(gpu),
+            _gpu(p.peer_gpu),
+            Mover.COPY_ENGINE,
+            p.size_bytes,
+            gpu,
+            None,
+            family,
+            both_directions="bidirectional" in test.lower(),
+            peer_gpu=p.peer_gpu,
+            peer_access=p.peer_access,
         ), None
     if direction in ("h2d", "d2h", "bidir") or test.startswith(("host_to_device", "device_to_host")):
         if not direction:
@@ -363,22 +417,34 @@ def _bounds(m: Optional[MachineInfo], path: _Path, as_configured: bool) -> list[
     out: list[Bound] = []
     for end, reads in ((path.source, True), (path.destination, False)):
         if end.place is Place.GPU:
-            out += _gpu_bounds(m, end.index, reads=reads and path.mover is not Mover.NIC_DMA or reads, trained=as_configured)
+            out += _gpu_bounds(
+                m, end.index, reads=reads and path.mover is not Mover.NIC_DMA or reads, trained=as_configured
+            )
     if path.mover is Mover.NIC_DMA:
         out += _nic_bounds(m, path.nic, mtu_as_configured=as_configured)
     if path.mover is Mover.COLLECTIVE:
         out += _collective_bounds(m, path)
-    if path.source.place is Place.GPU and path.destination.place is Place.GPU and path.mover is not Mover.NIC_DMA:
+    if (
+        path.source.place is Place.GPU
+        and path.destination.place is Place.GPU
+        and path.mover is not Mover.NIC_DMA
+    ):
         out = [
-            Bound(b.name + " (PCIe peer-to-peer)", b.gbytes_per_s * PCIE_P2P_SHARE, b.source + f" x {PCIE_P2P_SHARE} peer-to-peer")
+            Bound(
+                b.name + " (PCIe peer-to-peer)",
+                b.gbytes_per_s * PCIE_P2P_SHARE,
+                b.source + f" x {PCIE_P2P_SHARE} peer-to-peer",
+            )
             for b in out
         ]
     return out
 
 
 def _collective_bounds(m: MachineInfo, path: _Path) -> list[Bound]:
-    """NCCL across nodes: each GPU's share of the node's NIC ports bounds its bus bandwidth (NCCL's
-    busbw is defined so that it compares with the hardware's peak: nccl-tests doc/PERFORMANCE.md)."""
+    """NCCL across nodes: the node's NIC ports together bound its bus bandwidth.
+
+    nccl-tests defines busbw so that it compares with the hardware's peak (doc/PERFORMANCE.md).
+    """
     ports = [(n, p) for n in m.nics for p in n.ports if p.rate_gbps]
     if not ports or (path.ranks is not None and path.ranks <= max(1, len(m.gpus))):
         return []  # within one node NCCL rides NVLink / PCIe peer paths, not the NICs
@@ -428,9 +494,15 @@ def _verdict(ratio: float) -> Verdict:
 
 def _unjudged(i: int, r: BenchResult, reason: str, path: Optional[_Path] = None) -> Judgement:
     return Judgement(
-        index=i, key=r.key, label=_label(r, path), verdict=Verdict.UNJUDGED, measured_gbytes_per_s=None,
-        reason=reason, size_bytes=path.size if path else None,
-        source=path.source if path else None, destination=path.destination if path else None,
+        index=i,
+        key=r.key,
+        label=_label(r, path),
+        verdict=Verdict.UNJUDGED,
+        measured_gbytes_per_s=None,
+        reason=reason,
+        size_bytes=path.size if path else None,
+        source=path.source if path else None,
+        destination=path.destination if path else None,
         mover=path.mover if path else None,
     )
 
@@ -446,18 +518,30 @@ def _reference_row(
 ) -> Optional[tuple[BenchResult, float]]:
     """A measured yardstick for a row whose path has no facts: same mover, host memory, nearest size."""
     if path.mover is Mover.NIC_DMA and Place.GPU in (path.source.place, path.destination.place):
-        cands = [(r, v, q) for _, r, q, v in rows if q.mover is Mover.NIC_DMA and Place.GPU not in (q.source.place, q.destination.place)]
-    elif path.mover is Mover.COPY_ENGINE and MemoryKind.PAGEABLE in (path.source.memory, path.destination.memory):
         cands = [
-            (r, v, q) for _, r, q, v in rows
-            if q.mover is Mover.COPY_ENGINE and q.source.place != q.destination.place
+            (r, v, q)
+            for _, r, q, v in rows
+            if q.mover is Mover.NIC_DMA and Place.GPU not in (q.source.place, q.destination.place)
+        ]
+    elif path.mover is Mover.COPY_ENGINE and MemoryKind.PAGEABLE in (
+        path.source.memory,
+        path.destination.memory,
+    ):
+        cands = [
+            (r, v, q)
+            for _, r, q, v in rows
+            if q.mover is Mover.COPY_ENGINE
+            and q.source.place != q.destination.place
             and MemoryKind.PINNED in (q.source.memory, q.destination.memory)
             and q.source.place == path.source.place
         ]
     elif path.source.place is Place.GPU and path.destination.place is Place.GPU and path.peer_access is False:
         cands = [
-            (r, v, q) for _, r, q, v in rows
-            if q.source.place is Place.GPU and q.destination.place is Place.GPU and q.peer_access
+            (r, v, q)
+            for _, r, q, v in rows
+            if q.source.place is Place.GPU
+            and q.destination.place is Place.GPU
+            and q.peer_access
             and {q.source.index, q.destination.index} == {path.source.index, path.destination.index}
             and q.both_directions == path.both_directions
         ]
@@ -472,87 +556,155 @@ def _reference_row(
 
 def _comparable(q: _Path, path: _Path) -> bool:
     """Two rows of the same kind of path: same mover, same places at each end, same tool and test."""
+    same_pair = (
+        path.source.place is not Place.GPU
+        or path.destination.place is not Place.GPU
+        or ({q.source.index, q.destination.index} == {path.source.index, path.destination.index})
+    )
     return (
         q.mover is path.mover
         and (q.source.place, q.destination.place) == (path.source.place, path.destination.place)
         and q.family[:2] == path.family[:2]
         and q.both_directions == path.both_directions
+        and same_pair
     )
 
 
 def _fastest_comparable(
     rows: Sequence[tuple[int, BenchResult, _Path, float]], path: _Path
 ) -> Optional[tuple[BenchResult, float]]:
-    """The fastest row of the same kind of path in this Report (another placement, NIC, setting):
-    what this machine showed the path can do, used when no link facts bound it."""
+    """The fastest row of the same kind of path in this Report (another placement, NIC, setting).
+
+    What this machine showed the path can do, used when no link facts bound it.
+    """
     cands = [(r, v) for _, r, q, v in rows if q is not path and _comparable(q, path)]
     return max(cands, key=lambda c: c[1]) if cands else None
+
+
+@dataclass(frozen=True)
+class _Row:
+    """A numeric row with its path and its value in GB/s: what the judging steps share."""
+
+    index: int
+    result: BenchResult
+    path: _Path
+    value: float
+
+
+@dataclass(frozen=True)
+class _Peak:
+    """What the path allows at large sizes, which bound set it, and the same with links as trained."""
+
+    gbytes_per_s: float
+    bound: str
+    trained_gbytes_per_s: Optional[float] = None
+
+
+def _numeric_row(i: int, r: BenchResult, best: dict) -> "_Row | Judgement":
+    """The row ready to judge, or its Judgement when there is nothing to judge it by."""
+    path, why = path_of(r, best)
+    if path is None:
+        return _unjudged(i, r, why or "no path")
+    if r.provider == Provider.SOFT.value:
+        return _unjudged(i, r, "soft provider: bytes copied in software, no hardware path to judge", path)
+    value = to_gbytes_per_s(float(r.value), r.unit)  # type: ignore[arg-type]
+    if value is None:
+        return _unjudged(i, r, f"unit {r.unit or '?'} is not a bandwidth", path)
+    if value <= 0:
+        return _unjudged(i, r, "the tool printed 0 at this size (below its print precision)", path)
+    return _Row(i, r, path, value)
+
+
+def _peak_from_facts(machine: Optional[MachineInfo], path: _Path) -> Optional[_Peak]:
+    """The narrowest bound the machine facts put on the path (None without facts)."""
+    bounds = _bounds(machine, path, as_configured=False)
+    if not bounds:
+        return None
+    narrow = min(bounds, key=lambda b: b.gbytes_per_s)
+    factor = 2.0 if path.both_directions else 1.0
+    trained = min((b.gbytes_per_s for b in _bounds(machine, path, as_configured=True)), default=None)
+    return _Peak(
+        narrow.gbytes_per_s * factor, f"{narrow.name}: {narrow.source}", trained and trained * factor
+    )
+
+
+def _peak_from_rows(rows: Sequence[_Row], row: _Row) -> Optional[_Peak]:
+    """A measured yardstick of the same Report when the facts give none (never the row itself)."""
+    ref = _reference_row([(q.index, q.result, q.path, q.value) for q in rows], row.path)
+    if ref is None or ref[0] is row.result:
+        return None
+    ref_r, ref_v = ref
+    return _Peak(
+        ref_v, f"the same Report's {_label(ref_r, None)} ({ref_v:.2f} GB/s): no link facts for this path"
+    )
+
+
+def _judge_row(row: _Row, peak: _Peak, family: list[tuple[int, float]]) -> Judgement:
+    """Measured / expected at the row's size, with the verdict."""
+    path = row.path
+    per_op, per_op_source = _per_op(path, family, peak.gbytes_per_s)
+    expected = _expected_at(peak.gbytes_per_s, path.size, per_op, path.ops_in_flight)
+    ratio = row.value / expected if expected > 0 else None
+    trained = peak.trained_gbytes_per_s
+    if ratio is None:
+        verdict = Verdict.UNJUDGED
+    else:
+        verdict = Verdict.BASELINE if path.baseline else _verdict(ratio)
+    return Judgement(
+        index=row.index,
+        key=row.result.key,
+        label=_label(row.result, path),
+        verdict=verdict,
+        measured_gbytes_per_s=row.value,
+        expected_gbytes_per_s=expected,
+        ratio=ratio,
+        bound=peak.bound,
+        per_op_us=per_op,
+        per_op_source=per_op_source,
+        trained_gbytes_per_s=(
+            _expected_at(trained, path.size, per_op, path.ops_in_flight)
+            if trained and trained < peak.gbytes_per_s * 0.98
+            else None
+        ),
+        source=path.source,
+        destination=path.destination,
+        mover=path.mover,
+        size_bytes=path.size,
+        reason=path.baseline,
+    )
 
 
 def judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo]) -> tuple[Judgement, ...]:
     """One Judgement per numeric (OK, valued) row of the results, in their order."""
     best = _best_gathers(report_results)
-    rows: list[tuple[int, BenchResult, _Path, float]] = []
     out: dict[int, Judgement] = {}
+    rows: list[_Row] = []
     for i, r in enumerate(report_results):
-        if r.status is not Status.OK or r.value is None:
-            continue
-        path, why = path_of(r, best)
-        if path is None:
-            out[i] = _unjudged(i, r, why or "no path")
-            continue
-        if r.provider == Provider.SOFT.value:
-            out[i] = _unjudged(i, r, "soft provider: bytes copied in software, no hardware path to judge", path)
-            continue
-        value = to_gbytes_per_s(float(r.value), r.unit)
-        if value is None:
-            out[i] = _unjudged(i, r, f"unit {r.unit or '?'} is not a bandwidth", path)
-            continue
-        rows.append((i, r, path, value))
-    peaks: dict[int, tuple[float, str, Optional[float]]] = {}
-    for i, r, path, value in rows:
-        bounds = _bounds(machine, path, as_configured=False)
-        if bounds:
-            narrow = min(bounds, key=lambda b: b.gbytes_per_s)
-            factor = 2.0 if path.both_directions else 1.0
-            trained = _bounds(machine, path, as_configured=True)
-            trained_peak = min((b.gbytes_per_s for b in trained), default=None)
-            peaks[i] = (narrow.gbytes_per_s * factor, f"{narrow.name}: {narrow.source}", trained_peak and trained_peak * factor)
+        if r.status is Status.OK and r.value is not None:
+            got = _numeric_row(i, r, best)
+            if isinstance(got, _Row):
+                rows.append(got)
+            else:
+                out[i] = got
     families: dict[tuple, list[tuple[int, float]]] = {}
-    for i, r, path, value in rows:
-        families.setdefault((path.mover, path.family), []).append((path.size or 0, value))
-    for i, r, path, value in rows:
+    for row in rows:
+        families.setdefault((row.path.mover, row.path.family), []).append((row.path.size or 0, row.value))
+    for row in rows:
+        r, path = row.result, row.path
         if isinstance(r.params, GatherParams) and r.key != "gather_ce_reference":
             gather = _gather_model(r)
-            out[i] = (
-                _judge_gather(i, r, path, value, gather)
+            why = "no PCIe-model ceiling recorded with this gather (a Report before gdrdiag 0.2)"
+            out[row.index] = (
+                _judge_gather(row.index, r, path, row.value, gather)
                 if gather is not None
-                else _unjudged(i, r, "no PCIe-model ceiling recorded with this gather (a Report before gdrdiag 0.2)", path)
+                else _unjudged(row.index, r, why, path)
             )
             continue
-        if i in peaks:
-            peak, bound, trained_peak = peaks[i]
-        else:
-            ref = _reference_row(rows, path)
-            if ref is None:
-                out[i] = _unjudged(i, r, _why_no_bound(machine, path), path)
-                continue
-            ref_r, ref_v = ref
-            peak, bound, trained_peak = ref_v, f"the same Report's {_label(ref_r, None)} ({ref_v:.2f} GB/s): no link facts for this path", None
-            if ref_r is r:
-                out[i] = _unjudged(i, r, _why_no_bound(machine, path), path)
-                continue
-        per_op, per_op_source = _per_op(path, families[(path.mover, path.family)], peak)
-        expected = _expected_at(peak, path.size, per_op, path.ops_in_flight)
-        ratio = value / expected if expected > 0 else None
-        verdict = Verdict.BASELINE if path.baseline else _verdict(ratio) if ratio is not None else Verdict.UNJUDGED
-        out[i] = Judgement(
-            index=i, key=r.key, label=_label(r, path), verdict=verdict, measured_gbytes_per_s=value,
-            expected_gbytes_per_s=expected, ratio=ratio, bound=bound, per_op_us=per_op,
-            per_op_source=per_op_source,
-            trained_gbytes_per_s=_expected_at(trained_peak, path.size, per_op, path.ops_in_flight) if trained_peak and trained_peak < peak * 0.98 else None,
-            source=path.source, destination=path.destination, mover=path.mover, size_bytes=path.size,
-            reason=path.baseline,
+        peak = _peak_from_facts(machine, path) or _peak_from_rows(rows, row)
+        out[row.index] = (
+            _judge_row(row, peak, families[(path.mover, path.family)])
+            if peak is not None
+            else _unjudged(row.index, r, _why_no_bound(machine, path), path)
         )
     return tuple(out[i] for i in sorted(out))
 
@@ -573,19 +725,26 @@ def _judge_gather(i: int, r: BenchResult, path: _Path, value: float, model: tupl
     expected, ratio_to_ce = model
     ratio = value / expected
     return Judgement(
-        index=i, key=r.key, label=_label(r, path),
+        index=i,
+        key=r.key,
+        label=_label(r, path),
         verdict=Verdict.BASELINE if path.baseline else _verdict(ratio),
-        measured_gbytes_per_s=value, expected_gbytes_per_s=expected, ratio=ratio,
+        measured_gbytes_per_s=value,
+        expected_gbytes_per_s=expected,
+        ratio=ratio,
         bound=f"the PCIe model for this layout: {ratio_to_ce:.3f} of the same run's copy engine "
         "(gdrdiag/pcie_model.py)",
-        per_op_us=0.0, per_op_source="measured over many records: no per-call cost",
-        source=path.source, destination=path.destination, mover=path.mover, size_bytes=None, reason=path.baseline,
+        per_op_us=0.0,
+        per_op_source="measured over many records: no per-call cost",
+        source=path.source,
+        destination=path.destination,
+        mover=path.mover,
+        size_bytes=None,
+        reason=path.baseline,
     )
 
 
 def _per_op(path: _Path, family: list[tuple[int, float]], peak: float) -> tuple[float, str]:
-    if path.mover is Mover.COLLECTIVE:
-        return 0.0, "bus bandwidth: judged against the peak at every size"
     fitted = _fit_per_op(family, peak)
     if fitted is not None:
         return fitted, f"fitted from this Report's own sweep of the path ({len(family)} sizes)"

@@ -337,7 +337,8 @@ ENTRIES = (
         "CAUSE-PAGEABLE-MEMORY",
         "causes",
         CAUSE_SEVERITY + "; INFO when gdrdiag measured pageable beside healthy pinned rows (by design)",
-        "a host<->GPU copy from or to pageable (or managed) memory below what its path allows, either direction",
+        "a host<->GPU copy from or to pageable (or managed) memory below what its path allows, either "
+        "direction",
         "The driver copies pageable memory through a pinned staging buffer chunk by chunk, so the copy "
         "engine waits on host memcpy and page pinning.",
         "Allocate transfer buffers pinned (cudaHostAlloc, torch pin_memory=True) or register them once "
@@ -351,7 +352,8 @@ ENTRIES = (
         "a copy as fast as its size allows but at half its link's peak or less: the per-copy cost "
         "(fitted from the Report's own sweep, else 4 us) sets it",
         "Each copy call costs microseconds besides its bytes; below tens of KiB that cost dominates.",
-        "Coalesce blocks, batch them (cuMemcpyBatchAsync), or gather with a kernel over mapped pinned memory.",
+        "Coalesce blocks, batch them (cuMemcpyBatchAsync), or gather with a kernel over mapped pinned "
+        "memory.",
         "https://docs.nvidia.com/cuda/cuda-c-best-practices-guide/index.html#data-transfer-between-host-and-device",
     ),
     E(

@@ -128,6 +128,27 @@ class Context:
         return None if k.mlx5_out_of_tree else False
 
 
+# Run-to-run spread of one RDMA bandwidth number on a quiet fabric: the floor an A/B with one sample
+# per side is judged against (perftest's own BW average over thousands of iterations varies a few %).
+SINGLE_SAMPLE_NOISE = 0.05
+
+
+def _single_sample_line(gain: float) -> str:
+    """How strong an A/B from one sample per side is: its effect size against the noise floor."""
+    effect = abs(gain - 1)
+    strength = (
+        "strong"
+        if effect >= 4 * SINGLE_SAMPLE_NOISE
+        else "moderate"
+        if effect >= 2 * SINGLE_SAMPLE_NOISE
+        else "weak"
+    )
+    return (
+        f"single sample per side: a {effect:.0%} effect against a {SINGLE_SAMPLE_NOISE:.0%} noise floor "
+        f"({strength}); more runs per side would tighten it"
+    )
+
+
 def _size_arg(gap: GdrGap) -> str:
     size = gap.baseline.size_bytes or gap.host.size_bytes
     if not size:
@@ -156,6 +177,8 @@ def ro_not_requested(ctx: Context, gap: GdrGap) -> Optional[Cause]:
             return None  # the A/B says RO does not help here: another cause owns this loss
         share = gap.ro_recovered or 0.0
         pro += [f"measured A/B: RO on/off = {gain:.2f}x", f"RO recovers {share:.0%} of the loss"]
+        if min(gap.off.samples, gap.on.samples) < 2:
+            pro.append(_single_sample_line(gain))
         basis, strength, explains = "measured", 1.0, share
     else:
         basis, strength = "inferred", 0.5
@@ -214,6 +237,8 @@ def ro_not_honoured(ctx: Context, gap: GdrGap) -> Optional[Cause]:
         if gain >= RO_GAIN:
             return None  # RO measurably takes effect: it is honoured
         pro.append(f"measured A/B: RO on/off = {gain:.2f}x: requesting RO changes nothing")
+        if min(gap.off.samples, gap.on.samples) < 2:
+            pro.append(_single_sample_line(gain))
         confirmed = 0.05
     honours, vfs = ctx.kernel_honours_vf_ro(), ctx.vf_nics()
     k = ctx.machine.kernel if ctx.machine else None
@@ -378,13 +403,20 @@ def _model_reference(judged: Iterable[Judgement]) -> Optional[WriteRow]:
         for j in judged
         if j.mover is Mover.NIC_DMA
         and j.expected_gbytes_per_s
-        and Place.GPU in (j.source.place if j.source else None, j.destination.place if j.destination else None)
+        and Place.GPU
+        in (j.source.place if j.source else None, j.destination.place if j.destination else None)
     ]
     if not rows:
         return None
     j = max(rows, key=lambda j: j.size_bytes or 0)
     return WriteRow(
-        f"path model ({j.bound})", False, None, j.size_bytes, (j.expected_gbytes_per_s or 0) * 8, None, "model"
+        f"path model ({j.bound})",
+        False,
+        None,
+        j.size_bytes,
+        (j.expected_gbytes_per_s or 0) * 8,
+        None,
+        "model",
     )
 
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from gdrdiag.diagnose import causes_path, causes_rdma
 from gdrdiag.diagnose.causes import Cause, Context, context, gap_causes, reconcile
-from gdrdiag.diagnose.machine import diagnose_machine
 from gdrdiag.diagnose.evidence import gpu_rows_without_host, write_rows
+from gdrdiag.diagnose.machine import diagnose_machine
 from gdrdiag.diagnose.thresholds import (
     CE_OF_MODEL_HEALTHY,
     LARGE_COPY_BYTES,
@@ -26,8 +26,9 @@ from gdrdiag.diagnose.thresholds import (
 )
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams
+from gdrdiag.model.path import Judgement, Mover, Place
 from gdrdiag.model.results import BenchResult, Status
-from gdrdiag.model.vocabulary import Provider
+from gdrdiag.model.vocabulary import MemoryKind, Provider
 from gdrdiag.units import MiB, format_size, pcie_raw_gbytes_per_s
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,33 +78,65 @@ def link_under_load(report: "Report", r: BenchResult) -> Optional[tuple[float, f
     return None
 
 
-def _numa_evidence(r: BenchResult) -> tuple[float, tuple[str, ...]]:
-    """(strength, evidence against) of CAUSE-NUMA-PLACEMENT from the placement the copy recorded.
+def _numa_evidence(r: BenchResult, report: "Report") -> tuple[float, tuple[str, ...], tuple[str, ...]]:
+    """(strength, evidence for, evidence against) of CAUSE-NUMA-PLACEMENT from the copy's placement.
 
     A run bound to the GPU's own node (``--numa auto`` applied) allocated its buffers there
-    (MPOL_PREFERRED: unless that node was out of memory), so a remote node is unlikely.
+    (MPOL_PREFERRED: unless that node was out of memory), so a remote node is unlikely; a run bound
+    to another node than the GPU's is evidence *for* the cause (issue 20).
     """
     s = r.settings
+    gpu = report.machine.gpus[0] if report.machine and report.machine.gpus else None
+    gpu_node = gpu.numa_node if gpu is not None and gpu.numa_node is not None and gpu.numa_node >= 0 else None
     if s.numa is None:
-        return 0.3, ("this Report does not record which node the buffers were allocated on",)
+        return 0.3, (), ("this Report does not record which node the buffers were allocated on",)
     if s.numa_node is None:
-        return 0.3, (f"the run was not bound to a node (--numa {s.numa}: {s.numa_reason})",)
+        return 0.3, (), (f"the run was not bound to a node (--numa {s.numa}: {s.numa_reason})",)
     bound = f"the run was bound to node {s.numa_node}, CPUs {s.numa_cpus} (--numa {s.numa}: {s.numa_reason})"
-    return (0.1 if s.numa == "auto" else 0.3), (bound,)
+    if gpu_node is not None and s.numa_node != gpu_node:
+        return 0.9, (f"{bound}; the GPU is on node {gpu_node}",), ()
+    return (0.1 if s.numa == "auto" or s.numa_node == gpu_node else 0.3), (), (bound,)
+
+
+def _worst_pinned_copy_loss(ctx: Context) -> Optional[Judgement]:
+    """The worst loss of a copy-engine row between pinned host memory and a GPU."""
+    rows = [
+        j
+        for j in ctx.judgements
+        if j.is_loss
+        and j.mover is Mover.COPY_ENGINE
+        and {e.place for e in (j.source, j.destination) if e is not None} == {Place.HOST, Place.GPU}
+        and all(
+            e.memory not in (MemoryKind.PAGEABLE, MemoryKind.MANAGED) for e in (j.source, j.destination) if e
+        )
+    ]
+    return min(rows, key=lambda j: j.ratio or 0.0) if rows else None
 
 
 def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
-    """Causes for a large H2D copy below the model's expectation for this link."""
+    """Causes for a pinned host<->GPU copy below what its path allows, at any size, either direction.
+
+    The large pinned H2D copy is judged against the PCIe model as before (the 0.90 threshold); every
+    other pinned copy row (smaller sizes, D2H, imported bandwidthTest/nvbandwidth) through the path
+    model's judgement of it (:mod:`gdrdiag.paths`), worst first.
+    """
     r = _largest_h2d(report.results)
     expected, model_ev = expected_ce_gbytes(report.machine)
-    if r is None or expected is None or r.value is None:
-        return []
-    frac = r.value / expected
-    if frac >= CE_OF_MODEL_HEALTHY:
-        return []
+    frac = r.value / expected if r is not None and expected and r.value else None
+    if frac is None or frac >= CE_OF_MODEL_HEALTHY:
+        worst = _worst_pinned_copy_loss(ctx)
+        if worst is None:
+            return []
+        r, frac = report.results[worst.index], worst.ratio or 0.0
+        model_ev = [
+            f"expected {worst.expected_gbytes_per_s:.2f} GB/s at this size ({worst.bound}; "
+            f"{worst.per_op_source})"
+        ]
+    assert r is not None and r.value is not None
     loss = 1 - frac
+    size = getattr(r.params, "size_bytes", None)
     measured = [
-        f"results[copy_h2d_pinned size={format_size(r.params.size_bytes)}] = {r.value:.2f} GB/s "  # type: ignore[union-attr,arg-type]
+        f"results[{r.key} size={format_size(size) if size else '?'}] = {r.value:.2f} {r.unit} "
         f"= {frac:.0%} of the model"
     ] + model_ev
     out: list[Cause] = []
@@ -125,7 +158,7 @@ def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
                     "Reseat the card or riser, check the slot's wiring and bifurcation, the BIOS link "
                     "speed setting and retimers.",
                     "gdrdiag copy-bench --sizes 256M",
-                    "copy_h2d_pinned",
+                    r.key,
                 )
             )
     explained = sum(c.explains for c in out)
@@ -143,10 +176,10 @@ def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
                 (),
                 "Boot with iommu=pt (or intel_iommu=on iommu=pt) so trusted devices bypass translation.",
                 "gdrdiag gather-bench --sweep working-set",
-                "copy_h2d_pinned",
+                r.key,
             )
         )
-    strength, against = _numa_evidence(r)
+    strength, numa_for, against = _numa_evidence(r, report)
     out.append(
         Cause(
             "CAUSE-NUMA-PLACEMENT",
@@ -155,12 +188,12 @@ def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
             strength * rest,
             "inferred",
             loss,
-            tuple(measured),
+            tuple(measured) + numa_for,
             against,
             "Run on the GPU's NUMA node: gdrdiag copy-bench --numa auto (the default) or --numa N "
             "(N = the GPU's numa_node in gdrdiag inspect).",
             "gdrdiag copy-bench --sizes 256M --numa auto",
-            "copy_h2d_pinned",
+            r.key,
         )
     )
     return out
@@ -288,9 +321,23 @@ def failed_measurements(report: "Report") -> list[Finding]:
 def next_measurements(report: "Report", ctx: Context) -> list[Finding]:
     """MEASURE-NEXT: what is missing to judge the GPU<->NIC path, and the command that measures it."""
     m = report.machine
+    rows = write_rows(report.results)
+    if rows and not any(r.on_gpu for r in rows):
+        # host-memory RDMA rows only: the GPU side is what is missing, whether or not a GPU was seen
+        cmd = "gdrdiag mr-bench --memory device,pinned --ro-ab --size 1M --qp 4"
+        return [
+            Finding(
+                code="MEASURE-NEXT",
+                severity=Severity.INFO,
+                title="this Report has host-memory RDMA rows only: the GPU-memory path is not measured",
+                evidence=(f"{len(rows)} RDMA bandwidth rows, none into GPU memory",),
+                advice=f"Run `{cmd}` on a machine with a GPU (or import ib_write_bw --use_cuda output) and "
+                "diagnose again.",
+                next_step=cmd,
+            )
+        ]
     if m is None or not m.gpus or not m.nics:
         return []
-    rows = write_rows(report.results)
     lonely = gpu_rows_without_host(report.results)
     if rows and not lonely and any(r.on_gpu for r in rows):
         if any(g.off and g.on for g in ctx.gaps) or not any(g.slow for g in ctx.gaps):

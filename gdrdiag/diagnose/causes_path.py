@@ -69,20 +69,31 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
     out = []
     for direction in ("h2d", "d2h"):
         staged = [
-            j for j in ctx.judgements
-            if j.is_loss and _host_gpu(j) and _host_memory(j) in _STAGED and _direction(j) == direction
+            j
+            for j in ctx.judgements
+            if j.is_loss
+            and _host_gpu(j)
+            and _host_memory(j) in _STAGED
+            and _direction(j) == direction
             and "bidir" not in j.key
         ]
         if not staged:
             continue
         worst = min(staged, key=lambda j: j.ratio or 0)
         pinned = [
-            j for j in ctx.judgements
-            if _host_gpu(j) and _direction(j) == direction and j.ratio is not None
-            and _host_memory(j) not in _STAGED and j.verdict is Verdict.OK
+            j
+            for j in ctx.judgements
+            if _host_gpu(j)
+            and _direction(j) == direction
+            and j.ratio is not None
+            and _host_memory(j) not in _STAGED
+            and j.verdict is Verdict.OK
         ]
-        pro = [_ev(worst), f"{(_host_memory(worst) or MemoryKind.PAGEABLE).value} memory is copied through a "
-               "pinned staging buffer by the driver, one chunk at a time"]
+        pro = [
+            _ev(worst),
+            f"{(_host_memory(worst) or MemoryKind.PAGEABLE).value} memory is copied through a "
+            "pinned staging buffer by the driver, one chunk at a time",
+        ]
         if pinned:
             best = max(pinned, key=lambda j: j.measured_gbytes_per_s or 0)
             pro.append(f"pinned rows of the same direction are healthy: {_ev(best)}")
@@ -91,16 +102,22 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
             basis, strength = "inferred", 0.8
         design = ""
         if pinned and not _is_imported(report, worst):
-            design = "gdrdiag measures pageable beside pinned memory to show what pinning buys; pinned rows are healthy"
+            design = "gdrdiag measures pageable beside pinned memory to show what pinning buys"
         out.append(
             Cause(
                 "CAUSE-PAGEABLE-MEMORY",
                 f"{direction.upper()} copies from pageable memory run at {worst.ratio:.0%} of the path",
-                strength, strength, basis, worst.loss, tuple(pro), (),
+                strength,
+                strength,
+                basis,
+                worst.loss,
+                tuple(pro),
+                (),
                 "Allocate transfer buffers pinned (cudaHostAlloc / cuMemHostAlloc, torch pin_memory=True) or "
                 "register them once (cudaHostRegister) and reuse them.",
                 "gdrdiag copy-bench --memory pinned,pageable --directions h2d,d2h",
-                subject=worst.key, by_design=design,
+                subject=worst.key,
+                by_design=design,
             )
         )
     return out
@@ -114,7 +131,12 @@ def small_copies(report: "Report", ctx: Context) -> list[Cause]:
     """CAUSE-SMALL-COPIES: the healthy row furthest below its link's peak because of its size."""
     cands = []
     for j in ctx.judgements:
-        if j.verdict is not Verdict.OK or j.mover is not Mover.COPY_ENGINE or not j.size_bytes or not j.per_op_us:
+        if (
+            j.verdict is not Verdict.OK
+            or j.mover is not Mover.COPY_ENGINE
+            or not j.size_bytes
+            or not j.per_op_us
+        ):
             continue
         peak = j.size_bytes / (j.size_bytes / (j.expected_gbytes_per_s * 1e9) - j.per_op_us * 1e-6) / 1e9  # type: ignore[operator]
         if peak > 0 and j.expected_gbytes_per_s <= SMALL_SHARE * peak:  # type: ignore[operator]
@@ -128,11 +150,20 @@ def small_copies(report: "Report", ctx: Context) -> list[Cause]:
     return [
         Cause(
             "CAUSE-SMALL-COPIES",
-            f"{j.size_bytes} B per copy: the per-copy cost ({j.per_op_us:.1f} us) holds it to {share:.0%} of the link",
-            1.0 if basis == "measured" else 0.7, explains, basis, 1 - (j.measured_gbytes_per_s or 0) / peak,
-            (_ev(j), f"per-copy cost: {j.per_op_us:.2f} us ({j.per_op_source})", f"link peak {peak:.1f} GB/s"),
+            f"{j.size_bytes} B per copy: the per-copy cost ({j.per_op_us:.1f} us) holds it to "
+            f"{share:.0%} of the link",
+            1.0 if basis == "measured" else 0.7,
+            explains,
+            basis,
+            1 - (j.measured_gbytes_per_s or 0) / peak,
+            (
+                _ev(j),
+                f"per-copy cost: {j.per_op_us:.2f} us ({j.per_op_source})",
+                f"link peak {peak:.1f} GB/s",
+            ),
             (),
-            "Coalesce small blocks into one region, batch them (cuMemcpyBatchAsync, CUDA 12.8+), or gather them "
+            "Coalesce small blocks into one region, batch them (cuMemcpyBatchAsync, CUDA 12.8+), or "
+            "gather them "
             "with a kernel reading mapped pinned memory.",
             "gdrdiag copy-bench --parts blocks",
             subject=j.key,
@@ -144,8 +175,12 @@ def small_copies(report: "Report", ctx: Context) -> list[Cause]:
 def link_narrow(report: "Report", ctx: Context) -> list[Cause]:
     """CAUSE-LINK-NARROW: healthy rows bound by a narrow or old PCIe link (the number is its ceiling)."""
     narrow = [
-        j for j in ctx.judgements
-        if j.verdict is Verdict.OK and j.bound and "PCIe" in j.bound and _raw_of(j.bound) is not None
+        j
+        for j in ctx.judgements
+        if j.verdict is Verdict.OK
+        and j.bound
+        and "PCIe" in j.bound
+        and _raw_of(j.bound) is not None
         and _raw_of(j.bound) < NARROW_RAW_GBYTES  # type: ignore[operator]
     ]
     if not narrow:
@@ -155,12 +190,19 @@ def link_narrow(report: "Report", ctx: Context) -> list[Cause]:
     return [
         Cause(
             code,
-            f"the path's narrowest link is {j.bound.split(':')[0]}: {j.measured_gbytes_per_s:.1f} GB/s is its ceiling",  # type: ignore[union-attr]
-            1.0, 1.0, "measured", 0.0, (_ev(j),), (),
+            f"the path's narrowest link is {j.bound.split(':')[0]}: {j.measured_gbytes_per_s:.1f} GB/s "
+            f"is its ceiling",  # type: ignore[union-attr]
+            1.0,
+            1.0,
+            "measured",
+            0.0,
+            (_ev(j),),
+            (),
             "Nothing is broken: the number is what this link gives. For more, use a Gen4/Gen5 x16 slot "
             "wired to the CPU (not the chipset), or a card that supports it.",
             "gdrdiag inspect",
-            subject=j.key, by_design="the row reaches what its narrowest link allows",
+            subject=j.key,
+            by_design="the row reaches what its narrowest link allows",
         )
     ]
 
@@ -178,33 +220,54 @@ def _raw_of(bound: str) -> Optional[float]:
 
 def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
     """CAUSE-PEER-ACCESS-OFF / CAUSE-P2P-UNSUPPORTED for GPU<->GPU losses."""
-    peer = [j for j in ctx.judgements if j.source and j.destination and j.source.place is Place.GPU
-            and j.destination.place is Place.GPU and j.ratio is not None
-            and j.mover in (Mover.COPY_ENGINE, Mover.SM)]
+    peer = [
+        j
+        for j in ctx.judgements
+        if j.source
+        and j.destination
+        and j.source.place is Place.GPU
+        and j.destination.place is Place.GPU
+        and j.ratio is not None
+        and j.mover in (Mover.COPY_ENGINE, Mover.SM)
+    ]
     losses = [j for j in peer if j.is_loss]
     if not losses:
         return []
     worst = min(losses, key=lambda j: j.ratio or 0)
     p = report.results[worst.index].params
     access = getattr(p, "peer_access", None)
-    healthy_on = [j for j in peer if not j.is_loss and getattr(report.results[j.index].params, "peer_access", None)]
+    healthy_on = [
+        j for j in peer if not j.is_loss and getattr(report.results[j.index].params, "peer_access", None)
+    ]
     m = ctx.machine
     vm = bool(m and m.virt.is_vm)
     if access is False and not vm:
         by_tool = getattr(p, "tool", None) in (Provider.P2P_TEST.value, Provider.NVBANDWIDTH.value)
-        design = "the tool measures peer access off beside on; the enabled rows are healthy" if healthy_on and by_tool else ""
+        design = (
+            "the tool measures peer access off beside on; the enabled rows are healthy"
+            if healthy_on and by_tool
+            else ""
+        )
         pro = [_ev(worst), "peer access off: the copy is staged through host memory (two PCIe crossings)"]
         if healthy_on:
             pro.append(f"with peer access on: {_ev(max(healthy_on, key=lambda j: j.ratio or 0))}")
         share = 1.0 if healthy_on else 0.8
         return [
             Cause(
-                "CAUSE-PEER-ACCESS-OFF", "GPU<->GPU copies run without peer access (staged through host memory)",
-                share, share, "measured" if healthy_on else "inferred", worst.loss, tuple(pro), (),
-                "Enable peer access (cudaDeviceEnablePeerAccess / cuCtxEnablePeerAccess both ways) before the copies; "
+                "CAUSE-PEER-ACCESS-OFF",
+                "GPU<->GPU copies run without peer access (staged through host memory)",
+                share,
+                share,
+                "measured" if healthy_on else "inferred",
+                worst.loss,
+                tuple(pro),
+                (),
+                "Enable peer access (cudaDeviceEnablePeerAccess / cuCtxEnablePeerAccess both ways) "
+                "before the copies; "
                 "in frameworks check NCCL_P2P_DISABLE / NCCL_P2P_LEVEL and the framework's P2P setting.",
                 "gdrdiag peer-bench",
-                subject=worst.key, by_design=design,
+                subject=worst.key,
+                by_design=design,
             )
         ]
     if not vm and worst.verdict is not Verdict.LOST:
@@ -217,10 +280,17 @@ def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
     share = 1.0 if healthy_on else (0.7 if vm else 0.6)
     return [
         Cause(
-            "CAUSE-P2P-UNSUPPORTED", "GPU<->GPU peer copies run at staged speed: P2P is not in effect on this platform",
-            share, share, "measured" if healthy_on else "inferred", worst.loss, tuple(pro), (),
+            "CAUSE-P2P-UNSUPPORTED",
+            "GPU<->GPU peer copies run at staged speed: P2P is not in effect on this platform",
+            share,
+            share,
+            "measured" if healthy_on else "inferred",
+            worst.loss,
+            tuple(pro),
+            (),
             "Check cudaDeviceCanAccessPeer / nvidia-smi topo -p2p r; in a VM pass the GPUs with P2P allowed "
-            "(e.g. QEMU x-nv-gpudirect-clique, or one IOMMU group / ACS off on the host); on bare metal check "
+            "(e.g. QEMU x-nv-gpudirect-clique, or one IOMMU group / ACS off on the host); on bare metal "
+            "check "
             "ACS on the switch ports and the BIOS.",
             "nvidia-smi topo -p2p r",
             subject=worst.key,
@@ -229,7 +299,7 @@ def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
 
 
 def no_peer_memory(report: "Report", ctx: Context) -> list[Cause]:
-    """CAUSE-NO-PEER-MEMORY: a collective or GPU-memory RDMA loss on a machine without nvidia_peermem/dma-buf."""
+    """CAUSE-NO-PEER-MEMORY: an NCCL or GPU-memory RDMA loss where nvidia_peermem is not loaded."""
     m = ctx.machine
     if m is None or m.kernel.peermem_loaded is not False:
         return []
@@ -239,11 +309,19 @@ def no_peer_memory(report: "Report", ctx: Context) -> list[Cause]:
     worst = min(rows, key=lambda j: j.ratio or 0)
     return [
         Cause(
-            "CAUSE-NO-PEER-MEMORY", "no GPU peer-memory path: the NIC cannot reach GPU memory, transfers stage through host",
-            0.8, 0.8, "inferred", worst.loss,
-            (_ev(worst), f"kernel.peermem_loaded = False ({m.kernel.peermem_evidence or 'nvidia_peermem not loaded'})"),
+            "CAUSE-NO-PEER-MEMORY",
+            "no GPU peer-memory path: the NIC cannot reach GPU memory, transfers stage through host",
+            0.8,
+            0.8,
+            "inferred",
+            worst.loss,
+            (
+                _ev(worst),
+                f"kernel.peermem_loaded = False ({m.kernel.peermem_evidence or 'nvidia_peermem not loaded'})",
+            ),
             (),
-            "modprobe nvidia_peermem (MLNX_OFED/DOCA) or use dma-buf (open NVIDIA kernel module, kernel >= 5.12); "
+            "modprobe nvidia_peermem (MLNX_OFED/DOCA) or use dma-buf (open NVIDIA kernel module, kernel "
+            ">= 5.12); "
             "then NCCL_DEBUG=INFO shows 'GPU Direct RDMA Enabled'.",
             "gdrdiag inspect",
             subject=worst.key,
@@ -252,10 +330,11 @@ def no_peer_memory(report: "Report", ctx: Context) -> list[Cause]:
 
 
 def collective_far(report: "Report", ctx: Context) -> list[Cause]:
-    """CAUSE-GPU-NIC-FAR for a collective or GPU-memory RDMA loss where no GPU has a NIC under its own switch."""
+    """CAUSE-GPU-NIC-FAR for an NCCL or GPU-memory RDMA loss where no GPU has a NIC under its switch."""
     m = ctx.machine
     rows = [
-        j for j in ctx.judgements
+        j
+        for j in ctx.judgements
         if j.is_loss and (j.mover is Mover.COLLECTIVE or (j.mover is Mover.NIC_DMA and _touches_gpu(j)))
     ]
     if not rows or m is None or not m.topology:
@@ -266,9 +345,16 @@ def collective_far(report: "Report", ctx: Context) -> list[Cause]:
     worst = min(rows, key=lambda j: j.ratio or 0)
     return [
         Cause(
-            "CAUSE-GPU-NIC-FAR", "no GPU has a NIC under its own PCIe switch: NCCL crosses the CPU for every transfer",
-            0.6, 0.6, "inferred", worst.loss,
-            (_ev(worst), *(f"{p.gpu_bdf}<->{p.nic}: {p.path_class.value}" for p in m.topology[:4] if p.path_class)),
+            "CAUSE-GPU-NIC-FAR",
+            "no GPU has a NIC under its own PCIe switch: NCCL crosses the CPU for every transfer",
+            0.6,
+            0.6,
+            "inferred",
+            worst.loss,
+            (
+                _ev(worst),
+                *(f"{p.gpu_bdf}<->{p.nic}: {p.path_class.value}" for p in m.topology[:4] if p.path_class),
+            ),
             (),
             "Pair each GPU with a NIC under the same PCIe switch (nvidia-smi topo -m: PIX/PXB), or raise "
             "NCCL_NET_GDR_LEVEL only where the platform supports peer traffic across the root complex.",
@@ -286,20 +372,29 @@ def link_degraded(report: "Report", ctx: Context) -> list[Cause]:
     sampled during the copy); this rule covers every other row: imported, posted, GPU<->GPU.
     """
     rows = [
-        j for j in ctx.judgements
-        if j.is_loss and j.trained_gbytes_per_s and j.expected_gbytes_per_s
+        j
+        for j in ctx.judgements
+        if j.is_loss
+        and j.trained_gbytes_per_s
+        and j.expected_gbytes_per_s
         and not (j.key.startswith("copy_") and _host_gpu(j))
     ]
     if not rows:
         return []
     worst = min(rows, key=lambda j: j.ratio or 0)
-    share = min(1.0, max(0.0, (1 - worst.trained_gbytes_per_s / worst.expected_gbytes_per_s) / max(worst.loss, 1e-9)))  # type: ignore[operator]
+    share = min(
+        1.0, max(0.0, (1 - worst.trained_gbytes_per_s / worst.expected_gbytes_per_s) / max(worst.loss, 1e-9))
+    )  # type: ignore[operator]
     if share < 0.2:
         return []
     return [
         Cause(
-            "CAUSE-LINK-DEGRADED", "a PCIe link on the path trained below its capable speed or width",
-            1.0, share, "measured", worst.loss,
+            "CAUSE-LINK-DEGRADED",
+            "a PCIe link on the path trained below its capable speed or width",
+            1.0,
+            share,
+            "measured",
+            worst.loss,
             (_ev(worst), f"with every link as trained the path allows {worst.trained_gbytes_per_s:.2f} GB/s"),
             (),
             "Reseat the card, riser or cable; check the slot's wiring and bifurcation, the BIOS link speed "
@@ -329,20 +424,35 @@ def numa_placement(report: "Report", ctx: Context) -> list[Cause]:
     def node(j: Judgement) -> Optional[int]:
         return report.results[j.index].settings.numa_node
 
-    far = [j for j in ctx.judgements if j.is_loss and node(j) is not None and home(j) is not None and node(j) != home(j)]
+    far = [
+        j
+        for j in ctx.judgements
+        if j.is_loss and node(j) is not None and home(j) is not None and node(j) != home(j)
+    ]
     if not far:
         return []
     worst = min(far, key=lambda j: j.ratio or 0)
-    local = [j for j in ctx.judgements if j.mover is worst.mover and j.verdict is Verdict.OK and node(j) == home(worst)]
+    local = [
+        j
+        for j in ctx.judgements
+        if j.mover is worst.mover and j.verdict is Verdict.OK and node(j) == home(worst)
+    ]
     pro = [_ev(worst), f"host buffers on node {node(worst)}; the device is on node {home(worst)}"]
     if local:
         pro.append(f"on the device's own node: {_ev(max(local, key=lambda j: j.measured_gbytes_per_s or 0))}")
     share = 1.0 if local else 0.7
     return [
         Cause(
-            "CAUSE-NUMA-PLACEMENT", "host buffers on a NUMA node far from the device: every transfer crosses the socket link",
-            share, share, "measured" if local else "inferred", worst.loss, tuple(pro), (),
-            "Allocate and run on the device's NUMA node (numactl --cpunodebind=N --membind=N, torch numa binding, "
+            "CAUSE-NUMA-PLACEMENT",
+            "host buffers on a NUMA node far from the device: every transfer crosses the socket link",
+            share,
+            share,
+            "measured" if local else "inferred",
+            worst.loss,
+            tuple(pro),
+            (),
+            "Allocate and run on the device's NUMA node (numactl --cpunodebind=N --membind=N, torch "
+            "numa binding, "
             "gdrdiag --numa auto); with several NICs, post host buffers only to NICs on their own node.",
             "gdrdiag copy-bench --numa auto",
             subject=worst.key,
@@ -350,11 +460,20 @@ def numa_placement(report: "Report", ctx: Context) -> list[Cause]:
     ]
 
 
-RULES = (numa_placement, link_degraded, pageable_memory, small_copies, link_narrow, peer_paths, no_peer_memory, collective_far)
+RULES = (
+    numa_placement,
+    link_degraded,
+    pageable_memory,
+    small_copies,
+    link_narrow,
+    peer_paths,
+    no_peer_memory,
+    collective_far,
+)
 
 
 def unexplained_losses(report: "Report", ctx: Context, causes: Iterable[Cause]) -> list[Finding]:
-    """PERF-PATH-SLOW for the worst loss of each mover that no cause explains (a symptom, ranked after causes)."""
+    """PERF-PATH-SLOW for the worst loss of each mover that no cause explains (a symptom: after causes)."""
     causes = list(causes)
     explained = {c.subject for c in causes if c.explains >= 0.2}
     pageable_named = any(c.code == "CAUSE-PAGEABLE-MEMORY" for c in causes)
@@ -363,7 +482,11 @@ def unexplained_losses(report: "Report", ctx: Context, causes: Iterable[Cause]) 
     for j in ctx.judgements:
         if pageable_named and _host_memory(j) in _STAGED:
             continue
-        if j.is_loss and j.mover is not None and (j.mover not in by_mover or (j.ratio or 0) < (by_mover[j.mover].ratio or 0)):
+        if (
+            j.is_loss
+            and j.mover is not None
+            and (j.mover not in by_mover or (j.ratio or 0) < (by_mover[j.mover].ratio or 0))
+        ):
             by_mover[j.mover] = j
     for j in by_mover.values():
         same_key = any(s == j.key or s.startswith(j.key) for s in explained)
@@ -373,9 +496,11 @@ def unexplained_losses(report: "Report", ctx: Context, causes: Iterable[Cause]) 
             Finding(
                 code="PERF-PATH-SLOW",
                 severity=Severity.WARN,
-                title=f"{j.label} reaches {j.ratio:.0%} of what its path allows; no cause in this Report explains it",
+                title=f"{j.label} reaches {j.ratio:.0%} of what its path allows; no cause in this "
+                f"Report explains it",
                 evidence=(_ev(j), f"per-operation cost: {j.per_op_us or 0:.2f} us ({j.per_op_source})"),
-                advice="Measure the path with gdrdiag (or attach the machine: gdrdiag import ... --bundle) so the "
+                advice="Measure the path with gdrdiag (or attach the machine: gdrdiag import ... "
+                "--bundle) so the "
                 "cause model can weigh the link, NUMA, IOMMU and memory-kind candidates.",
                 subject=j.key,
                 basis="measured",

@@ -36,6 +36,7 @@ class WriteRow:
     gbps: float
     reg_path: Optional[str]
     provider: str
+    samples: int = 1  # runs behind the number (a posted or imported number is one)
 
     @property
     def label(self) -> str:
@@ -62,6 +63,7 @@ def _mr_row(r: BenchResult) -> Optional[WriteRow]:
         float(r.value or 0.0),
         str(p.reg_path) if p.reg_path else None,
         r.provider,
+        len(r.samples) or 1,
     )
 
 

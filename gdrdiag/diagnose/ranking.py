@@ -42,7 +42,12 @@ def group(f: Finding) -> int:
 
 def order(f: Finding) -> tuple:
     """Sort key: group, severity, share explained (larger first), measured before inferred."""
-    return (group(f), f.severity.rank, -(f.explains if f.explains is not None else -1.0), f.basis != "measured")
+    return (
+        group(f),
+        f.severity.rank,
+        -(f.explains if f.explains is not None else -1.0),
+        f.basis != "measured",
+    )
 
 
 def rank(findings: Iterable[Finding]) -> list[Finding]:

@@ -112,7 +112,9 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
         if not redirecting:
             continue
         bridges = ", ".join(f"{b} ({'/'.join(on)})" for b, on, _ in redirecting)
-        evidence = [ev(f"pci[{b}].acs.ctl", f"0x{acs.ctl:04x} {' '.join(acs.ctl_flags)}") for b, _, acs in redirecting]
+        evidence = [
+            ev(f"pci[{b}].acs.ctl", f"0x{acs.ctl:04x} {' '.join(acs.ctl_flags)}") for b, _, acs in redirecting
+        ]
         evidence += [
             ev(f"topology[{p.gpu_bdf},{p.nic}].path_class", p.path_class.value if p.path_class else None),
             ev(f"pci[{p.nic_bdf}].ats.enabled", nic.ats.enabled if nic and nic.ats else None),
@@ -125,7 +127,8 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
             evidence,
             f"Bare metal: disable ACS redirect on the GPU/NIC switch ports - BIOS 'ACS disable' or VT-d off, "
             f"kernel pci=disable_acs_redir={';'.join(b for b, _, _ in redirecting)}, or `{setpci}` (until "
-            "reboot). The kernel sets SV|RR|CR|UF when an IOMMU is active; iommu=pt alone does not clear them.",
+            "reboot). The kernel sets SV|RR|CR|UF when an IOMMU is active; iommu=pt alone does not "
+            "clear them.",
             "",
             f"{p.gpu_bdf}<->{p.nic}",
         )

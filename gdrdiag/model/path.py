@@ -1,5 +1,6 @@
-"""The path model's vocabulary: where a measured row's bytes came from, where they went, what moved
-them, and what the model expected of that path at that size.
+"""The path model's vocabulary: where a row's bytes came from and went, and what was expected.
+
+What moved them, and what the model expected of that path at that size.
 
 Plain data (the logic is :mod:`gdrdiag.paths`): diagnose reads ``Judgement``s to find losses, render
 prints ``measured / expected`` beside each row. Every numeric row of a Report gets exactly one

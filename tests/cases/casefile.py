@@ -7,10 +7,11 @@ and the tool the thread named. Nothing here is a gdrdiag measurement.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
+
+import tomllib
 
 from gdrdiag.model.machine import (
     GpuInfo,
@@ -19,9 +20,9 @@ from gdrdiag.model.machine import (
     NicInfo,
     NicPort,
     PathClass,
-    PciFunction,
     PcieCap,
     PcieLink,
+    PciFunction,
     PortType,
     TopologyPair,
     VirtInfo,
@@ -63,9 +64,15 @@ def _link(text: Optional[str], capable: Optional[str] = None) -> Optional[PcieLi
     raw = pcie_raw_gbytes_per_s(_GEN[speed], width)
     max_raw = pcie_raw_gbytes_per_s(_GEN[max_speed], max_width)
     return PcieLink(
-        speed_gts=speed, width=width, max_speed_gts=max_speed, max_width=max_width, source="posted",
-        speed_downgraded=speed < max_speed, width_downgraded=width < max_width,
-        raw_gbytes_per_s=raw, max_raw_gbytes_per_s=max_raw,
+        speed_gts=speed,
+        width=width,
+        max_speed_gts=max_speed,
+        max_width=max_width,
+        source="posted",
+        speed_downgraded=speed < max_speed,
+        width_downgraded=width < max_width,
+        raw_gbytes_per_s=raw,
+        max_raw_gbytes_per_s=max_raw,
     )
 
 
@@ -76,9 +83,17 @@ def _speed_width(text: str) -> tuple[float, int]:
 
 def _pcie(mps: int, mrrs: int) -> PcieCap:
     return PcieCap(
-        offset=0x68, version=2, port_type=PortType.ENDPOINT, max_payload_supported=max(256, mps),
-        ext_tag_supported=True, flr=True, relaxed_ordering=True, ext_tag=True, no_snoop=True,
-        max_payload=mps, max_read_request=mrrs,
+        offset=0x68,
+        version=2,
+        port_type=PortType.ENDPOINT,
+        max_payload_supported=max(256, mps),
+        ext_tag_supported=True,
+        flr=True,
+        relaxed_ordering=True,
+        ext_tag=True,
+        no_snoop=True,
+        max_payload=mps,
+        max_read_request=mrrs,
     )
 
 
@@ -92,24 +107,38 @@ def build_machine(facts: dict[str, Any]) -> MachineInfo:
         bdf = f"0000:{0x18 + i:02x}:00.0"
         gpus.append(
             GpuInfo(
-                bdf=bdf, name=str(facts.get("gpu", "")), cuda_ordinal=i, link=gpu_link,
-                link_sampled_idle=gpu_link is None, numa_node=_home(facts, "gpu_numa"),
+                bdf=bdf,
+                name=str(facts.get("gpu", "")),
+                cuda_ordinal=i,
+                link=gpu_link,
+                link_sampled_idle=gpu_link is None,
+                numa_node=_home(facts, "gpu_numa"),
             )
         )
-        pci.append(PciFunction(bdf=bdf, pcie=_pcie(mps, mrrs), link=gpu_link, numa_node=facts.get("gpu_numa")))
+        pci.append(
+            PciFunction(bdf=bdf, pcie=_pcie(mps, mrrs), link=gpu_link, numa_node=facts.get("gpu_numa"))
+        )
     nics = []
     if facts.get("nic") or facts.get("nic_port_gbps") or facts.get("path_class"):
         for i in range(int(facts.get("nics", 1))):
             bdf = f"0000:{0x80 + i:02x}:00.0"
             port = NicPort(
-                port=1, state="ACTIVE", rate_gbps=facts.get("nic_port_gbps"),
-                link_layer=facts.get("link_layer"), active_mtu=facts.get("mtu"),
+                port=1,
+                state="ACTIVE",
+                rate_gbps=facts.get("nic_port_gbps"),
+                link_layer=facts.get("link_layer"),
+                active_mtu=facts.get("mtu"),
             )
             link = _link(facts.get("nic_link"))
             nics.append(
                 NicInfo(
-                    name=f"mlx5_{i}", bdf=bdf, model=str(facts.get("nic", "")), ports=(port,),
-                    is_vf=facts.get("nic_vf"), link=link, numa_node=facts.get("nic_numa"),
+                    name=f"mlx5_{i}",
+                    bdf=bdf,
+                    model=str(facts.get("nic", "")),
+                    ports=(port,),
+                    is_vf=facts.get("nic_vf"),
+                    link=link,
+                    numa_node=facts.get("nic_numa"),
                 )
             )
             pci.append(PciFunction(bdf=bdf, pcie=_pcie(256, 4096), link=link, is_vf=facts.get("nic_vf")))
@@ -117,20 +146,32 @@ def build_machine(facts: dict[str, Any]) -> MachineInfo:
     if facts.get("path_class") and gpus and nics:
         topology = tuple(
             TopologyPair(
-                gpu_bdf=g.bdf, nic=nics[0].name, nic_bdf=nics[0].bdf or "", path_class=PathClass(facts["path_class"]),
-                reliable=not facts.get("vm"), gpu_numa=facts.get("gpu_numa"), nic_numa=facts.get("nic_numa"),
+                gpu_bdf=g.bdf,
+                nic=nics[0].name,
+                nic_bdf=nics[0].bdf or "",
+                path_class=PathClass(facts["path_class"]),
+                reliable=not facts.get("vm"),
+                gpu_numa=facts.get("gpu_numa"),
+                nic_numa=facts.get("nic_numa"),
             )
             for g in gpus
         )
     release = facts.get("kernel")
     version = tuple(int(x) for x in release.split("-")[0].split(".")[:3] if x.isdigit()) if release else ()
     kernel = KernelInfo(
-        release=release, version_tuple=version, mlx5_out_of_tree=facts.get("mlx5_out_of_tree"),
+        release=release,
+        version_tuple=version,
+        mlx5_out_of_tree=facts.get("mlx5_out_of_tree"),
         peermem_loaded=facts.get("peermem"),
     )
     virt = VirtInfo(is_vm=facts.get("vm"), iommu_mode=facts.get("iommu"))
     return MachineInfo(
-        source="posted", pci=tuple(pci), gpus=tuple(gpus), nics=tuple(nics), virt=virt, kernel=kernel,
+        source="posted",
+        pci=tuple(pci),
+        gpus=tuple(gpus),
+        nics=tuple(nics),
+        virt=virt,
+        kernel=kernel,
         topology=topology,
     )
 
@@ -162,10 +203,18 @@ def _row(row: dict[str, Any], facts: dict[str, Any], i: int) -> BenchResult:
     if "relaxed_ordering" in row:
         access = BASE_ACCESS | AccessFlags.RELAXED_ORDERING if row["relaxed_ordering"] else BASE_ACCESS
     params = ImportedParams(
-        tool=tool, test=str(test) if test else tool_name, size_bytes=row.get("size_bytes"),
-        direction=direction, memory=memory, access=access, gpu=row.get("gpu"), peer_gpu=row.get("peer_gpu"),
-        peer_access=row.get("peer_access"), collective=str(test) if tool == Provider.NCCL_TESTS.value else None,
-        ranks=row.get("ranks"), source_file=row.get("label"),
+        tool=tool,
+        test=str(test) if test else tool_name,
+        size_bytes=row.get("size_bytes"),
+        direction=direction,
+        memory=memory,
+        access=access,
+        gpu=row.get("gpu"),
+        peer_gpu=row.get("peer_gpu"),
+        peer_access=row.get("peer_access"),
+        collective=str(test) if tool == Provider.NCCL_TESTS.value else None,
+        ranks=row.get("ranks"),
+        source_file=row.get("label"),
     )
     value = float(row["value"])
     metrics = ImportedMetrics(busbw_gbytes_per_s=value if row.get("busbw") else None)
@@ -195,8 +244,12 @@ def load(path: Path) -> Case:
     facts = {**data.get("machine", {}), "_rows": data.get("rows", [])}
     rows = tuple(_row(r, facts, i) for i, r in enumerate(data.get("rows", [])))
     report = Report(
-        tool_version="case", created_utc="2026-11-26T00:00:00Z", command=f"case {path.stem}",
-        machine=build_machine(facts), results=rows, notes=(data["url"],),
+        tool_version="case",
+        created_utc="2026-11-26T00:00:00Z",
+        command=f"case {path.stem}",
+        machine=build_machine(facts),
+        results=rows,
+        notes=(data["url"],),
     )
     return Case(path.stem, data["url"], data["cause"], data.get("conclusion", ""), report)
 
