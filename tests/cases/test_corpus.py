@@ -23,7 +23,7 @@ NOT_YET = {
     "gh-daqiri-pr276-spark-gen5x4-host-attach": "Gen5 x4 attach and message size compete; sizes unposted",
     "gh-gb10-dual-hca-nic-link": "the two x4 controllers of one port are not modelled as one NIC",
     "gh-nccl-1579-gh200-gdr-off": "a 17% gap (79.7 vs 96.1 GB/s) is inside the 0.8 healthy band",
-    "gh-pslite-46-gpu-nic-other-switch": "the fast row ran on other GPUs (under the NIC switch): not a case fact",
+    "gh-pslite-46-gpu-nic-other-switch": "the fast row ran on other GPUs (near the NIC): not a case fact",
     "gh-torchcomms-pr3054-gb300-cx8-cpu-buffer-pcie": "the CX-8's internal PCIe link is not a case fact",
     "rtx6kpro-esc8000a-acs-pix-p2p": "ACS on GPU<->GPU switch ports is not modelled for peer paths yet",
     "rtx6kpro-wrx90-uplink-gen2": "the switch uplink's trained speed is not a fact the case format carries",
