@@ -25,6 +25,7 @@ from gdrdiag.compare import Comparison
 from gdrdiag.fleet import LEVELS, FleetResult, NodeVerdict
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo
+from gdrdiag.model.path import Judgement
 from gdrdiag.model.report import SCHEMA_VERSION, Report
 from gdrdiag.model.results import BenchResult
 from gdrdiag.model.vocabulary import Provider
@@ -153,6 +154,7 @@ def _diagnose(b: _Builder) -> dict:
         "What diagnose concluded about one saved Report, most severe first.",
         report={"type": "string", "description": "the Report file as given on the command line"},
         findings={"type": "array", "items": b.ref(Finding)},
+        rows={"type": "array", "items": b.ref(Judgement), "description": "every numeric row vs its path"},
     )
 
 

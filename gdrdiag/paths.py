@@ -24,13 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, PcieLink
-from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams, MrParams
+from gdrdiag.model.machine import MachineInfo
+from gdrdiag.model.params import GatherParams
 from gdrdiag.model.path import (
     LOST_BELOW,
     SLOW_BELOW,
-    Bound,
-    Endpoint,
     Judgement,
     Mover,
     Place,
@@ -38,18 +36,13 @@ from gdrdiag.model.path import (
 )
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.vocabulary import MemoryKind, Provider
-from gdrdiag.pcie_model import LinkParams, ce_efficiency
+from gdrdiag.path_bounds import bounds_of
+from gdrdiag.path_rows import RowPath, best_gathers, path_of, to_gbytes_per_s
 from gdrdiag.units import format_size
 
-# Bytes per second of each bandwidth unit a tool prints (GB/s = 1e9 B/s: gdrdiag/units.py).
-_BYTES_PER_S = {
-    "GB/s": 1e9,
-    "Gb/s": 1e9 / 8,
-    "MB/s": 1e6,
-    "MiB/s": float(1 << 20),
-    "GiB/s": float(1 << 30),
-    "Mb/s": 1e6 / 8,
-}
+# The first two steps live beside this module: rows -> paths (path_rows), facts -> bounds
+# (path_bounds); re-exported here so callers import the path model from one place.
+__all__ = ["judge", "losses", "path_of", "to_gbytes_per_s"]
 
 # Cost per operation of each mover (microseconds), when the Report has no sweep to fit it from.
 # Copy engine: copy-bench's 64 KiB and 1 MiB rows on the H100/H200 VM put 2.8-4.0 us on each
@@ -74,389 +67,6 @@ PER_OP_DEFAULTS = {
 # A sweep fits its own per-operation cost only when its smallest size is at most this: above it the
 # per-operation cost is a few % of the time and a fit would only absorb bandwidth losses.
 FIT_BELOW_BYTES = 1 << 20
-
-# PCIe peer-to-peer copies between GPUs reach less of the link than host copies: the peer's BAR
-# completes the writes and, across a root complex, the host bridge forwards them. Public A6000
-# figures on Gen4 x16 (21.8-26.4 GB/s, "good, ~80% of PCIe Gen4": NVIDIA/nvbandwidth#50) and RTX
-# PRO 6000 on Gen5 x16 (~56 GB/s, 89% of raw) put it at 0.76-0.98 of the posted-write model.
-PCIE_P2P_SHARE = 0.85
-
-# Posted-write TLP: 4-DW header (16 B) + framing, sequence number and LCRC (8 B) + ~2 B of DLLPs
-# (PCIe Base Spec r5.0 2.2.1, 3.6; the same 22 B the read model charges a 3-DW completion, plus 4).
-_WRITE_TLP_OVERHEAD = 26
-# RDMA wire overhead per packet beside the MTU's payload. InfiniBand: LRH 8 + BTH 12 + ICRC 4 + VCRC 2
-# (IBTA Vol. 1, 5.2 and 9.2). RoCE v2: Ethernet 14 + FCS 4 + preamble/SFD 8 + gap 12 + IPv4 20 + UDP 8
-# + BTH 12 + ICRC 4 (IBTA Annex A17). The port rate is the data rate (after 64b/66b or PAM4 FEC).
-_IB_PACKET_OVERHEAD = 26
-_ROCE_PACKET_OVERHEAD = 82
-IDEAL_MTU = 4096
-
-# nvbandwidth testcase names and what they move (nvbandwidth README, "Test Details").
-_NVB_MOVER = {"_ce": Mover.COPY_ENGINE, "_sm": Mover.SM}
-
-
-@dataclass(frozen=True)
-class _Path:
-    """The path of one row, before any expectation."""
-
-    source: Endpoint
-    destination: Endpoint
-    mover: Mover
-    size: Optional[int]
-    gpu: Optional[int]
-    nic: Optional[str]
-    family: tuple  # rows of one sweep share it (everything but the size)
-    both_directions: bool = False  # a bidirectional row: bytes moved both ways at once
-    ops_in_flight: int = 1  # QPs: NIC operations that overlap
-    peer_gpu: Optional[int] = None
-    peer_access: Optional[bool] = None
-    ranks: Optional[int] = None
-    baseline: Optional[str] = None  # a rung built to be slow: why it is never a loss
-    reference: Optional[str] = None  # a measured yardstick of the same Report (key) when facts are missing
-
-
-def to_gbytes_per_s(value: float, unit: str) -> Optional[float]:
-    """``value`` in GB/s, or None when ``unit`` is not a bandwidth."""
-    scale = _BYTES_PER_S.get(unit)
-    return value * scale / 1e9 if scale is not None else None
-
-
-def posted_write_efficiency(mps: int) -> float:
-    """Payload share of a long stream of posted writes with this MaxPayload."""
-    return mps / (mps + _WRITE_TLP_OVERHEAD)
-
-
-def wire_efficiency(link_layer: Optional[str], mtu: Optional[int]) -> float:
-    """Payload share of an RDMA port at this MTU (RoCE when the link layer is Ethernet)."""
-    mtu = mtu or IDEAL_MTU
-    overhead = _ROCE_PACKET_OVERHEAD if (link_layer or "").lower() == "ethernet" else _IB_PACKET_OVERHEAD
-    return mtu / (mtu + overhead)
-
-
-# ---------------------------------------------------------------------------------------------
-# rows -> paths
-# ---------------------------------------------------------------------------------------------
-
-_HOST_KINDS = {MemoryKind.PINNED, MemoryKind.PINNED_WC, MemoryKind.REGISTERED, MemoryKind.PAGEABLE}
-
-
-def _host(memory: Optional[MemoryKind]) -> Endpoint:
-    return Endpoint(Place.HOST, None, memory)
-
-
-def _gpu(index: Optional[int], memory: Optional[MemoryKind] = MemoryKind.DEVICE) -> Endpoint:
-    return Endpoint(Place.GPU, index, memory)
-
-
-def _copy_path(r: BenchResult, p: CopyParams) -> tuple[Optional[_Path], Optional[str]]:
-    direction = p.direction.value if p.direction is not None else None
-    key = r.key
-    if key.startswith("copy_overlap"):
-        return (
-            None,
-            "overlap pipeline: its bandwidth includes the kernel's time; judged by its speedup metric",
-        )
-    if key.startswith("copy_pinning_"):
-        if key == "copy_pinning_preallocated":
-            return _Path(
-                _host(MemoryKind.PINNED), _gpu(0), Mover.COPY_ENGINE, p.size_bytes, 0, None, (key,)
-            ), None
-        return _Path(
-            _host(MemoryKind.PAGEABLE),
-            _gpu(0),
-            Mover.COPY_ENGINE,
-            p.size_bytes,
-            0,
-            None,
-            (key,),
-            baseline="a rung of the pinning trade-off (pin per transfer, or none): slow by design",
-        ), None
-    if key.startswith("copy_blocks_"):
-        mover = Mover.SM if key.endswith("_kernel") else Mover.COPY_ENGINE
-        size = p.block_bytes
-        if key.endswith("_coalesced") or key.endswith("_kernel"):
-            size = (p.block_bytes or 0) * (p.blocks or 1) or None
-        return _Path(_host(MemoryKind.PINNED), _gpu(0), mover, size, 0, None, (key,)), None
-    if direction not in ("h2d", "d2h", "bidir"):
-        return None, f"copy direction {direction!r} is not a host<->GPU path"
-    memory = p.memory
-    host = _host(memory)
-    src, dst = (host, _gpu(0)) if direction != "d2h" else (_gpu(0), host)
-    return _Path(
-        src, dst, Mover.COPY_ENGINE, p.size_bytes, 0, None, (key, p.mode), direction == "bidir"
-    ), None
-
-
-def _gather_path(r: BenchResult, p: GatherParams, best: dict) -> tuple[Optional[_Path], Optional[str]]:
-    if r.key == "gather_ce_reference":
-        return _Path(
-            _host(MemoryKind.PINNED), _gpu(0), Mover.COPY_ENGINE, p.copy_bytes, 0, None, (r.key,)
-        ), None
-    layout = _gather_layout(p)
-    baseline = None
-    if best.get(layout) is not r:
-        baseline = "a rung of the kernel ladder: only the best kernel of a layout is judged against the model"
-    if p.sm_limit is not None and p.sms_total is not None and p.sm_limit != p.sms_total:
-        baseline = f"SM-limited run ({p.sm_limit} of {p.sms_total} SMs): slower by design"
-    return _Path(
-        _host(MemoryKind.PINNED), _gpu(0), Mover.SM, p.slots, 0, None, (r.key, layout), baseline=baseline
-    ), None
-
-
-def _gather_layout(p: GatherParams) -> tuple:
-    return (p.record_bytes, p.stride_bytes, p.base_offset_bytes, p.pattern, p.slots, r_sweep_free(p))
-
-
-def r_sweep_free(p: GatherParams) -> Optional[int]:
-    """The part of a gather's identity that a kernel ladder shares (the records, not the kernel)."""
-    return p.records
-
-
-def _mr_path(r: BenchResult, p: MrParams) -> tuple[Optional[_Path], Optional[str]]:
-    if not r.key.startswith("rdma_write_"):
-        return None, "an RDMA registration or loop cost, not a bandwidth: judged by mr-bench's own rules"
-    if (p.mode or "bw") != "bw":
-        return None, f"mr-bench {p.mode} mode: a latency or per-block cost, not a path bandwidth"
-    if p.role == "server":
-        return None, "the server side of a two-host run: the client's row carries the bandwidth"
-    landing_gpu = p.landing == "gpu" if p.landing else p.memory is MemoryKind.DEVICE
-    dst = _gpu(0) if landing_gpu else _host(p.memory)
-    src_kind = p.src_memory or p.memory
-    src = _gpu(0) if src_kind is MemoryKind.DEVICE else _host(src_kind)
-    qps = p.qps or 1
-    return _Path(
-        src,
-        dst,
-        Mover.NIC_DMA,
-        p.size_bytes,
-        0,
-        r.settings.device_name,
-        (r.key, str(p.reg_path), p.relaxed_ordering, qps, p.post_list),
-        ops_in_flight=qps,
-    ), None
-
-
-def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[_Path], Optional[str]]:
-    tool, test = p.tool or "", p.test or ""
-    gpu = p.gpu if p.gpu is not None else 0
-    if "gdrcopy" in test.lower() or "gdrcopy" in tool.lower():
-        return (
-            None,
-            "CPU stores into GPU memory through its BAR (gdrcopy): the CPU moves the bytes, no DMA path "
-            "to model",
-        )
-    family = (tool, test, p.direction, p.memory, p.gpu, p.peer_gpu, p.peer_access, p.qps, p.access)
-    if tool in (Provider.PERFTEST.value, Provider.POSTED.value) and test in (
-        "write_bw",
-        "read_bw",
-        "send_bw",
-    ):
-        mem = _gpu(gpu) if p.memory is MemoryKind.DEVICE else _host(p.memory or MemoryKind.PINNED)
-        remote = Endpoint(Place.REMOTE, None, p.memory)
-        src, dst = (remote, mem) if test == "read_bw" else (mem, remote)
-        if p.direction in ("nic->gpu", "nic->host"):
-            src, dst = remote, mem
-        return _Path(
-            src, dst, Mover.NIC_DMA, p.size_bytes, gpu, p.device_name, family, ops_in_flight=p.qps or 1
-        ), None
-    if tool == Provider.NCCL_TESTS.value or test.endswith("_perf") or p.collective:
-        return _Path(
-            _gpu(gpu),
-            Endpoint(Place.REMOTE),
-            Mover.COLLECTIVE,
-            p.size_bytes,
-            gpu,
-            p.device_name,
-            family,
-            ranks=p.ranks,
-        ), None
-    direction = p.direction or ""
-    if direction == "d2d" or test.startswith("device_to_device") or tool == Provider.P2P_TEST.value:
-        if p.peer_gpu is None or p.peer_gpu == p.gpu:
-            return None, "a copy within one GPU's memory (HBM), not a data path gdrdiag models"
-        return _Path(
-            _gpu(gpu),
-            _gpu(p.peer_gpu),
-            Mover.COPY_ENGINE,
-            p.size_bytes,
-            gpu,
-            None,
-            family,
-            both_directions="bidirectional" in test.lower(),
-            peer_gpu=p.peer_gpu,
-            peer_access=p.peer_access,
-        ), None
-    if direction in ("h2d", "d2h", "bidir") or test.startswith(("host_to_device", "device_to_host")):
-        if not direction:
-            direction = "h2d" if test.startswith("host_to_device") else "d2h"
-        mover = next((m for suffix, m in _NVB_MOVER.items() if test.endswith(suffix)), Mover.COPY_ENGINE)
-        host = _host(p.memory or MemoryKind.PINNED)
-        src, dst = (host, _gpu(gpu)) if direction != "d2h" else (_gpu(gpu), host)
-        return _Path(src, dst, mover, p.size_bytes, gpu, None, family, direction == "bidir"), None
-    return None, f"{tool} {test}: a measurement this version's path model does not know"
-
-
-def _best_gathers(results: Sequence[BenchResult]) -> dict:
-    """The fastest all-SM gather of each layout: the row the model judges."""
-    best: dict = {}
-    for r in results:
-        p = r.params
-        if not isinstance(p, GatherParams) or r.key == "gather_ce_reference" or r.status is not Status.OK:
-            continue
-        if p.sm_limit is not None and p.sms_total is not None and p.sm_limit != p.sms_total:
-            continue
-        layout = _gather_layout(p)
-        if r.value and (layout not in best or r.value > (best[layout].value or 0)):
-            best[layout] = r
-    return best
-
-
-def path_of(r: BenchResult, best_gathers: Optional[dict] = None) -> tuple[Optional[_Path], Optional[str]]:
-    """The path of one result, or (None, why it has none)."""
-    p = r.params
-    if isinstance(p, CopyParams):
-        if r.key == "copy_blocks_summary":
-            return None, "a summary of the block sweep (half-bandwidth block sizes), not a bandwidth"
-        return _copy_path(r, p)
-    if isinstance(p, GatherParams):
-        return _gather_path(r, p, best_gathers if best_gathers is not None else {})
-    if isinstance(p, MrParams):
-        return _mr_path(r, p)
-    if isinstance(p, ImportedParams):
-        return _imported_path(r, p)
-    return None, "a result kind the path model does not know"
-
-
-# ---------------------------------------------------------------------------------------------
-# machine facts -> bounds
-# ---------------------------------------------------------------------------------------------
-
-
-def _gpu_info(m: Optional[MachineInfo], ordinal: Optional[int]) -> Optional[GpuInfo]:
-    if m is None or not m.gpus:
-        return None
-    for g in m.gpus:
-        if g.cuda_ordinal is not None and g.cuda_ordinal == ordinal:
-            return g
-    return m.gpus[ordinal] if ordinal is not None and 0 <= ordinal < len(m.gpus) else m.gpus[0]
-
-
-def _link_params(m: MachineInfo, bdf: Optional[str]) -> LinkParams:
-    f = m.function(bdf)
-    if f is None or f.pcie is None:
-        return LinkParams()
-    try:
-        return LinkParams(mps=f.pcie.max_payload, mrrs=f.pcie.max_read_request)
-    except ValueError:
-        return LinkParams()
-
-
-def _pcie_bound(
-    name: str, link: Optional[PcieLink], params: LinkParams, reads: bool, trained: bool
-) -> Optional[Bound]:
-    """The payload rate of one PCIe link: capable (trained=False) or as trained under load."""
-    if link is None:
-        return None
-    raw = link.raw_gbytes_per_s if trained else (link.max_raw_gbytes_per_s or link.raw_gbytes_per_s)
-    if not raw:
-        return None
-    speed = link.speed_gts if trained else (link.max_speed_gts or link.speed_gts)
-    width = link.width if trained else (link.max_width or link.width)
-    eff = ce_efficiency(params) if reads else posted_write_efficiency(params.mps)
-    what = "reads (completions)" if reads else "posted writes"
-    return Bound(
-        f"{name} PCIe {speed:g} GT/s x{width} ({'as trained' if trained else 'capable'})",
-        raw * eff,
-        f"{raw:.2f} GB/s raw x {eff:.3f} for {what} at MPS {params.mps}",
-    )
-
-
-def _gpu_bounds(m: MachineInfo, ordinal: Optional[int], reads: bool, trained: bool) -> list[Bound]:
-    g = _gpu_info(m, ordinal)
-    if g is None:
-        return []
-    if trained and (g.link_sampled_idle or g.link is None or g.link.raw_gbytes_per_s is None):
-        return []
-    b = _pcie_bound(f"GPU {g.bdf}", g.link, _link_params(m, g.bdf), reads, trained)
-    return [b] if b else []
-
-
-def _nic_info(m: MachineInfo, name: Optional[str]) -> Optional[NicInfo]:
-    if not m.nics:
-        return None
-    return next((n for n in m.nics if n.name == name), m.nics[0])
-
-
-def _nic_bounds(m: MachineInfo, name: Optional[str], mtu_as_configured: bool) -> list[Bound]:
-    n = _nic_info(m, name)
-    if n is None:
-        return []
-    out = []
-    ports = [p for p in n.ports if p.rate_gbps]
-    if ports:
-        port = max(ports, key=lambda p: p.rate_gbps or 0)
-        mtu = port.active_mtu if mtu_as_configured else IDEAL_MTU
-        eff = wire_efficiency(port.link_layer, mtu)
-        out.append(
-            Bound(
-                f"NIC {n.name} port {port.rate_gbps:g} Gb/s ({port.link_layer or 'link layer ?'}, MTU {mtu})",
-                port.rate_gbps / 8 * eff,  # type: ignore[operator]
-                f"{port.rate_gbps:g} Gb/s x {eff:.3f} payload per packet at MTU {mtu}",
-            )
-        )
-    b = _pcie_bound(f"NIC {n.name}", n.link, _link_params(m, n.bdf), reads=False, trained=False)
-    if b:
-        out.append(b)
-    return out
-
-
-def _bounds(m: Optional[MachineInfo], path: _Path, as_configured: bool) -> list[Bound]:
-    """Every bound on the path: capable links (as_configured=False) or links as trained and MTU as set."""
-    if m is None:
-        return []
-    out: list[Bound] = []
-    for end, reads in ((path.source, True), (path.destination, False)):
-        if end.place is Place.GPU:
-            out += _gpu_bounds(
-                m, end.index, reads=reads and path.mover is not Mover.NIC_DMA or reads, trained=as_configured
-            )
-    if path.mover is Mover.NIC_DMA:
-        out += _nic_bounds(m, path.nic, mtu_as_configured=as_configured)
-    if path.mover is Mover.COLLECTIVE:
-        out += _collective_bounds(m, path)
-    if (
-        path.source.place is Place.GPU
-        and path.destination.place is Place.GPU
-        and path.mover is not Mover.NIC_DMA
-    ):
-        out = [
-            Bound(
-                b.name + " (PCIe peer-to-peer)",
-                b.gbytes_per_s * PCIE_P2P_SHARE,
-                b.source + f" x {PCIE_P2P_SHARE} peer-to-peer",
-            )
-            for b in out
-        ]
-    return out
-
-
-def _collective_bounds(m: MachineInfo, path: _Path) -> list[Bound]:
-    """NCCL across nodes: the node's NIC ports together bound its bus bandwidth.
-
-    nccl-tests defines busbw so that it compares with the hardware's peak (doc/PERFORMANCE.md).
-    """
-    ports = [(n, p) for n in m.nics for p in n.ports if p.rate_gbps]
-    if not ports or (path.ranks is not None and path.ranks <= max(1, len(m.gpus))):
-        return []  # within one node NCCL rides NVLink / PCIe peer paths, not the NICs
-    total = sum(p.rate_gbps / 8 * wire_efficiency(p.link_layer, IDEAL_MTU) for _, p in ports)  # type: ignore[operator]
-    return [
-        Bound(
-            f"the node's {len(ports)} NIC port(s) together",
-            total,
-            f"sum of the port payload rates: {total:.1f} GB/s (a ring or tree across nodes crosses them all)",
-        )
-    ]
-
 
 # ---------------------------------------------------------------------------------------------
 # judging
@@ -492,7 +102,7 @@ def _verdict(ratio: float) -> Verdict:
     return Verdict.OK
 
 
-def _unjudged(i: int, r: BenchResult, reason: str, path: Optional[_Path] = None) -> Judgement:
+def _unjudged(i: int, r: BenchResult, reason: str, path: Optional[RowPath] = None) -> Judgement:
     return Judgement(
         index=i,
         key=r.key,
@@ -507,14 +117,14 @@ def _unjudged(i: int, r: BenchResult, reason: str, path: Optional[_Path] = None)
     )
 
 
-def _label(r: BenchResult, path: Optional[_Path]) -> str:
+def _label(r: BenchResult, path: Optional[RowPath]) -> str:
     size = f" {format_size(path.size)}" if path and path.size else ""
     route = f" {path.source.label}->{path.destination.label}" if path else ""
     return f"{r.key}{route}{size}"
 
 
 def _reference_row(
-    rows: Sequence[tuple[int, BenchResult, _Path, float]], path: _Path
+    rows: Sequence[tuple[int, BenchResult, RowPath, float]], path: RowPath
 ) -> Optional[tuple[BenchResult, float]]:
     """A measured yardstick for a row whose path has no facts: same mover, host memory, nearest size."""
     if path.mover is Mover.NIC_DMA and Place.GPU in (path.source.place, path.destination.place):
@@ -554,7 +164,7 @@ def _reference_row(
     return r, v
 
 
-def _comparable(q: _Path, path: _Path) -> bool:
+def _comparable(q: RowPath, path: RowPath) -> bool:
     """Two rows of the same kind of path: same mover, same places at each end, same tool and test."""
     same_pair = (
         path.source.place is not Place.GPU
@@ -571,13 +181,15 @@ def _comparable(q: _Path, path: _Path) -> bool:
 
 
 def _fastest_comparable(
-    rows: Sequence[tuple[int, BenchResult, _Path, float]], path: _Path
+    rows: Sequence[tuple[int, BenchResult, RowPath, float]], path: RowPath
 ) -> Optional[tuple[BenchResult, float]]:
     """The fastest row of the same kind of path in this Report (another placement, NIC, setting).
 
     What this machine showed the path can do, used when no link facts bound it.
     """
-    cands = [(r, v) for _, r, q, v in rows if q is not path and _comparable(q, path)]
+    key = next((r.key for _, r, q, _ in rows if q is path), None)
+    # another case of the same kind (a sweep of one case fits its per-operation cost instead)
+    cands = [(r, v) for _, r, q, v in rows if q is not path and r.key != key and _comparable(q, path)]
     return max(cands, key=lambda c: c[1]) if cands else None
 
 
@@ -587,7 +199,7 @@ class _Row:
 
     index: int
     result: BenchResult
-    path: _Path
+    path: RowPath
     value: float
 
 
@@ -615,14 +227,14 @@ def _numeric_row(i: int, r: BenchResult, best: dict) -> "_Row | Judgement":
     return _Row(i, r, path, value)
 
 
-def _peak_from_facts(machine: Optional[MachineInfo], path: _Path) -> Optional[_Peak]:
+def _peak_from_facts(machine: Optional[MachineInfo], path: RowPath) -> Optional[_Peak]:
     """The narrowest bound the machine facts put on the path (None without facts)."""
-    bounds = _bounds(machine, path, as_configured=False)
+    bounds = bounds_of(machine, path, as_configured=False)
     if not bounds:
         return None
     narrow = min(bounds, key=lambda b: b.gbytes_per_s)
     factor = 2.0 if path.both_directions else 1.0
-    trained = min((b.gbytes_per_s for b in _bounds(machine, path, as_configured=True)), default=None)
+    trained = min((b.gbytes_per_s for b in bounds_of(machine, path, as_configured=True)), default=None)
     return _Peak(
         narrow.gbytes_per_s * factor, f"{narrow.name}: {narrow.source}", trained and trained * factor
     )
@@ -676,7 +288,7 @@ def _judge_row(row: _Row, peak: _Peak, family: list[tuple[int, float]]) -> Judge
 
 def judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo]) -> tuple[Judgement, ...]:
     """One Judgement per numeric (OK, valued) row of the results, in their order."""
-    best = _best_gathers(report_results)
+    best = best_gathers(report_results)
     out: dict[int, Judgement] = {}
     rows: list[_Row] = []
     for i, r in enumerate(report_results):
@@ -721,7 +333,9 @@ def _gather_model(r: BenchResult) -> Optional[tuple[float, float]]:
     return ce * ratio, ratio
 
 
-def _judge_gather(i: int, r: BenchResult, path: _Path, value: float, model: tuple[float, float]) -> Judgement:
+def _judge_gather(
+    i: int, r: BenchResult, path: RowPath, value: float, model: tuple[float, float]
+) -> Judgement:
     expected, ratio_to_ce = model
     ratio = value / expected
     return Judgement(
@@ -744,7 +358,7 @@ def _judge_gather(i: int, r: BenchResult, path: _Path, value: float, model: tupl
     )
 
 
-def _per_op(path: _Path, family: list[tuple[int, float]], peak: float) -> tuple[float, str]:
+def _per_op(path: RowPath, family: list[tuple[int, float]], peak: float) -> tuple[float, str]:
     fitted = _fit_per_op(family, peak)
     if fitted is not None:
         return fitted, f"fitted from this Report's own sweep of the path ({len(family)} sizes)"
@@ -752,7 +366,7 @@ def _per_op(path: _Path, family: list[tuple[int, float]], peak: float) -> tuple[
     return us, source
 
 
-def _why_no_bound(m: Optional[MachineInfo], path: _Path) -> str:
+def _why_no_bound(m: Optional[MachineInfo], path: RowPath) -> str:
     if m is None:
         return "no machine facts in this Report (import with --bundle) and no measured yardstick beside it"
     if path.mover is Mover.COLLECTIVE:

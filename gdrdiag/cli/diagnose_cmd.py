@@ -17,6 +17,9 @@ def diagnose_cmd(
     report_path: Path = typer.Argument(
         ..., metavar="REPORT.json", help="A Report written by gdrdiag report."
     ),
+    all_rows: bool = typer.Option(
+        False, "--all-rows", help="Show every judged row against its path (default: the first 30)."
+    ),
 ) -> None:
     """Run every rule over a saved Report (machine facts and bench results); no hardware needed.
 
@@ -28,13 +31,20 @@ def diagnose_cmd(
     from gdrdiag.diagnose import diagnose
     from gdrdiag.model.findings import Severity
     from gdrdiag.model.serde import to_jsonable
+    from gdrdiag.paths import judge
     from gdrdiag.render.findings_table import render_findings
+    from gdrdiag.render.path_table import render_judgements
 
     report = load_report(report_path)
     findings = diagnose(report)
+    judgements = judge(report.results, report.machine)
     if wants_json(ctx):
-        echo(json.dumps({"report": str(report_path), "findings": to_jsonable(findings)}, indent=2))
+        doc = {"report": str(report_path), "findings": to_jsonable(findings), "rows": to_jsonable(judgements)}
+        echo(json.dumps(doc, indent=2))
     else:
         title = f"Findings for {report_path} ({report.command or 'report'})"
-        echo_text(ctx, render_findings(findings, title=title))
+        text = render_findings(findings, title=title)
+        if judgements:
+            text += "\n\n" + render_judgements(judgements, limit=0 if all_rows else 30)
+        echo_text(ctx, text)
     raise typer.Exit(EXIT_FAIL if any(f.severity is Severity.FAIL for f in findings) else EXIT_OK)

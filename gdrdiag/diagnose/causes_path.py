@@ -303,7 +303,9 @@ def no_peer_memory(report: "Report", ctx: Context) -> list[Cause]:
     m = ctx.machine
     if m is None or m.kernel.peermem_loaded is not False:
         return []
-    rows = [j for j in ctx.judgements if j.is_loss and j.mover in (Mover.COLLECTIVE, Mover.NIC_DMA)]
+    # A GPU-memory RDMA row that was measured was registered, so a peer-memory path existed for it:
+    # only NCCL, which falls back to host staging silently, can show this loss.
+    rows = [j for j in ctx.judgements if j.is_loss and j.mover is Mover.COLLECTIVE]
     if not rows:
         return []
     worst = min(rows, key=lambda j: j.ratio or 0)

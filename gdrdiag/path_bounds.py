@@ -1,0 +1,174 @@
+"""Machine facts -> the bounds on a path: each link's payload rate after its protocol's overhead.
+
+Pure. The second step of the path model (:mod:`gdrdiag.paths`): the GPU's and the NIC's PCIe links
+(as capable, or as trained under load), the NIC port at its MTU, the node's NICs together for NCCL
+across nodes, and PCIe peer-to-peer between GPUs.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, PcieLink
+from gdrdiag.model.path import Bound, Mover, Place
+from gdrdiag.path_rows import RowPath
+from gdrdiag.pcie_model import LinkParams, ce_efficiency
+
+# PCIe peer-to-peer copies between GPUs reach less of the link than host copies: the peer's BAR
+# completes the writes and, across a root complex, the host bridge forwards them. Public A6000
+# figures on Gen4 x16 (21.8-26.4 GB/s, "good, ~80% of PCIe Gen4": NVIDIA/nvbandwidth#50) and RTX
+# PRO 6000 on Gen5 x16 (~56 GB/s, 89% of raw) put it at 0.76-0.98 of the posted-write model.
+PCIE_P2P_SHARE = 0.85
+
+# Posted-write TLP: 4-DW header (16 B) + framing, sequence number and LCRC (8 B) + ~2 B of DLLPs
+# (PCIe Base Spec r5.0 2.2.1, 3.6; the same 22 B the read model charges a 3-DW completion, plus 4).
+_WRITE_TLP_OVERHEAD = 26
+# RDMA wire overhead per packet beside the MTU's payload. InfiniBand: LRH 8 + BTH 12 + ICRC 4 + VCRC 2
+# (IBTA Vol. 1, 5.2 and 9.2). RoCE v2: Ethernet 14 + FCS 4 + preamble/SFD 8 + gap 12 + IPv4 20 + UDP 8
+# + BTH 12 + ICRC 4 (IBTA Annex A17). The port rate is the data rate (after 64b/66b or PAM4 FEC).
+_IB_PACKET_OVERHEAD = 26
+_ROCE_PACKET_OVERHEAD = 82
+IDEAL_MTU = 4096
+
+
+def posted_write_efficiency(mps: int) -> float:
+    """Payload share of a long stream of posted writes with this MaxPayload."""
+    return mps / (mps + _WRITE_TLP_OVERHEAD)
+
+
+def wire_efficiency(link_layer: Optional[str], mtu: Optional[int]) -> float:
+    """Payload share of an RDMA port at this MTU (RoCE when the link layer is Ethernet)."""
+    mtu = mtu or IDEAL_MTU
+    overhead = _ROCE_PACKET_OVERHEAD if (link_layer or "").lower() == "ethernet" else _IB_PACKET_OVERHEAD
+    return mtu / (mtu + overhead)
+
+
+# ---------------------------------------------------------------------------------------------
+# machine facts -> bounds
+# ---------------------------------------------------------------------------------------------
+
+
+def _gpu_info(m: Optional[MachineInfo], ordinal: Optional[int]) -> Optional[GpuInfo]:
+    if m is None or not m.gpus:
+        return None
+    for g in m.gpus:
+        if g.cuda_ordinal is not None and g.cuda_ordinal == ordinal:
+            return g
+    return m.gpus[ordinal] if ordinal is not None and 0 <= ordinal < len(m.gpus) else m.gpus[0]
+
+
+def _link_params(m: MachineInfo, bdf: Optional[str]) -> LinkParams:
+    f = m.function(bdf)
+    if f is None or f.pcie is None:
+        return LinkParams()
+    try:
+        return LinkParams(mps=f.pcie.max_payload, mrrs=f.pcie.max_read_request)
+    except ValueError:
+        return LinkParams()
+
+
+def _pcie_bound(
+    name: str, link: Optional[PcieLink], params: LinkParams, reads: bool, trained: bool
+) -> Optional[Bound]:
+    """The payload rate of one PCIe link: capable (trained=False) or as trained under load."""
+    if link is None:
+        return None
+    raw = link.raw_gbytes_per_s if trained else (link.max_raw_gbytes_per_s or link.raw_gbytes_per_s)
+    if not raw:
+        return None
+    speed = link.speed_gts if trained else (link.max_speed_gts or link.speed_gts)
+    width = link.width if trained else (link.max_width or link.width)
+    eff = ce_efficiency(params) if reads else posted_write_efficiency(params.mps)
+    what = "reads (completions)" if reads else "posted writes"
+    return Bound(
+        f"{name} PCIe {speed:g} GT/s x{width} ({'as trained' if trained else 'capable'})",
+        raw * eff,
+        f"{raw:.2f} GB/s raw x {eff:.3f} for {what} at MPS {params.mps}",
+    )
+
+
+def _gpu_bounds(m: MachineInfo, ordinal: Optional[int], reads: bool, trained: bool) -> list[Bound]:
+    g = _gpu_info(m, ordinal)
+    if g is None:
+        return []
+    if trained and (g.link_sampled_idle or g.link is None or g.link.raw_gbytes_per_s is None):
+        return []
+    b = _pcie_bound(f"GPU {g.bdf}", g.link, _link_params(m, g.bdf), reads, trained)
+    return [b] if b else []
+
+
+def _nic_info(m: MachineInfo, name: Optional[str]) -> Optional[NicInfo]:
+    if not m.nics:
+        return None
+    return next((n for n in m.nics if n.name == name), m.nics[0])
+
+
+def _nic_bounds(m: MachineInfo, name: Optional[str], mtu_as_configured: bool) -> list[Bound]:
+    n = _nic_info(m, name)
+    if n is None:
+        return []
+    out = []
+    ports = [p for p in n.ports if p.rate_gbps]
+    if ports:
+        port = max(ports, key=lambda p: p.rate_gbps or 0)
+        mtu = port.active_mtu if mtu_as_configured else IDEAL_MTU
+        eff = wire_efficiency(port.link_layer, mtu)
+        out.append(
+            Bound(
+                f"NIC {n.name} port {port.rate_gbps:g} Gb/s ({port.link_layer or 'link layer ?'}, MTU {mtu})",
+                port.rate_gbps / 8 * eff,  # type: ignore[operator]
+                f"{port.rate_gbps:g} Gb/s x {eff:.3f} payload per packet at MTU {mtu}",
+            )
+        )
+    b = _pcie_bound(f"NIC {n.name}", n.link, _link_params(m, n.bdf), reads=False, trained=False)
+    if b:
+        out.append(b)
+    return out
+
+
+def bounds_of(m: Optional[MachineInfo], path: RowPath, as_configured: bool) -> list[Bound]:
+    """Every bound on the path: capable links (as_configured=False) or links as trained and MTU as set."""
+    if m is None:
+        return []
+    out: list[Bound] = []
+    for end, reads in ((path.source, True), (path.destination, False)):
+        if end.place is Place.GPU:
+            out += _gpu_bounds(
+                m, end.index, reads=reads and path.mover is not Mover.NIC_DMA or reads, trained=as_configured
+            )
+    if path.mover is Mover.NIC_DMA:
+        out += _nic_bounds(m, path.nic, mtu_as_configured=as_configured)
+    if path.mover is Mover.COLLECTIVE:
+        out += _collective_bounds(m, path)
+    if (
+        path.source.place is Place.GPU
+        and path.destination.place is Place.GPU
+        and path.mover is not Mover.NIC_DMA
+    ):
+        out = [
+            Bound(
+                b.name + " (PCIe peer-to-peer)",
+                b.gbytes_per_s * PCIE_P2P_SHARE,
+                b.source + f" x {PCIE_P2P_SHARE} peer-to-peer",
+            )
+            for b in out
+        ]
+    return out
+
+
+def _collective_bounds(m: MachineInfo, path: RowPath) -> list[Bound]:
+    """NCCL across nodes: the node's NIC ports together bound its bus bandwidth.
+
+    nccl-tests defines busbw so that it compares with the hardware's peak (doc/PERFORMANCE.md).
+    """
+    ports = [(n, p) for n in m.nics for p in n.ports if p.rate_gbps]
+    if not ports or (path.ranks is not None and path.ranks <= max(1, len(m.gpus))):
+        return []  # within one node NCCL rides NVLink / PCIe peer paths, not the NICs
+    total = sum(p.rate_gbps / 8 * wire_efficiency(p.link_layer, IDEAL_MTU) for _, p in ports)  # type: ignore[operator]
+    return [
+        Bound(
+            f"the node's {len(ports)} NIC port(s) together",
+            total,
+            f"sum of the port payload rates: {total:.1f} GB/s (a ring or tree across nodes crosses them all)",
+        )
+    ]

@@ -1,0 +1,249 @@
+"""Rows -> paths: what each kind of measured row moved, from where to where, and by what mover.
+
+Pure. The first step of the path model (:mod:`gdrdiag.paths`): a gdrdiag bench row, an imported
+tool's row or a posted number becomes a :class:`RowPath` (source, destination, mover, size, the
+sweep it belongs to), or the reason it has none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams, MrParams
+from gdrdiag.model.path import Endpoint, Mover, Place
+from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.vocabulary import MemoryKind, Provider
+
+# Bytes per second of each bandwidth unit a tool prints (GB/s = 1e9 B/s: gdrdiag/units.py).
+_BYTES_PER_S = {
+    "GB/s": 1e9,
+    "Gb/s": 1e9 / 8,
+    "MB/s": 1e6,
+    "MiB/s": float(1 << 20),
+    "GiB/s": float(1 << 30),
+    "Mb/s": 1e6 / 8,
+}
+
+# nvbandwidth testcase names and what they move (nvbandwidth README, "Test Details").
+_NVB_MOVER = {"_ce": Mover.COPY_ENGINE, "_sm": Mover.SM}
+
+
+@dataclass(frozen=True)
+class RowPath:
+    """The path of one row, before any expectation."""
+
+    source: Endpoint
+    destination: Endpoint
+    mover: Mover
+    size: Optional[int]
+    gpu: Optional[int]
+    nic: Optional[str]
+    family: tuple  # rows of one sweep share it (everything but the size)
+    both_directions: bool = False  # a bidirectional row: bytes moved both ways at once
+    ops_in_flight: int = 1  # QPs: NIC operations that overlap
+    peer_gpu: Optional[int] = None
+    peer_access: Optional[bool] = None
+    ranks: Optional[int] = None
+    baseline: Optional[str] = None  # a rung built to be slow: why it is never a loss
+    reference: Optional[str] = None  # a measured yardstick of the same Report (key) when facts are missing
+
+
+def to_gbytes_per_s(value: float, unit: str) -> Optional[float]:
+    """``value`` in GB/s, or None when ``unit`` is not a bandwidth."""
+    scale = _BYTES_PER_S.get(unit)
+    return value * scale / 1e9 if scale is not None else None
+
+
+# ---------------------------------------------------------------------------------------------
+# rows -> paths
+# ---------------------------------------------------------------------------------------------
+
+_HOST_KINDS = {MemoryKind.PINNED, MemoryKind.PINNED_WC, MemoryKind.REGISTERED, MemoryKind.PAGEABLE}
+
+
+def _host(memory: Optional[MemoryKind]) -> Endpoint:
+    return Endpoint(Place.HOST, None, memory)
+
+
+def _gpu(index: Optional[int], memory: Optional[MemoryKind] = MemoryKind.DEVICE) -> Endpoint:
+    return Endpoint(Place.GPU, index, memory)
+
+
+def _copy_path(r: BenchResult, p: CopyParams) -> tuple[Optional[RowPath], Optional[str]]:
+    direction = p.direction.value if p.direction is not None else None
+    key = r.key
+    if key.startswith("copy_overlap"):
+        return (
+            None,
+            "overlap pipeline: its bandwidth includes the kernel's time; judged by its speedup metric",
+        )
+    if key.startswith("copy_pinning_"):
+        if key == "copy_pinning_preallocated":
+            return RowPath(
+                _host(MemoryKind.PINNED), _gpu(0), Mover.COPY_ENGINE, p.size_bytes, 0, None, (key,)
+            ), None
+        return RowPath(
+            _host(MemoryKind.PAGEABLE),
+            _gpu(0),
+            Mover.COPY_ENGINE,
+            p.size_bytes,
+            0,
+            None,
+            (key,),
+            baseline="a rung of the pinning trade-off (pin per transfer, or none): slow by design",
+        ), None
+    if key.startswith("copy_blocks_"):
+        mover = Mover.SM if key.endswith("_kernel") else Mover.COPY_ENGINE
+        size = p.block_bytes
+        if key.endswith("_coalesced") or key.endswith("_kernel"):
+            size = (p.block_bytes or 0) * (p.blocks or 1) or None
+        return RowPath(_host(MemoryKind.PINNED), _gpu(0), mover, size, 0, None, (key,)), None
+    if direction not in ("h2d", "d2h", "bidir"):
+        return None, f"copy direction {direction!r} is not a host<->GPU path"
+    memory = p.memory
+    host = _host(memory)
+    src, dst = (host, _gpu(0)) if direction != "d2h" else (_gpu(0), host)
+    return RowPath(
+        src, dst, Mover.COPY_ENGINE, p.size_bytes, 0, None, (key, p.mode), direction == "bidir"
+    ), None
+
+
+def _gather_path(r: BenchResult, p: GatherParams, best: dict) -> tuple[Optional[RowPath], Optional[str]]:
+    if r.key == "gather_ce_reference":
+        return RowPath(
+            _host(MemoryKind.PINNED), _gpu(0), Mover.COPY_ENGINE, p.copy_bytes, 0, None, (r.key,)
+        ), None
+    layout = _gather_layout(p)
+    baseline = None
+    if best.get(layout) is not r:
+        baseline = "a rung of the kernel ladder: only the best kernel of a layout is judged against the model"
+    if p.sm_limit is not None and p.sms_total is not None and p.sm_limit != p.sms_total:
+        baseline = f"SM-limited run ({p.sm_limit} of {p.sms_total} SMs): slower by design"
+    return RowPath(
+        _host(MemoryKind.PINNED), _gpu(0), Mover.SM, p.slots, 0, None, (r.key, layout), baseline=baseline
+    ), None
+
+
+def _gather_layout(p: GatherParams) -> tuple:
+    return (p.record_bytes, p.stride_bytes, p.base_offset_bytes, p.pattern, p.slots, r_sweep_free(p))
+
+
+def r_sweep_free(p: GatherParams) -> Optional[int]:
+    """The part of a gather's identity that a kernel ladder shares (the records, not the kernel)."""
+    return p.records
+
+
+def _mr_path(r: BenchResult, p: MrParams) -> tuple[Optional[RowPath], Optional[str]]:
+    if not r.key.startswith("rdma_write_"):
+        return None, "an RDMA registration or loop cost, not a bandwidth: judged by mr-bench's own rules"
+    if (p.mode or "bw") != "bw":
+        return None, f"mr-bench {p.mode} mode: a latency or per-block cost, not a path bandwidth"
+    if p.role == "server":
+        return None, "the server side of a two-host run: the client's row carries the bandwidth"
+    landing_gpu = p.landing == "gpu" if p.landing else p.memory is MemoryKind.DEVICE
+    dst = _gpu(0) if landing_gpu else _host(p.memory)
+    src_kind = p.src_memory or p.memory
+    src = _gpu(0) if src_kind is MemoryKind.DEVICE else _host(src_kind)
+    qps = p.qps or 1
+    return RowPath(
+        src,
+        dst,
+        Mover.NIC_DMA,
+        p.size_bytes,
+        0,
+        r.settings.device_name,
+        (r.key, str(p.reg_path), p.relaxed_ordering, qps, p.post_list),
+        ops_in_flight=qps,
+    ), None
+
+
+def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[RowPath], Optional[str]]:
+    tool, test = p.tool or "", p.test or ""
+    gpu = p.gpu if p.gpu is not None else 0
+    if "gdrcopy" in test.lower() or "gdrcopy" in tool.lower():
+        return (
+            None,
+            "CPU stores into GPU memory through its BAR (gdrcopy): the CPU moves the bytes, no DMA path "
+            "to model",
+        )
+    family = (tool, test, p.direction, p.memory, p.gpu, p.peer_gpu, p.peer_access, p.qps, p.access)
+    if tool in (Provider.PERFTEST.value, Provider.POSTED.value) and test in (
+        "write_bw",
+        "read_bw",
+        "send_bw",
+    ):
+        mem = _gpu(gpu) if p.memory is MemoryKind.DEVICE else _host(p.memory or MemoryKind.PINNED)
+        remote = Endpoint(Place.REMOTE, None, p.memory)
+        src, dst = (remote, mem) if test == "read_bw" else (mem, remote)
+        if p.direction in ("nic->gpu", "nic->host"):
+            src, dst = remote, mem
+        return RowPath(
+            src, dst, Mover.NIC_DMA, p.size_bytes, gpu, p.device_name, family, ops_in_flight=p.qps or 1
+        ), None
+    if tool == Provider.NCCL_TESTS.value or test.endswith("_perf") or p.collective:
+        return RowPath(
+            _gpu(gpu),
+            Endpoint(Place.REMOTE),
+            Mover.COLLECTIVE,
+            p.size_bytes,
+            gpu,
+            p.device_name,
+            family,
+            ranks=p.ranks,
+        ), None
+    direction = p.direction or ""
+    if direction == "d2d" or test.startswith("device_to_device") or tool == Provider.P2P_TEST.value:
+        if p.peer_gpu is None or p.peer_gpu == p.gpu:
+            return None, "a copy within one GPU's memory (HBM), not a data path gdrdiag models"
+        return RowPath(
+            _gpu(gpu),
+            _gpu(p.peer_gpu),
+            Mover.COPY_ENGINE,
+            p.size_bytes,
+            gpu,
+            None,
+            family,
+            both_directions="bidirectional" in test.lower(),
+            peer_gpu=p.peer_gpu,
+            peer_access=p.peer_access,
+        ), None
+    if direction in ("h2d", "d2h", "bidir") or test.startswith(("host_to_device", "device_to_host")):
+        if not direction:
+            direction = "h2d" if test.startswith("host_to_device") else "d2h"
+        mover = next((m for suffix, m in _NVB_MOVER.items() if test.endswith(suffix)), Mover.COPY_ENGINE)
+        host = _host(p.memory or MemoryKind.PINNED)
+        src, dst = (host, _gpu(gpu)) if direction != "d2h" else (_gpu(gpu), host)
+        return RowPath(src, dst, mover, p.size_bytes, gpu, None, family, direction == "bidir"), None
+    return None, f"{tool} {test}: a measurement this version's path model does not know"
+
+
+def best_gathers(results: Sequence[BenchResult]) -> dict:
+    """The fastest all-SM gather of each layout: the row the model judges."""
+    best: dict = {}
+    for r in results:
+        p = r.params
+        if not isinstance(p, GatherParams) or r.key == "gather_ce_reference" or r.status is not Status.OK:
+            continue
+        if p.sm_limit is not None and p.sms_total is not None and p.sm_limit != p.sms_total:
+            continue
+        layout = _gather_layout(p)
+        if r.value and (layout not in best or r.value > (best[layout].value or 0)):
+            best[layout] = r
+    return best
+
+
+def path_of(r: BenchResult, best_gathers: Optional[dict] = None) -> tuple[Optional[RowPath], Optional[str]]:
+    """The path of one result, or (None, why it has none)."""
+    p = r.params
+    if isinstance(p, CopyParams):
+        if r.key == "copy_blocks_summary":
+            return None, "a summary of the block sweep (half-bandwidth block sizes), not a bandwidth"
+        return _copy_path(r, p)
+    if isinstance(p, GatherParams):
+        return _gather_path(r, p, best_gathers if best_gathers is not None else {})
+    if isinstance(p, MrParams):
+        return _mr_path(r, p)
+    if isinstance(p, ImportedParams):
+        return _imported_path(r, p)
+    return None, "a result kind the path model does not know"
