@@ -113,6 +113,20 @@ def _worst_pinned_copy_loss(ctx: Context) -> Optional[Judgement]:
     return min(rows, key=lambda j: j.ratio or 0.0) if rows else None
 
 
+def _copy_loss(report: "Report", ctx: Context) -> Optional[tuple[BenchResult, float, list[str]]]:
+    """(row, measured / expected, the model's evidence) of the pinned copy loss the causes weigh."""
+    r = _largest_h2d(report.results)
+    expected, model_ev = expected_ce_gbytes(report.machine)
+    frac = r.value / expected if r is not None and expected and r.value else None
+    if r is not None and frac is not None and frac < CE_OF_MODEL_HEALTHY:
+        return r, frac, model_ev
+    worst = _worst_pinned_copy_loss(ctx)
+    if worst is None:
+        return None
+    why = f"expected {worst.expected_gbytes_per_s:.2f} GB/s here ({worst.bound}; {worst.per_op_source})"
+    return report.results[worst.index], worst.ratio or 0.0, [why]
+
+
 def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
     """Causes for a pinned host<->GPU copy below what its path allows, at any size, either direction.
 
@@ -120,19 +134,10 @@ def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
     other pinned copy row (smaller sizes, D2H, imported bandwidthTest/nvbandwidth) through the path
     model's judgement of it (:mod:`gdrdiag.paths`), worst first.
     """
-    r = _largest_h2d(report.results)
-    expected, model_ev = expected_ce_gbytes(report.machine)
-    frac = r.value / expected if r is not None and expected and r.value else None
-    if frac is None or frac >= CE_OF_MODEL_HEALTHY:
-        worst = _worst_pinned_copy_loss(ctx)
-        if worst is None:
-            return []
-        r, frac = report.results[worst.index], worst.ratio or 0.0
-        model_ev = [
-            f"expected {worst.expected_gbytes_per_s:.2f} GB/s at this size ({worst.bound}; "
-            f"{worst.per_op_source})"
-        ]
-    assert r is not None and r.value is not None
+    found = _copy_loss(report, ctx)
+    if found is None:
+        return []
+    r, frac, model_ev = found
     loss = 1 - frac
     size = getattr(r.params, "size_bytes", None)
     measured = [
