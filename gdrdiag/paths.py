@@ -102,13 +102,15 @@ def _verdict(ratio: float) -> Verdict:
     return Verdict.OK
 
 
-def _unjudged(i: int, r: BenchResult, reason: str, path: Optional[RowPath] = None) -> Judgement:
+def _unjudged(
+    i: int, r: BenchResult, reason: str, path: Optional[RowPath] = None, value: Optional[float] = None
+) -> Judgement:
     return Judgement(
         index=i,
         key=r.key,
         label=_label(r, path),
         verdict=Verdict.UNJUDGED,
-        measured_gbytes_per_s=None,
+        measured_gbytes_per_s=value,
         reason=reason,
         size_bytes=path.size if path else None,
         source=path.source if path else None,
@@ -316,7 +318,7 @@ def judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo])
         out[row.index] = (
             _judge_row(row, peak, families[(path.mover, path.family)])
             if peak is not None
-            else _unjudged(row.index, r, _why_no_bound(machine, path), path)
+            else _unjudged(row.index, r, _why_no_bound(machine, path), path, row.value)
         )
     return tuple(out[i] for i in sorted(out))
 

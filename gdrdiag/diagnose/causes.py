@@ -422,13 +422,30 @@ def _model_reference(judged: Iterable[Judgement]) -> Optional[WriteRow]:
 
 def gap_causes(ctx: Context) -> list[tuple[Cause, bool]]:
     """(cause, leads its gap) for every GDR cause rule over every measured GPU/host gap that is slow."""
-    out = []
+    best: dict[str, tuple[Cause, bool]] = {}
+    also: dict[str, list[str]] = {}
     for gap in ctx.gaps:
         if not gap.slow:
             continue
         found = [c for rule in GAP_RULES if (c := rule(ctx, gap)) is not None and c.explains > 0.01]
         found.sort(key=lambda c: (-c.explains, c.basis != "measured"))
-        out.extend((c, i == 0) for i, c in enumerate(found))
+        for i, c in enumerate(found):
+            # One finding per cause on the NIC->GPU path: each registration path (mr, dma-buf) is
+            # another measurement of the same path, named in the evidence of the strongest one.
+            kept = best.get(c.code)
+            if kept is None or (c.explains, i == 0) > (kept[0].explains, kept[1]):
+                if kept is not None:
+                    also.setdefault(c.code, []).append(kept[0].subject)
+                best[c.code] = (c, i == 0)
+            else:
+                also.setdefault(c.code, []).append(c.subject)
+    out = []
+    for code, (c, lead) in best.items():
+        if also.get(code):
+            c = replace(
+                c, evidence_for=c.evidence_for + (f"the same on {', '.join(sorted(set(also[code])))}",)
+            )
+        out.append((c, lead))
     return out
 
 

@@ -44,6 +44,13 @@ def _ev(j: Judgement) -> str:
     )
 
 
+def _ev_any(j: Judgement) -> str:
+    """Evidence for a row that may have no expectation (measured, but nothing to judge it by)."""
+    if j.ratio is not None:
+        return _ev(j)
+    return f"results[{j.index}] {j.label} = {j.measured_gbytes_per_s:.2f} GB/s ({j.reason})"
+
+
 def _host_gpu(j: Judgement) -> bool:
     ends = {j.source.place if j.source else None, j.destination.place if j.destination else None}
     return ends == {Place.HOST, Place.GPU} and j.mover in (Mover.COPY_ENGINE, Mover.SM)
@@ -85,9 +92,10 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
             for j in ctx.judgements
             if _host_gpu(j)
             and _direction(j) == direction
-            and j.ratio is not None
+            and j.measured_gbytes_per_s is not None
             and _host_memory(j) not in _STAGED
-            and j.verdict is Verdict.OK
+            and "bidir" not in j.key
+            and not j.is_loss
         ]
         pro = [
             _ev(worst),
@@ -96,7 +104,7 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
         ]
         if pinned:
             best = max(pinned, key=lambda j: j.measured_gbytes_per_s or 0)
-            pro.append(f"pinned rows of the same direction are healthy: {_ev(best)}")
+            pro.append(f"pinned rows of the same direction are no loss: {_ev_any(best)}")
             basis, strength = "measured", 1.0
         else:
             basis, strength = "inferred", 0.8
