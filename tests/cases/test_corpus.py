@@ -74,3 +74,13 @@ def test_every_numeric_row_is_judged_or_says_why(name):
     assert len(judged) == len([r for r in case.report.results if r.value is not None])
     for j in judged:
         assert j.ratio is not None or j.reason, (case.url, j.label)
+
+
+def test_docs_list_every_case_with_its_verdict():
+    from pathlib import Path
+
+    from tests.cases.corpus_doc import updated
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "diagnosis.md"
+    text = doc.read_text()
+    assert updated(text) == text, "docs/diagnosis.md is stale: run python scripts/make_docs.py"
