@@ -84,6 +84,8 @@ def _pcie_bound(
         f"{name} PCIe {speed:g} GT/s x{width} ({'as trained' if trained else 'capable'})",
         raw * eff,
         f"{raw:.2f} GB/s raw x {eff:.3f} for {what} at MPS {params.mps}",
+        pcie_raw_gbytes_per_s=raw,
+        on_nic=name.startswith("NIC "),
     )
 
 
@@ -150,6 +152,8 @@ def bounds_of(m: Optional[MachineInfo], path: RowPath, as_configured: bool) -> l
                 b.name + " (PCIe peer-to-peer)",
                 b.gbytes_per_s * PCIE_P2P_SHARE,
                 b.source + f" x {PCIE_P2P_SHARE} peer-to-peer",
+                b.pcie_raw_gbytes_per_s,
+                b.on_nic,
             )
             for b in out
         ]
@@ -164,11 +168,25 @@ def _collective_bounds(m: MachineInfo, path: RowPath) -> list[Bound]:
     ports = [(n, p) for n in m.nics for p in n.ports if p.rate_gbps]
     if not ports or (path.ranks is not None and path.ranks <= max(1, len(m.gpus))):
         return []  # within one node NCCL rides NVLink / PCIe peer paths, not the NICs
-    total = sum(p.rate_gbps / 8 * wire_efficiency(p.link_layer, IDEAL_MTU) for _, p in ports)  # type: ignore[operator]
+    # each NIC carries the lower of its port and its own PCIe link (a Gen5 x4 attach cannot feed 200G)
+    per_nic: dict[str, tuple[float, Optional[Bound]]] = {}
+    for n, p in ports:
+        port = p.rate_gbps / 8 * wire_efficiency(p.link_layer, IDEAL_MTU)  # type: ignore[operator]
+        link = _pcie_bound(f"NIC {n.name}", n.link, _link_params(m, n.bdf), reads=False, trained=False)
+        per_nic[n.name] = (link.gbytes_per_s, link) if link and link.gbytes_per_s < port else (port, None)
+    total = sum(v for v, _ in per_nic.values())
+    links = [b for _, b in per_nic.values() if b is not None]
+    name = f"the node's {len(per_nic)} NIC(s) together" + (
+        f": {', '.join(b.name for b in links)}" if links else ""
+    )
+    every_link = len(links) == len(per_nic)  # every NIC is held by its own PCIe link, not its port
     return [
         Bound(
-            f"the node's {len(ports)} NIC port(s) together",
+            name,
             total,
-            f"sum of the port payload rates: {total:.1f} GB/s (a ring or tree across nodes crosses them all)",
+            f"sum over NICs of min(port payload, PCIe link): {total:.1f} GB/s (a ring or tree across nodes "
+            "crosses them all)",
+            pcie_raw_gbytes_per_s=min(b.pcie_raw_gbytes_per_s or 0 for b in links) if every_link else None,
+            on_nic=True,
         )
     ]

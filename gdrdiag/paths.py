@@ -29,6 +29,7 @@ from gdrdiag.model.params import GatherParams
 from gdrdiag.model.path import (
     LOST_BELOW,
     SLOW_BELOW,
+    Bound,
     Judgement,
     Mover,
     Place,
@@ -212,6 +213,7 @@ class _Peak:
     gbytes_per_s: float
     bound: str
     trained_gbytes_per_s: Optional[float] = None
+    link: Optional[Bound] = None  # the bounding link (None for a measured yardstick)
 
 
 def _numeric_row(i: int, r: BenchResult, best: dict) -> "_Row | Judgement":
@@ -238,7 +240,7 @@ def _peak_from_facts(machine: Optional[MachineInfo], path: RowPath) -> Optional[
     factor = 2.0 if path.both_directions else 1.0
     trained = min((b.gbytes_per_s for b in bounds_of(machine, path, as_configured=True)), default=None)
     return _Peak(
-        narrow.gbytes_per_s * factor, f"{narrow.name}: {narrow.source}", trained and trained * factor
+        narrow.gbytes_per_s * factor, f"{narrow.name}: {narrow.source}", trained and trained * factor, narrow
     )
 
 
@@ -273,6 +275,8 @@ def _judge_row(row: _Row, peak: _Peak, family: list[tuple[int, float]]) -> Judge
         expected_gbytes_per_s=expected,
         ratio=ratio,
         bound=peak.bound,
+        bound_pcie_raw_gbytes_per_s=peak.link.pcie_raw_gbytes_per_s if peak.link else None,
+        bound_on_nic=bool(peak.link and peak.link.on_nic),
         per_op_us=per_op,
         per_op_source=per_op_source,
         trained_gbytes_per_s=(

@@ -181,25 +181,23 @@ def small_copies(report: "Report", ctx: Context) -> list[Cause]:
 
 
 def link_narrow(report: "Report", ctx: Context) -> list[Cause]:
-    """CAUSE-LINK-NARROW: healthy rows bound by a narrow or old PCIe link (the number is its ceiling)."""
+    """CAUSE-LINK-NARROW (CAUSE-NIC-LINK when it is the NIC's): healthy rows bound by a narrow PCIe link."""
     narrow = [
         j
         for j in ctx.judgements
         if j.verdict is Verdict.OK
-        and j.bound
-        and "PCIe" in j.bound
-        and _raw_of(j.bound) is not None
-        and _raw_of(j.bound) < NARROW_RAW_GBYTES  # type: ignore[operator]
+        and j.bound_pcie_raw_gbytes_per_s is not None
+        and j.bound_pcie_raw_gbytes_per_s < NARROW_RAW_GBYTES
     ]
     if not narrow:
         return []
     j = max(narrow, key=lambda j: j.size_bytes or 0)
-    code = "CAUSE-NIC-LINK" if (j.bound or "").startswith("NIC ") else "CAUSE-LINK-NARROW"
+    code = "CAUSE-NIC-LINK" if j.bound_on_nic else "CAUSE-LINK-NARROW"
+    link = (j.bound or "").split(": ")[0]
     return [
         Cause(
             code,
-            f"the path's narrowest link is {j.bound.split(':')[0]}: {j.measured_gbytes_per_s:.1f} GB/s "
-            f"is its ceiling",  # type: ignore[union-attr]
+            f"the path's narrowest link is {link}: {j.measured_gbytes_per_s:.1f} GB/s is its ceiling",
             1.0,
             1.0,
             "measured",
@@ -207,23 +205,12 @@ def link_narrow(report: "Report", ctx: Context) -> list[Cause]:
             (_ev(j),),
             (),
             "Nothing is broken: the number is what this link gives. For more, use a Gen4/Gen5 x16 slot "
-            "wired to the CPU (not the chipset), or a card that supports it.",
+            "wired to the CPU (not the chipset), or a card (or NIC attach) that supports it.",
             "gdrdiag inspect",
             subject=j.key,
             by_design="the row reaches what its narrowest link allows",
         )
     ]
-
-
-def _raw_of(bound: str) -> Optional[float]:
-    """The raw GB/s a PCIe bound names (``...: 15.75 GB/s raw x ...``)."""
-    head, _, tail = bound.partition(": ")
-    if "PCIe" not in head or " GB/s raw" not in tail:
-        return None
-    try:
-        return float(tail.split(" GB/s raw")[0])
-    except ValueError:
-        return None
 
 
 def peer_paths(report: "Report", ctx: Context) -> list[Cause]:

@@ -95,15 +95,22 @@ def reg_path_missing(report: "Report", ctx: Context) -> list[Cause]:
     ]
 
 
-def _host_rows(report: "Report") -> list[WriteRow]:
-    return [r for r in write_rows(report.results) if not r.on_gpu]
+def _host_rows(report: "Report", ctx: Context) -> list[WriteRow]:
+    """Host-memory RDMA rows, less those the path model judged healthy at their size.
+
+    A row at what its own path allows (a NIC held by a Gen5 x4 attach, a 4 KiB message at the
+    per-message cost) is no loss for these causes to explain (issue 20: judge by the row's own path).
+    """
+    healthy = {j.key for j in ctx.judgements if j.ratio is not None and not j.is_loss}
+    lost = {j.key for j in ctx.judgements if j.is_loss}
+    return [r for r in write_rows(report.results) if not r.on_gpu and (r.key in lost or r.key not in healthy)]
 
 
 def nic_link(report: "Report", ctx: Context) -> list[Cause]:
     """CAUSE-NIC-LINK: the NIC's PCIe link, below its capable speed/width, caps host-memory RDMA."""
     nic = _role_nic(report)
     port = _port_gbps(nic)
-    rows = _host_rows(report)
+    rows = _host_rows(report, ctx)
     if nic is None or port is None or not rows or nic.link is None:
         return []
     best = max(rows, key=lambda r: r.gbps)
@@ -145,7 +152,7 @@ def nic_link(report: "Report", ctx: Context) -> list[Cause]:
 def small_messages(report: "Report", ctx: Context) -> list[Cause]:
     """CAUSE-SMALL-MESSAGES: only small messages measured, and the host path is below the wire."""
     port = _port_gbps(_role_nic(report))
-    rows = _host_rows(report)
+    rows = _host_rows(report, ctx)
     if port is None or not rows:
         return []
     best = max(rows, key=lambda r: r.gbps)

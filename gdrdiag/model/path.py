@@ -72,6 +72,8 @@ class Bound:
     name: str  # "GPU 0000:1b:00.0 PCIe 32 GT/s x16 (capable)", "NIC mlx5_0 port 400 Gb/s"
     gbytes_per_s: float
     source: str  # where the number comes from: the fact and the model applied to it
+    pcie_raw_gbytes_per_s: Optional[float] = None  # set when the bound is a PCIe link: its raw rate
+    on_nic: bool = False  # the bound is the NIC's (its port or its own PCIe link)
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,8 @@ class Judgement:
     expected_gbytes_per_s: Optional[float] = None
     ratio: Optional[float] = None
     bound: Optional[str] = None
+    bound_pcie_raw_gbytes_per_s: Optional[float] = None  # the bound is a PCIe link of this raw rate
+    bound_on_nic: bool = False  # the bound is the NIC's port or its own PCIe link
     per_op_us: Optional[float] = None
     per_op_source: Optional[str] = None
     trained_gbytes_per_s: Optional[float] = None

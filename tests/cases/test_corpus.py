@@ -20,8 +20,6 @@ CASES = {c.name: c for c in all_cases()}
 NOT_YET = {
     "club3090-pr895-chipset-slot-x4": "the chipset card's x4 effective link is not a per-GPU fact",
     "gh-aikitoria-20-rtx5090-no-gdr": "the posted busbw exceeds the stated one-port bound (2-node tree)",
-    "gh-daqiri-pr276-spark-gen5x4-host-attach": "Gen5 x4 attach and message size compete; sizes unposted",
-    "gh-gb10-dual-hca-nic-link": "the two x4 controllers of one port are not modelled as one NIC",
     "gh-nccl-1579-gh200-gdr-off": "a 17% gap (79.7 vs 96.1 GB/s) is inside the 0.8 healthy band",
     "gh-pslite-46-gpu-nic-other-switch": "the fast row ran on other GPUs (near the NIC): not a case fact",
     "gh-torchcomms-pr3054-gb300-cx8-cpu-buffer-pcie": "the CX-8's internal PCIe link is not a case fact",
