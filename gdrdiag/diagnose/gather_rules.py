@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, Sequence
 
 from gdrdiag import pcie_model
+from gdrdiag.diagnose.catalogue import with_reference
 from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import GatherParams
@@ -327,8 +328,6 @@ def _sm_budget(results: Sequence[BenchResult]) -> list[Finding]:
 
 def gather_findings(results: Iterable[BenchResult]) -> list[Finding]:
     """All gather-bench findings, WARN before INFO."""
-    from gdrdiag.diagnose.catalogue import with_reference
-
     rs = list(results)
     found = align_findings(rs) + perf_findings(rs)
     return sorted((with_reference(f) for f in found), key=lambda f: f.severity.rank)

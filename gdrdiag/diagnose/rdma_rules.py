@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
 from gdrdiag.diagnose import thresholds
 from gdrdiag.diagnose._common import per_results
+from gdrdiag.diagnose.catalogue import with_reference
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import identity_items
 from gdrdiag.model.results import BenchResult, Status
@@ -476,8 +477,6 @@ RULES: tuple[Callable[[Sequence[BenchResult]], list[Finding]], ...] = (ro_findin
 
 def rdma_findings(results: Sequence[BenchResult]) -> list[Finding]:
     """Every rule of this module, in order (FAIL/WARN/INFO ranking is the registry's job)."""
-    from gdrdiag.diagnose.catalogue import with_reference
-
     out: list[Finding] = []
     for rule in RULES:
         out.extend(rule(results))
