@@ -133,11 +133,13 @@ def bounds_of(m: Optional[MachineInfo], path: RowPath, as_configured: bool) -> l
     if m is None:
         return []
     out: list[Bound] = []
-    for end, reads in ((path.source, True), (path.destination, False)):
+    for end, is_source in ((path.source, True), (path.destination, False)):
         if end.place is Place.GPU:
-            out += _gpu_bounds(
-                m, end.index, reads=reads and path.mover is not Mover.NIC_DMA or reads, trained=as_configured
-            )
+            # What the GPU's link carries: when the GPU moves the bytes (copy engine, SM), a destination
+            # GPU reads (completions come down its link) and a source GPU writes (posted writes); when
+            # the NIC moves them, it is the other way round.
+            completions = is_source if path.mover is Mover.NIC_DMA else not is_source
+            out += _gpu_bounds(m, end.index, reads=completions, trained=as_configured)
     if path.mover is Mover.NIC_DMA:
         out += _nic_bounds(m, path.nic, mtu_as_configured=as_configured)
     if path.mover is Mover.COLLECTIVE:
