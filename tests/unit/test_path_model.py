@@ -34,10 +34,10 @@ def _copy(key: str, gbytes: float, size: int, memory: MemoryKind, direction: Dir
 
 
 def test_a_gen5_x16_copy_is_expected_at_the_pcie_model():
-    # H100 bare metal, Gen5 x16, MPS 256: 63.0 GB/s raw x 0.908 for reads = 57.2 GB/s.
+    # H100 bare metal, Gen5 x16, MPS 256: 63.0 GB/s raw x 0.921 for read completions = 58.0 GB/s.
     r = report(machine("baremetal_hgx"), [copy_h2d(55.3)])
     (j,) = judge(r.results, r.machine)
-    assert j.verdict is Verdict.OK and 56.5 < j.expected_gbytes_per_s < 57.5
+    assert j.verdict is Verdict.OK and 57.5 < j.expected_gbytes_per_s < 58.5
     assert "32 GT/s x16 (capable)" in j.bound
 
 
