@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from gdrdiag.diagnose import gdr_rules, pcie_rules, ro_rules, virt_rules
+from gdrdiag.diagnose import gdr_rules, pcie_rules, peer_rules, ro_rules, virt_rules
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo
 
@@ -33,6 +33,7 @@ MachineRule = Callable[[MachineInfo], Iterable[Finding]]
 ReportRule = Callable[["Report"], Iterable[Finding]]
 
 MACHINE_RULES: list[MachineRule] = [*pcie_rules.RULES, *virt_rules.RULES, *gdr_rules.RULES, *ro_rules.RULES]
+MACHINE_RULES += peer_rules.MACHINE_RULES  # GPU<->GPU (issue 21)
 
 
 def _run(rule: Callable, arg: object) -> list[Finding]:
@@ -91,7 +92,13 @@ def _bench_rules() -> list[ReportRule]:
     # ``diagnose(report)`` runs everything.
     from gdrdiag.diagnose import causes_host, copy_rules, gather_rules, rdma_rules
 
-    return [*copy_rules.RULES, *gather_rules.RULES, rdma_rules.report_rule, *causes_host.RULES]
+    return [
+        *copy_rules.RULES,
+        *gather_rules.RULES,
+        rdma_rules.report_rule,
+        *causes_host.RULES,
+        *peer_rules.RULES,
+    ]
 
 
 RULES: list[ReportRule] = [_machine_findings, *_bench_rules()]

@@ -28,6 +28,21 @@ def _q(
         unknown[key] = f"NVML: {type(exc).__name__}: {exc}"[:200]
 
 
+P2P_CAPS = ("read", "write", "nvlink", "atomics")
+
+
+def _p2p_status(nvml, h1, h2) -> dict:
+    """``nvidia-smi topo -p2p``'s answers for one ordered pair: capability -> status name (OK, ...)."""
+    out = {}
+    for cap in P2P_CAPS:
+        try:
+            code = nvml.device_get_p2p_status(h1, h2, int(getattr(nvml.GpuP2PCapsIndex, cap.upper())))
+            out[cap] = nvml.GpuP2PStatus(int(code)).name
+        except Exception as exc:
+            out[cap] = f"unknown: {type(exc).__name__}"[:60]
+    return out
+
+
 def gpu_facts(pci_bus_ids: list[str]) -> dict:
     """NVML facts per GPU, keyed by PCI bus id (``0000:00:06.0``).
 
@@ -49,11 +64,13 @@ def gpu_facts(pci_bus_ids: list[str]) -> dict:
         except Exception as exc:
             out["driver_version"] = None
             out["driver_version_reason"] = str(exc)[:200]
+        handles: dict = {}
         for bdf in pci_bus_ids:
             facts: dict = {}
             unknown: dict = {}
             try:
                 h = nvml.device_get_handle_by_pci_bus_id_v2(bdf)
+                handles[bdf] = h
             except Exception as exc:
                 out["gpus"][bdf] = {"unknown": {"handle": f"NVML: no handle for {bdf}: {exc}"[:200]}}
                 continue
@@ -71,8 +88,20 @@ def gpu_facts(pci_bus_ids: list[str]) -> dict:
             _q(nvml.device_get_max_pcie_link_width, h, facts, unknown, "link_width_max")
             _q(nvml.device_get_pcie_replay_counter, h, facts, unknown, "replay_counter")
             _q(lambda hh: nvml.device_get_bar1_memory_info(hh).bar1_total, h, facts, unknown, "bar1_total")
+            try:
+                from gdrdiag.hw.peer import nvlink_facts
+
+                facts["nvlinks"] = nvlink_facts(nvml, h)
+            except Exception as exc:  # NVLink facts are optional like the rest
+                unknown["nvlinks"] = f"NVML: {type(exc).__name__}: {exc}"[:200]
             facts["unknown"] = unknown
             out["gpus"][bdf] = facts
+        for bdf, h in handles.items():
+            p2p = {}
+            for other, h2 in handles.items():
+                if other != bdf:
+                    p2p[other] = _p2p_status(nvml, h, h2)
+            out["gpus"][bdf]["p2p"] = p2p
     finally:
         try:
             nvml.shutdown()
