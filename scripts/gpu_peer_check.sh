@@ -37,6 +37,11 @@ for rep in $(seq "${TEST_REPEATS:-3}"); do
   grep -E "FAILED|Error" "$OUT/peer-tests-$rep.txt" | head -10
 done
 
+echo "== peer-bench (default sizes), timed"
+s=$(date +%s)
+timeout 200 $PY -m gdrdiag peer-bench --quiet --force --json-out "$OUT/peer-default.json" > "$OUT/peer-default.txt" 2>&1
+echo "rc=$? wall=$(( $(date +%s) - s )) s"
+
 echo "== peer-bench --all-sizes"
 s=$(date +%s)
 timeout 300 $PY -m gdrdiag peer-bench --all-sizes --force --json-out "$OUT/peer.json" ${PEER_ARGS:-} \
@@ -60,6 +65,6 @@ fi
 if [ "${SINGLE:-0}" = 1 ]; then
   echo "== single-GPU suite (scripts/gpu_check.sh tests)"
   mkdir -p "$OUT/single"
-  TEST_TIMEOUT=300 OUT="$OUT/single" bash scripts/gpu_check.sh tests > "$OUT/single.txt" 2>&1
+  TEST_REPEATS=1 TEST_TIMEOUT=300 OUT="$OUT/single" bash scripts/gpu_check.sh tests > "$OUT/single.txt" 2>&1
   echo "rc=$?"; tail -15 "$OUT/single.txt"
 fi

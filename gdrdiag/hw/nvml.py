@@ -28,18 +28,33 @@ def _q(
         unknown[key] = f"NVML: {type(exc).__name__}: {exc}"[:200]
 
 
-P2P_CAPS = ("read", "write", "nvlink", "atomics")
+# nvmlGpuP2PCapsIndex_t and nvmlGpuP2PStatus_t (nvml.h), as numbers: the enum classes' member names
+# differ between cuda-bindings releases (13.3 on the x2 machine, 13.5 here).
+P2P_CAPS = {"read": 0, "write": 1, "nvlink": 2, "atomics": 3}
+P2P_STATUS = {
+    0: "OK",
+    1: "CHIPSET_NOT_SUPPORTED",
+    2: "GPU_NOT_SUPPORTED",
+    3: "IOH_TOPOLOGY_NOT_SUPPORTED",
+    4: "DISABLED_BY_REGKEY",
+    5: "NOT_SUPPORTED",
+    6: "UNKNOWN",
+}
 
 
 def _p2p_status(nvml, h1, h2) -> dict:
     """``nvidia-smi topo -p2p``'s answers for one ordered pair: capability -> status name (OK, ...)."""
+    fn = getattr(nvml, "device_get_p2p_status", None)
     out = {}
-    for cap in P2P_CAPS:
+    for cap, index in P2P_CAPS.items():
+        if fn is None:
+            out[cap] = "unknown: NVML binding has no nvmlDeviceGetP2PStatus"
+            continue
         try:
-            code = nvml.device_get_p2p_status(h1, h2, int(getattr(nvml.GpuP2PCapsIndex, cap.upper())))
-            out[cap] = nvml.GpuP2PStatus(int(code)).name
+            code = int(fn(h1, h2, index))
+            out[cap] = P2P_STATUS.get(code, f"status {code}")
         except Exception as exc:
-            out[cap] = f"unknown: {type(exc).__name__}"[:60]
+            out[cap] = f"unknown: {type(exc).__name__}: {exc}"[:80]
     return out
 
 

@@ -113,17 +113,31 @@ def _pair(
     g = gpu_by_bdf.get(src_bdf)
     links = [lk for lk in (g.nvlinks if g else ()) if lk.active and lk.remote_bdf == dst_bdf]
     link_note = ""
-    if not links and p2p.get("nvlink") == "OK" and g is not None:
-        # NVML says the pair talks over NVLink but no link names dst as its remote end: the remote is
-        # an NVSwitch, or unknown (a VM reports ffffffff:ff:ff.0). Count the active links whose remote
-        # is not another GPU, as nvidia-smi topo -m does (NV18 on an HGX H100 pair and on this VM).
-        links = [lk for lk in g.nvlinks if lk.active and lk.remote_bdf not in gpu_by_bdf]
-        link_note = (
-            f"NVML NVLink P2P status OK; the links' remote end is not a GPU ({links[0].remote_bdf or '?'}): "
-            "all active links counted (NVSwitch, or remote unknown in a VM)"
-            if links
-            else ""
-        )
+    nvml_nvlink = p2p.get("nvlink")
+    peer_gpu = gpu_by_bdf.get(dst_bdf)
+    if (
+        not links
+        and g is not None
+        and (nvml_nvlink == "OK" or nvml_nvlink is None or "unknown" in nvml_nvlink)
+    ):
+        # No link names dst as its remote end: the remote is an NVSwitch, or unknown (a VM reports
+        # ffffffff:ff:ff.0). Count the active links whose remote is not another GPU, as nvidia-smi
+        # topo -m does (NV18 for an HGX H100 pair and for the x2 VM): on NVML's word when it gives
+        # one, else when both GPUs have such links and CUDA offers peer access.
+        unnamed = [lk for lk in g.nvlinks if lk.active and lk.remote_bdf not in gpu_by_bdf]
+        peer_unnamed = [lk for lk in (peer_gpu.nvlinks if peer_gpu else ()) if lk.active]
+        if unnamed and (nvml_nvlink == "OK" or (peer_unnamed and values.get("can_access_peer"))):
+            links = unnamed
+            why = (
+                "NVML NVLink P2P status OK"
+                if nvml_nvlink == "OK"
+                else "NVML gave no NVLink P2P status; both GPUs have active NVLinks and CUDA offers "
+                "peer access"
+            )
+            link_note = (
+                f"{why}; the links' remote end is not a GPU ({links[0].remote_bdf or '?'}): all active "
+                "links counted (NVSwitch, or remote unknown in a VM)"
+            )
     nvlinks: Optional[int] = len(links)
     rate: Optional[float] = None
     if g is None or not g.nvlinks:
