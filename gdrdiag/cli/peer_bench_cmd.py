@@ -57,7 +57,7 @@ def peer_bench(
     cases: Optional[list[str]] = typer.Argument(None, help=CASES_HELP, show_default=False),
     list_cases: bool = typer.Option(False, "--list", help=LIST_HELP),
     sizes: str = typer.Option(DEFAULT_SIZES, "--sizes", "-s", help="Sizes (4K,1M,...) or a range 4K..1G."),
-    all_sizes: bool = typer.Option(False, "--all-sizes", "-a", help=f"Every size {ALL_SIZES} (x4 steps)."),
+    all_sizes: bool = typer.Option(False, "--all-sizes", "-a", help=f"Every size {ALL_SIZES} (doubling)."),
     pairs: Optional[str] = typer.Option(
         None, "--pairs", help="Ordered GPU pairs SRC:DST,... (default: all)."
     ),
