@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from gdrdiag.hw.placement import AUTO, NumaRequest
+from gdrdiag.model.machine import MachineInfo
 
 LEVELS = ("quick", "standard", "full")
 
@@ -36,6 +37,9 @@ class Profile:
     level: str = "standard"
     rdma: RdmaPart = field(default_factory=RdmaPart)
     numa: NumaRequest = AUTO  # CPU/memory placement of every bench (--numa)
+    # This machine's facts as report's inspect read them: the peer cases' path model needs the GPU
+    # pairs (None: the peer rows carry no expectation).
+    machine: Optional[MachineInfo] = None
 
 
 def _waived(profile: Profile, key: str, reason: str, description: str, why_not_run: str) -> list:
@@ -150,13 +154,6 @@ def _peer_results(profile: Profile) -> list:
             return []
     except GdrdiagError:
         return []
-    from gdrdiag.hw.bundle import LiveSource
-    from gdrdiag.inspect.collect import inspect_source
-
-    try:
-        machine = inspect_source(LiveSource())
-    except Exception:  # the model needs the facts; the measurements do not
-        machine = None
     level = profile.level
     if level == "full":
         opts = peer.PeerBenchOptions(sizes=peer.ALL_SIZES)
@@ -167,7 +164,7 @@ def _peer_results(profile: Profile) -> list:
     else:
         keys = tuple(k for k in peer.ALL_KEYS if k != peer.REFERENCE_KEY)
         opts = peer.PeerBenchOptions(sizes=(64 * KiB, 16 * MiB, 256 * MiB), keys=keys, iterations=5)
-    return peer.run_peer_bench(opts, machine)
+    return peer.run_peer_bench(opts, profile.machine)
 
 
 PROFILE_BENCHES: tuple[tuple[str, Callable[[Profile], list]], ...] = (

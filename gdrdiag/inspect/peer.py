@@ -23,6 +23,7 @@ from gdrdiag.model.machine import (
     CudaDeviceFacts,
     GpuInfo,
     GpuPeerPair,
+    NvLink,
     PathClass,
     PciFunction,
     VirtInfo,
@@ -87,6 +88,75 @@ def _nvml_p2p(nvml: Optional[dict], src_bdf: str, dst_bdf: str) -> dict[str, str
     return {k: v[:60] for k, v in got.items() if isinstance(k, str) and isinstance(v, str)}
 
 
+def _cuda_values(fact: Optional[dict], unknown: dict[str, str]) -> dict:
+    """The pair's CUDA P2P facts (bundles are untrusted: wrong types become None)."""
+    values: dict = {}
+    if fact is None:
+        unknown["p2p"] = "no CUDA peer facts for this pair"
+        return values
+    for k in _BOOL_FACTS:
+        values[k] = _opt_bool(fact.get(k))
+    values["performance_rank"] = _opt_int(fact.get("performance_rank"))
+    given = fact.get("unknown")
+    for k, v in given.items() if isinstance(given, dict) else ():
+        if isinstance(k, str) and isinstance(v, str):
+            unknown[k] = v[:200]
+    return values
+
+
+def _links(
+    g: Optional[GpuInfo], peer_gpu: Optional[GpuInfo], dst_bdf: str, gpu_by_bdf: dict, p2p: dict, can: object
+) -> tuple[list[NvLink], str]:
+    """``g``'s active links that join it to ``dst_bdf``, and a note when they were inferred."""
+    links = [lk for lk in (g.nvlinks if g else ()) if lk.active and lk.remote_bdf == dst_bdf]
+    nvml_nvlink = p2p.get("nvlink")
+    if links or g is None or not (nvml_nvlink == "OK" or nvml_nvlink is None or "unknown" in nvml_nvlink):
+        return links, ""
+    # No link names dst as its remote end: the remote is an NVSwitch, or unknown (a VM reports
+    # ffffffff:ff:ff.0). Count the active links whose remote is not another GPU, as nvidia-smi
+    # topo -m does (NV18 for an HGX H100 pair and for the x2 VM): on NVML's word when it gives
+    # one, else when both GPUs have such links and CUDA offers peer access.
+    unnamed = [lk for lk in g.nvlinks if lk.active and lk.remote_bdf not in gpu_by_bdf]
+    peer_active = [lk for lk in (peer_gpu.nvlinks if peer_gpu else ()) if lk.active]
+    if not unnamed or not (nvml_nvlink == "OK" or (peer_active and can)):
+        return [], ""
+    why = (
+        "NVML NVLink P2P status OK"
+        if nvml_nvlink == "OK"
+        else "NVML gave no NVLink P2P status; both GPUs have active NVLinks and CUDA offers peer access"
+    )
+    return unnamed, (
+        f"{why}; the links' remote end is not a GPU ({unnamed[0].remote_bdf or '?'}): all active "
+        "links counted (NVSwitch, or remote unknown in a VM)"
+    )
+
+
+def _pcie(
+    sf: Optional[PciFunction], df: Optional[PciFunction], func_by_bdf: dict, virt: VirtInfo, unknown: dict
+) -> dict:
+    """The PCIe class of a pair without NVLink, its bridges and narrowest link, and the VM caveat."""
+    if sf is None or df is None:
+        unknown["path_class"] = "a GPU of the pair has no PCI function in sysfs"
+        return {"path_class": None, "reliable": not virt.is_vm}
+    cls, crossed, note = classify(sf, df)
+    narrow = _narrowest([sf, df] + [func_by_bdf[b] for b in crossed if b in func_by_bdf], True)
+    if virt.is_vm:
+        note = (
+            "VM: the guest PCI tree is synthetic"
+            + (" (GPUs straight on the root bus)" if virt.flat_pci else "")
+            + "; the physical PCIe path between the GPUs and its ACS routing depend on the host (TOPO-04)"
+        )
+    if cls is None:
+        unknown["path_class"] = note
+    return {
+        "path_class": cls,
+        "reliable": not virt.is_vm,
+        "note": note,
+        "bridges": tuple(crossed),
+        "narrowest_capable": narrow,
+    }
+
+
 def _pair(
     src: int,
     dst: int,
@@ -99,45 +169,11 @@ def _pair(
 ) -> GpuPeerPair:
     src_bdf, dst_bdf = by_ordinal[src], by_ordinal[dst]
     unknown: dict[str, str] = {}
-    values: dict = {}
-    if fact is None:
-        unknown["p2p"] = "no CUDA peer facts for this pair"
-    else:
-        for k in _BOOL_FACTS:
-            values[k] = _opt_bool(fact.get(k))
-        values["performance_rank"] = _opt_int(fact.get("performance_rank"))
-        given = fact.get("unknown")
-        for k, v in given.items() if isinstance(given, dict) else ():
-            if isinstance(k, str) and isinstance(v, str):
-                unknown[k] = v[:200]
+    values = _cuda_values(fact, unknown)
     g = gpu_by_bdf.get(src_bdf)
-    links = [lk for lk in (g.nvlinks if g else ()) if lk.active and lk.remote_bdf == dst_bdf]
-    link_note = ""
-    nvml_nvlink = p2p.get("nvlink")
-    peer_gpu = gpu_by_bdf.get(dst_bdf)
-    if (
-        not links
-        and g is not None
-        and (nvml_nvlink == "OK" or nvml_nvlink is None or "unknown" in nvml_nvlink)
-    ):
-        # No link names dst as its remote end: the remote is an NVSwitch, or unknown (a VM reports
-        # ffffffff:ff:ff.0). Count the active links whose remote is not another GPU, as nvidia-smi
-        # topo -m does (NV18 for an HGX H100 pair and for the x2 VM): on NVML's word when it gives
-        # one, else when both GPUs have such links and CUDA offers peer access.
-        unnamed = [lk for lk in g.nvlinks if lk.active and lk.remote_bdf not in gpu_by_bdf]
-        peer_unnamed = [lk for lk in (peer_gpu.nvlinks if peer_gpu else ()) if lk.active]
-        if unnamed and (nvml_nvlink == "OK" or (peer_unnamed and values.get("can_access_peer"))):
-            links = unnamed
-            why = (
-                "NVML NVLink P2P status OK"
-                if nvml_nvlink == "OK"
-                else "NVML gave no NVLink P2P status; both GPUs have active NVLinks and CUDA offers "
-                "peer access"
-            )
-            link_note = (
-                f"{why}; the links' remote end is not a GPU ({links[0].remote_bdf or '?'}): all active "
-                "links counted (NVSwitch, or remote unknown in a VM)"
-            )
+    links, link_note = _links(
+        g, gpu_by_bdf.get(dst_bdf), dst_bdf, gpu_by_bdf, p2p, values.get("can_access_peer")
+    )
     nvlinks: Optional[int] = len(links)
     rate: Optional[float] = None
     if g is None or not g.nvlinks:
@@ -153,30 +189,9 @@ def _pair(
         rate = sum(r for r in rates if r is not None) if all(r is not None for r in rates) else None
         if rate is None:
             unknown["nvlink_gbytes_per_s"] = "a link's rate is unknown"
-    sf, df = func_by_bdf.get(src_bdf), func_by_bdf.get(dst_bdf)
-    note = ""
-    bridges: tuple[str, ...] = ()
-    narrow = None
-    if links:
-        cls: Optional[PathClass] = PathClass.NV
-        reliable = True
-        note = link_note
-    elif sf is None or df is None:
-        cls, reliable = None, not virt.is_vm
-        unknown["path_class"] = "a GPU of the pair has no PCI function in sysfs"
+        path: dict = {"path_class": PathClass.NV, "reliable": True, "note": link_note}
     else:
-        cls, crossed, note = classify(sf, df)
-        bridges = tuple(crossed)
-        narrow = _narrowest([sf, df] + [func_by_bdf[b] for b in crossed if b in func_by_bdf], True)
-        reliable = not virt.is_vm
-        if virt.is_vm:
-            note = (
-                "VM: the guest PCI tree is synthetic"
-                + (" (GPUs straight on the root bus)" if virt.flat_pci else "")
-                + "; the physical PCIe path between the GPUs and its ACS routing depend on the host (TOPO-04)"
-            )
-        if cls is None:
-            unknown["path_class"] = note
+        path = _pcie(func_by_bdf.get(src_bdf), func_by_bdf.get(dst_bdf), func_by_bdf, virt, unknown)
     return GpuPeerPair(
         src_ordinal=src,
         dst_ordinal=dst,
@@ -185,11 +200,7 @@ def _pair(
         nvlinks=nvlinks,
         nvlink_gbytes_per_s=rate,
         nvml_p2p=p2p,
-        path_class=cls,
-        reliable=reliable,
-        note=note,
-        bridges=bridges,
-        narrowest_capable=narrow,
         unknown=unknown,
+        **path,
         **values,
     )

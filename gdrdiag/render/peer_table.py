@@ -28,14 +28,13 @@ def _what(r: BenchResult) -> str:
     return "CE both ways" if p.bidirectional else "CE copy"
 
 
-def render_peer_results(results: list[BenchResult], width: Optional[int] = DEFAULT_WIDTH) -> str:
-    """The sweep (measured / expected per row), the reference comparison, the models, problems."""
+def _sweep(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
+    """One row per transfer: GB/s, the model's expectation, measured / expected, the row's ratio."""
     rows_in = [
         r
         for r in results
         if isinstance(r.params, PeerParams) and r.status is not Status.WAIVED and r.key not in _REFERENCE_KEYS
     ]
-    out: list[str] = []
     if rows_in:
         rows = []
         for r in rows_in:
@@ -81,6 +80,10 @@ def render_peer_results(results: list[BenchResult], width: Optional[int] = DEFAU
                 width=width,
             )
         )
+
+
+def _references(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
+    """The peer copy of gdrdiag beside CuPy's on the same buffers."""
     refs = [r for r in results if r.key in _REFERENCE_KEYS and r.status is not Status.WAIVED]
     if refs:
         rows = [
@@ -104,6 +107,13 @@ def render_peer_results(results: list[BenchResult], width: Optional[int] = DEFAU
                 width=width,
             )
         )
+
+
+def render_peer_results(results: list[BenchResult], width: Optional[int] = DEFAULT_WIDTH) -> str:
+    """The sweep (measured / expected per row), the reference comparison, the models, problems."""
+    out: list[str] = []
+    _sweep(results, out, width)
+    _references(results, out, width)
     models = sorted({r.params.model for r in results if isinstance(r.params, PeerParams) and r.params.model})
     if models:
         out.append(wrap_lines("Expected values:\n" + "\n".join(f"  {m}" for m in models), width))
