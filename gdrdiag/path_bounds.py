@@ -13,6 +13,7 @@ from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, PcieLink
 from gdrdiag.model.path import Bound, Mover, Place
 from gdrdiag.path_rows import RowPath
 from gdrdiag.pcie_model import LinkParams, ce_efficiency
+from gdrdiag.peer_model import expect, pair_of
 
 # PCIe peer-to-peer copies between GPUs reach less of the link than host copies: the peer's BAR
 # completes the writes and, across a root complex, the host bridge forwards them. Public A6000
@@ -149,6 +150,9 @@ def bounds_of(m: Optional[MachineInfo], path: RowPath, as_configured: bool) -> l
         and path.destination.place is Place.GPU
         and path.mover is not Mover.NIC_DMA
     ):
+        peer = _peer_bound(m, path)
+        if peer is not None:
+            return [peer]
         out = [
             Bound(
                 b.name + " (PCIe peer-to-peer)",
@@ -160,6 +164,21 @@ def bounds_of(m: Optional[MachineInfo], path: RowPath, as_configured: bool) -> l
             for b in out
         ]
     return out
+
+
+def _peer_bound(m: MachineInfo, path: RowPath) -> Optional[Bound]:
+    """A GPU pair's path from inspect's peer facts (NVLink or PCIe; gdrdiag/peer_model.py), when known.
+
+    Per direction: a both-ways row doubles it later, as every bound does.
+    """
+    pair = pair_of(m, path.source.index, path.destination.index)
+    if pair is None or path.peer_access is None:
+        return None
+    mover = "sm" if path.mover is Mover.SM else "ce"
+    exp = expect(m, pair, mover=mover, peer_access=path.peer_access, bidirectional=False)
+    if exp.gbytes_per_s is None:
+        return None
+    return Bound(f"GPU {pair.src_ordinal}->{pair.dst_ordinal} {pair.path_text}", exp.gbytes_per_s, exp.text)
 
 
 def _collective_bounds(m: MachineInfo, path: RowPath) -> list[Bound]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams, MrParams
+from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams, MrParams, PeerParams
 from gdrdiag.model.path import Endpoint, Mover, Place
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.vocabulary import MemoryKind, Provider
@@ -218,6 +218,26 @@ def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[RowPath]
     return None, f"{tool} {test}: a measurement this version's path model does not know"
 
 
+def _peer_path(r: BenchResult, p: PeerParams) -> tuple[Optional[RowPath], Optional[str]]:
+    """peer-bench rows: GPU to GPU, by the copy engine or an SM kernel, peer access on or off."""
+    if p.src_gpu is None or p.dst_gpu is None:
+        return None, "a peer-bench row without its GPU pair"
+    mover = Mover.SM if p.mover == "sm" else Mover.COPY_ENGINE
+    family = (r.key, p.src_gpu, p.dst_gpu, p.mover, p.op, p.peer_access, p.bidirectional, p.library)
+    return RowPath(
+        _gpu(p.src_gpu),
+        _gpu(p.dst_gpu),
+        mover,
+        p.size_bytes,
+        p.src_gpu,
+        None,
+        family,
+        both_directions=bool(p.bidirectional),
+        peer_gpu=p.dst_gpu,
+        peer_access=p.peer_access,
+    ), None
+
+
 def best_gathers(results: Sequence[BenchResult]) -> dict:
     """The fastest all-SM gather of each layout: the row the model judges."""
     best: dict = {}
@@ -246,4 +266,6 @@ def path_of(r: BenchResult, best_gathers: Optional[dict] = None) -> tuple[Option
         return _mr_path(r, p)
     if isinstance(p, ImportedParams):
         return _imported_path(r, p)
+    if isinstance(p, PeerParams):
+        return _peer_path(r, p)
     return None, "a result kind the path model does not know"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from gdrdiag.hw.placement import AUTO, NumaRequest
+from gdrdiag.model.machine import MachineInfo
 
 LEVELS = ("quick", "standard", "full")
 
@@ -36,6 +37,9 @@ class Profile:
     level: str = "standard"
     rdma: RdmaPart = field(default_factory=RdmaPart)
     numa: NumaRequest = AUTO  # CPU/memory placement of every bench (--numa)
+    # This machine's facts as report's inspect read them: the peer cases' path model needs the GPU
+    # pairs (None: the peer rows carry no expectation).
+    machine: Optional[MachineInfo] = None
 
 
 def _waived(profile: Profile, key: str, reason: str, description: str, why_not_run: str) -> list:
@@ -132,8 +136,40 @@ def _rdma_results(profile: Profile) -> list:
         return _waived(profile, "rdma_write_matrix", exc.reason, description, "could not run here")
 
 
+def _peer_results(profile: Profile) -> list:
+    """GPU<->GPU cases where there are two or more GPUs (none otherwise: a one-GPU Report stays as it was).
+
+    quick: CE peer copies off/on and the SM read at 1 MiB and 256 MiB; standard adds both-ways copies
+    and the SM write at 64 KiB, 16 MiB and 256 MiB; full runs every case at every size, reference
+    included. Each ordered pair; a two-GPU NVLink machine runs standard in about ten seconds.
+    """
+    from gdrdiag.bench import peer
+    from gdrdiag.errors import GdrdiagError
+    from gdrdiag.hw import cuda
+    from gdrdiag.units import KiB, MiB
+
+    try:
+        cuda.init()
+        if cuda.device_count() < 2:
+            return []
+    except GdrdiagError:
+        return []
+    level = profile.level
+    if level == "full":
+        opts = peer.PeerBenchOptions(sizes=peer.ALL_SIZES)
+    elif level == "quick":
+        opts = peer.PeerBenchOptions(
+            sizes=(1 * MiB, 256 * MiB), keys=("peer_ce_off", "peer_ce_on", "peer_sm_read"), iterations=5
+        )
+    else:
+        keys = tuple(k for k in peer.ALL_KEYS if k != peer.REFERENCE_KEY)
+        opts = peer.PeerBenchOptions(sizes=(64 * KiB, 16 * MiB, 256 * MiB), keys=keys, iterations=5)
+    return peer.run_peer_bench(opts, profile.machine)
+
+
 PROFILE_BENCHES: tuple[tuple[str, Callable[[Profile], list]], ...] = (
     ("copy-bench", _copy_results),
     ("gather-bench", _gather_results),
     ("mr-bench", _rdma_results),
+    ("peer-bench", _peer_results),
 )

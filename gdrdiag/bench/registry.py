@@ -24,6 +24,7 @@ class Needs(str, enum.Enum):
     """What a case needs from the machine."""
 
     GPU = "gpu"
+    GPU_PAIR = "gpu+gpu"  # two or more GPUs (peer-bench)
     RDMA = "rdma"  # an RDMA device (or --provider soft)
     RDMA_AND_GPU = "rdma+gpu"
 
@@ -34,6 +35,7 @@ class Capabilities:
 
     gpu_missing: Optional[str] = None
     rdma_missing: Optional[str] = None
+    gpu_pair_missing: Optional[str] = None  # why there are not two GPUs (None: there are)
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,10 @@ class Case:
 
     def applicable(self, caps: Capabilities) -> Optional[str]:
         """None when the case can run here, else the WAIVED reason."""
-        if self.needs in (Needs.GPU, Needs.RDMA_AND_GPU) and caps.gpu_missing:
+        if self.needs in (Needs.GPU, Needs.RDMA_AND_GPU, Needs.GPU_PAIR) and caps.gpu_missing:
             return caps.gpu_missing
+        if self.needs is Needs.GPU_PAIR and caps.gpu_pair_missing:
+            return caps.gpu_pair_missing
         if self.needs in (Needs.RDMA, Needs.RDMA_AND_GPU) and caps.rdma_missing:
             return caps.rdma_missing
         return None
@@ -250,3 +254,27 @@ def mr_selection(selected: tuple[Case, ...]) -> MrSelection:
         kinds.append(kind) if kind not in kinds else None
         regs.append(reg) if reg not in regs else None
     return MrSelection(mode, tuple(kinds), tuple(regs))
+
+
+# ---------------------------------------------------------------------------------------------
+# peer-bench
+# ---------------------------------------------------------------------------------------------
+
+_PEER_CASES = (
+    ("peer_ce_off", "copy engine GPU -> GPU with peer access off (staged through host memory)", "ce"),
+    ("peer_ce_on", "copy engine GPU -> GPU with peer access on (NVLink or PCIe peer-to-peer)", "ce"),
+    ("peer_ce_bidir_off", "copy engines both ways at once, peer access off", "ce"),
+    ("peer_ce_bidir_on", "copy engines both ways at once, peer access on", "ce"),
+    ("peer_sm_read", "a kernel on the destination GPU reads the peer's memory through UVA", "sm"),
+    ("peer_sm_write", "a kernel on the source GPU writes into the peer's memory through UVA", "sm"),
+    (
+        "peer_ce_reference",
+        "the same peer copy through CuPy's cudaMemcpyPeerAsync, same buffers (same-run reference)",
+        "reference",
+    ),
+)
+
+
+def peer_registry() -> Registry:
+    """peer-bench: per ordered GPU pair, CE copies (peer access off/on, one way and both), SM read/write."""
+    return Registry(Bench.PEER, tuple(Case(k, d, Needs.GPU_PAIR, part) for k, d, part in _PEER_CASES))

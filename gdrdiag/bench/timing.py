@@ -98,13 +98,18 @@ def time_stream(
     warmup: int = 2,
     gate: Optional[SpinGate] = None,
     what: str = "",
+    sync_each: bool = False,
 ) -> Timed:
     """Time ``op(stream)`` with CUDA events, ``iterations`` samples after ``warmup`` runs.
 
     With a ``gate`` the iterations are queued behind it and run back to back (enqueue cost
     excluded); without one each sample includes whatever the host adds between events, which
-    is right for work whose per-call API cost is the point (many small copies).
+    is right for work whose per-call API cost is the point (many small copies). ``sync_each``
+    waits for each iteration before queuing the next (how CuPy's and PyTorch's reference loops
+    time, so a comparison with them uses the same method); it cannot be combined with a gate.
     """
+    if sync_each and gate is not None:
+        raise ValueError("sync_each waits per iteration: a gated stream would never run")
     for _ in range(warmup):
         op(stream)
     stream.synchronize()
@@ -117,6 +122,8 @@ def time_stream(
                 start.record(stream)
                 op(stream)
                 end.record(stream)
+                if sync_each:
+                    end.synchronize()
         finally:
             if gate is not None:
                 gate.release()
@@ -129,6 +136,8 @@ def time_stream(
     gated = (
         "queued behind a spin-gate kernel (enqueue cost excluded)" if gate else "host enqueue cost included"
     )
+    if sync_each:
+        gated += ", each iteration waited for before the next"
     method = (
         f"CUDA events around each iteration on one stream, {gated}; {warmup} warm-up, "
         f"{iterations} samples kept, median reported"

@@ -206,6 +206,7 @@ COMMAND_MODULES = (
     "report_cmd",
     "mr_bench_cmd",
     "gather_bench_cmd",
+    "peer_bench_cmd",
     "fleet_cmd",
     "import_cmd",
 )

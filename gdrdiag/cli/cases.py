@@ -1,4 +1,4 @@
-"""``<bench> --list`` and case selectors, shared by the three bench commands."""
+"""``<bench> --list`` and case selectors, shared by the bench commands."""
 
 from __future__ import annotations
 
@@ -20,10 +20,14 @@ def probe_capabilities(rdma_provider: Optional[str] = None) -> Capabilities:
     from gdrdiag.hw import cuda
 
     gpu_missing = None
+    pair_missing = None
     try:
         cuda.init()
-        if cuda.device_count() < 1:
+        count = cuda.device_count()
+        if count < 1:
             gpu_missing = "no CUDA device"
+        elif count < 2:
+            pair_missing = f"needs two or more GPUs; the CUDA driver sees {count}"
     except GdrdiagError as exc:
         gpu_missing = getattr(exc, "reason", None) or str(exc)
     rdma_missing = None
@@ -34,7 +38,7 @@ def probe_capabilities(rdma_provider: Optional[str] = None) -> Capabilities:
             verbs_providers.list_device_names()
         except GdrdiagError as exc:
             rdma_missing = getattr(exc, "reason", None) or str(exc)
-    return Capabilities(gpu_missing=gpu_missing, rdma_missing=rdma_missing)
+    return Capabilities(gpu_missing=gpu_missing, rdma_missing=rdma_missing, gpu_pair_missing=pair_missing)
 
 
 def print_case_list(ctx: typer.Context, registry: Registry, caps: Capabilities, as_json: bool) -> None:

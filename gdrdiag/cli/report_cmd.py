@@ -42,6 +42,7 @@ def build_report(profile: Profile, progress: Optional[Callable[[str], None]] = N
     if progress:
         progress("inspect")
     machine = inspect_source(LiveSource())
+    profile = dataclasses.replace(profile, machine=machine)  # the peer cases' path model needs it
 
     def run_benches() -> list:
         results = []

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from gdrdiag.diagnose import causes_host, copy_rules, gather_rules, rdma_rules
+from gdrdiag.diagnose import causes_host, copy_rules, gather_rules, peer_rules, rdma_rules
 from gdrdiag.diagnose.catalogue import with_reference
 from gdrdiag.diagnose.causes import reconcile
 from gdrdiag.diagnose.machine import MACHINE_RULES, diagnose_machine, run_rule
@@ -45,6 +45,7 @@ RULES: list[ReportRule] = [
     *copy_rules.RULES,
     *gather_rules.RULES,
     rdma_rules.report_rule,
+    *peer_rules.RULES,
     *causes_host.RULES,
 ]
 

@@ -18,11 +18,12 @@ from typing import Iterable
 from gdrdiag.diagnose.catalogue_bench import ENTRIES as BENCH
 from gdrdiag.diagnose.catalogue_entry import Entry
 from gdrdiag.diagnose.catalogue_machine import ENTRIES as MACHINE
+from gdrdiag.diagnose.catalogue_peer import ENTRIES as PEER
 from gdrdiag.model.findings import Finding
 
 
 def _entries() -> tuple[Entry, ...]:
-    return MACHINE + BENCH
+    return MACHINE + BENCH + PEER
 
 
 # area -> (title, what the page covers, in a few sentences)
@@ -67,6 +68,11 @@ AREAS: dict[str, tuple[str, str]] = {
     "rdma": (
         "RDMA WRITE measurements",
         "mr-bench rows: relaxed-ordering A/B verdicts, GPU memory against host memory, registration paths.",
+    ),
+    "peer": (
+        "GPU<->GPU peer paths",
+        "Copies and kernel accesses between GPUs of one host, over NVLink or PCIe peer-to-peer, and what "
+        "happens without peer access: the driver stages every copy through host memory.",
     ),
     "causes": (
         "Causes of a measured loss",

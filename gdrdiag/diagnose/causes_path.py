@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from gdrdiag.diagnose.causes import Cause, Context
 from gdrdiag.model.findings import Finding, Severity
-from gdrdiag.model.params import ImportedParams
+from gdrdiag.model.params import ImportedParams, PeerParams
 from gdrdiag.model.path import Judgement, Mover, Place, Verdict
 from gdrdiag.model.vocabulary import MemoryKind, Provider
 
@@ -215,6 +215,8 @@ def link_narrow(report: "Report", ctx: Context) -> list[Cause]:
 
 def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
     """CAUSE-PEER-ACCESS-OFF / CAUSE-P2P-UNSUPPORTED for GPU<->GPU losses."""
+    if ctx.machine is not None and ctx.machine.peers:
+        return []  # with inspect's peer facts, diagnose/peer_rules.py owns GPU<->GPU findings
     peer = [
         j
         for j in ctx.judgements
@@ -479,6 +481,8 @@ def unexplained_losses(report: "Report", ctx: Context, causes: Iterable[Cause]) 
     for j in ctx.judgements:
         if pageable_named and _host_memory(j) in _STAGED:
             continue
+        if isinstance(report.results[j.index].params, PeerParams):
+            continue  # peer-bench rows: diagnose/peer_rules.py (PEER-SLOW) judges them
         if (
             j.is_loss
             and j.mover is not None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from gdrdiag.diagnose import gdr_rules, pcie_rules, ro_rules, virt_rules
+from gdrdiag.diagnose import gdr_rules, pcie_rules, peer_rules, ro_rules, virt_rules
 from gdrdiag.diagnose.catalogue import with_reference
 from gdrdiag.diagnose.ranking import rank
 from gdrdiag.model.findings import Finding, Severity
@@ -17,7 +17,13 @@ from gdrdiag.model.machine import MachineInfo
 
 MachineRule = Callable[[MachineInfo], Iterable[Finding]]
 
-MACHINE_RULES: list[MachineRule] = [*pcie_rules.RULES, *virt_rules.RULES, *gdr_rules.RULES, *ro_rules.RULES]
+MACHINE_RULES: list[MachineRule] = [
+    *pcie_rules.RULES,
+    *virt_rules.RULES,
+    *gdr_rules.RULES,
+    *ro_rules.RULES,
+    *peer_rules.MACHINE_RULES,  # GPU<->GPU (issue 21)
+]
 
 
 def run_rule(rule: Callable, arg: object) -> list[Finding]:

@@ -3,8 +3,9 @@
 Pure (imports the model only). The order, from the top:
 
 0. ``MEASURE-FAILED``: bytes that arrived wrong void every number of that path.
-1. Causes of a measured loss (``CAUSE-*`` with an explained share): a finding that explains no
-   measured loss never outranks one that does.
+1. Causes of a measured loss (``CAUSE-*``, or another rule's finding that states the share of a
+   loss it explains, e.g. ``PEER-ACCESS-OFF``): a finding that explains no measured loss never
+   outranks one that does.
 2. Measured symptoms (``PERF-*``, ``RO-AB-*``, ``ALIGN-*``, ``GDR-DEVICE-SLOW``, ...): a symptom sits
    below its cause, whose evidence repeats it.
 3. Causes of a loss that is built into the measurement (``by design``: pageable rows beside healthy
@@ -21,7 +22,7 @@ from typing import Iterable
 
 from gdrdiag.model.findings import Finding
 
-SYMPTOM_PREFIXES = ("PERF-", "RO-AB-", "ALIGN-", "GDR-DEVICE-SLOW", "GDR-PATHS-DIFFER", "PEER-")
+SYMPTOM_PREFIXES = ("PERF-", "RO-AB-", "ALIGN-", "GDR-DEVICE-SLOW", "GDR-PATHS-DIFFER", "PEER-SLOW")
 
 
 def is_by_design(f: Finding) -> bool:
@@ -33,8 +34,8 @@ def group(f: Finding) -> int:
     """The finding's group in the order above (0 first)."""
     if f.code == "MEASURE-FAILED":
         return 0
-    if f.code.startswith("CAUSE-") and (f.explains or 0) > 0:
-        return 3 if is_by_design(f) else 1
+    if (f.explains or 0) > 0 and (f.code.startswith("CAUSE-") or f.basis in ("measured", "inferred")):
+        return 3 if is_by_design(f) else 1  # a cause: CAUSE-*, or a rule's finding with a share
     if f.code.startswith(SYMPTOM_PREFIXES):
         return 2
     return 4

@@ -8,8 +8,8 @@ dicts from both, so ``inspect --bundle`` gives the live machine's result.
 Bundle layout (a ``.tar.gz``, or the same tree unpacked, as the test fixtures are)::
 
     gdrdiag-bundle/meta.json           format, version, euid, file sizes, failed reads
-    gdrdiag-bundle/facts/cuda.json     CUDA driver version + CudaDeviceFacts per GPU
-    gdrdiag-bundle/facts/nvml.json     NVML facts per GPU (or the reason it was unavailable)
+    gdrdiag-bundle/facts/cuda.json     CUDA driver version + CudaDeviceFacts per GPU + peer facts per GPU pair
+    gdrdiag-bundle/facts/nvml.json     NVML facts per GPU, NVLinks included (or the reason it was unavailable)
     gdrdiag-bundle/facts/verbs.json    RDMA devices via pyverbs (or the reason there are none)
     gdrdiag-bundle/fs/sys/...          exactly the sysfs/procfs files inspect read, with symlinks
 
@@ -146,7 +146,14 @@ def _live_cuda() -> dict:
         cuda.init()
         version = cuda.driver_version()
         devices = [to_jsonable(d) for d in cuda.all_device_facts()]
-        return {"status": "ok", "reason": None, "driver_version": int(version), "devices": devices}
+        out = {"status": "ok", "reason": None, "driver_version": int(version), "devices": devices}
+        try:
+            from gdrdiag.hw.peer import peer_facts
+
+            out["peers"] = peer_facts()  # every ordered GPU pair (absent in bundles before issue 21)
+        except Exception as exc:
+            out["peers_reason"] = f"CUDA peer query failed: {type(exc).__name__}: {exc}"[:300]
+        return out
     except NotSupported as exc:
         return _unavailable(exc.reason, devices=[])
     except Exception as exc:  # a broken driver must not stop inspect: record why

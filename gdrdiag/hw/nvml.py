@@ -28,6 +28,36 @@ def _q(
         unknown[key] = f"NVML: {type(exc).__name__}: {exc}"[:200]
 
 
+# nvmlGpuP2PCapsIndex_t and nvmlGpuP2PStatus_t (nvml.h), as numbers: the enum classes' member names
+# differ between cuda-bindings releases (13.3 on the x2 machine, 13.5 here).
+P2P_CAPS = {"read": 0, "write": 1, "nvlink": 2, "atomics": 3}
+P2P_STATUS = {
+    0: "OK",
+    1: "CHIPSET_NOT_SUPPORTED",
+    2: "GPU_NOT_SUPPORTED",
+    3: "IOH_TOPOLOGY_NOT_SUPPORTED",
+    4: "DISABLED_BY_REGKEY",
+    5: "NOT_SUPPORTED",
+    6: "UNKNOWN",
+}
+
+
+def _p2p_status(nvml, h1, h2) -> dict:
+    """``nvidia-smi topo -p2p``'s answers for one ordered pair: capability -> status name (OK, ...)."""
+    fn = getattr(nvml, "device_get_p2p_status", None)
+    out = {}
+    for cap, index in P2P_CAPS.items():
+        if fn is None:
+            out[cap] = "unknown: NVML binding has no nvmlDeviceGetP2PStatus"
+            continue
+        try:
+            code = int(fn(h1, h2, index))
+            out[cap] = P2P_STATUS.get(code, f"status {code}")
+        except Exception as exc:
+            out[cap] = f"unknown: {type(exc).__name__}: {exc}"[:80]
+    return out
+
+
 def gpu_facts(pci_bus_ids: list[str]) -> dict:
     """NVML facts per GPU, keyed by PCI bus id (``0000:00:06.0``).
 
@@ -49,11 +79,13 @@ def gpu_facts(pci_bus_ids: list[str]) -> dict:
         except Exception as exc:
             out["driver_version"] = None
             out["driver_version_reason"] = str(exc)[:200]
+        handles: dict = {}
         for bdf in pci_bus_ids:
             facts: dict = {}
             unknown: dict = {}
             try:
                 h = nvml.device_get_handle_by_pci_bus_id_v2(bdf)
+                handles[bdf] = h
             except Exception as exc:
                 out["gpus"][bdf] = {"unknown": {"handle": f"NVML: no handle for {bdf}: {exc}"[:200]}}
                 continue
@@ -71,8 +103,20 @@ def gpu_facts(pci_bus_ids: list[str]) -> dict:
             _q(nvml.device_get_max_pcie_link_width, h, facts, unknown, "link_width_max")
             _q(nvml.device_get_pcie_replay_counter, h, facts, unknown, "replay_counter")
             _q(lambda hh: nvml.device_get_bar1_memory_info(hh).bar1_total, h, facts, unknown, "bar1_total")
+            try:
+                from gdrdiag.hw.peer import nvlink_facts
+
+                facts["nvlinks"] = nvlink_facts(nvml, h)
+            except Exception as exc:  # NVLink facts are optional like the rest
+                unknown["nvlinks"] = f"NVML: {type(exc).__name__}: {exc}"[:200]
             facts["unknown"] = unknown
             out["gpus"][bdf] = facts
+        for bdf, h in handles.items():
+            p2p = {}
+            for other, h2 in handles.items():
+                if other != bdf:
+                    p2p[other] = _p2p_status(nvml, h, h2)
+            out["gpus"][bdf]["p2p"] = p2p
     finally:
         try:
             nvml.shutdown()

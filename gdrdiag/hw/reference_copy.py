@@ -90,3 +90,38 @@ def torch_h2d(device_ordinal: int, nbytes: int, *, iterations: int, warmup: int 
         "torch Tensor.copy_(non_blocking=True) from its own pinned tensor of the same "
         f"size; CUDA events per copy; {warmup} warm-up, {iterations} samples, median",
     )
+
+
+def cupy_peer(
+    src_device: int, dst_device: int, dst: int, src: int, nbytes: int, *, iterations: int, warmup: int = 2
+) -> ReferenceTiming:
+    """Time ``cupy.cuda.runtime.memcpyPeerAsync`` between our own buffers on two GPUs.
+
+    Issued on a CuPy stream of the source GPU, as gdrdiag issues its own. CuPy works in the same
+    primary contexts, so peer access as gdrdiag set it applies to CuPy's copy too. The runtime
+    leaves the source GPU's primary context current; the caller makes its own current again.
+    """
+    try:
+        import cupy
+    except Exception as exc:
+        raise NotSupported(f"CuPy is not usable here: {exc}") from None
+    with cupy.cuda.Device(src_device):
+        stream = cupy.cuda.Stream(non_blocking=True)
+        for _ in range(warmup):
+            cupy.cuda.runtime.memcpyPeerAsync(dst, dst_device, src, src_device, nbytes, stream.ptr)
+        stream.synchronize()
+        samples = []
+        for _ in range(iterations):
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record(stream)
+            cupy.cuda.runtime.memcpyPeerAsync(dst, dst_device, src, src_device, nbytes, stream.ptr)
+            end.record(stream)
+            end.synchronize()
+            samples.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+    return ReferenceTiming(
+        f"cupy {cupy.__version__}",
+        tuple(samples),
+        True,
+        "cupy.cuda.runtime.memcpyPeerAsync on our buffers, a CuPy stream of the source GPU; CUDA "
+        f"events per copy; {warmup} warm-up, {iterations} samples, median",
+    )

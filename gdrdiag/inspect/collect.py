@@ -1,7 +1,7 @@
 """Run every inspector over one source into a ``MachineInfo``; write bundles.
 
 ``inspect_source`` is the single pass (nvitop's snapshot idea, style-anchors 14): PCI scan,
-kernel, CUDA, NVML, GPUs, NICs, virtualization, topology - then everything downstream works
+kernel, CUDA, NVML, GPUs, NICs, virtualization, topology, GPU peers - then everything downstream works
 on the frozen result. The same function serves a live machine and a bundle, which is what
 makes ``inspect --bundle`` give the live answer.
 
@@ -20,6 +20,7 @@ from gdrdiag.inspect import gpu as gpu_mod
 from gdrdiag.inspect import kernel as kernel_mod
 from gdrdiag.inspect import nic as nic_mod
 from gdrdiag.inspect import pci as pci_mod
+from gdrdiag.inspect import peer as peer_mod
 from gdrdiag.inspect import topology as topo_mod
 from gdrdiag.inspect import virt as virt_mod
 from gdrdiag.model.machine import MachineInfo
@@ -36,7 +37,8 @@ def inspect_source(source: Source) -> MachineInfo:
         verbs = {}
     kernel = kernel_mod.inspect_kernel(tree, verbs)
     host = kernel_mod.inspect_host(tree)
-    cuda_devs, driver_version, cuda_unknown = gpu_mod.cuda_devices(source.cuda())
+    cuda_facts = source.cuda()
+    cuda_devs, driver_version, cuda_unknown = gpu_mod.cuda_devices(cuda_facts)
     gpu_bdfs = [f.bdf for f in pci if virt_mod.is_gpu(f)]
     nvml = source.nvml(gpu_bdfs)
     if not isinstance(nvml, dict):
@@ -45,9 +47,11 @@ def inspect_source(source: Source) -> MachineInfo:
     nics = nic_mod.inspect_nics(tree, pci, verbs)
     virt = virt_mod.inspect_virt(tree, pci, kernel, {g.bdf: g.nvml_virtualization_mode for g in gpus})
     topology = topo_mod.inspect_topology(pci, gpus, nics, virt)
+    peers, peer_unknown = peer_mod.inspect_peers(cuda_facts, cuda_devs, gpus, pci, virt, nvml)
     euid = source.euid()
     unknown = dict(unknown)
     unknown.update(cuda_unknown)
+    unknown.update(peer_unknown)
     if verbs.get("status") != "ok":
         unknown["verbs"] = str(verbs.get("reason") or "verbs facts unavailable")[:300]
     if nvml.get("status") != "ok":
@@ -69,6 +73,7 @@ def inspect_source(source: Source) -> MachineInfo:
         virt=virt,
         kernel=kernel,
         topology=topology,
+        peers=peers,
         unknown=unknown,
     )
 

@@ -10,10 +10,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from gdrdiag.inspect.virt import is_gpu
-from gdrdiag.model.machine import CudaDeviceFacts, GpuInfo, PciFunction
+from gdrdiag.model.machine import CudaDeviceFacts, GpuInfo, NvLink, PciFunction
 from gdrdiag.model.serde import SchemaError, from_jsonable
 
 GDR_ATTRIBUTES = (
@@ -69,6 +70,24 @@ def _nint(facts: dict, key: str) -> Optional[int]:
     v = facts.get(key)
     ok = isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**64  # a Report holds 64 bits
     return v if ok else None
+
+
+def nvlinks(nv: dict, unknown: dict[str, str]) -> tuple[NvLink, ...]:
+    """The GPU's NVLinks from its NVML facts (bad entries become unknown; remote addresses normalised)."""
+    raw = nv.get("nvlinks")
+    if not isinstance(raw, list):
+        return ()
+    out = []
+    for i, item in enumerate(raw[:64]):
+        try:
+            link = from_jsonable(NvLink, item, f"nvml.nvlinks[{i}]")
+        except SchemaError as exc:
+            unknown[f"nvml.nvlinks[{i}]"] = str(exc)[:200]
+            continue
+        if link.remote_bdf:
+            link = replace(link, remote_bdf=normalize_bdf(link.remote_bdf))
+        out.append(link)
+    return tuple(out)
 
 
 def bar1(f: PciFunction) -> tuple[Optional[int], Optional[int]]:
@@ -129,6 +148,7 @@ def inspect_gpus(
                 nvml_link_width=_nint(nv, "link_width"),
                 nvml_link_width_max=_nint(nv, "link_width_max"),
                 nvml_replay_counter=_nint(nv, "replay_counter"),
+                nvlinks=nvlinks(nv, unknown),
                 numa_node=f.numa_node,
                 has_p2p_clique_cap=(
                     any(c.cap_id == 0x09 and not c.extended for c in f.caps) if f.caps else None

@@ -286,6 +286,7 @@ class GpuInfo:
     nvml_link_width: Optional[int] = None
     nvml_link_width_max: Optional[int] = None
     nvml_replay_counter: Optional[int] = None
+    nvlinks: tuple[NvLink, ...] = ()  # NVML, every link the GPU has (active or not)
     numa_node: Optional[int] = None
     has_p2p_clique_cap: Optional[bool] = None
     unknown: dict[str, str] = field(default_factory=dict)
@@ -372,8 +373,13 @@ class KernelInfo:
 
 
 class PathClass(str, enum.Enum):
-    """GPU<->NIC path class as nvidia-smi ``topo -m`` and NCCL define them ([R10][R40])."""
+    """GPU<->NIC and GPU<->GPU path class as nvidia-smi ``topo -m`` and NCCL define them ([R10][R40]).
 
+    ``NV`` is GPU<->GPU only: the pair is joined by NVLink (``topo -m`` prints ``NV#`` with the link
+    count, which :class:`GpuPeerPair` keeps in ``nvlinks``).
+    """
+
+    NV = "NV"
     PIX = "PIX"
     PXB = "PXB"
     PHB = "PHB"
@@ -414,12 +420,69 @@ class TopologyPair:
 
 
 @dataclass(frozen=True)
+class NvLink:
+    """One NVLink of a GPU as NVML reports it (``nvidia-smi nvlink -s`` / ``-R``).
+
+    ``gbytes_per_s`` is the link's rate in one direction; ``rate_source`` says whether NVML gave it
+    (``nvml``) or it is the documented rate of the link's NVLink version (``documented: ...``).
+    """
+
+    link: int
+    active: Optional[bool] = None
+    version: Optional[int] = None
+    remote_bdf: Optional[str] = None
+    gbytes_per_s: Optional[float] = None
+    rate_source: str = ""
+    unknown: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GpuPeerPair:
+    """One ordered GPU pair: can ``src`` reach ``dst``'s memory, and over what path.
+
+    The P2P facts are the CUDA driver's (``cuDeviceCanAccessPeer``, ``cuDeviceGetP2PAttribute``).
+    ``nvlinks`` counts ``src``'s active NVLinks whose remote end is ``dst``; ``nvlink_gbytes_per_s``
+    sums their one-way rates. ``path_class`` is NV when NVLinks join the pair, else the PCIe class
+    of the two functions. ``reliable`` is False in a VM: the guest's PCI tree is synthetic, so a
+    PCIe class says nothing about the physical path (NVLink facts come from the GPU and hold).
+    """
+
+    src_ordinal: int
+    dst_ordinal: int
+    src_bdf: str = ""
+    dst_bdf: str = ""
+    can_access_peer: Optional[bool] = None
+    access_supported: Optional[bool] = None
+    performance_rank: Optional[int] = None
+    native_atomics: Optional[bool] = None
+    array_access: Optional[bool] = None
+    nvlinks: Optional[int] = None
+    nvlink_gbytes_per_s: Optional[float] = None
+    nvml_p2p: dict[str, str] = field(
+        default_factory=dict
+    )  # nvidia-smi topo -p2p: read/write/nvlink -> OK, ...
+    path_class: Optional[PathClass] = None
+    reliable: bool = True
+    note: str = ""
+    bridges: tuple[str, ...] = ()
+    narrowest_capable: Optional[LinkHop] = None
+    unknown: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def path_text(self) -> str:
+        """``NV18``, ``PIX``, ... as ``nvidia-smi topo -m`` prints it; ``?`` when unknown."""
+        if self.path_class is PathClass.NV:
+            return f"NV{self.nvlinks or '?'}"
+        return self.path_class.value if self.path_class else "?"
+
+
+@dataclass(frozen=True)
 class MachineInfo:
     """Everything inspect knows about a machine.
 
     ``source`` is ``live`` or ``bundle:<name>``; ``privileged`` says whether config space could
     be read in full (root). ``cuda_devices``/``cuda_driver_version`` are the raw CUDA facts;
-    ``gpus``/``nics``/``topology`` are the joined, per-device views diagnose reasons about.
+    ``gpus``/``nics``/``topology``/``peers`` are the joined, per-device views diagnose reasons about.
     """
 
     host: HostInfo = field(default_factory=HostInfo)
@@ -433,6 +496,7 @@ class MachineInfo:
     virt: VirtInfo = field(default_factory=VirtInfo)
     kernel: KernelInfo = field(default_factory=KernelInfo)
     topology: tuple[TopologyPair, ...] = ()
+    peers: tuple[GpuPeerPair, ...] = ()  # every ordered GPU pair (inspect/peer.py)
     unknown: dict[str, str] = field(default_factory=dict)
 
     def function(self, bdf: Optional[str]) -> Optional[PciFunction]:

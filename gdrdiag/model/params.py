@@ -133,6 +133,33 @@ class MrParams:
 
 
 @dataclass(frozen=True)
+class PeerParams:
+    """A GPU<->GPU case: copy-engine peer copies, or an SM kernel reading/writing the peer through UVA.
+
+    ``src_gpu``/``dst_gpu`` are CUDA ordinals: bytes move from ``src_gpu``'s memory into ``dst_gpu``'s.
+    ``mover`` is ``ce`` (cuMemcpyPeerAsync) or ``sm`` (an NVRTC kernel); ``op`` says which GPU drives
+    the transfer: ``copy`` (CE), ``read`` (a kernel on the destination pulls), ``write`` (a kernel
+    on the source pushes). ``peer_access`` False means the driver stages the copy through host memory.
+    """
+
+    bench: Bench = Bench.PEER
+    src_gpu: Optional[int] = None
+    dst_gpu: Optional[int] = None
+    mover: Optional[str] = None  # ce | sm
+    op: Optional[str] = None  # copy | read | write
+    peer_access: Optional[bool] = None
+    bidirectional: Optional[bool] = None  # both ways at once (src->dst and dst->src)
+    size_bytes: Optional[int] = None
+    library: Optional[str] = None  # the reference copy's library (cupy)
+    same_buffers: Optional[bool] = None
+    # How the kernel was launched and what path the pair has: shown, not identity.
+    grid: Optional[int] = _not_identity()  # type: ignore[assignment]
+    threads: Optional[int] = _not_identity()  # type: ignore[assignment]
+    path: Optional[str] = _not_identity()  # type: ignore[assignment]  # NV18, PIX, PXB, PHB, NODE, SYS
+    model: Optional[str] = _not_identity()  # type: ignore[assignment]  # the expectation, in words
+
+
+@dataclass(frozen=True)
 class ImportedParams:
     """A measurement another tool made (perftest, nvbandwidth), as that tool described it."""
 
@@ -158,7 +185,7 @@ class ImportedParams:
     source_file: Optional[str] = _not_identity()  # type: ignore[assignment]
 
 
-BenchParams = Union[CopyParams, GatherParams, MrParams, ImportedParams]
+BenchParams = Union[CopyParams, GatherParams, MrParams, PeerParams, ImportedParams]
 
 # ---------------------------------------------------------------------------------------------
 # metrics
@@ -266,6 +293,20 @@ class MrMetrics:
 
 
 @dataclass(frozen=True)
+class PeerMetrics:
+    """Derived numbers of peer-bench: the path model, same-run ratios and the reference."""
+
+    bench: Bench = Bench.PEER
+    seconds_median: Optional[float] = None
+    expected_gbytes_per_s: Optional[float] = None  # peer_model: what this path should deliver
+    measured_over_expected: Optional[float] = None
+    on_over_off: Optional[float] = None  # peer access on / off, same pair and size (the staging loss)
+    ratio_to_ce: Optional[float] = None  # SM rows: over the copy engine moving the same bytes
+    gdrdiag_over_reference: Optional[float] = None  # gdrdiag's CE copy over CuPy's, same buffers
+    rounds: Optional[float] = None  # interleaved measurement rounds (reference cases)
+
+
+@dataclass(frozen=True)
 class ImportedMetrics:
     """Derived numbers another tool reported beside its headline."""
 
@@ -279,7 +320,7 @@ class ImportedMetrics:
     latency_us: Optional[float] = None  # a latency the tool reported beside its bandwidth
 
 
-BenchMetrics = Union[CopyMetrics, GatherMetrics, MrMetrics, ImportedMetrics]
+BenchMetrics = Union[CopyMetrics, GatherMetrics, MrMetrics, PeerMetrics, ImportedMetrics]
 
 
 @dataclass(frozen=True)
@@ -333,12 +374,14 @@ PARAMS_BY_BENCH: dict[Bench, type] = {
     Bench.COPY: CopyParams,
     Bench.GATHER: GatherParams,
     Bench.MR: MrParams,
+    Bench.PEER: PeerParams,
     Bench.IMPORTED: ImportedParams,
 }
 METRICS_BY_BENCH: dict[Bench, type] = {
     Bench.COPY: CopyMetrics,
     Bench.GATHER: GatherMetrics,
     Bench.MR: MrMetrics,
+    Bench.PEER: PeerMetrics,
     Bench.IMPORTED: ImportedMetrics,
 }
 

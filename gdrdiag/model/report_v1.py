@@ -75,6 +75,7 @@ _PARAM_RENAMES: dict[Bench, dict[str, str]] = {
         "lands_in": "lands_in",
         "topology": "topology",
     },
+    Bench.PEER: {},  # peer-bench came after version 1
     Bench.IMPORTED: {},
 }
 # v1 names that were run settings; they move to ``settings`` under these names.

@@ -27,17 +27,20 @@ class Bench(Word):
     COPY = "copy"
     GATHER = "gather"
     MR = "mr"
+    PEER = "peer"
     IMPORTED = "imported"
 
     @classmethod
     def of_key(cls, key: str) -> "Bench":
-        """The bench a case key belongs to (``copy_h2d_pinned`` -> COPY, ``rdma_write`` -> MR)."""
+        """The bench a case key belongs to (``copy_h2d_pinned`` -> COPY, ``peer_ce_on`` -> PEER, ...)."""
         if key.startswith("copy"):
             return cls.COPY
         if key.startswith("gather"):
             return cls.GATHER
         if key.startswith(("mr_", "rdma")):
             return cls.MR
+        if key.startswith("peer_"):
+            return cls.PEER
         return cls.IMPORTED
 
 

@@ -185,7 +185,54 @@ def render_machine(m: MachineInfo, width: Optional[int] = DEFAULT_WIDTH) -> str:
         out += "\n\nGPU <-> NIC paths\n" + fit_table(
             rows, ["GPU", "NIC", "class", "narrowest link", "NUMA gpu/nic"], width, wrap=(3, 2)
         )
+    if m.peers:
+        out += "\n\n" + render_peer_matrix(m, width)
     return out
+
+
+def _yn(v: Optional[bool]) -> str:
+    return "?" if v is None else ("yes" if v else "no")
+
+
+def _nvlink_text(m: MachineInfo, bdf: str) -> str:
+    g = next((g for g in m.gpus if g.bdf == bdf), None)
+    if g is None or not g.nvlinks:
+        return "none" if g is not None and "nvml" not in g.unknown else "?"
+    active = [lk for lk in g.nvlinks if lk.active]
+    versions = sorted({lk.version for lk in active if lk.version is not None})
+    rates = sorted({round(lk.gbytes_per_s, 3) for lk in active if lk.gbytes_per_s is not None})
+    return (
+        f"{len(active)}/{len(g.nvlinks)} active"
+        + (f", NVLink {'/'.join(map(str, versions))}" if versions else "")
+        + (f", {'/'.join(f'{r:g}' for r in rates)} GB/s per link" if rates else "")
+    )
+
+
+def render_peer_matrix(m: MachineInfo, width: Optional[int] = DEFAULT_WIDTH) -> str:
+    """GPU <-> GPU: one row per ordered pair (path class, P2P facts, NVLinks), then each GPU's links."""
+    rows = [
+        [
+            f"{p.src_ordinal} -> {p.dst_ordinal}",
+            p.path_text + ("" if p.reliable else " (guest view)"),
+            _yn(p.can_access_peer),
+            _q(p.performance_rank),
+            _yn(p.native_atomics),
+            _yn(p.array_access),
+            _q(p.nvlinks),
+            f"{p.nvlink_gbytes_per_s:.1f}" if p.nvlink_gbytes_per_s is not None else "-",
+        ]
+        for p in m.peers
+    ]
+    text = "GPU <-> GPU peers\n" + fit_table(
+        rows,
+        ["GPUs", "path", "P2P", "rank", "atomics", "arrays", "NVLinks", "NVLink GB/s one way"],
+        width,
+        wrap=(1,),
+    )
+    gpus = sorted({(p.src_ordinal, p.src_bdf) for p in m.peers})
+    lines = [f"GPU {o} ({bdf}) NVLinks: {_nvlink_text(m, bdf)}" for o, bdf in gpus]
+    lines += [f"note: {n}" for n in sorted({p.note for p in m.peers if p.note})]
+    return text + "\n" + wrap_lines("\n".join(lines), width)
 
 
 def render_findings(

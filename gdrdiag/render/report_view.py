@@ -33,6 +33,7 @@ BENCH_NAMES: dict[Bench, str] = {
     Bench.COPY: "copy-bench",
     Bench.GATHER: "gather-bench",
     Bench.MR: "mr-bench",
+    Bench.PEER: "peer-bench",
     Bench.IMPORTED: "imported",
 }
 
@@ -142,6 +143,10 @@ def render_bench(bench: Bench, results: Sequence[BenchResult], ro_pairs: Sequenc
         return render_gather_results(items)
     if bench is Bench.MR:
         return render_mr_results(items, pairs=ro_pairs) or "no mr-bench results"
+    if bench is Bench.PEER:
+        from gdrdiag.render.peer_table import render_peer_results
+
+        return render_peer_results(items)
     return _imported_table(items)
 
 

@@ -149,8 +149,14 @@ def test_report_reports_each_part(tmp_path):
     res = runner.invoke(app, ["report", "--quick", "--no-rdma", "-o", str(tmp_path / "r.json")])
     assert res.exit_code in (0, 1), res.output
     got = steps(res.stderr)
-    assert [label for _, _, label, _ in got] == ["inspect", "copy-bench", "gather-bench", "mr-bench"]
-    assert {t for _, t, _, _ in got} == {4}
+    assert [label for _, _, label, _ in got] == [
+        "inspect",
+        "copy-bench",
+        "gather-bench",
+        "mr-bench",
+        "peer-bench",
+    ]
+    assert {t for _, t, _, _ in got} == {5}
     quiet = runner.invoke(app, ["report", "--quick", "--no-rdma", "-o", str(tmp_path / "q.json"), "--quiet"])
     assert not steps(quiet.stderr)
 

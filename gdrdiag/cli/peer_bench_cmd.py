@@ -1,0 +1,119 @@
+"""``gdrdiag peer-bench``: GPU<->GPU copies and SM peer reads/writes for every ordered GPU pair."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from gdrdiag.cli import app
+from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
+from gdrdiag.cli.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    echo,
+    echo_text,
+    handles_errors,
+    output_width,
+    wants_json,
+)
+from gdrdiag.cli.progress import QUIET_HELP, Progress
+from gdrdiag.errors import UserInputError
+from gdrdiag.units import parse_size, parse_size_list
+
+DEFAULT_SIZES = "4K,64K,1M,16M,256M"
+ALL_SIZES = "4K..1G"
+
+
+def parse_pairs(text: Optional[str]) -> Optional[tuple[tuple[int, int], ...]]:
+    """``0:1,1:0`` -> ((0, 1), (1, 0)); None for all ordered pairs."""
+    if not text:
+        return None
+    out = []
+    for item in text.split(","):
+        a, sep, b = item.strip().partition(":")
+        if not sep or not a.strip().isdigit() or not b.strip().isdigit():
+            raise UserInputError(f"--pairs {item!r}: write SRC:DST with CUDA ordinals, e.g. 0:1,1:0")
+        out.append((int(a), int(b)))
+    return tuple(out)
+
+
+def _text(report, width) -> str:
+    """The result tables, then the findings the results add."""
+    from gdrdiag.diagnose import diagnose
+    from gdrdiag.diagnose.peer_rules import peer_findings
+    from gdrdiag.render.findings_table import render_findings
+    from gdrdiag.render.peer_table import render_peer_results
+
+    findings = [f for f in diagnose(report) if f.code in {g.code for g in peer_findings(report)}]
+    return f"{render_peer_results(list(report.results), width)}\n\n{render_findings(findings)}"
+
+
+@app.command("peer-bench")
+@handles_errors
+def peer_bench(
+    ctx: typer.Context,
+    cases: Optional[list[str]] = typer.Argument(None, help=CASES_HELP, show_default=False),
+    list_cases: bool = typer.Option(False, "--list", help=LIST_HELP),
+    sizes: str = typer.Option(DEFAULT_SIZES, "--sizes", "-s", help="Sizes (4K,1M,...) or a range 4K..1G."),
+    all_sizes: bool = typer.Option(False, "--all-sizes", "-a", help=f"Every size {ALL_SIZES} (doubling)."),
+    pairs: Optional[str] = typer.Option(
+        None, "--pairs", help="Ordered GPU pairs SRC:DST,... (default: all)."
+    ),
+    iterations: int = typer.Option(10, "--iters", "-n", help="Timed samples per case."),
+    warmup: int = typer.Option(2, "--warmup", help="Warm-up iterations per case."),
+    reference_size: str = typer.Option("256M", "--reference-size", help="Size of the CuPy reference copy."),
+    rounds: int = typer.Option(5, "--rounds", help="Interleaved rounds of the reference comparison."),
+    json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
+    quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
+) -> None:
+    """GPU<->GPU paths: CE peer copies (peer access on/off), SM peer reads/writes, against the path model."""
+    from gdrdiag.bench.peer import PeerBenchOptions, planned_case_count, run_peer_bench
+    from gdrdiag.bench.registry import peer_registry
+    from gdrdiag.model.results import Status
+
+    registry = peer_registry()
+    if list_cases:
+        from gdrdiag.cli.cases import print_case_list, probe_capabilities
+
+        print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx))
+    selected = registry.select(cases or ())
+    opts = PeerBenchOptions(
+        sizes=tuple(parse_size_list(ALL_SIZES if all_sizes else sizes, what="--sizes")),
+        keys=tuple(c.key for c in selected),
+        pairs=parse_pairs(pairs),
+        iterations=iterations,
+        warmup=warmup,
+        reference_size=parse_size(reference_size, what="--reference-size"),
+        reference_rounds=rounds,
+    )
+    opts.validate()
+    from gdrdiag.cli.interrupt import exit_130_after, measure
+    from gdrdiag.cli.reporting import results_report
+    from gdrdiag.hw.bundle import LiveSource
+    from gdrdiag.inspect.collect import inspect_source
+
+    notes: list[str] = []
+    try:  # the path model needs the pairs' facts before the run
+        machine = inspect_source(LiveSource())
+    except Exception as exc:  # noqa: BLE001 - the results are worth having without the model
+        machine = None
+        notes.append(f"machine facts unknown: {' '.join(str(exc).split())[:200]}")
+    n_pairs = max(1, len(machine.peers)) if machine is not None else 2
+    progress = Progress("peer-bench", planned_case_count(opts, n_pairs), enabled=not quiet)
+    results, stopped = measure(lambda: run_peer_bench(opts, machine, progress=progress.step), list)
+    if stopped:
+        notes.append(stopped.note)
+    report = results_report("peer-bench", results, machine=machine, notes=tuple(notes))
+    with exit_130_after(stopped):
+        if json_out is not None:
+            from gdrdiag.cli.report_files import write_text_file
+
+            write_text_file(json_out, report.to_json(), force=force, what="--json-out")
+        if wants_json(ctx):
+            echo(report.to_json())
+        else:
+            echo_text(ctx, _text(report, output_width(ctx)))
+        raise typer.Exit(EXIT_FAIL if any(r.status is Status.ERROR for r in results) else EXIT_OK)

@@ -1,0 +1,313 @@
+"""GPU<->GPU peer rules (docs/kb/peer.md): pure functions of a Report's machine and peer-bench rows.
+
+- PEER-ACCESS-OFF: peer copies staged through host memory. With peer access off the driver moves
+  a cudaMemcpyPeer device -> host -> device; on an NVLink pair that is ~10x slower. Measured: the
+  on/off ratio of the same pair and size. When only staged copies were measured and the driver
+  offers peer access, the loss against the path model is the evidence and the finding is FAIL.
+- PEER-P2P-UNSUPPORTED: ``cuDeviceCanAccessPeer`` is 0 for a pair: every copy between them is staged
+  and no kernel can touch the peer's memory.
+- PEER-NVLINK-DOWN: a GPU has NVLinks that are not active, so its pairs run on fewer links.
+- PEER-ACS-REDIRECT: a PCIe peer pair whose switch ports have ACS request/completion redirect on,
+  so every peer TLP climbs to the root complex (PCIe Base Spec r5.0 sec. 6.12).
+- PEER-SLOW: a large copy-engine peer copy with peer access on reaches under
+  :data:`PEER_OF_MODEL_HEALTHY` of the path model (links x rate x efficiency, :mod:`gdrdiag.peer_model`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterable
+
+from gdrdiag.diagnose._common import ev, finding, is_downstream_facing
+from gdrdiag.diagnose.virt_rules import REDIRECT_BITS
+from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.machine import MachineInfo, PathClass
+from gdrdiag.model.params import ImportedParams, PeerParams
+from gdrdiag.model.report import Report
+from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.peer_model import expect, pair_of
+from gdrdiag.units import MiB, format_size
+
+PEER_OF_MODEL_HEALTHY = 0.9
+LARGE_PEER_BYTES = 64 * MiB
+STAGED_LOSS_FAIL = 2.0  # peer access on is at least this many times faster: FAIL when it is off
+
+ENABLE_ADVICE = (
+    "Enable peer access before copying between GPUs: cudaDeviceEnablePeerAccess(peer, 0) from each GPU "
+    "(driver API cuCtxEnablePeerAccess); PyTorch and CuPy copy peer-to-peer once it is enabled. Under NCCL, "
+    "leave NCCL_P2P_DISABLE unset (and NCCL_P2P_LEVEL at least NVL on NVLink pairs). In a container or VM, "
+    "every GPU of the pair must be visible to the process (CUDA_VISIBLE_DEVICES)."
+)
+
+
+def _large(results: Iterable[BenchResult], key: str) -> list[BenchResult]:
+    """The largest-size OK rows of ``key`` per (src, dst, bidirectional), at least LARGE_PEER_BYTES."""
+    best: dict[tuple, BenchResult] = {}
+    for r in results:
+        p = r.params
+        if r.key != key or r.status is not Status.OK or not isinstance(p, PeerParams) or not r.value:
+            continue
+        if (p.size_bytes or 0) < LARGE_PEER_BYTES:
+            continue
+        k = (p.src_gpu, p.dst_gpu, p.bidirectional)
+        if k not in best or (p.size_bytes or 0) > (best[k].params.size_bytes or 0):  # type: ignore[union-attr]
+            best[k] = r
+    return list(best.values())
+
+
+def _imported_staged(results: Iterable[BenchResult]) -> list[BenchResult]:
+    """Imported GPU->GPU rows measured with peer access disabled (p2pBandwidthLatencyTest P2P=Disabled)."""
+    return [
+        r
+        for r in results
+        if r.status is Status.OK
+        and isinstance(r.params, ImportedParams)
+        and r.params.peer_access is False
+        and r.params.gpu is not None
+        and r.params.peer_gpu is not None
+        and r.value
+    ]
+
+
+def _row_ev(r: BenchResult) -> str:
+    p = r.params
+    return (
+        f"results[{r.key} {p.src_gpu}->{p.dst_gpu} size={format_size(p.size_bytes)}] = "  # type: ignore[union-attr,arg-type]
+        f"{r.value:.1f} GB/s"
+    )
+
+
+def access_off(report: Report) -> Iterable[Finding]:
+    """PEER-ACCESS-OFF: measured staging loss (on/off), or staged rows where the driver offers peer access."""
+    m = report.machine
+    on_rows = {(r.params.src_gpu, r.params.dst_gpu): r for r in _large(report.results, "peer_ce_on")}  # type: ignore[union-attr]
+    for off in _large(report.results, "peer_ce_off"):
+        p = off.params
+        assert isinstance(p, PeerParams)
+        on = on_rows.get((p.src_gpu, p.dst_gpu))
+        pair = pair_of(m, p.src_gpu, p.dst_gpu)
+        path = pair.path_text if pair else "?"
+        if on is not None and on.value and off.value:
+            ratio = on.value / off.value
+            if ratio < 1.5:
+                continue
+            # Both sides measured: peer-bench's own A/B. This machine has peer access working (the on
+            # row), so the staged row is a rung by design: INFO, with the measured share (issue 20).
+            yield dataclasses.replace(
+                finding(
+                    "PEER-ACCESS-OFF",
+                    Severity.INFO,
+                    f"GPU {p.src_gpu} -> {p.dst_gpu} ({path}): copies without peer access run "
+                    f"{ratio:.1f}x slower "
+                    "(staged through host memory); anything that does not enable peer access pays this",
+                    [
+                        _row_ev(off),
+                        _row_ev(on),
+                        "by design: peer-bench measures peer access off beside on; on works here",
+                        f"on / off = {ratio:.2f}",
+                    ],
+                    ENABLE_ADVICE,
+                    "",
+                    f"gpu{p.src_gpu}->gpu{p.dst_gpu}",
+                ),
+                explains=round(1 - 1 / ratio, 3),
+                basis="measured",
+            )
+            continue
+        if pair is None or pair.can_access_peer is not True:
+            continue  # PEER-P2P-UNSUPPORTED speaks for pairs without peer access
+        exp = expect(m, pair, mover="ce", peer_access=True)
+        if exp.gbytes_per_s is None or not off.value:
+            continue
+        ratio = exp.gbytes_per_s / off.value
+        if ratio < 1.5:
+            continue
+        yield dataclasses.replace(
+            finding(
+                "PEER-ACCESS-OFF",
+                Severity.FAIL if ratio >= STAGED_LOSS_FAIL else Severity.WARN,
+                f"GPU {p.src_gpu} -> {p.dst_gpu} ({path}): peer copies are staged through host memory - peer "
+                f"access is not enabled; the path model gives {ratio:.1f}x with it on",
+                [
+                    _row_ev(off),
+                    f"machine.peers[{p.src_gpu}->{p.dst_gpu}].can_access_peer = True",
+                    f"expected with peer access on: {exp.gbytes_per_s:.1f} GB/s ({exp.text})",
+                ],
+                ENABLE_ADVICE,
+                "",
+                f"gpu{p.src_gpu}->gpu{p.dst_gpu}",
+            ),
+            explains=round(1 - 1 / ratio, 3),
+            basis="inferred",
+        )
+    for r in _imported_staged(report.results):
+        p = r.params
+        assert isinstance(p, ImportedParams)
+        pair = pair_of(m, p.gpu, p.peer_gpu)
+        if pair is None or pair.can_access_peer is not True:
+            continue
+        exp = expect(m, pair, mover="ce", peer_access=True)
+        if exp.gbytes_per_s is None or exp.gbytes_per_s / r.value < 1.5:  # type: ignore[operator]
+            continue
+        yield dataclasses.replace(
+            finding(
+                "PEER-ACCESS-OFF",
+                Severity.WARN,
+                f"{p.tool or 'imported'}: GPU {p.gpu} -> {p.peer_gpu} measured with peer access disabled at "
+                f"{r.value:.1f} GB/s; the driver offers peer access ({exp.gbytes_per_s:.0f} GB/s expected)",
+                [f"results[{r.key}] = {r.value:.1f} GB/s (peer_access = False)", exp.text],
+                ENABLE_ADVICE,
+                "",
+                f"gpu{p.gpu}->gpu{p.peer_gpu}",
+            ),
+            explains=round(1 - r.value / exp.gbytes_per_s, 3),  # type: ignore[operator]
+            basis="inferred",
+        )
+
+
+def p2p_unsupported(m: MachineInfo) -> Iterable[Finding]:
+    """PEER-P2P-UNSUPPORTED: the driver offers no peer access for a GPU pair."""
+    for pair in m.peers:
+        if pair.can_access_peer is not False:
+            continue
+        vm = bool(m.virt.is_vm)
+        yield finding(
+            "PEER-P2P-UNSUPPORTED",
+            Severity.WARN,
+            f"GPU {pair.src_ordinal} cannot access GPU {pair.dst_ordinal}'s memory "
+            "(cuDeviceCanAccessPeer = 0): "
+            "every copy between them is staged through host memory"
+            + (" - in this VM the hypervisor decides" if vm else ""),
+            [
+                ev(f"machine.peers[{pair.src_ordinal}->{pair.dst_ordinal}].can_access_peer", False),
+                ev(f"machine.peers[{pair.src_ordinal}->{pair.dst_ordinal}].path", pair.path_text),
+                *([pair.note] if pair.note else []),
+            ],
+            "`nvidia-smi topo -p2p rw` names the reason per pair (CNS: chipset not supported, TNS: "
+            "topology not "
+            "supported, NS: not supported). "
+            + (
+                "In a VM, P2P needs the host to pass the GPUs through with peer-to-peer allowed "
+                "(NVLink, or GPUs "
+                "under one PCIe switch with ACS redirect off on the host); ask the provider for a "
+                "P2P-capable shape."
+                if vm
+                else "On bare metal, PCIe P2P needs both GPUs under a switch or a root complex "
+                "that supports it, with ACS redirect off on the switch ports (see PEER-ACS-REDIRECT) "
+                "and the IOMMU in "
+                "passthrough."
+            ),
+            "",
+            f"gpu{pair.src_ordinal}->gpu{pair.dst_ordinal}",
+        )
+
+
+def nvlink_down(m: MachineInfo) -> Iterable[Finding]:
+    """PEER-NVLINK-DOWN: NVLinks NVML lists but that are not active."""
+    for g in m.gpus:
+        if not g.nvlinks:
+            continue
+        down = [lk.link for lk in g.nvlinks if lk.active is False]
+        if not down:
+            continue
+        active = sum(1 for lk in g.nvlinks if lk.active)
+        yield finding(
+            "PEER-NVLINK-DOWN",
+            Severity.FAIL if active == 0 else Severity.WARN,
+            f"GPU {g.bdf}: {len(down)} of {len(g.nvlinks)} NVLinks are not active ({active} carry its peer "
+            "traffic)",
+            [
+                ev(f"gpus[{g.bdf}].nvlinks.active", f"{active}/{len(g.nvlinks)}"),
+                ev(f"gpus[{g.bdf}].nvlinks.inactive", ",".join(map(str, down))),
+            ],
+            "`nvidia-smi nvlink -s` and `nvidia-smi nvlink -e` (error counters) per link; on "
+            "NVSwitch systems "
+            "check the fabric manager (`systemctl status nvidia-fabricmanager`). A link that stays "
+            "down after "
+            "a GPU reset is a hardware case for the vendor.",
+            "",
+            g.bdf,
+        )
+
+
+def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
+    """PEER-ACS-REDIRECT: a PCIe GPU<->GPU path through switch ports with ACS redirect on."""
+    if m.virt.is_vm:
+        return
+    seen: set[tuple[int, int]] = set()
+    for pair in m.peers:
+        key = (min(pair.src_ordinal, pair.dst_ordinal), max(pair.src_ordinal, pair.dst_ordinal))
+        if key in seen or pair.path_class not in (PathClass.PIX, PathClass.PXB):
+            continue
+        seen.add(key)
+        for b in pair.bridges:
+            f = m.function(b)
+            if f is None or f.acs is None or not is_downstream_facing(f):
+                continue
+            on = [x for x in REDIRECT_BITS if x in f.acs.ctl_flags]
+            if not on:
+                continue
+            yield finding(
+                "PEER-ACS-REDIRECT",
+                Severity.FAIL,
+                f"ACS {'/'.join(on)} on {b} sends GPU {key[0]} <-> GPU {key[1]} peer traffic up to the root "
+                "complex instead of across the switch",
+                [
+                    ev(f"pci[{b}].acs.ctl_flags", " ".join(f.acs.ctl_flags) or "none"),
+                    ev(f"machine.peers[{key[0]}<->{key[1]}].path", pair.path_text),
+                ],
+                f"Disable ACS redirect on the switch ports between the GPUs: BIOS 'ACS disable', kernel "
+                f"pci=disable_acs_redir={b}, or `setpci -s {b} ECAP_ACS+0x6.w=0000` (until reboot). "
+                "With an IOMMU "
+                "active the kernel sets redirect; iommu=pt alone does not clear it.",
+                "",
+                b,
+            )
+
+
+def peer_slow(report: Report) -> Iterable[Finding]:
+    """PEER-SLOW: a large CE peer copy with peer access on under PEER_OF_MODEL_HEALTHY of the model."""
+    for key in ("peer_ce_on", "peer_ce_bidir_on"):
+        for r in _large(report.results, key):
+            frac = getattr(r.metrics, "measured_over_expected", None)
+            if frac is None or frac >= PEER_OF_MODEL_HEALTHY:
+                continue
+            p = r.params
+            assert isinstance(p, PeerParams)
+            pcie_rc = p.path in ("PHB", "NODE", "SYS")
+            yield finding(
+                "PEER-SLOW",
+                Severity.FAIL if frac < 0.5 else Severity.WARN,
+                f"GPU {p.src_gpu} -> {p.dst_gpu} ({p.path or '?'}): peer copies reach {frac:.0%} of "
+                "the path model "
+                f"(healthy: >= {PEER_OF_MODEL_HEALTHY:.0%})",
+                [_row_ev(r), f"expected: {p.model}"],
+                (
+                    "The pair's P2P traffic crosses the root complex: many CPUs forward peer TLPs "
+                    "slowly; NCCL "
+                    "avoids such pairs by default (NCCL_P2P_LEVEL). Place communicating GPUs under "
+                    "one switch."
+                    if pcie_rc
+                    else "Check every link of the pair is up and at full rate (`nvidia-smi nvlink -s`, "
+                    "`nvidia-smi topo -m`), and that no other job shares the GPUs while measuring."
+                ),
+                "",
+                f"gpu{p.src_gpu}->gpu{p.dst_gpu}",
+            )
+
+
+MACHINE_RULES = [p2p_unsupported, nvlink_down, acs_redirect]
+
+
+def peer_findings(report: Report) -> list[Finding]:
+    """Every peer finding of a Report, machine and results (for peer-bench's own text)."""
+    out: list[Finding] = []
+    if report.machine is not None:
+        for rule in MACHINE_RULES:
+            out.extend(rule(report.machine))
+    for rule in RULES:
+        out.extend(rule(report))
+    return out
+
+
+RULES = [access_off, peer_slow]

@@ -1,0 +1,119 @@
+"""What a GPU<->GPU transfer should reach on its path (pure; bench and diagnose both use it).
+
+The path of an ordered pair is read by inspect (:class:`gdrdiag.model.machine.GpuPeerPair`):
+
+- **NVLink** (class NV, peer access on): ``links x per-link one-way rate x efficiency``. The
+  per-link rate is NVML's (``nvidia-smi nvlink -s``: 26.562 GB/s on H100) or the documented rate
+  of the link's version. The efficiency is the share of the signalling rate that reaches payload:
+
+  - copy engine: :data:`CE_NVLINK_EFFICIENCY`. The copy engines write 256-byte payloads; public
+    CE measurements of 18-link H100 pairs are 380 GB/s with p2pBandwidthLatencyTest through
+    NVSwitch (NVIDIA/nccl#1264: 0.79 of 18 x 26.5625) and 395.5 GB/s with
+    cudaMemcpyPeerAsync on a directly linked pair (issue 21: 0.83); the constant is this
+    direct-pair figure, re-measured by peer-bench on the x2 machine (docs/benchmarks.md).
+  - SM loads/stores: :data:`SM_NVLINK_EFFICIENCY`. SMs move at most 128-byte payloads, which NVIDIA
+    puts at ~20 GB/s of a 25 GB/s NVLink 3 line rate (NVIDIA/nccl-tests#149) and NCCL models as
+    20.6 GB/s per Hopper link (NVIDIA/nccl ``src/graph/topo.h``, ``SM90_NVLINK_BW``), i.e.
+    20.6 / 26.5625 = 0.776 of NVML's rate. This is why an SM copy over NVLink is expected to stay
+    below the copy engine (0.776 / CE efficiency of it).
+
+  Both directions at once: twice the one-way figure (links are full duplex).
+- **PCIe peer-to-peer** (PIX/PXB/PHB/NODE/SYS, peer access on): the narrowest PCIe link on the path
+  at the copy-engine efficiency of :func:`gdrdiag.pcie_model.ce_efficiency` (MPS 256, MRRS 4096
+  unless known). Paths through a root complex (PHB, NODE, SYS) often fall far short: that shortfall
+  is what diagnose explains (ACS redirection, inter-socket links), not a different model.
+- **Peer access off**: the driver stages the copy through pinned host memory (device -> host ->
+  device, pipelined in chunks), so at best the slower GPU's own PCIe copy rate (twice that both ways
+  at once: the links are full duplex). The x2 machine's staged copies reach about two thirds of it;
+  the staging loss against peer access shows as ``on_over_off`` in the bench's rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from gdrdiag.model.machine import GpuPeerPair, MachineInfo, PathClass
+from gdrdiag.pcie_model import LinkParams, ce_efficiency
+
+CE_NVLINK_EFFICIENCY = 0.83
+SM_NVLINK_EFFICIENCY = 20.6 / 26.5625
+NVLINK_SOURCES = (
+    "NVIDIA/nccl src/graph/topo.h SM90_NVLINK_BW (20.6 GB/s per Hopper link, SM traffic)",
+    "https://github.com/NVIDIA/nccl-tests/issues/149 (25 GB/s line rate -> ~20 GB/s with 128-B SM payloads)",
+    "https://github.com/NVIDIA/nccl/issues/1264 (H100 p2pBandwidthLatencyTest: 380 GB/s one way)",
+)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """Expected GB/s (None when the path's facts are unknown) and how it was reached, in words."""
+
+    gbytes_per_s: Optional[float]
+    text: str
+
+
+def _gpu_link_rate(machine: MachineInfo, bdf: str) -> Optional[float]:
+    g = next((g for g in machine.gpus if g.bdf == bdf), None)
+    if g is None or g.link is None:
+        return None
+    return g.link.max_raw_gbytes_per_s or g.link.raw_gbytes_per_s
+
+
+def pair_of(machine: Optional[MachineInfo], src: Optional[int], dst: Optional[int]) -> Optional[GpuPeerPair]:
+    """The machine's facts for the ordered pair ``src -> dst``, or None."""
+    if machine is None:
+        return None
+    return next((p for p in machine.peers if p.src_ordinal == src and p.dst_ordinal == dst), None)
+
+
+def expect(
+    machine: Optional[MachineInfo],
+    pair: Optional[GpuPeerPair],
+    *,
+    mover: str,
+    peer_access: bool,
+    bidirectional: bool = False,
+) -> Expectation:
+    """What ``mover`` (``ce``/``sm``) should reach on ``pair``'s path; see the module docstring."""
+    if pair is None or machine is None:
+        return Expectation(None, "unknown: no peer facts for this pair (run inspect on this machine)")
+    factor = 2.0 if bidirectional else 1.0
+    both = " x 2 (both directions)" if bidirectional else ""
+    if not peer_access:
+        rates = [_gpu_link_rate(machine, b) for b in (pair.src_bdf, pair.dst_bdf)]
+        if any(r is None for r in rates):
+            return Expectation(None, "staged through host memory; a GPU's PCIe link rate is unknown")
+        eff = ce_efficiency(LinkParams())
+        raw = min(r for r in rates if r is not None)
+        # Both ways at once: each GPU's link carries one direction's D2H and the other's H2D, and
+        # PCIe is full duplex, so the yardstick doubles (measured: 64 GB/s both ways at 256 MiB on
+        # the x2 machine against 37 one way, above a single link's 58).
+        return Expectation(
+            raw * eff * factor,
+            f"peer access off: staged through host memory, at best the slower GPU's PCIe copy rate "
+            f"({raw:.1f} GB/s raw x {eff:.3f}){both}",
+        )
+    if pair.path_class is PathClass.NV:
+        if pair.nvlink_gbytes_per_s is None:
+            return Expectation(None, f"{pair.path_text}: the links' rate is unknown")
+        eff = CE_NVLINK_EFFICIENCY if mover == "ce" else SM_NVLINK_EFFICIENCY
+        what = "copy engine" if mover == "ce" else "SM loads/stores (128-B payloads)"
+        return Expectation(
+            pair.nvlink_gbytes_per_s * eff * factor,
+            f"{pair.path_text}: {pair.nvlinks} links, {pair.nvlink_gbytes_per_s:.1f} GB/s one way x "
+            f"{eff:.3f} ({what}){both}",
+        )
+    hop = pair.narrowest_capable
+    raw = hop.raw_gbytes_per_s if hop else None
+    if raw is None:
+        rates = [_gpu_link_rate(machine, b) for b in (pair.src_bdf, pair.dst_bdf)]
+        raw = min((r for r in rates if r is not None), default=None)
+    if raw is None:
+        return Expectation(None, f"PCIe peer path {pair.path_text}: link rates unknown")
+    eff = ce_efficiency(LinkParams())
+    return Expectation(
+        raw * eff * factor,
+        f"PCIe peer-to-peer ({pair.path_text}{'' if pair.reliable else ', guest view'}): narrowest link "
+        f"{raw:.1f} GB/s raw x {eff:.3f}{both}",
+    )
