@@ -81,18 +81,30 @@ def _expected_at(peak: float, size: Optional[int], per_op_us: float, ops: int) -
     return size / seconds / 1e9
 
 
-def _fit_per_op(rows: Iterable[tuple[int, float]], peak: float) -> Optional[float]:
-    """The per-operation time (us) a sweep's smallest size shows: (size, GB/s) pairs of one path.
+@dataclass(frozen=True)
+class _Sweep:
+    """One path's sweep in a Report, summarised once: how many sizes, and the smallest point."""
 
-    The smallest size is where the per-operation cost dominates, so it defines the cost (and is
-    judged healthy by construction); every larger size is then judged by bandwidth. A batched or
-    pipelined mover hides its cost at large sizes, which only makes those rows look better.
-    """
-    pts = [(s, v) for s, v in rows if s and v > 0]
-    if len({s for s, _ in pts}) < 2 or min(pts)[0] > FIT_BELOW_BYTES:
-        return None
-    size, value = min(pts)
-    return max(0.0, size / (value * 1e3) - size / (peak * 1e3))
+    sizes: int
+    smallest: Optional[tuple[int, float]]  # (bytes, GB/s) at the smallest size
+
+    @classmethod
+    def of(cls, points: Iterable[tuple[int, float]]) -> "_Sweep":
+        pts = [(s, v) for s, v in points if s and v > 0]
+        return cls(len({s for s, _ in pts}), min(pts) if pts else None)
+
+    def per_op_us(self, peak: float) -> Optional[float]:
+        """The per-operation time (us) the sweep's smallest size shows, when it is a sweep.
+
+        The smallest size is where the per-operation cost dominates, so it defines the cost (and
+        is judged healthy by construction); every larger size is then judged by bandwidth. A
+        batched or pipelined mover hides its cost at large sizes, which only makes those rows
+        look better.
+        """
+        if self.sizes < 2 or self.smallest is None or self.smallest[0] > FIT_BELOW_BYTES:
+            return None
+        size, value = self.smallest
+        return max(0.0, size / (value * 1e3) - size / (peak * 1e3))
 
 
 def _verdict(ratio: float) -> Verdict:
@@ -126,74 +138,92 @@ def _label(r: BenchResult, path: Optional[RowPath]) -> str:
     return f"{r.key}{route}{size}"
 
 
-def _reference_row(
-    rows: Sequence[tuple[int, BenchResult, RowPath, float]], path: RowPath
-) -> Optional[tuple[BenchResult, float]]:
-    """A measured yardstick for a row whose path has no facts: same mover, host memory, nearest size."""
-    if path.mover is Mover.NIC_DMA and Place.GPU in (path.source.place, path.destination.place):
-        cands = [
-            (r, v, q)
-            for _, r, q, v in rows
-            if q.mover is Mover.NIC_DMA and Place.GPU not in (q.source.place, q.destination.place)
-        ]
-    elif path.mover is Mover.COPY_ENGINE and MemoryKind.PAGEABLE in (
-        path.source.memory,
-        path.destination.memory,
-    ):
-        cands = [
-            (r, v, q)
-            for _, r, q, v in rows
-            if q.mover is Mover.COPY_ENGINE
-            and q.source.place != q.destination.place
-            and MemoryKind.PINNED in (q.source.memory, q.destination.memory)
-            and q.source.place == path.source.place
-        ]
-    elif path.source.place is Place.GPU and path.destination.place is Place.GPU and path.peer_access is False:
-        cands = [
-            (r, v, q)
-            for _, r, q, v in rows
-            if q.source.place is Place.GPU
-            and q.destination.place is Place.GPU
-            and q.peer_access
-            and {q.source.index, q.destination.index} == {path.source.index, path.destination.index}
-            and q.both_directions == path.both_directions
-        ]
-    else:
-        cands = []
-    if not cands:
-        return _fastest_comparable(rows, path)
-    size = path.size or 0
-    r, v, _ = min(cands, key=lambda c: (abs((c[2].size or 0) - size), -(c[2].size or 0)))
-    return r, v
+def _pair(path: RowPath) -> frozenset:
+    return frozenset((path.source.index, path.destination.index))
 
 
-def _comparable(q: RowPath, path: RowPath) -> bool:
-    """Two rows of the same kind of path: same mover, same places at each end, same tool and test."""
-    same_pair = (
-        path.source.place is not Place.GPU
-        or path.destination.place is not Place.GPU
-        or ({q.source.index, q.destination.index} == {path.source.index, path.destination.index})
-    )
+def _kind(path: RowPath) -> tuple:
+    """What makes two rows the same kind of path: mover, places, tool and test, direction(s), GPU pair."""
+    pair = _pair(path) if path.source.place is Place.GPU and path.destination.place is Place.GPU else None
     return (
-        q.mover is path.mover
-        and (q.source.place, q.destination.place) == (path.source.place, path.destination.place)
-        and q.family[:2] == path.family[:2]
-        and q.both_directions == path.both_directions
-        and same_pair
+        path.mover,
+        path.source.place,
+        path.destination.place,
+        path.family[:2],
+        path.both_directions,
+        pair,
     )
 
 
-def _fastest_comparable(
-    rows: Sequence[tuple[int, BenchResult, RowPath, float]], path: RowPath
-) -> Optional[tuple[BenchResult, float]]:
-    """The fastest row of the same kind of path in this Report (another placement, NIC, setting).
+def _shape(path: RowPath) -> tuple:
+    """Everything :func:`gdrdiag.path_bounds.bounds_of` reads of a path (all but size and family)."""
+    return (
+        path.mover,
+        path.source,
+        path.destination,
+        path.nic,
+        path.both_directions,
+        path.peer_access,
+        path.ranks,
+    )
 
-    What this machine showed the path can do, used when no link facts bound it.
+
+class _Yardsticks:
+    """Measured yardsticks of one Report for rows whose path has no facts, indexed once (linear cost).
+
+    GPU-memory RDMA -> host-memory RDMA; pageable copies -> pinned copies from the same side;
+    peer access off -> on for the same pair; else the fastest row of the same kind of path in
+    another case (placement, NIC, setting): what this machine showed the path can do.
     """
-    key = next((r.key for _, r, q, _ in rows if q is path), None)
-    # another case of the same kind (a sweep of one case fits its per-operation cost instead)
-    cands = [(r, v) for _, r, q, v in rows if q is not path and r.key != key and _comparable(q, path)]
-    return max(cands, key=lambda c: c[1]) if cands else None
+
+    def __init__(self, rows: Sequence["_Row"]) -> None:
+        self.host_rdma: list[_Row] = []
+        self.pinned: dict[Place, list[_Row]] = {}
+        self.peer_on: dict[tuple, list[_Row]] = {}
+        self.fastest: dict[tuple, list[_Row]] = {}  # per kind: the fastest row of each key, best first
+        best_per_key: dict[tuple, dict[str, _Row]] = {}
+        for row in rows:
+            q = row.path
+            ends = (q.source.place, q.destination.place)
+            if q.mover is Mover.NIC_DMA and Place.GPU not in ends:
+                self.host_rdma.append(row)
+            if (
+                q.mover is Mover.COPY_ENGINE
+                and ends[0] != ends[1]
+                and MemoryKind.PINNED
+                in (
+                    q.source.memory,
+                    q.destination.memory,
+                )
+            ):
+                self.pinned.setdefault(q.source.place, []).append(row)
+            if ends == (Place.GPU, Place.GPU) and q.peer_access:
+                self.peer_on.setdefault((_pair(q), q.both_directions), []).append(row)
+            keyed = best_per_key.setdefault(_kind(q), {})
+            if row.result.key not in keyed or row.value > keyed[row.result.key].value:
+                keyed[row.result.key] = row
+        for kind, keyed in best_per_key.items():
+            self.fastest[kind] = sorted(keyed.values(), key=lambda r: -r.value)[:2]
+
+    def for_row(self, row: "_Row") -> Optional["_Row"]:
+        """The yardstick of ``row`` (never the row itself), or None."""
+        path = row.path
+        ends = (path.source.place, path.destination.place)
+        cands: list[_Row] = []
+        if path.mover is Mover.NIC_DMA and Place.GPU in ends:
+            cands = self.host_rdma
+        elif path.mover is Mover.COPY_ENGINE and MemoryKind.PAGEABLE in (
+            path.source.memory,
+            path.destination.memory,
+        ):
+            cands = self.pinned.get(path.source.place, [])
+        elif ends == (Place.GPU, Place.GPU) and path.peer_access is False:
+            cands = self.peer_on.get((_pair(path), path.both_directions), [])
+        if cands:
+            size = path.size or 0
+            return min(cands, key=lambda c: (abs((c.path.size or 0) - size), -(c.path.size or 0)))
+        # another case of the same kind (a sweep of one case fits its per-operation cost instead)
+        return next((r for r in self.fastest.get(_kind(path), []) if r.result.key != row.result.key), None)
 
 
 @dataclass(frozen=True)
@@ -244,21 +274,21 @@ def _peak_from_facts(machine: Optional[MachineInfo], path: RowPath) -> Optional[
     )
 
 
-def _peak_from_rows(rows: Sequence[_Row], row: _Row) -> Optional[_Peak]:
+def _peak_from_rows(yardsticks: _Yardsticks, row: _Row) -> Optional[_Peak]:
     """A measured yardstick of the same Report when the facts give none (never the row itself)."""
-    ref = _reference_row([(q.index, q.result, q.path, q.value) for q in rows], row.path)
-    if ref is None or ref[0] is row.result:
+    ref = yardsticks.for_row(row)
+    if ref is None or ref.result is row.result:
         return None
-    ref_r, ref_v = ref
     return _Peak(
-        ref_v, f"the same Report's {_label(ref_r, None)} ({ref_v:.2f} GB/s): no link facts for this path"
+        ref.value,
+        f"the same Report's {_label(ref.result, None)} ({ref.value:.2f} GB/s): no link facts for this path",
     )
 
 
-def _judge_row(row: _Row, peak: _Peak, family: list[tuple[int, float]]) -> Judgement:
+def _judge_row(row: _Row, peak: _Peak, sweep: _Sweep) -> Judgement:
     """Measured / expected at the row's size, with the verdict."""
     path = row.path
-    per_op, per_op_source = _per_op(path, family, peak.gbytes_per_s)
+    per_op, per_op_source = _per_op(path, sweep, peak.gbytes_per_s)
     expected = _expected_at(peak.gbytes_per_s, path.size, per_op, path.ops_in_flight)
     ratio = row.value / expected if expected > 0 else None
     trained = peak.trained_gbytes_per_s
@@ -304,9 +334,12 @@ def judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo])
                 rows.append(got)
             else:
                 out[i] = got
+    yardsticks = _Yardsticks(rows)
     families: dict[tuple, list[tuple[int, float]]] = {}
     for row in rows:
         families.setdefault((row.path.mover, row.path.family), []).append((row.path.size or 0, row.value))
+    sweeps = {key: _Sweep.of(points) for key, points in families.items()}
+    peaks: dict[tuple, Optional[_Peak]] = {}
     for row in rows:
         r, path = row.result, row.path
         if isinstance(r.params, GatherParams) and r.key != "gather_ce_reference":
@@ -318,9 +351,12 @@ def judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo])
                 else _unjudged(row.index, r, why, path)
             )
             continue
-        peak = _peak_from_facts(machine, path) or _peak_from_rows(rows, row)
+        shape = _shape(path)  # bounds depend on the path's shape, not its size: once per shape
+        if shape not in peaks:
+            peaks[shape] = _peak_from_facts(machine, path)
+        peak = peaks[shape] or _peak_from_rows(yardsticks, row)
         out[row.index] = (
-            _judge_row(row, peak, families[(path.mover, path.family)])
+            _judge_row(row, peak, sweeps[(path.mover, path.family)])
             if peak is not None
             else _unjudged(row.index, r, _why_no_bound(machine, path), path, row.value)
         )
@@ -364,10 +400,10 @@ def _judge_gather(
     )
 
 
-def _per_op(path: RowPath, family: list[tuple[int, float]], peak: float) -> tuple[float, str]:
-    fitted = _fit_per_op(family, peak)
+def _per_op(path: RowPath, sweep: _Sweep, peak: float) -> tuple[float, str]:
+    fitted = sweep.per_op_us(peak)
     if fitted is not None:
-        return fitted, f"fitted from this Report's own sweep of the path ({len(family)} sizes)"
+        return fitted, f"fitted from this Report's own sweep of the path ({sweep.sizes} sizes)"
     us, source = PER_OP_DEFAULTS.get(path.mover, (0.0, "no per-operation cost"))
     return us, source
 
