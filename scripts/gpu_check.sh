@@ -4,7 +4,7 @@
 #
 #   OUT=/some/dir bash scripts/gpu_check.sh [section ...]
 #
-# Sections: tests check copy gather mr inspect report (default: all). Results land under $OUT:
+# Sections: tests check copy gather mr inspect quick report (default: all). Results land under $OUT:
 #   tests-N.txt, copy.json/copy.txt, gather.json/gather.txt, mr.json/mr.txt, inspect.*, bundle
 # The project runs from the source tree (nothing is installed there): PYTHONPATH=. .
 set -uo pipefail
@@ -20,7 +20,7 @@ export GDRDIAG_CACHE_DIR="$OUT/.nvrtc-cache"
 bash scripts/build_native.sh > "$OUT/build_native.txt" 2>&1; cat "$OUT/build_native.txt"
 PY=${PYTHON:-python3}
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(tests check copy gather mr inspect report)
+[ ${#sections[@]} -eq 0 ] && sections=(tests check copy gather mr inspect quick report)
 want() { local s; for s in "${sections[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 has_cmd() { $PY -m gdrdiag --help 2>/dev/null | grep -q " $1 "; }
 
@@ -71,6 +71,16 @@ if want inspect && has_cmd inspect; then
   lspci -vvv -s 00:06.0 > "$OUT/lspci_gpu.txt" 2>&1; lspci -tv > "$OUT/lspci_tree.txt" 2>&1
   nvidia-smi -q > "$OUT/nvidia-smi-q.txt" 2>&1
   cat "$OUT/inspect.txt"; cat "$OUT/replay_check.txt"
+fi
+if want quick && has_cmd report; then
+  # issue 20: on a healthy machine `report --quick` and its diagnosis say nothing is wrong
+  echo "== report --quick, then diagnose it"
+  timeout 300 $PY -m gdrdiag report --quick --force -o "$OUT/quick.json" > "$OUT/quick.txt" 2>&1
+  echo "report rc=$?"
+  $PY -m gdrdiag diagnose "$OUT/quick.json" > "$OUT/quick_diagnose.txt" 2>&1
+  echo "diagnose rc=$?"
+  grep -E "^(FAIL|WARN) " "$OUT/quick_diagnose.txt" || echo "no WARN or FAIL finding"
+  head -40 "$OUT/quick_diagnose.txt"
 fi
 if want report && has_cmd report; then
   echo "== report (the real Report of this machine)"
