@@ -303,6 +303,7 @@ def _judge_row(row: _Row, peak: _Peak, sweep: _Sweep) -> Judgement:
         verdict=verdict,
         measured_gbytes_per_s=row.value,
         expected_gbytes_per_s=expected,
+        peak_gbytes_per_s=peak.gbytes_per_s,
         ratio=ratio,
         bound=peak.bound,
         bound_pcie_raw_gbytes_per_s=peak.link.pcie_raw_gbytes_per_s if peak.link else None,

@@ -91,6 +91,7 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
             j
             for j in ctx.judgements
             if _host_gpu(j)
+            and j.mover is Mover.COPY_ENGINE
             and _direction(j) == direction
             and j.measured_gbytes_per_s is not None
             and _host_memory(j) not in _STAGED
@@ -139,16 +140,13 @@ def small_copies(report: "Report", ctx: Context) -> list[Cause]:
     """CAUSE-SMALL-COPIES: the healthy row furthest below its link's peak because of its size."""
     cands = []
     for j in ctx.judgements:
-        if (
-            j.verdict is not Verdict.OK
-            or j.mover is not Mover.COPY_ENGINE
-            or not j.size_bytes
-            or not j.per_op_us
-        ):
+        if j.verdict is not Verdict.OK or j.mover is not Mover.COPY_ENGINE or not j.size_bytes:
             continue
-        peak = j.size_bytes / (j.size_bytes / (j.expected_gbytes_per_s * 1e9) - j.per_op_us * 1e-6) / 1e9  # type: ignore[operator]
-        if peak > 0 and j.expected_gbytes_per_s <= SMALL_SHARE * peak:  # type: ignore[operator]
-            cands.append((j.expected_gbytes_per_s / peak, j, peak))  # type: ignore[operator]
+        if _host_memory(j) in _STAGED or not j.peak_gbytes_per_s or not j.expected_gbytes_per_s:
+            continue  # a pageable copy's per-call cost is staging: CAUSE-PAGEABLE-MEMORY's
+        share = j.expected_gbytes_per_s / j.peak_gbytes_per_s
+        if share <= SMALL_SHARE:
+            cands.append((share, j, j.peak_gbytes_per_s))
     if not cands:
         return []
     share, j, peak = min(cands, key=lambda c: c[0])

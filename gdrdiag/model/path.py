@@ -93,6 +93,7 @@ class Judgement:
     verdict: Verdict
     measured_gbytes_per_s: Optional[float] = None
     expected_gbytes_per_s: Optional[float] = None
+    peak_gbytes_per_s: Optional[float] = None  # what the path allows at large sizes (no per-op cost)
     ratio: Optional[float] = None
     bound: Optional[str] = None
     bound_pcie_raw_gbytes_per_s: Optional[float] = None  # the bound is a PCIe link of this raw rate

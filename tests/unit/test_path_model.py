@@ -142,3 +142,14 @@ def test_ranking_invariants_hold_on_generated_reports(rep):
         assert max(causes) < min(unmeasured + symptoms + [len(findings)])
     keys = [(f.code, f.subject) for f in findings if f.code.startswith("CAUSE-")]
     assert len(keys) == len(set(keys)), keys
+
+
+def test_report_quick_on_a_healthy_h100_has_no_warn_or_fail():
+    """`gdrdiag report --quick` measured on the H100 VM (scripts/gpu_check.sh quick, docs/benchmarks.md)."""
+    rep = Report.from_json((FIXTURES / "healthy" / "h100_quick.json").read_text())
+    findings = diagnose(rep)
+    assert rep.machine.gpus[0].name.startswith("NVIDIA H100")
+    assert not [(f.code, f.title) for f in findings if f.severity.value in ("FAIL", "WARN")]
+    judged = judge(rep.results, rep.machine)
+    pinned = [j for j in judged if j.key in ("copy_h2d_pinned", "copy_d2h_pinned") and j.size_bytes == 64 * MiB]
+    assert pinned and all(0.9 <= j.ratio <= 1.05 for j in pinned)
