@@ -25,17 +25,24 @@ def fleet_cmd(
         ..., metavar="DIR|FILE.jsonl", help="Node records: a folder or a JSONL file."
     ),
     baseline: Optional[Path] = typer.Option(
-        None, "--baseline", help="TOML with minimum values per SKU and metric (docs/fleet.md)."
+        None,
+        "--baseline",
+        help="TOML per SKU: minimum values per metric and the declared configuration (docs/fleet.md).",
     ),
     investigate_z: float = typer.Option(
-        -2.0, "--investigate-z", help="Robust z at or below which to investigate."
+        -3.5, "--investigate-z", help="Robust z at or below which to investigate."
     ),
-    drain_z: float = typer.Option(-3.0, "--drain-z", help="Robust z at or below which to drain."),
+    drain_z: float = typer.Option(-5.0, "--drain-z", help="Robust z at or below which to drain."),
+    min_drop: float = typer.Option(
+        0.05, "--min-drop", help="A low z flags only a drop of at least this fraction of the median."
+    ),
     rel_floor: float = typer.Option(
         0.01, "--rel-floor", help="Spread floor as a fraction of the median (handles MAD = 0; noise)."
     ),
     min_group: int = typer.Option(3, "--min-group", help="Smallest SKU group that gets z-scores."),
-    top: int = typer.Option(50, "--top", help="Flagged nodes shown in the text table."),
+    top: Optional[int] = typer.Option(
+        None, "--top", help="Flagged nodes shown (text: 50 unless given; HTML: all unless given)."
+    ),
     html: Optional[Path] = typer.Option(
         None, "--html", help="Also write an HTML page (table + strip plots)."
     ),
@@ -55,8 +62,8 @@ def fleet_cmd(
         raise UserInputError(f"{path}: no such file or folder")
     if drain_z > investigate_z:
         raise UserInputError("--drain-z must be at or below --investigate-z")
-    if not 0 <= rel_floor < 1 or min_group < 1 or top < 0:
-        raise UserInputError("--rel-floor must be in [0, 1), --min-group >= 1, --top >= 0")
+    if not 0 <= rel_floor < 1 or not 0 <= min_drop < 1 or min_group < 1 or (top is not None and top < 1):
+        raise UserInputError("--rel-floor and --min-drop must be in [0, 1), --min-group >= 1, --top >= 1")
     for out in (html, prometheus):
         if out is not None and not out.parent.is_dir():
             raise UserInputError(f"{out}: folder {out.parent} does not exist")
@@ -71,7 +78,12 @@ def fleet_cmd(
         except ValueError as exc:
             raise UserInputError(f"--baseline {baseline}: {exc}") from None
     options = FleetOptions(
-        investigate_z=investigate_z, drain_z=drain_z, rel_floor=rel_floor, min_group=min_group, baseline=rules
+        investigate_z=investigate_z,
+        drain_z=drain_z,
+        rel_floor=rel_floor,
+        min_drop=min_drop,
+        min_group=min_group,
+        baseline=rules,
     )
     loaded = load_records(path)
     if not loaded.records:
@@ -87,7 +99,7 @@ def fleet_cmd(
         from gdrdiag.cli.report_files import write_text_file
         from gdrdiag.render.fleet_html import fleet_html
 
-        write_text_file(html, fleet_html(result), force=force_requested(), what="--html")
+        write_text_file(html, fleet_html(result, top=top or 0), force=force_requested(), what="--html")
     if prometheus is not None:
         from gdrdiag.render.prometheus import write_fleet_prom
 
@@ -97,5 +109,5 @@ def fleet_cmd(
         data["skipped_counts"] = result.skipped_counts()
         echo(json.dumps(data, indent=1, allow_nan=False))
     else:
-        echo_text(ctx, render_fleet(result, top=top, width=output_width(ctx)))
+        echo_text(ctx, render_fleet(result, top=50 if top is None else top, width=output_width(ctx)))
     raise typer.Exit(EXIT_FAIL if result.flagged else EXIT_OK)

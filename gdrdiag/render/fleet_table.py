@@ -11,7 +11,7 @@ import textwrap
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
-    from gdrdiag.fleet import FleetResult, NodeVerdict
+    from gdrdiag.model.fleet import FleetResult, NodeVerdict
 
 WIDTH = 100
 
@@ -34,9 +34,11 @@ def summary_line(result: "FleetResult") -> str:
     """One line: nodes, groups, how many to drain/investigate, what was skipped."""
     drain = sum(1 for n in result.nodes if n.level == "drain")
     inv = sum(1 for n in result.nodes if n.level == "investigate")
+    total = len(result.nodes)
+    rate = 100.0 * (drain + inv) / total if total else 0.0
     line = (
-        f"{len(result.nodes)} nodes in {len(result.groups)} SKU group(s): {drain} to drain, "
-        f"{inv} to investigate"
+        f"{total} nodes in {len(result.groups)} SKU group(s): {drain} to drain, "
+        f"{inv} to investigate ({rate:.1f} % flagged)"
     )
     if result.skipped:
         reasons = ", ".join(f"{r}: {c}" for r, c in sorted(result.skipped_counts().items()))
@@ -55,14 +57,23 @@ def detail(node: "NodeVerdict", width: Optional[int] = WIDTH) -> str:
         if worst.z is not None:
             what += f" (z {worst.z:.1f})"
         if worst.problem == "below baseline" and worst.minimum is not None:
-            what += f", below baseline {worst.minimum:g}"
+            what = (
+                f"{worst.metric} {_num(worst.value, 4)} below baseline {worst.minimum:g} "
+                f"({_num(worst.value / worst.minimum if worst.minimum else None, 2)} of it; "
+                f"{_num(worst.ratio, 2)} of group median)"
+            )
         parts.append(what)
+    if node.own_sku:
+        parts.append(f"own SKU: {node.own_sku}")
     if node.cause is not None:
         c = node.cause
         where = f" [{c.subject}]" if c.subject and c.subject not in c.title else ""
         parts.append(f"cause: {c.code} {c.title}{where}")
     else:
-        parts.append("cause: none diagnosed")
+        parts.append(f"cause: {node.why or 'no cause found'}")
+    others = [f"{f.code} {f.title}" for f in node.drift if f != node.cause]
+    if others:
+        parts.append("also differs from its SKU: " + "; ".join(others[:4]))
     if node.differing:
         diffs = [
             f"{d.name} = {d.value if d.value is not None else 'absent'} (group: {d.majority})"
@@ -100,7 +111,7 @@ def render_fleet(result: "FleetResult", top: int = 50, width: Optional[int] = WI
             worst = next((s for s in n.scores if s.metric == n.worst_metric), None)
             ratio = "-" if worst is None or worst.ratio is None else f"{worst.ratio:.2f}"
             missing = worst is not None and worst.value is None
-            cause = n.cause.code if n.cause else (n.differing[0].name if n.differing else "-")
+            cause = n.cause.code if n.cause else "no cause found"
             row = (
                 f"{i:>4} {_cut(n.host, 18):<18} {n.level:<11} {_cut(n.worst_metric or '-', 24):<24} "
                 f"{ratio:>8} {_z(n.worst_z, missing):>8}  {cause}"

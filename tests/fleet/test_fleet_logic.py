@@ -51,10 +51,13 @@ def test_levels_thresholds_and_ranking():
     heads = [head(f"n{i}", metrics={"copy_h2d_pinned_gbs": 50.0 + (i % 3) * 0.1}) for i in range(20)]
     heads.append(head("slowish", metrics={"copy_h2d_pinned_gbs": 48.2}))  # z -2.56: investigate
     heads.append(head("slow", metrics={"copy_h2d_pinned_gbs": 25.0}))
-    res = analyse(heads)
+    old = FleetOptions(investigate_z=-2.0, drain_z=-3.0, min_drop=0.0)
+    res = analyse(heads, old)
     assert [n.host for n in res.flagged] == ["slow", "slowish"]
     assert res.flagged[0].level == "drain" and res.flagged[1].level == "investigate"
-    strict = analyse(heads, FleetOptions(investigate_z=-1.0, drain_z=-1.5))
+    # the defaults: z <= -3.5 and a drop of at least 5 % of the median (48.2 is 3.6 % below)
+    assert [n.host for n in analyse(heads).flagged] == ["slow"]
+    strict = analyse(heads, FleetOptions(investigate_z=-1.0, drain_z=-1.5, min_drop=0.0))
     assert {n.host for n in strict.flagged if n.level == "drain"} == {"slow", "slowish"}
 
 
@@ -84,7 +87,7 @@ def test_small_group_gets_no_z_but_baseline_applies():
     [
         ("not toml [", "not valid TOML"),
         ("x = 1", "[[sku]]"),
-        ('[[sku]]\nmatch = "*"\nnope = 1', "unknown metric"),
+        ('[[sku]]\nmatch = "*"\nnope = 1', "unknown key"),
         ('[[sku]]\nmatch = "*"\nrdma_host_gbps = "fast"', "must be a number"),
         ("[[sku]]\nrdma_host_gbps = 1", "match"),
     ],
