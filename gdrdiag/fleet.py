@@ -24,6 +24,7 @@ FLEET-DRIVER-DRIFT         WARN      another NVIDIA driver version
 FLEET-FIRMWARE-DRIFT       WARN      another NIC firmware version
 FLEET-MTU-DRIFT            WARN      another RDMA port MTU
 FLEET-KERNEL-DRIFT         WARN      another kernel release
+FLEET-IOMMU-DRIFT          WARN      another IOMMU mode (e.g. translated where the SKU passes through)
 =========================  ========  ============================================================
 
 **Numbers**, per group and metric (every metric is higher-is-better; only the known metrics of
@@ -40,7 +41,7 @@ FAIL/WARN finding the group majority lacks is at least ``investigate``.
 **The leading cause** of a flagged node is one of its own findings (one the group majority does
 not have with the same code, subject and severity), ranked: causes before symptoms (a symptom is
 a bench finding that explains no share of a loss), then severity (kept as diagnose gave it),
-then a measured loss's cause (diagnose's ``explains`` with basis ``measured``), then machine
+then a lost device or driver (every loss on it follows from that), then a measured loss's cause (diagnose's ``explains`` with basis ``measured``), then machine
 evidence (a register, a module, a fact that differs from the SKU), then inferred causes, larger
 share first; diagnose's findings before fleet's at the same rank. With none, the node says
 "no cause found" with its metric and z.
@@ -456,6 +457,7 @@ def sku_drift(r: NodeRecordHead, g: _Group) -> list[NodeFinding]:
     for fact, code, what in (
         ("nvidia driver", "FLEET-DRIVER-DRIFT", "NVIDIA driver"),
         ("kernel", "FLEET-KERNEL-DRIFT", "kernel"),
+        ("iommu mode", "FLEET-IOMMU-DRIFT", "IOMMU mode"),
     ):
         mine, wanted = facts.get(fact), want(fact)
         if mine is not None and wanted is not None and mine != wanted:
@@ -502,10 +504,15 @@ def sku_drift(r: NodeRecordHead, g: _Group) -> list[NodeFinding]:
     return out
 
 
+_INVENTORY_LOST = frozenset({"FLEET-GPU-MISSING", "FLEET-NIC-MISSING", "FLEET-RDMA-DRIVER-MISSING"})
+
+
 def _cause_key(f: NodeFinding) -> tuple:
     """Causes before symptoms; severity; then a measured loss's cause, register evidence, inferred causes."""
     symptom = f.origin != "machine" and f.explains is None
-    if f.explains is not None and f.basis == "measured":
+    if f.code in _INVENTORY_LOST:  # a device or driver that is not there: every loss on it follows
+        tier = -1
+    elif f.explains is not None and f.basis == "measured":
         tier = 0
     elif f.origin == "machine":
         tier = 1
