@@ -41,10 +41,11 @@ FAIL/WARN finding the group majority lacks is at least ``investigate``.
 **The leading cause** of a flagged node is one of its own findings (one the group majority does
 not have with the same code, subject and severity), ranked: causes before symptoms (a symptom is
 a bench finding that explains no share of a loss), then severity (kept as diagnose gave it),
-then a lost device or driver (every loss on it follows from that), then a measured loss's cause (diagnose's ``explains`` with basis ``measured``), then machine
-evidence (a register, a module, a fact that differs from the SKU), then inferred causes, larger
-share first; diagnose's findings before fleet's at the same rank. With none, the node says
-"no cause found" with its metric and z.
+then a lost device or driver (every loss on it follows from that), then a measured loss's
+cause (diagnose's ``explains`` with basis ``measured``), then machine evidence (a register, a
+module, a fact that differs from the SKU), then inferred causes, larger share first;
+diagnose's findings before fleet's at the same rank. With none, the node says "no cause
+found" with its metric and z.
 
 Pairwise: two-machine results between node pairs are scored the same way over all pairs; a node
 in at least two failing pairs and in most of its own pairs is named as the common node.
