@@ -53,6 +53,7 @@ in at least two failing pairs and in most of its own pairs is named as the commo
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
@@ -114,6 +115,7 @@ EXPECT_KEYS: dict[str, tuple[type, str]] = {
     "nic_link": (str, "link nic *"),
 }
 MAX_BASELINE_CHARS = 1 << 20
+MAX_DIFFERING = 24  # facts listed per flagged node (a lost NIC differs in dozens; the first say it)
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,6 +296,7 @@ class _Group:
     finding_counts: Counter
     intended: dict[str, tuple[str, float]]  # fact -> (intended value, share; 1.0 when declared)
     minimums: dict[str, float]
+    device_facts: tuple[str, ...] = ()  # intended per-device facts compared one by one (sorted)
 
 
 def _group(sku: str, members: list[NodeRecordHead], options: FleetOptions) -> _Group:
@@ -338,6 +341,7 @@ def _group(sku: str, members: list[NodeRecordHead], options: FleetOptions) -> _G
         finding_counts,
         intended,
         options.minimums(sku),
+        tuple(sorted(n for n in intended if n.startswith(_DEVICE_FACTS))),
     )
 
 
@@ -405,6 +409,7 @@ def _scores(r: NodeRecordHead, g: _Group, options: FleetOptions) -> tuple[list[M
 # --------------------------------------------------------------------------------------------
 
 
+_DEVICE_FACTS = ("firmware ", "mtu ", "link gpu ", "link nic ")
 _LINK = re.compile(r"^([0-9.]+) GT/s x(\d+)$")
 
 
@@ -463,10 +468,10 @@ def sku_drift(r: NodeRecordHead, g: _Group) -> list[NodeFinding]:
         mine, wanted = facts.get(fact), want(fact)
         if mine is not None and wanted is not None and mine != wanted:
             out.append(_fleet_finding(code, "WARN", f"{what} {mine}, the SKU's is {wanted}"))
-    for name in sorted(facts):
-        wanted = want(name)
-        mine = facts[name]
-        if wanted is None or mine == wanted:
+    for name in g.device_facts:
+        mine = facts.get(name)
+        wanted = g.intended[name][0]
+        if mine is None or mine == wanted:
             continue
         if name.startswith("firmware "):
             out.append(
@@ -550,8 +555,10 @@ def _verdict(r: NodeRecordHead, g: _Group, options: FleetOptions) -> NodeVerdict
     worst = _worst(scores)
     why = ""
     if level != "ok":
+        if r.note:
+            reasons.append(f"record note: {r.note}")
         cause = leading_cause(own + drift)
-        differing = tuple(_differing(r, g.intended))
+        differing = tuple(itertools.islice(_differing(r, g.intended), MAX_DIFFERING))
         why = _why(cause, worst)
     return NodeVerdict(
         host=r.host,
@@ -594,19 +601,21 @@ def _worse(a: str, b: str) -> str:
 
 
 def _worst(scores: list[MetricScore]) -> Optional[MetricScore]:
-    """The score that flagged the node: a failed case, then below baseline, then the lowest flagged z."""
-    for test in (
-        lambda s: s.value is None and not s.problem.startswith("missing: not measured"),
-        lambda s: s.value is None,
-        lambda s: s.problem == "below baseline",
-    ):
-        hit = [s for s in scores if test(s)]
-        if hit:
-            return min(hit, key=lambda s: s.ratio if s.ratio is not None else 0.0)
-    with_z = [s for s in scores if s.z is not None]
-    if with_z:
-        return min(with_z, key=lambda s: s.z if s.z is not None else 0.0)
-    return None
+    """The score that flagged the node: a failed case, then never run, below baseline, lowest z."""
+    best: Optional[MetricScore] = None
+    best_key: tuple = ()
+    for s in scores:
+        if s.value is None:
+            key: tuple = (0 if not s.problem.startswith("missing: not measured") else 1, 0.0)
+        elif s.problem == "below baseline":
+            key = (2, s.ratio if s.ratio is not None else 0.0)
+        elif s.z is not None:
+            key = (3, s.z)
+        else:
+            continue
+        if best is None or key < best_key:
+            best, best_key = s, key
+    return best
 
 
 def _differing(r: NodeRecordHead, intended: dict[str, tuple[str, float]]) -> Iterable[FactDiff]:

@@ -225,7 +225,7 @@ def _parse(text: str, report_len: Optional[int]) -> NodeRecordHead:
         report = data.pop("report", None)
         if not isinstance(report, dict):
             raise SchemaError("no report in the record")
-    if "\\u" in text and _has_lone_surrogate(data):
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(data):
         raise SchemaError("text with a lone surrogate (not valid Unicode)")
     head = _head_from(data)
     if report_len is not None and head.report_chars != report_len:
@@ -233,6 +233,9 @@ def _parse(text: str, report_len: Optional[int]) -> NodeRecordHead:
     if not HOST_RE.match(head.host):
         raise SchemaError(f"host {head.host[:40]!r} is not a plain host name")
     return head
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # \ud800-\udfff escaped: pairs or lone halves
 
 
 def _has_lone_surrogate(data: Any) -> bool:
@@ -281,28 +284,68 @@ def _head_from(data: dict) -> NodeRecordHead:
     return NodeRecordHead(**kwargs)
 
 
+_FINDING_KEYS = frozenset({"code", "severity", "title", "subject", "origin", "explains", "basis"})
+_FINDINGS: dict[tuple, NodeFinding] = {}  # one object per distinct finding: 10,000 nodes share a few hundred
+
+
+def _findings(value: list) -> tuple[Any, bool]:
+    """The fast path of :func:`_items` for findings: same checks, and equal findings shared."""
+    out = []
+    for item in value:
+        if type(item) is not dict or not _FINDING_KEYS.issuperset(item):
+            return value, False
+        g = item.get
+        key = (g("code"), g("severity"), g("title"), g("subject"), g("origin"), g("explains"), g("basis"))
+        f = _FINDINGS.get(key)
+        if f is None:
+            code, severity, title, subject, origin, explains, basis = key
+            if type(code) is not str or type(severity) is not str or type(title) is not str:
+                return value, False
+            if any(v is not None and type(v) is not str for v in (subject, origin, basis)):
+                return value, False
+            if explains is not None and (
+                isinstance(explains, bool) or not isinstance(explains, (int, float)) or abs(explains) > 1e300
+            ):
+                return value, False
+            f = NodeFinding(
+                code=code,
+                severity=severity,
+                title=title,
+                subject="" if subject is None else subject,
+                origin="machine" if origin is None else origin,
+                explains=None if explains is None else float(explains),
+                basis=basis,
+            )
+            if len(_FINDINGS) < 100_000:
+                _FINDINGS[key] = f
+        out.append(f)
+    return tuple(out), True
+
+
 def _items(cls: type, value: Any) -> tuple[Any, bool]:
     """A list of flat objects (findings, pairs) -> tuple of ``cls``, checking every field's type."""
     if not isinstance(value, list):
         return value, False
     if len(value) > MAX_ITEMS:
         raise SchemaError(f"{len(value)} findings or pairs (more than {MAX_ITEMS})")
+    if cls is NodeFinding:
+        return _findings(value)
     types = _ITEM_TYPES[cls]
-    keys = types.keys()
+    required = _ITEM_REQUIRED[cls]
     out = []
     for item in value:
-        if not isinstance(item, dict) or not item.keys() <= keys:
+        if type(item) is not dict or not required.issubset(item):
             return value, False
-        for key, kind in types.items():
-            v = item.get(key)
+        for key, v in list(item.items()):  # only the keys present: absent optional ones default
+            kind = types.get(key)
+            if kind is None:
+                return value, False
             if v is None and key in _ITEM_OPTIONAL:
-                if key in item:
-                    del item[key]  # an explicit null: the default
-                continue
-            if kind is float:
+                del item[key]  # an explicit null: the default
+            elif kind is float:
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or abs(v) > 1e300:
                     return value, False
-            elif not isinstance(v, kind):
+            elif type(v) is not kind:
                 return value, False
         out.append(cls(**item))
     return tuple(out), True
@@ -320,7 +363,8 @@ _ITEM_TYPES: dict[type, dict[str, type]] = {
     },
     NodePair: {"peer": str, "metric": str, "value": float},
 }
-_ITEM_OPTIONAL = ("subject", "origin", "explains", "basis")
+_ITEM_OPTIONAL = frozenset({"subject", "origin", "explains", "basis"})
+_ITEM_REQUIRED = {cls: frozenset(types) - _ITEM_OPTIONAL for cls, types in _ITEM_TYPES.items()}
 _REQUIRED = ("host", "sku", "exit_code")
 _HEAD_FIELDS: dict[str, Any] = {
     "host": str,

@@ -51,10 +51,7 @@ def fleet_cmd(
     ),
 ) -> None:
     """Find the slow nodes of a fleet from their records (gdrdiag report --record/--jsonl), and say why."""
-    import json
-
     from gdrdiag.fleet import FleetOptions, analyse, parse_baseline
-    from gdrdiag.model.serde import to_jsonable
     from gdrdiag.node_record import load_records
     from gdrdiag.render.fleet_table import render_fleet
 
@@ -105,9 +102,9 @@ def fleet_cmd(
 
         write_fleet_prom(prometheus, result)
     if wants_json(ctx):
-        data = to_jsonable(result)
-        data["skipped_counts"] = result.skipped_counts()
-        echo(json.dumps(data, indent=1, allow_nan=False))
+        from gdrdiag.render.fleet_json import fleet_json
+
+        echo(fleet_json(result))
     else:
         echo_text(ctx, render_fleet(result, top=50 if top is None else top, width=output_width(ctx)))
     raise typer.Exit(EXIT_FAIL if result.flagged else EXIT_OK)
