@@ -249,10 +249,19 @@ def intended_skus(records: list[NodeRecordHead]) -> dict[str, str]:
 
 
 def analyse(
-    records: Iterable[NodeRecordHead], options: FleetOptions = FleetOptions(), skipped: Iterable[Skipped] = ()
+    records: Iterable[NodeRecordHead],
+    options: FleetOptions = FleetOptions(),
+    skipped: Iterable[Skipped] = (),
+    expected_hosts: Iterable[str] = (),
 ) -> FleetResult:
-    """Group by intended SKU, compare with it, score, flag and rank; pure."""
+    """Group by intended SKU, compare with it, score, flag and rank; pure.
+
+    ``expected_hosts``: the nodes that should have written a record (the job's node list); those
+    without a usable one are ``missing_hosts`` (a hung node, a node that wrote nothing).
+    """
     records = list(records)
+    seen = {r.host for r in records}
+    missing = tuple(sorted({h for h in expected_hosts if h not in seen}))
     mapping = intended_skus(records)
     groups: dict[str, list[NodeRecordHead]] = defaultdict(list)
     for r in records:
@@ -270,6 +279,7 @@ def analyse(
         pair_suspects=tuple(_pair_suspects(records, options)),
         skipped=tuple(skipped),
         options=options,
+        missing_hosts=missing,
     )
 
 

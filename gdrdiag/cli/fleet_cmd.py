@@ -1,6 +1,7 @@
 """``gdrdiag fleet DIR|FILE.jsonl``: many nodes' records -> outliers per SKU, worst first, with causes.
 
-Exit codes: 0 when no node is flagged, 1 when at least one node is to drain or investigate,
+Exit codes: 0 when no node is flagged, 1 when at least one node is to drain or investigate or
+an expected node (``--expect-hosts``) has no usable record,
 2 for a usage error (path missing, bad baseline, no usable record). Bad records are skipped,
 counted and listed with a reason; they never stop the run.
 """
@@ -46,6 +47,11 @@ def fleet_cmd(
     html: Optional[Path] = typer.Option(
         None, "--html", help="Also write an HTML page (table + strip plots)."
     ),
+    expect_hosts: Optional[Path] = typer.Option(
+        None,
+        "--expect-hosts",
+        help="File with the nodes that should have a record, one per line: the missing are named, exit 1.",
+    ),
     prometheus: Optional[Path] = typer.Option(
         None, "--prometheus", help="Also write node_exporter textfile metrics (.prom), atomically."
     ),
@@ -82,6 +88,9 @@ def fleet_cmd(
         min_group=min_group,
         baseline=rules,
     )
+    expected: list[str] = []
+    if expect_hosts is not None:
+        expected = _expected_hosts(expect_hosts)
     loaded = load_records(path)
     if not loaded.records:
         why = (
@@ -90,7 +99,7 @@ def fleet_cmd(
             else ""
         )
         raise UserInputError(f"{path}: no usable node records{why}")
-    result = analyse(loaded.records, options, skipped=loaded.skipped)
+    result = analyse(loaded.records, options, skipped=loaded.skipped, expected_hosts=expected)
     if html is not None:
         from gdrdiag.cli.common import force_requested
         from gdrdiag.cli.report_files import write_text_file
@@ -107,4 +116,25 @@ def fleet_cmd(
         echo(fleet_json(result))
     else:
         echo_text(ctx, render_fleet(result, top=50 if top is None else top, width=output_width(ctx)))
-    raise typer.Exit(EXIT_FAIL if result.flagged else EXIT_OK)
+    raise typer.Exit(EXIT_FAIL if result.flagged or result.missing_hosts else EXIT_OK)
+
+
+def _expected_hosts(path: Path) -> list[str]:
+    """Host names from a file, one per line (blank lines and # comments ignored); UserInputError if bad."""
+    from gdrdiag.node_record import HOST_RE
+
+    try:
+        if path.stat().st_size > (16 << 20):
+            raise UserInputError(f"--expect-hosts {path}: larger than 16 MiB")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserInputError(f"--expect-hosts {path}: cannot read ({exc})") from None
+    hosts = []
+    for number, line in enumerate(text.splitlines(), 1):
+        name = line.split("#", 1)[0].strip()
+        if not name:
+            continue
+        if not HOST_RE.match(name):
+            raise UserInputError(f"--expect-hosts {path}:{number}: {name[:40]!r} is not a plain host name")
+        hosts.append(name)
+    return hosts

@@ -226,6 +226,7 @@ class FleetResult:
     pair_suspects: tuple[PairSuspect, ...] = ()
     skipped: tuple[Skipped, ...] = ()
     options: FleetOptions = field(default_factory=FleetOptions)
+    missing_hosts: tuple[str, ...] = ()  # expected (--expect-hosts) but no usable record
 
     @property
     def flagged(self) -> tuple[NodeVerdict, ...]:

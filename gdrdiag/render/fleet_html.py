@@ -72,7 +72,14 @@ def fleet_html(result: "FleetResult", top: int = 0) -> str:
     from gdrdiag.errors import NotSupported
     from gdrdiag.render.fleet_table import _z, summary_line
 
-    body = f"<p>{html.escape(summary_line(result))}</p><h2>SKU groups</h2>"
+    body = f"<p>{html.escape(summary_line(result))}</p>"
+    if result.missing_hosts:
+        body += (
+            f"<h2>Missing: {len(result.missing_hosts)} expected node(s) without a usable record</h2><p>"
+            + html.escape(", ".join(result.missing_hosts))
+            + "</p>"
+        )
+    body += "<h2>SKU groups</h2>"
     body += _table(
         ["#", "nodes", "flagged", "SKU (full key)", "medians (MAD; flagged)", "note"],
         [

@@ -43,6 +43,8 @@ def summary_line(result: "FleetResult") -> str:
     if result.skipped:
         reasons = ", ".join(f"{r}: {c}" for r, c in sorted(result.skipped_counts().items()))
         line += f"; {len(result.skipped)} record(s) skipped ({reasons})"
+    if result.missing_hosts:
+        line += f"; {len(result.missing_hosts)} expected node(s) without a record"
     return line
 
 
@@ -99,6 +101,13 @@ def render_fleet(result: "FleetResult", top: int = 50, width: Optional[int] = WI
         medians = ", ".join(f"{s.metric} {_num(s.median, 4)}" for s in g.stats)
         if medians:
             out.append(wrap_lines("      medians: " + medians, width))
+    if result.missing_hosts:
+        out += [
+            "",
+            f"MISSING: {len(result.missing_hosts)} expected node(s) wrote no usable record "
+            "(hung, down, or failed)",
+        ]
+        out.append("  " + ", ".join(result.missing_hosts))
     flagged = result.flagged
     if not flagged:
         out += ["", "no node is below its group (nothing to drain or investigate)"]

@@ -174,7 +174,8 @@ def inject(report: Report, fault: str) -> Report:
         if fault != "link_gen_down_unbenched":  # the benches use GPU 0 only
             rep = _scale_results(rep, {"copy": 0.50, "gather": 0.50})
     elif fault == "acs_redirect":
-        port = next(b for p in m.topology if p.gpu_bdf == gpu0 for b in p.bridges if _has_acs(m, b))
+        # the first switch port on GPU 0's path to a NIC that does not redirect yet (root ports do)
+        port = next(b for p in m.topology if p.gpu_bdf == gpu0 for b in p.bridges if _acs_open(m, b))
         f = m.function(port)
         assert f is not None and f.acs is not None
         acs = dataclasses.replace(f.acs, ctl=f.acs.ctl | 0x000C, ctl_flags=("ReqRedir", "CmpltRedir"))
@@ -253,9 +254,9 @@ def inject(report: Report, fault: str) -> Report:
     return dataclasses.replace(rep, findings=tuple(diagnose(rep)))
 
 
-def _has_acs(m: Any, bdf: str) -> bool:
+def _acs_open(m: Any, bdf: str) -> bool:
     f = m.function(bdf)
-    return f is not None and f.acs is not None
+    return f is not None and f.acs is not None and not (f.acs.ctl & 0x000C)
 
 
 def _older_fw(fw: Optional[str]) -> str:
