@@ -56,10 +56,16 @@ def _cost(nodes: int, names: int) -> float:
 
 
 def test_metric_names_cost_is_linear_in_the_input():
-    """x10 nodes and x10 names in one record cost ~x10, not x100 (285 s before for 5,000 x 100,000)."""
+    """x10 nodes and x10 names cost ~x10 (sorting and medians add a log), not x100 as before.
+
+    Before: 0.10 s -> 16.6 s (x160) here; 5,000 nodes x 100,000 names took 285 s in issue 22.
+    """
     small = _cost(200, 2_000)
     large = _cost(2_000, 20_000)
-    assert large < 25 * max(small, 0.005), (small, large)
+    assert large < 30 * max(small, 0.002), (small, large)
+    # one record's 20,000 unknown names cost next to nothing against the same fleet without them
+    plain, hostile = _cost(1_000, 0), _cost(1_000, 20_000)
+    assert hostile < 2 * plain + 0.05, (plain, hostile)
     res = analyse(_fleet_with_many_names(50, 1000))
     assert {s.metric for n in res.nodes for s in n.scores} == {"rdma_host_gbps"}  # known metrics only
 
