@@ -438,86 +438,82 @@ def _fleet_finding(code: str, severity: str, title: str, subject: str = "") -> N
 
 def sku_drift(r: NodeRecordHead, g: _Group) -> list[NodeFinding]:
     """FLEET-* findings: every way this node's machine differs from its SKU's intended one."""
-    out: list[NodeFinding] = []
     if g.n < 2 and not any(share == 1.0 for _, share in g.intended.values()):
-        return out
-    facts = r.facts
-
-    def want(name: str) -> Optional[str]:
-        got = g.intended.get(name)
-        return got[0] if got else None
-
-    gpus, want_gpus = _int(facts.get("gpus")), _int(want("gpus"))
-    if want_gpus is not None and (gpus or 0) < want_gpus:
-        lost = sorted(n[9:] for n in g.intended if n.startswith("link gpu ") and n not in facts)
-        where = f" (not seen: {', '.join(lost[:8])})" if lost else ""
-        out.append(_fleet_finding("FLEET-GPU-MISSING", "FAIL", f"{gpus or 0} of {want_gpus} GPUs{where}"))
-    rdma, want_rdma = _int(facts.get("rdma devices")), _int(want("rdma devices"))
-    if want_rdma is not None and (rdma or 0) < want_rdma:
-        funcs, want_funcs = _int(facts.get("nic functions")), _int(want("nic functions"))
-        if funcs is not None and want_funcs is not None and funcs >= want_funcs:
-            out.append(
-                _fleet_finding(
-                    "FLEET-RDMA-DRIVER-MISSING",
-                    "FAIL",
-                    f"{rdma or 0} of {want_rdma} RDMA devices though all {funcs} NIC PCI functions are "
-                    "present: the RDMA driver (mlx5_core / mlx5_ib) is not bound or not loaded",
-                )
-            )
-        else:
-            lost = sorted(n[9:] for n in g.intended if n.startswith("link nic ") and n not in facts)
-            where = f" (not seen: {', '.join(lost[:8])})" if lost else ""
-            out.append(
-                _fleet_finding("FLEET-NIC-MISSING", "FAIL", f"{rdma or 0} of {want_rdma} RDMA NICs{where}")
-            )
+        return []
+    out = _lost_devices(r.facts, g)
     for fact, code, what in (
         ("nvidia driver", "FLEET-DRIVER-DRIFT", "NVIDIA driver"),
         ("kernel", "FLEET-KERNEL-DRIFT", "kernel"),
         ("iommu mode", "FLEET-IOMMU-DRIFT", "IOMMU mode"),
     ):
-        mine, wanted = facts.get(fact), want(fact)
-        if mine is not None and wanted is not None and mine != wanted:
-            out.append(_fleet_finding(code, "WARN", f"{what} {mine}, the SKU's is {wanted}"))
+        mine, wanted = r.facts.get(fact), g.intended.get(fact)
+        if mine is not None and wanted is not None and mine != wanted[0]:
+            out.append(_fleet_finding(code, "WARN", f"{what} {mine}, the SKU's is {wanted[0]}"))
     for name in g.device_facts:
-        mine = facts.get(name)
+        mine = r.facts.get(name)
         wanted = g.intended[name][0]
-        if mine is None or mine == wanted:
-            continue
-        if name.startswith("firmware "):
-            out.append(
-                _fleet_finding(
-                    "FLEET-FIRMWARE-DRIFT",
-                    "WARN",
-                    f"{name[9:]} firmware {mine}, the SKU's is {wanted}",
-                    name[9:],
-                )
-            )
-        elif name.startswith("mtu "):
-            out.append(
-                _fleet_finding(
-                    "FLEET-MTU-DRIFT",
-                    "WARN",
-                    f"{name[4:]} active MTU {mine}, the SKU's is {wanted}",
-                    name[4:],
-                )
-            )
-        elif name.startswith("link gpu ") or name.startswith("link nic "):
-            a, b = _LINK.match(mine), _LINK.match(wanted)
-            if not a or not b:
-                continue
-            speed, width = float(a.group(1)), int(a.group(2))
-            w_speed, w_width = float(b.group(1)), int(b.group(2))
-            if width < w_width or speed < w_speed:
-                severity = "FAIL" if width < w_width else "WARN"
-                out.append(
-                    _fleet_finding(
-                        "FLEET-LINK-BELOW-SKU",
-                        severity,
-                        f"{name[5:]} link {mine}, the SKU's is {wanted}",
-                        name[5:].split(" ", 1)[-1],
-                    )
-                )
+        if mine is not None and mine != wanted:
+            found = _device_drift(name, mine, wanted)
+            if found is not None:
+                out.append(found)
     return out
+
+
+def _lost_devices(facts: dict[str, str], g: _Group) -> list[NodeFinding]:
+    """FLEET-GPU-MISSING, FLEET-NIC-MISSING, FLEET-RDMA-DRIVER-MISSING from the inventory facts."""
+    out = []
+
+    def want(name: str) -> Optional[int]:
+        got = g.intended.get(name)
+        return _int(got[0]) if got else None
+
+    def not_seen(prefix: str) -> str:
+        lost = sorted(n[len(prefix) :] for n in g.intended if n.startswith(prefix) and n not in facts)
+        return f" (not seen: {', '.join(lost[:8])})" if lost else ""
+
+    gpus, want_gpus = _int(facts.get("gpus")) or 0, want("gpus")
+    if want_gpus is not None and gpus < want_gpus:
+        out.append(
+            _fleet_finding("FLEET-GPU-MISSING", "FAIL", f"{gpus} of {want_gpus} GPUs{not_seen('link gpu ')}")
+        )
+    rdma, want_rdma = _int(facts.get("rdma devices")) or 0, want("rdma devices")
+    if want_rdma is not None and rdma < want_rdma:
+        funcs, want_funcs = _int(facts.get("nic functions")), want("nic functions")
+        if funcs is not None and want_funcs is not None and funcs >= want_funcs:
+            title = (
+                f"{rdma} of {want_rdma} RDMA devices though all {funcs} NIC PCI functions are "
+                "present: the RDMA driver (mlx5_core / mlx5_ib) is not bound or not loaded"
+            )
+            out.append(_fleet_finding("FLEET-RDMA-DRIVER-MISSING", "FAIL", title))
+        else:
+            title = f"{rdma} of {want_rdma} RDMA NICs{not_seen('link nic ')}"
+            out.append(_fleet_finding("FLEET-NIC-MISSING", "FAIL", title))
+    return out
+
+
+def _device_drift(name: str, mine: str, wanted: str) -> Optional[NodeFinding]:
+    """One per-device fact (firmware, MTU, link) that differs from the SKU's, as a finding."""
+    if name.startswith("firmware "):
+        return _fleet_finding(
+            "FLEET-FIRMWARE-DRIFT", "WARN", f"{name[9:]} firmware {mine}, the SKU's is {wanted}", name[9:]
+        )
+    if name.startswith("mtu "):
+        return _fleet_finding(
+            "FLEET-MTU-DRIFT", "WARN", f"{name[4:]} active MTU {mine}, the SKU's is {wanted}", name[4:]
+        )
+    a, b = _LINK.match(mine), _LINK.match(wanted)
+    if not a or not b:
+        return None
+    speed, width = float(a.group(1)), int(a.group(2))
+    w_speed, w_width = float(b.group(1)), int(b.group(2))
+    if width >= w_width and speed >= w_speed:
+        return None
+    return _fleet_finding(
+        "FLEET-LINK-BELOW-SKU",
+        "FAIL" if width < w_width else "WARN",
+        f"{name[5:]} link {mine}, the SKU's is {wanted}",
+        name[5:].split(" ", 1)[-1],
+    )
 
 
 _INVENTORY_LOST = frozenset({"FLEET-GPU-MISSING", "FLEET-NIC-MISSING", "FLEET-RDMA-DRIVER-MISSING"})

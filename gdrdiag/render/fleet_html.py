@@ -70,7 +70,7 @@ def strip_plot(result: "FleetResult", metric: str) -> Optional[bytes]:
 def fleet_html(result: "FleetResult", top: int = 0) -> str:
     """The HTML text: every flagged node (or the first ``top`` when ``top`` > 0), then the rest up to 500."""
     from gdrdiag.errors import NotSupported
-    from gdrdiag.render.fleet_table import _z, summary_line
+    from gdrdiag.render.fleet_table import summary_line
 
     body = f"<p>{html.escape(summary_line(result))}</p>"
     if result.missing_hosts:
@@ -79,8 +79,28 @@ def fleet_html(result: "FleetResult", top: int = 0) -> str:
             + html.escape(", ".join(result.missing_hosts))
             + "</p>"
         )
-    body += "<h2>SKU groups</h2>"
-    body += _table(
+    body += "<h2>SKU groups</h2>" + _groups_table(result) + _nodes_table(result, top)
+    metrics = sorted({s.metric for g in result.groups for s in g.stats})
+    body += "<h2>Strip plots</h2>"
+    try:
+        body += "".join(_img(strip_plot(result, m), m) for m in metrics) or "<p>No metrics to plot.</p>"
+    except NotSupported as exc:
+        body += f"<p>{html.escape(exc.reason)}</p>"
+    if result.pair_suspects:
+        body += "<h2>Pairwise: nodes common to failing pairs</h2>" + _table(
+            ["host", "failing pairs", "pairs", "peers"],
+            [[s.host, str(s.failing_pairs), str(s.pairs), ", ".join(s.peers)] for s in result.pair_suspects],
+        )
+    if result.skipped:
+        body += f"<h2>Skipped records ({len(result.skipped)})</h2>" + _table(
+            ["source", "reason"], [[s.source, s.reason] for s in result.skipped[:1000]]
+        )
+    return _page("gdrdiag fleet", body)
+
+
+def _groups_table(result: "FleetResult") -> str:
+    """SKU groups, numbered as in the strip plots, with their full keys."""
+    return _table(
         ["#", "nodes", "flagged", "SKU (full key)", "medians (MAD; flagged)", "note"],
         [
             [
@@ -95,6 +115,12 @@ def fleet_html(result: "FleetResult", top: int = 0) -> str:
             for i, g in enumerate(result.groups, 1)
         ],
     )
+
+
+def _nodes_table(result: "FleetResult", top: int) -> str:
+    """Every flagged node (or the first ``top``), then healthy ones up to 500 rows in all."""
+    from gdrdiag.render.fleet_table import _z
+
     flagged = result.flagged
     shown = flagged[:top] if top > 0 else flagged
     healthy = [n for n in result.nodes if n.level == "ok"][: max(0, 500 - len(shown))] if top <= 0 else []
@@ -114,41 +140,13 @@ def fleet_html(result: "FleetResult", top: int = 0) -> str:
                 "; ".join(f"{d.name} = {d.value} (group: {d.majority})" for d in n.differing[:6]),
             ]
         )
-    body += (
+    title = (
         f"<h2>Nodes, worst first: {len(shown)} of {len(flagged)} flagged"
         + (f", then {len(healthy)} of {len(result.nodes) - len(flagged)} ok" if healthy else "")
         + "</h2>"
     )
-    body += _table(
-        [
-            "#",
-            "host",
-            "level",
-            "worst metric",
-            "x median",
-            "z",
-            "leading cause (or why no cause)",
-            "reasons (baseline, SKU, z)",
-            "differs from its SKU",
-        ],
-        rows,
-    )
-    metrics = sorted({s.metric for g in result.groups for s in g.stats})
-    body += "<h2>Strip plots</h2>"
-    try:
-        body += "".join(_img(strip_plot(result, m), m) for m in metrics) or "<p>No metrics to plot.</p>"
-    except NotSupported as exc:
-        body += f"<p>{html.escape(exc.reason)}</p>"
-    if result.pair_suspects:
-        body += "<h2>Pairwise: nodes common to failing pairs</h2>" + _table(
-            ["host", "failing pairs", "pairs", "peers"],
-            [[s.host, str(s.failing_pairs), str(s.pairs), ", ".join(s.peers)] for s in result.pair_suspects],
-        )
-    if result.skipped:
-        body += f"<h2>Skipped records ({len(result.skipped)})</h2>" + _table(
-            ["source", "reason"], [[s.source, s.reason] for s in result.skipped[:1000]]
-        )
-    return _page("gdrdiag fleet", body)
+    header = ["#", "host", "level", "worst metric", "x median", "z", "leading cause (or why no cause)"]
+    return title + _table([*header, "reasons (baseline, SKU, z)", "differs from its SKU"], rows)
 
 
 def write_fleet_html(path: Path, result: "FleetResult") -> None:

@@ -48,10 +48,16 @@ def summary_line(result: "FleetResult") -> str:
     return line
 
 
+def _flagging_score(node: "NodeVerdict"):
+    """The node's worst metric when it is one of the reasons it is flagged (not for SKU drift alone)."""
+    worst = next((s for s in node.scores if s.metric == node.worst_metric), None)
+    return worst if worst is not None and (worst.problem or worst.value is None) else None
+
+
 def detail(node: "NodeVerdict", width: Optional[int] = WIDTH) -> str:
     """node: <worst metric> <ratio> of group median (z); cause: ...; differs: ... (wrapped)."""
     parts = []
-    worst = next((s for s in node.scores if s.metric == node.worst_metric), None)
+    worst = _flagging_score(node)
     if worst is not None and worst.value is None:
         parts.append(f"{worst.metric} {worst.problem}")
     elif worst is not None:
@@ -117,13 +123,14 @@ def render_fleet(result: "FleetResult", top: int = 50, width: Optional[int] = WI
         header = f"{'#':>4} {'host':<18} {'level':<11} {'metric':<24} {'x median':>8} {'z':>8}  cause"
         out.append(header)
         for i, n in enumerate(shown, 1):
-            worst = next((s for s in n.scores if s.metric == n.worst_metric), None)
+            worst = _flagging_score(n)
             ratio = "-" if worst is None or worst.ratio is None else f"{worst.ratio:.2f}"
             missing = worst is not None and worst.value is None
             cause = n.cause.code if n.cause else "no cause found"
+            metric = worst.metric if worst is not None else "-"
             row = (
-                f"{i:>4} {_cut(n.host, 18):<18} {n.level:<11} {_cut(n.worst_metric or '-', 24):<24} "
-                f"{ratio:>8} {_z(n.worst_z, missing):>8}  {cause}"
+                f"{i:>4} {_cut(n.host, 18):<18} {n.level:<11} {_cut(metric, 24):<24} "
+                f"{ratio:>8} {_z(worst.z if worst else None, missing):>8}  {cause}"
             )
             out.append(_cut(row, width))
         out += ["", "details"]

@@ -358,11 +358,25 @@ def _scale_keys(report: Report, prefixes: tuple[str, ...], factor: float) -> Rep
 
 @dataclasses.dataclass
 class Template:
-    """A record built by the real writer, ready to be copied per node with new numbers."""
+    """A record built by the real writer, ready to be copied per node with new numbers.
+
+    ``frame`` is the Report's JSON with the machine and the results left as markers: the machine
+    (80 KB for the HGX) is encoded once per template with a marker for the host name, and only
+    the scaled results are encoded per node, which gives the same text as encoding it all.
+    """
 
     head: dict
     report: dict
     hostname: str
+    frame: str = ""
+    machine: str = ""
+
+
+_MACHINE, _RESULTS, _HOST = '"@@MACHINE@@"', '"@@RESULTS@@"', '"@@HOST@@"'
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False)
 
 
 def template(report: Report, exit_code: Optional[int] = None) -> Template:
@@ -375,32 +389,31 @@ def template(report: Report, exit_code: Optional[int] = None) -> Template:
     )
     head = build_head(report, "template", code, 0)
     hostname = report.machine.host.hostname if report.machine else ""
-    return Template(head=to_jsonable(head), report=to_jsonable(report), hostname=hostname)
+    data = to_jsonable(report)
+    frame = _dumps({**data, "machine": _MACHINE[1:-1], "results": _RESULTS[1:-1]})
+    machine = ""
+    if data.get("machine"):
+        machine = _dumps({**data["machine"], "host": {**data["machine"]["host"], "hostname": _HOST[1:-1]}})
+    return Template(head=to_jsonable(head), report=data, hostname=hostname, frame=frame, machine=machine)
 
 
 def node_line(t: Template, host: str, factors: dict[str, float]) -> str:
     """One record line: the template with ``host`` and bench numbers scaled per family."""
-    report = dict(t.report)
-    machine = dict(report["machine"]) if report.get("machine") else None
-    if machine is not None:
-        machine["host"] = {**machine["host"], "hostname": host}
-        report["machine"] = machine
     results = []
-    for r in report["results"]:
+    for r in t.report["results"]:
         f = factors.get(family(r["key"]), 1.0)
         if f != 1.0 and r.get("stats"):
             r = copy.copy(r)
             r["samples"] = [s * f for s in r["samples"]]
             r["stats"] = {k: (v * f if k != "n" else v) for k, v in r["stats"].items()}
         results.append(r)
-    report["results"] = results
-    report_json = json.dumps(report, separators=(",", ":"), allow_nan=False)
+    machine = t.machine.replace(_HOST, _dumps(host), 1) if t.machine else "null"
+    report_json = t.frame.replace(_MACHINE, machine, 1).replace(_RESULTS, _dumps(results), 1)
     head = dict(t.head)
     head["host"] = host
     head["report_chars"] = len(report_json)
     head["metrics"] = {k: v * factors.get(_metric_family(k), 1.0) for k, v in t.head["metrics"].items()}
-    head_json = json.dumps(head, separators=(",", ":"), allow_nan=False)
-    return head_json[:-1] + ',"report":' + report_json + "}"
+    return _dumps(head)[:-1] + ',"report":' + report_json + "}"
 
 
 def _metric_family(metric: str) -> str:
