@@ -7,8 +7,9 @@ The result types live in :mod:`gdrdiag.model.fleet`.
 **The SKU is what a node should be**, not what it has. Records are first keyed by their own
 machine (GPU models and count, NIC models and count, NVIDIA driver, bare metal or VM); a key
 held by fewer than a quarter as many nodes as a similar key (same platform, same GPU or NIC
-models) is *folded* into it: a node that lost a GPU, a NIC or its RDMA driver, or runs another
-driver, is judged against the SKU it should be, not made a SKU of its own. The intended value
+models, or no GPU and no NIC at all) is *folded* into it: a node that lost a GPU, a NIC or its
+RDMA driver, or runs another driver, is judged against the SKU it should be, not made a SKU of
+its own. The intended value
 of each fact is the group majority (over half the group), or the value declared for the SKU in
 the ``--baseline`` file. Every difference from it is a ``FLEET-*`` finding with its own
 severity, whether or not a bench used that device:
@@ -222,6 +223,8 @@ def _similar(a: dict[str, str], b: dict[str, str]) -> bool:
         return False
     ga, gb = _models(a.get("gpus", "")), _models(b.get("gpus", ""))
     na, nb = _models(a.get("nics", "")), _models(b.get("nics", ""))
+    if not (ga or na) or not (gb or nb):  # a node that lost every GPU and NIC: its platform says where
+        return True
     return bool(ga and ga == gb) or bool(na and na == nb)
 
 

@@ -360,8 +360,10 @@ def test_a_node_that_lost_a_device_is_judged_against_the_sku_it_should_be():
     heads.append(_node("gen", facts={"link gpu 2": "16 GT/s x16"}))
     heads.append(_node("x8", facts={"link gpu 1": "32 GT/s x8"}))
     heads.append(_node("kernel", facts={"kernel": "k2"}))
+    bare = _sku_parts(gpus="none", nics="none")
+    heads.append(_node("bare", bare, {"gpus": "0", "rdma devices": "0", "nic functions": "0"}))
     res = analyse(heads)
-    assert len(res.groups) == 1 and res.groups[0].folded == 4
+    assert len(res.groups) == 1 and res.groups[0].folded == 5
     got = {n.host: (n.level, n.cause.code if n.cause else None) for n in res.flagged}
     assert got == {
         "lost-gpu": ("drain", "FLEET-GPU-MISSING"),
@@ -373,6 +375,7 @@ def test_a_node_that_lost_a_device_is_judged_against_the_sku_it_should_be():
         "gen": ("investigate", "FLEET-LINK-BELOW-SKU"),
         "x8": ("drain", "FLEET-LINK-BELOW-SKU"),
         "kernel": ("investigate", "FLEET-KERNEL-DRIFT"),
+        "bare": ("drain", "FLEET-GPU-MISSING"),  # lost every GPU and NIC: still judged, not a SKU of one
     }
     lost = next(n for n in res.flagged if n.host == "lost-gpu")
     assert lost.own_sku.startswith("3x G") and "not seen: 3" in lost.cause.title
