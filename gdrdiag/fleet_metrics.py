@@ -8,7 +8,8 @@ record is written, from the typed results of Report schema v2.
   {metric name: reason} for metrics whose cases ran but produced no number (ERROR/WAIVED).
 - :func:`node_facts`: Report -> {fact name: text}: the machine facts that explain a slow node
   (link speed/width, RlxdOrd, MaxReadReq, MaxPayload, ATS, ACSCtl on the GPU<->NIC paths,
-  driver/firmware versions, peermem, IOMMU mode), as text so they can be compared by equality.
+  driver/firmware versions, peermem, IOMMU mode, port MTU) and the inventory (GPUs, RDMA
+  devices, RDMA-NIC PCI functions), as text so they can be compared by equality.
 - :func:`node_sku`: the SKU a node is grouped by: GPU model + NIC model + driver versions +
   bare metal or VM. Firmware is deliberately *not* part of the key: a node on other firmware
   should be compared with its peers and show up as a differing fact.
@@ -145,6 +146,15 @@ def _path_functions(m: MachineInfo) -> list[tuple[str, PciFunction]]:
     return out
 
 
+# PCI vendors of RDMA NICs (NVIDIA/Mellanox, Broadcom): their network-class functions are counted
+# whether or not a driver is bound, so "NIC there, RDMA driver not" and "NIC gone" differ.
+RDMA_NIC_VENDORS = frozenset({0x15B3, 0x14E4})
+
+
+def _is_rdma_nic_function(f: PciFunction) -> bool:
+    return f.vendor_id in RDMA_NIC_VENDORS and f.class_code is not None and (f.class_code >> 16) == 0x02
+
+
 def node_facts(report: Report) -> dict[str, str]:
     """Machine facts as ``{name: text}``; a fact that could not be read is absent, not "unknown"."""
     m = report.machine
@@ -164,9 +174,16 @@ def node_facts(report: Report) -> dict[str, str]:
         facts["rdma-core"] = k.rdma_core_version
     if m.virt.iommu_mode:
         facts["iommu mode"] = m.virt.iommu_mode
+    # Inventory: what fleet compares with the SKU's (a lost GPU or NIC, an RDMA driver not bound).
+    facts["gpus"] = str(len(m.gpus))
+    facts["rdma devices"] = str(len(m.nics))
+    facts["nic functions"] = str(sum(1 for f in m.pci if _is_rdma_nic_function(f)))
     for n in m.nics:
         if n.fw_ver:
             facts[f"firmware {n.name}"] = n.fw_ver
+        for p in n.ports:
+            if p.active_mtu:
+                facts[f"mtu {n.name} port {p.port}"] = str(p.active_mtu)
     for role, f in _path_functions(m):
         where = f"{role} {f.bdf}"
         link = _link_text(f)

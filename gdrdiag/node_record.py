@@ -33,56 +33,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from gdrdiag.model.fleet import (
+    RECORD_KIND,
+    RECORD_VERSION,
+    NodeFinding,
+    NodePair,
+    NodeRecordHead,
+    Skipped,
+)
 from gdrdiag.model.serde import SchemaError, to_jsonable
 
-RECORD_KIND = "gdrdiag-node-record"
-RECORD_VERSION = 1
+__all__ = ["NodeFinding", "NodePair", "NodeRecordHead", "Skipped", "RECORD_KIND", "RECORD_VERSION"]
 SUPPORTED_RECORD_VERSIONS = (1,)
 MAX_RECORD_BYTES = 64 * 1024 * 1024  # a Report may be up to 64 MiB (model.report.MAX_REPORT_BYTES)
 _REPORT_MARK = ',"report":'
 # A node name goes into file names ({host}) and into every output: a plain host name only.
-HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
-
-
-@dataclass(frozen=True)
-class NodeFinding:
-    """A finding as fleet sees it; ``origin`` is ``machine`` (a cause) or ``results`` (a symptom)."""
-
-    code: str
-    severity: str
-    title: str
-    subject: str = ""
-    origin: str = "machine"
-
-
-@dataclass(frozen=True)
-class NodePair:
-    """A two-machine result from this node (client) to ``peer``."""
-
-    peer: str
-    metric: str
-    value: float
-
-
-@dataclass(frozen=True)
-class NodeRecordHead:
-    """Everything in a node record except the Report itself (see the module docstring)."""
-
-    host: str
-    sku: str
-    exit_code: int
-    record: str = RECORD_KIND
-    record_version: int = RECORD_VERSION
-    created_utc: str = ""
-    tool_version: str = ""
-    sku_parts: dict[str, str] = field(default_factory=dict)
-    metrics: dict[str, float] = field(default_factory=dict)
-    missing: dict[str, str] = field(default_factory=dict)
-    facts: dict[str, str] = field(default_factory=dict)
-    findings: tuple[NodeFinding, ...] = ()
-    pairs: tuple[NodePair, ...] = ()
-    report_schema_version: int = 0
-    report_chars: int = 0
+# \Z, not $: "$" also matches before a trailing newline ("n1\n" would pass and name a file "n1\n.json").
+HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}\Z")
+# Bounds per record, so one hostile record cannot make a group's work quadratic (issue 22 M3):
+# fleet scores the known metrics only, and a record with more names than any real one is refused.
+MAX_NAMES = 512  # metrics, missing, facts, sku_parts entries each
+MAX_ITEMS = 4096  # findings, pairs
 
 
 def build_head(report: Any, host: str, exit_code: int, report_chars: int) -> NodeRecordHead:
@@ -117,12 +88,15 @@ def build_head(report: Any, host: str, exit_code: int, report_chars: int) -> Nod
                 title=f.title,
                 subject=f.subject,
                 origin="machine" if (f.code, f.subject) in machine_keys else "results",
+                explains=f.explains,
+                basis=f.basis,
             )
             for f in report.findings
         ),
         pairs=tuple(NodePair(peer=p.peer, metric=p.metric, value=p.value) for p in node_pairs(report)),
         report_schema_version=report.schema_version,
         report_chars=report_chars,
+        note="; ".join(report.notes)[:500],
     )
 
 
@@ -251,12 +225,26 @@ def _parse(text: str, report_len: Optional[int]) -> NodeRecordHead:
         report = data.pop("report", None)
         if not isinstance(report, dict):
             raise SchemaError("no report in the record")
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(data):
+        raise SchemaError("text with a lone surrogate (not valid Unicode)")
     head = _head_from(data)
     if report_len is not None and head.report_chars != report_len:
         raise SchemaError(f"torn record: report is {report_len} characters, head says {head.report_chars}")
     if not HOST_RE.match(head.host):
         raise SchemaError(f"host {head.host[:40]!r} is not a plain host name")
     return head
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # \ud800-\udfff escaped: pairs or lone halves
+
+
+def _has_lone_surrogate(data: Any) -> bool:
+    """True when any string in the decoded head cannot be written as UTF-8 (a lone surrogate)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _head_from(data: dict) -> NodeRecordHead:
@@ -278,7 +266,11 @@ def _head_from(data: dict) -> NodeRecordHead:
             ok = isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63
         elif kind == "str_dict":
             ok = isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+            if ok and len(value) > MAX_NAMES:
+                raise SchemaError(f"$.{name}: {len(value)} entries (more than {MAX_NAMES})")
         elif kind == "float_dict":
+            if isinstance(value, dict) and len(value) > MAX_NAMES:
+                raise SchemaError(f"$.{name}: {len(value)} entries (more than {MAX_NAMES})")
             ok = isinstance(value, dict) and all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e300
                 for v in value.values()
@@ -292,34 +284,87 @@ def _head_from(data: dict) -> NodeRecordHead:
     return NodeRecordHead(**kwargs)
 
 
+_FINDING_KEYS = frozenset({"code", "severity", "title", "subject", "origin", "explains", "basis"})
+_FINDINGS: dict[tuple, NodeFinding] = {}  # one object per distinct finding: 10,000 nodes share a few hundred
+
+
+def _findings(value: list) -> tuple[Any, bool]:
+    """The fast path of :func:`_items` for findings: same checks, and equal findings shared."""
+    out = []
+    for item in value:
+        if type(item) is not dict or not _FINDING_KEYS.issuperset(item):
+            return value, False
+        g = item.get
+        key = (g("code"), g("severity"), g("title"), g("subject"), g("origin"), g("explains"), g("basis"))
+        f = _FINDINGS.get(key)
+        if f is None:
+            code, severity, title, subject, origin, explains, basis = key
+            if type(code) is not str or type(severity) is not str or type(title) is not str:
+                return value, False
+            if any(v is not None and type(v) is not str for v in (subject, origin, basis)):
+                return value, False
+            if explains is not None and (
+                isinstance(explains, bool) or not isinstance(explains, (int, float)) or abs(explains) > 1e300
+            ):
+                return value, False
+            f = NodeFinding(
+                code=code,
+                severity=severity,
+                title=title,
+                subject="" if subject is None else subject,
+                origin="machine" if origin is None else origin,
+                explains=None if explains is None else float(explains),
+                basis=basis,
+            )
+            if len(_FINDINGS) < 100_000:
+                _FINDINGS[key] = f
+        out.append(f)
+    return tuple(out), True
+
+
 def _items(cls: type, value: Any) -> tuple[Any, bool]:
     """A list of flat objects (findings, pairs) -> tuple of ``cls``, checking every field's type."""
     if not isinstance(value, list):
         return value, False
+    if len(value) > MAX_ITEMS:
+        raise SchemaError(f"{len(value)} findings or pairs (more than {MAX_ITEMS})")
+    if cls is NodeFinding:
+        return _findings(value)
     types = _ITEM_TYPES[cls]
-    keys = types.keys()
+    required = _ITEM_REQUIRED[cls]
     out = []
     for item in value:
-        if not isinstance(item, dict) or not item.keys() <= keys:
+        if type(item) is not dict or not required.issubset(item):
             return value, False
-        for key, kind in types.items():
-            v = item.get(key)
+        for key, v in list(item.items()):  # only the keys present: absent optional ones default
+            kind = types.get(key)
+            if kind is None:
+                return value, False
             if v is None and key in _ITEM_OPTIONAL:
-                continue
-            if kind is float:
+                del item[key]  # an explicit null: the default
+            elif kind is float:
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or abs(v) > 1e300:
                     return value, False
-            elif not isinstance(v, kind):
+            elif type(v) is not kind:
                 return value, False
         out.append(cls(**item))
     return tuple(out), True
 
 
 _ITEM_TYPES: dict[type, dict[str, type]] = {
-    NodeFinding: {"code": str, "severity": str, "title": str, "subject": str, "origin": str},
+    NodeFinding: {
+        "code": str,
+        "severity": str,
+        "title": str,
+        "subject": str,
+        "origin": str,
+        "explains": float,
+        "basis": str,
+    },
     NodePair: {"peer": str, "metric": str, "value": float},
 }
-_ITEM_OPTIONAL = ("subject", "origin")
+_ITEM_OPTIONAL = frozenset({"subject", "origin", "explains", "basis"})
+_ITEM_REQUIRED = {cls: frozenset(types) - _ITEM_OPTIONAL for cls, types in _ITEM_TYPES.items()}
 _REQUIRED = ("host", "sku", "exit_code")
 _HEAD_FIELDS: dict[str, Any] = {
     "host": str,
@@ -337,6 +382,7 @@ _HEAD_FIELDS: dict[str, Any] = {
     "pairs": NodePair,
     "report_schema_version": int,
     "report_chars": int,
+    "note": str,
 }
 
 
@@ -347,14 +393,6 @@ def _reject_constant(name: str) -> Any:
 # --------------------------------------------------------------------------------------------
 # loading many records (fleet's input): bounded, never raises on a bad record
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A record that was not used, and why (one line)."""
-
-    source: str
-    reason: str
 
 
 @dataclass
@@ -436,13 +474,35 @@ def _add_file(out: LoadResult, file: Path, size: int) -> None:
         out.skipped.append(Skipped(file.name, f"unreadable record ({type(exc).__name__})"))
 
 
+def created_at(text: str) -> float:
+    """``created_utc`` as seconds since the epoch; -inf when it is not an ISO 8601 time.
+
+    Compared as a time, not as text: "2026-1-9" > "2026-01-10" as text, and a record whose
+    created_utc is "9999" or "zzz" must not replace another node's newest record.
+    """
+    import datetime
+
+    t = text.strip()
+    if t.endswith(("Z", "z")):
+        t = t[:-1] + "+00:00"
+    try:
+        when = datetime.datetime.fromisoformat(t)
+    except ValueError:
+        return float("-inf")
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return when.timestamp()
+
+
 def _dedupe(out: LoadResult) -> None:
-    newest: dict[str, NodeRecordHead] = {}
+    """Keep the newest record per host (by parsed created_utc; on a tie, the first one read)."""
+    newest: dict[str, tuple[float, NodeRecordHead]] = {}
     for r in out.records:
-        if r.host not in newest or r.created_utc >= newest[r.host].created_utc:
+        when = created_at(r.created_utc)
+        if r.host not in newest or when > newest[r.host][0]:
             if r.host in newest:
                 out.skipped.append(Skipped(r.host, "older duplicate record for this host"))
-            newest[r.host] = r
+            newest[r.host] = (when, r)
         else:
             out.skipped.append(Skipped(r.host, "older duplicate record for this host"))
-    out.records = list(newest.values())
+    out.records = [r for _, r in newest.values()]

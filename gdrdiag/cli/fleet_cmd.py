@@ -1,6 +1,7 @@
 """``gdrdiag fleet DIR|FILE.jsonl``: many nodes' records -> outliers per SKU, worst first, with causes.
 
-Exit codes: 0 when no node is flagged, 1 when at least one node is to drain or investigate,
+Exit codes: 0 when no node is flagged, 1 when at least one node is to drain or investigate or
+an expected node (``--expect-hosts``) has no usable record,
 2 for a usage error (path missing, bad baseline, no usable record). Bad records are skipped,
 counted and listed with a reason; they never stop the run.
 """
@@ -25,29 +26,38 @@ def fleet_cmd(
         ..., metavar="DIR|FILE.jsonl", help="Node records: a folder or a JSONL file."
     ),
     baseline: Optional[Path] = typer.Option(
-        None, "--baseline", help="TOML with minimum values per SKU and metric (docs/fleet.md)."
+        None,
+        "--baseline",
+        help="TOML per SKU: minimum values per metric and the declared configuration (docs/fleet.md).",
     ),
     investigate_z: float = typer.Option(
-        -2.0, "--investigate-z", help="Robust z at or below which to investigate."
+        -3.5, "--investigate-z", help="Robust z at or below which to investigate."
     ),
-    drain_z: float = typer.Option(-3.0, "--drain-z", help="Robust z at or below which to drain."),
+    drain_z: float = typer.Option(-5.0, "--drain-z", help="Robust z at or below which to drain."),
+    min_drop: float = typer.Option(
+        0.05, "--min-drop", help="A low z flags only a drop of at least this fraction of the median."
+    ),
     rel_floor: float = typer.Option(
         0.01, "--rel-floor", help="Spread floor as a fraction of the median (handles MAD = 0; noise)."
     ),
     min_group: int = typer.Option(3, "--min-group", help="Smallest SKU group that gets z-scores."),
-    top: int = typer.Option(50, "--top", help="Flagged nodes shown in the text table."),
+    top: Optional[int] = typer.Option(
+        None, "--top", help="Flagged nodes shown (text: 50 unless given; HTML: all unless given)."
+    ),
     html: Optional[Path] = typer.Option(
         None, "--html", help="Also write an HTML page (table + strip plots)."
+    ),
+    expect_hosts: Optional[Path] = typer.Option(
+        None,
+        "--expect-hosts",
+        help="File with the nodes that should have a record, one per line: the missing are named, exit 1.",
     ),
     prometheus: Optional[Path] = typer.Option(
         None, "--prometheus", help="Also write node_exporter textfile metrics (.prom), atomically."
     ),
 ) -> None:
     """Find the slow nodes of a fleet from their records (gdrdiag report --record/--jsonl), and say why."""
-    import json
-
     from gdrdiag.fleet import FleetOptions, analyse, parse_baseline
-    from gdrdiag.model.serde import to_jsonable
     from gdrdiag.node_record import load_records
     from gdrdiag.render.fleet_table import render_fleet
 
@@ -55,8 +65,8 @@ def fleet_cmd(
         raise UserInputError(f"{path}: no such file or folder")
     if drain_z > investigate_z:
         raise UserInputError("--drain-z must be at or below --investigate-z")
-    if not 0 <= rel_floor < 1 or min_group < 1 or top < 0:
-        raise UserInputError("--rel-floor must be in [0, 1), --min-group >= 1, --top >= 0")
+    if not 0 <= rel_floor < 1 or not 0 <= min_drop < 1 or min_group < 1 or (top is not None and top < 1):
+        raise UserInputError("--rel-floor and --min-drop must be in [0, 1), --min-group >= 1, --top >= 1")
     for out in (html, prometheus):
         if out is not None and not out.parent.is_dir():
             raise UserInputError(f"{out}: folder {out.parent} does not exist")
@@ -71,8 +81,16 @@ def fleet_cmd(
         except ValueError as exc:
             raise UserInputError(f"--baseline {baseline}: {exc}") from None
     options = FleetOptions(
-        investigate_z=investigate_z, drain_z=drain_z, rel_floor=rel_floor, min_group=min_group, baseline=rules
+        investigate_z=investigate_z,
+        drain_z=drain_z,
+        rel_floor=rel_floor,
+        min_drop=min_drop,
+        min_group=min_group,
+        baseline=rules,
     )
+    expected: list[str] = []
+    if expect_hosts is not None:
+        expected = _expected_hosts(expect_hosts)
     loaded = load_records(path)
     if not loaded.records:
         why = (
@@ -81,21 +99,42 @@ def fleet_cmd(
             else ""
         )
         raise UserInputError(f"{path}: no usable node records{why}")
-    result = analyse(loaded.records, options, skipped=loaded.skipped)
+    result = analyse(loaded.records, options, skipped=loaded.skipped, expected_hosts=expected)
     if html is not None:
         from gdrdiag.cli.common import force_requested
         from gdrdiag.cli.report_files import write_text_file
         from gdrdiag.render.fleet_html import fleet_html
 
-        write_text_file(html, fleet_html(result), force=force_requested(), what="--html")
+        write_text_file(html, fleet_html(result, top=top or 0), force=force_requested(), what="--html")
     if prometheus is not None:
         from gdrdiag.render.prometheus import write_fleet_prom
 
         write_fleet_prom(prometheus, result)
     if wants_json(ctx):
-        data = to_jsonable(result)
-        data["skipped_counts"] = result.skipped_counts()
-        echo(json.dumps(data, indent=1, allow_nan=False))
+        from gdrdiag.render.fleet_json import fleet_json
+
+        echo(fleet_json(result))
     else:
-        echo_text(ctx, render_fleet(result, top=top, width=output_width(ctx)))
-    raise typer.Exit(EXIT_FAIL if result.flagged else EXIT_OK)
+        echo_text(ctx, render_fleet(result, top=50 if top is None else top, width=output_width(ctx)))
+    raise typer.Exit(EXIT_FAIL if result.flagged or result.missing_hosts else EXIT_OK)
+
+
+def _expected_hosts(path: Path) -> list[str]:
+    """Host names from a file, one per line (blank lines and # comments ignored); UserInputError if bad."""
+    from gdrdiag.node_record import HOST_RE
+
+    try:
+        if path.stat().st_size > (16 << 20):
+            raise UserInputError(f"--expect-hosts {path}: larger than 16 MiB")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserInputError(f"--expect-hosts {path}: cannot read ({exc})") from None
+    hosts = []
+    for number, line in enumerate(text.splitlines(), 1):
+        name = line.split("#", 1)[0].strip()
+        if not name:
+            continue
+        if not HOST_RE.match(name):
+            raise UserInputError(f"--expect-hosts {path}:{number}: {name[:40]!r} is not a plain host name")
+        hosts.append(name)
+    return hosts

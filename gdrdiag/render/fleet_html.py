@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Optional
 from gdrdiag.render.html import _img, _page, _table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from gdrdiag.fleet import FleetResult
+    from gdrdiag.model.fleet import FleetResult
 
 COLOURS = {"ok": "#9aa5b1", "investigate": "#e69f00", "drain": "#c0392b"}
 
@@ -56,7 +56,8 @@ def strip_plot(result: "FleetResult", metric: str) -> Optional[bytes]:
             )
     ax.axvline(1.0, color="#444", lw=0.8)
     ax.set_yticks(range(len(groups)))
-    ax.set_yticklabels([g if len(g) <= 48 else g[:47] + "…" for g in groups], fontsize=7)
+    ax.set_yticklabels([f"{i}" for i in range(1, len(groups) + 1)], fontsize=7)
+    ax.set_ylabel("SKU group (numbered as in the table)", fontsize=7)
     ax.set_xlabel(f"{metric} / SKU-group median (0 = missing)")
     ax.legend(fontsize=7, loc="lower left")
     ax.set_title(metric, fontsize=9)
@@ -66,43 +67,19 @@ def strip_plot(result: "FleetResult", metric: str) -> Optional[bytes]:
     return buf.getvalue()
 
 
-def fleet_html(result: "FleetResult", top: int = 500) -> str:
-    """The HTML text."""
+def fleet_html(result: "FleetResult", top: int = 0) -> str:
+    """The HTML text: every flagged node (or the first ``top`` when ``top`` > 0), then the rest up to 500."""
     from gdrdiag.errors import NotSupported
-    from gdrdiag.render.fleet_table import _z, summary_line
+    from gdrdiag.render.fleet_table import summary_line
 
-    body = f"<p>{html.escape(summary_line(result))}</p><h2>SKU groups</h2>"
-    body += _table(
-        ["nodes", "SKU", "medians", "note"],
-        [
-            [
-                str(g.nodes),
-                g.sku,
-                ", ".join(f"{s.metric} {s.median:.4g} (MAD {s.mad:.3g})" for s in g.stats),
-                g.note,
-            ]
-            for g in result.groups
-        ],
-    )
-    rows = []
-    for i, n in enumerate(result.nodes[:top], 1):
-        worst = next((s for s in n.scores if s.metric == n.worst_metric), None)
-        rows.append(
-            [
-                str(i),
-                n.host,
-                n.level,
-                n.worst_metric or "-",
-                "-" if worst is None or worst.ratio is None else f"{worst.ratio:.2f}",
-                _z(n.worst_z, worst is not None and worst.value is None),
-                f"{n.cause.code}: {n.cause.title}" if n.cause else "-",
-                "; ".join(f"{d.name} = {d.value} (group: {d.majority})" for d in n.differing[:6]),
-            ]
+    body = f"<p>{html.escape(summary_line(result))}</p>"
+    if result.missing_hosts:
+        body += (
+            f"<h2>Missing: {len(result.missing_hosts)} expected node(s) without a usable record</h2><p>"
+            + html.escape(", ".join(result.missing_hosts))
+            + "</p>"
         )
-    body += f"<h2>Nodes, worst first ({min(top, len(result.nodes))} of {len(result.nodes)})</h2>"
-    body += _table(
-        ["#", "host", "level", "worst metric", "x median", "z", "leading cause", "differs from group"], rows
-    )
+    body += "<h2>SKU groups</h2>" + _groups_table(result) + _nodes_table(result, top)
     metrics = sorted({s.metric for g in result.groups for s in g.stats})
     body += "<h2>Strip plots</h2>"
     try:
@@ -119,6 +96,57 @@ def fleet_html(result: "FleetResult", top: int = 500) -> str:
             ["source", "reason"], [[s.source, s.reason] for s in result.skipped[:1000]]
         )
     return _page("gdrdiag fleet", body)
+
+
+def _groups_table(result: "FleetResult") -> str:
+    """SKU groups, numbered as in the strip plots, with their full keys."""
+    return _table(
+        ["#", "nodes", "flagged", "SKU (full key)", "medians (MAD; flagged)", "note"],
+        [
+            [
+                str(i),
+                str(g.nodes),
+                str(g.flagged),
+                g.sku,
+                ", ".join(f"{s.metric} {s.median:.4g} (MAD {s.mad:.3g}; {s.flagged})" for s in g.stats),
+                g.note
+                + (f" {g.folded} node(s) of another own SKU judged against this one" if g.folded else ""),
+            ]
+            for i, g in enumerate(result.groups, 1)
+        ],
+    )
+
+
+def _nodes_table(result: "FleetResult", top: int) -> str:
+    """Every flagged node (or the first ``top``), then healthy ones up to 500 rows in all."""
+    from gdrdiag.render.fleet_table import _z
+
+    flagged = result.flagged
+    shown = flagged[:top] if top > 0 else flagged
+    healthy = [n for n in result.nodes if n.level == "ok"][: max(0, 500 - len(shown))] if top <= 0 else []
+    rows = []
+    for i, n in enumerate((*shown, *healthy), 1):
+        worst = next((s for s in n.scores if s.metric == n.worst_metric), None)
+        rows.append(
+            [
+                str(i),
+                n.host,
+                n.level,
+                n.worst_metric or "-",
+                "-" if worst is None or worst.ratio is None else f"{worst.ratio:.2f}",
+                _z(n.worst_z, worst is not None and worst.value is None),
+                n.why or "-",
+                "; ".join(n.reasons[:6]),
+                "; ".join(f"{d.name} = {d.value} (group: {d.majority})" for d in n.differing[:6]),
+            ]
+        )
+    title = (
+        f"<h2>Nodes, worst first: {len(shown)} of {len(flagged)} flagged"
+        + (f", then {len(healthy)} of {len(result.nodes) - len(flagged)} ok" if healthy else "")
+        + "</h2>"
+    )
+    header = ["#", "host", "level", "worst metric", "x median", "z", "leading cause (or why no cause)"]
+    return title + _table([*header, "reasons (baseline, SKU, z)", "differs from its SKU"], rows)
 
 
 def write_fleet_html(path: Path, result: "FleetResult") -> None:

@@ -11,7 +11,7 @@ import textwrap
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
-    from gdrdiag.fleet import FleetResult, NodeVerdict
+    from gdrdiag.model.fleet import FleetResult, NodeVerdict
 
 WIDTH = 100
 
@@ -34,20 +34,30 @@ def summary_line(result: "FleetResult") -> str:
     """One line: nodes, groups, how many to drain/investigate, what was skipped."""
     drain = sum(1 for n in result.nodes if n.level == "drain")
     inv = sum(1 for n in result.nodes if n.level == "investigate")
+    total = len(result.nodes)
+    rate = 100.0 * (drain + inv) / total if total else 0.0
     line = (
-        f"{len(result.nodes)} nodes in {len(result.groups)} SKU group(s): {drain} to drain, "
-        f"{inv} to investigate"
+        f"{total} nodes in {len(result.groups)} SKU group(s): {drain} to drain, "
+        f"{inv} to investigate ({rate:.1f} % flagged)"
     )
     if result.skipped:
         reasons = ", ".join(f"{r}: {c}" for r, c in sorted(result.skipped_counts().items()))
         line += f"; {len(result.skipped)} record(s) skipped ({reasons})"
+    if result.missing_hosts:
+        line += f"; {len(result.missing_hosts)} expected node(s) without a record"
     return line
+
+
+def _flagging_score(node: "NodeVerdict"):
+    """The node's worst metric when it is one of the reasons it is flagged (not for SKU drift alone)."""
+    worst = next((s for s in node.scores if s.metric == node.worst_metric), None)
+    return worst if worst is not None and (worst.problem or worst.value is None) else None
 
 
 def detail(node: "NodeVerdict", width: Optional[int] = WIDTH) -> str:
     """node: <worst metric> <ratio> of group median (z); cause: ...; differs: ... (wrapped)."""
     parts = []
-    worst = next((s for s in node.scores if s.metric == node.worst_metric), None)
+    worst = _flagging_score(node)
     if worst is not None and worst.value is None:
         parts.append(f"{worst.metric} {worst.problem}")
     elif worst is not None:
@@ -55,14 +65,23 @@ def detail(node: "NodeVerdict", width: Optional[int] = WIDTH) -> str:
         if worst.z is not None:
             what += f" (z {worst.z:.1f})"
         if worst.problem == "below baseline" and worst.minimum is not None:
-            what += f", below baseline {worst.minimum:g}"
+            what = (
+                f"{worst.metric} {_num(worst.value, 4)} below baseline {worst.minimum:g} "
+                f"({_num(worst.value / worst.minimum if worst.minimum else None, 2)} of it; "
+                f"{_num(worst.ratio, 2)} of group median)"
+            )
         parts.append(what)
+    if node.own_sku:
+        parts.append(f"own SKU: {node.own_sku}")
     if node.cause is not None:
         c = node.cause
         where = f" [{c.subject}]" if c.subject and c.subject not in c.title else ""
         parts.append(f"cause: {c.code} {c.title}{where}")
     else:
-        parts.append("cause: none diagnosed")
+        parts.append(f"cause: {node.why or 'no cause found'}")
+    others = [f"{f.code} {f.title}" for f in node.drift if f != node.cause]
+    if others:
+        parts.append("also differs from its SKU: " + "; ".join(others[:4]))
     if node.differing:
         diffs = [
             f"{d.name} = {d.value if d.value is not None else 'absent'} (group: {d.majority})"
@@ -88,6 +107,13 @@ def render_fleet(result: "FleetResult", top: int = 50, width: Optional[int] = WI
         medians = ", ".join(f"{s.metric} {_num(s.median, 4)}" for s in g.stats)
         if medians:
             out.append(wrap_lines("      medians: " + medians, width))
+    if result.missing_hosts:
+        out += [
+            "",
+            f"MISSING: {len(result.missing_hosts)} expected node(s) wrote no usable record "
+            "(hung, down, or failed)",
+        ]
+        out.append("  " + ", ".join(result.missing_hosts))
     flagged = result.flagged
     if not flagged:
         out += ["", "no node is below its group (nothing to drain or investigate)"]
@@ -97,13 +123,14 @@ def render_fleet(result: "FleetResult", top: int = 50, width: Optional[int] = WI
         header = f"{'#':>4} {'host':<18} {'level':<11} {'metric':<24} {'x median':>8} {'z':>8}  cause"
         out.append(header)
         for i, n in enumerate(shown, 1):
-            worst = next((s for s in n.scores if s.metric == n.worst_metric), None)
+            worst = _flagging_score(n)
             ratio = "-" if worst is None or worst.ratio is None else f"{worst.ratio:.2f}"
             missing = worst is not None and worst.value is None
-            cause = n.cause.code if n.cause else (n.differing[0].name if n.differing else "-")
+            cause = n.cause.code if n.cause else "no cause found"
+            metric = worst.metric if worst is not None else "-"
             row = (
-                f"{i:>4} {_cut(n.host, 18):<18} {n.level:<11} {_cut(n.worst_metric or '-', 24):<24} "
-                f"{ratio:>8} {_z(n.worst_z, missing):>8}  {cause}"
+                f"{i:>4} {_cut(n.host, 18):<18} {n.level:<11} {_cut(metric, 24):<24} "
+                f"{ratio:>8} {_z(worst.z if worst else None, missing):>8}  {cause}"
             )
             out.append(_cut(row, width))
         out += ["", "details"]

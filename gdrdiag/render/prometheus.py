@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 from gdrdiag.errors import UserInputError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from gdrdiag.fleet import FleetResult
-    from gdrdiag.node_record import NodeRecordHead
+    from gdrdiag.model.fleet import FleetResult, NodeRecordHead
 
 SEVERITIES = ("FAIL", "WARN", "INFO")
 

@@ -32,11 +32,11 @@ def evaluate_mod():
 
 @pytest.fixture(scope="session")
 def small_fleet(synthetic, tmp_path_factory):
-    """400 synthetic records (5 % faults, every kind) in a folder, plus the manifest."""
+    """400 synthetic records (5 % node faults, 1 % noise, no bad records) in a folder, plus the manifest."""
     import json
 
     out = tmp_path_factory.mktemp("fleet")
-    lines, manifest = synthetic.generate(400, 0.05, seed=7, noise=0.008)
+    lines, manifest = synthetic.generate(400, 0.05, seed=7, noise=0.01, record_fault_rate=0.0)
     for host, line in lines:
         (out / f"{host}.json").write_text(line + "\n")
     (out / ".manifest.json").write_text(

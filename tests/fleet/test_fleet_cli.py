@@ -94,7 +94,7 @@ def test_fleet_text_json_html_and_exit_codes(small_fleet, tmp_path):
     assert res.exit_code == 1
     lines = res.output.splitlines()
     assert max(len(line) for line in lines) <= 100
-    assert lines[0].startswith("400 nodes in 3 SKU group(s): 20 to drain, 0 to investigate")
+    assert lines[0].startswith("400 nodes in 4 SKU group(s): 14 to drain, 6 to investigate (5.0 % flagged)")
     assert "ACS-REDIRECT" in res.output and "(group: none)" in res.output
     page = html.read_text()
     assert page.startswith("<!doctype html>") and page.count("data:image/png;base64,") >= 5
@@ -174,7 +174,7 @@ def test_prometheus_textfiles_parse_with_the_client_parser(small_fleet, tmp_path
     res = runner.invoke(app, ["fleet", str(small_fleet[0]), "--prometheus", str(fleet_prom)])
     fams = {f.name: f for f in parser.text_string_to_metric_families(fleet_prom.read_text())}
     levels = {s.labels["level"]: s.value for s in fams["gdrdiag_fleet_nodes"].samples}
-    assert levels == {"ok": 380, "investigate": 0, "drain": 20}
+    assert levels == {"ok": 380, "investigate": 6, "drain": 14}
     assert len(fams["gdrdiag_fleet_node_level"].samples) == 400
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("fleet.prom.")]  # temp file renamed
 

@@ -51,10 +51,13 @@ def test_levels_thresholds_and_ranking():
     heads = [head(f"n{i}", metrics={"copy_h2d_pinned_gbs": 50.0 + (i % 3) * 0.1}) for i in range(20)]
     heads.append(head("slowish", metrics={"copy_h2d_pinned_gbs": 48.2}))  # z -2.56: investigate
     heads.append(head("slow", metrics={"copy_h2d_pinned_gbs": 25.0}))
-    res = analyse(heads)
+    old = FleetOptions(investigate_z=-2.0, drain_z=-3.0, min_drop=0.0)
+    res = analyse(heads, old)
     assert [n.host for n in res.flagged] == ["slow", "slowish"]
     assert res.flagged[0].level == "drain" and res.flagged[1].level == "investigate"
-    strict = analyse(heads, FleetOptions(investigate_z=-1.0, drain_z=-1.5))
+    # the defaults: z <= -3.5 and a drop of at least 5 % of the median (48.2 is 3.6 % below)
+    assert [n.host for n in analyse(heads).flagged] == ["slow"]
+    strict = analyse(heads, FleetOptions(investigate_z=-1.0, drain_z=-1.5, min_drop=0.0))
     assert {n.host for n in strict.flagged if n.level == "drain"} == {"slow", "slowish"}
 
 
@@ -84,7 +87,7 @@ def test_small_group_gets_no_z_but_baseline_applies():
     [
         ("not toml [", "not valid TOML"),
         ("x = 1", "[[sku]]"),
-        ('[[sku]]\nmatch = "*"\nnope = 1', "unknown metric"),
+        ('[[sku]]\nmatch = "*"\nnope = 1', "unknown key"),
         ('[[sku]]\nmatch = "*"\nrdma_host_gbps = "fast"', "must be a number"),
         ("[[sku]]\nrdma_host_gbps = 1", "match"),
     ],
@@ -146,19 +149,13 @@ def test_pairwise_names_the_node_common_to_failing_pairs():
 def test_synthetic_fleet_every_fault_found_with_its_cause_first(small_fleet, evaluate_mod):
     folder, manifest = small_fleet
     res = fleet.load_and_analyse(folder)
-    assert not res.skipped and len(res.nodes) == 400 and len(res.groups) == 3
+    assert not res.skipped and len(res.nodes) == 400 and len(res.groups) == 4
     data = json.loads(json.dumps(fleet_json(res)))
     score = evaluate_mod.evaluate(data, json.loads((folder / ".manifest.json").read_text()))
     assert score["injected"] == 20
     assert score["flagged_injected"] == 20 and score["cause_first"] == 20, score["misses"]
     assert score["false_positives"] == 0
-    assert {manifest[n.host] for n in res.flagged} == {
-        "ro_missing",
-        "mrrs_small",
-        "link_downtrained",
-        "acs_redirect",
-        "peermem_missing",
-    }
+    assert {manifest[n.host] for n in res.flagged} == {f for f in manifest.values() if f}
 
 
 def fleet_json(res):
@@ -325,3 +322,122 @@ def test_record_with_a_hostile_host_name_is_skipped(tmp_path):
     (tmp_path / "y.json").write_text(good.replace('"host":"good"', '"host":"../../etc"', 1))
     loaded = load_records(tmp_path)
     assert not loaded.records and all("plain host name" in s.reason for s in loaded.skipped)
+
+
+# ---- issue 23: the intended SKU, drift findings, cause ranking --------------------------------------
+
+
+def _sku_parts(gpus="4x G", nics="4x N", driver="nvidia 1", platform="bare metal"):
+    return {"gpus": gpus, "nics": nics, "driver": driver, "platform": platform}
+
+
+def _node(host, parts=None, facts=None, findings=(), metrics=None):
+    parts = parts or _sku_parts()
+    base = {"gpus": "4", "rdma devices": "4", "nic functions": "4", "nvidia driver": "1", "kernel": "k1"}
+    base.update({f"link gpu {i}": "32 GT/s x16" for i in range(4)})
+    base.update({f"firmware mlx5_{i}": "28.1" for i in range(4)})
+    base.update({f"mtu mlx5_{i} port 1": "4096" for i in range(4)})
+    base.update(facts or {})
+    base = {k: v for k, v in base.items() if v is not None}
+    return head(
+        host,
+        sku=" | ".join(parts.values()),
+        sku_parts=parts,
+        facts=base,
+        findings=findings,
+        metrics=metrics or {"rdma_host_gbps": 390.0},
+    )
+
+
+def test_a_node_that_lost_a_device_is_judged_against_the_sku_it_should_be():
+    heads = [_node(f"n{i}") for i in range(20)]
+    heads.append(_node("lost-gpu", _sku_parts(gpus="3x G"), {"gpus": "3", "link gpu 3": None}))
+    heads.append(_node("lost-nic", _sku_parts(nics="3x N"), {"rdma devices": "3", "nic functions": "3"}))
+    heads.append(_node("no-driver", _sku_parts(nics="none"), {"rdma devices": "0"}))
+    heads.append(_node("drv", _sku_parts(driver="nvidia 2"), {"nvidia driver": "2"}))
+    heads.append(_node("fw", facts={"firmware mlx5_1": "28.0"}))
+    heads.append(_node("mtu", facts={"mtu mlx5_0 port 1": "1024"}))
+    heads.append(_node("gen", facts={"link gpu 2": "16 GT/s x16"}))
+    heads.append(_node("x8", facts={"link gpu 1": "32 GT/s x8"}))
+    heads.append(_node("kernel", facts={"kernel": "k2"}))
+    bare = _sku_parts(gpus="none", nics="none")
+    heads.append(_node("bare", bare, {"gpus": "0", "rdma devices": "0", "nic functions": "0"}))
+    res = analyse(heads)
+    assert len(res.groups) == 1 and res.groups[0].folded == 5
+    got = {n.host: (n.level, n.cause.code if n.cause else None) for n in res.flagged}
+    assert got == {
+        "lost-gpu": ("drain", "FLEET-GPU-MISSING"),
+        "lost-nic": ("drain", "FLEET-NIC-MISSING"),
+        "no-driver": ("drain", "FLEET-RDMA-DRIVER-MISSING"),
+        "drv": ("investigate", "FLEET-DRIVER-DRIFT"),
+        "fw": ("investigate", "FLEET-FIRMWARE-DRIFT"),
+        "mtu": ("investigate", "FLEET-MTU-DRIFT"),
+        "gen": ("investigate", "FLEET-LINK-BELOW-SKU"),
+        "x8": ("drain", "FLEET-LINK-BELOW-SKU"),
+        "kernel": ("investigate", "FLEET-KERNEL-DRIFT"),
+        "bare": ("drain", "FLEET-GPU-MISSING"),  # lost every GPU and NIC: still judged, not a SKU of one
+    }
+    lost = next(n for n in res.flagged if n.host == "lost-gpu")
+    assert lost.own_sku.startswith("3x G") and "not seen: 3" in lost.cause.title
+
+
+def test_declared_facts_replace_the_majority():
+    heads = [_node(f"n{i}") for i in range(10)]  # every node on firmware 28.1
+    rules = parse_baseline('[[sku]]\nmatch = "*"\nnic_firmware = "28.2"\ngpus = 4\n')
+    res = analyse(heads, FleetOptions(baseline=rules))
+    assert len(res.flagged) == 10
+    assert {n.cause.code for n in res.flagged} == {"FLEET-FIRMWARE-DRIFT"}
+    assert "the SKU's is 28.2" in res.flagged[0].cause.title
+
+
+def test_cause_ranking_keeps_severity_and_puts_a_measured_loss_first():
+    idle = NodeFinding("PCIE-LINK-SPEED-IDLE", "INFO", "link 16 GT/s while idle", origin="machine")
+    measured = NodeFinding(
+        "CAUSE-LINK-DEGRADED",
+        "FAIL",
+        "link trained at Gen4",
+        origin="results",
+        explains=0.95,
+        basis="measured",
+    )
+    symptom = NodeFinding("PERF-CE-H2D-LOW", "FAIL", "H2D at 48 %", origin="results")
+    guess = NodeFinding(
+        "CAUSE-NUMA-PLACEMENT", "WARN", "far NUMA?", origin="results", explains=0.3, basis="inferred"
+    )
+    register = NodeFinding("PCIE-MRRS-SMALL", "WARN", "MaxReadReq 128", origin="machine")
+    assert fleet.leading_cause([idle, symptom, measured]) == measured  # not the INFO above the FAIL
+    assert fleet.leading_cause([symptom, guess, register]) == register  # register evidence over a guess
+    assert fleet.leading_cause([symptom]) == symptom
+    # the same code and subject at another severity than the group's is the node's own
+    common = NodeFinding("GDR-DEVICE-SLOW", "WARN", "slow", subject="device/mr", origin="results")
+    worse = NodeFinding("GDR-DEVICE-SLOW", "FAIL", "slow", subject="device/mr", origin="results")
+    heads = [head(f"n{i}", metrics={"rdma_device_mr_gbps": 85.0}, findings=(common,)) for i in range(10)]
+    heads.append(head("vm", metrics={"rdma_device_mr_gbps": 30.0}, findings=(worse,)))
+    (vm,) = analyse(heads).flagged
+    assert vm.cause == worse and vm.why.startswith("GDR-DEVICE-SLOW")
+
+
+def test_a_flag_without_a_cause_says_so_with_metric_and_z():
+    heads = [head(f"n{i}", metrics={"rdma_host_gbps": 390.0 + i % 3}) for i in range(20)]
+    heads.append(head("slow", metrics={"rdma_host_gbps": 200.0}))
+    (slow,) = analyse(heads).flagged
+    assert slow.cause is None and slow.why.startswith(
+        "no cause found; rdma_host_gbps 0.51 of group median, z "
+    )
+
+
+def test_an_interrupted_reports_note_reaches_the_record_and_the_reasons():
+    rep = load_report(REPORTS / "baremetal_hgx.json")
+    rep = dataclasses.replace(
+        rep,
+        results=tuple(r for r in rep.results if not r.key.startswith("gather_")),
+        notes=("interrupted (SIGINT) after 3 of 5 benches",),
+    )
+    partial = parse_head(record_line(rep, "partial", 1))
+    assert partial.note == "interrupted (SIGINT) after 3 of 5 benches"
+    full = parse_head(record_line(load_report(REPORTS / "baremetal_hgx.json"), "x", 0))
+    heads = [dataclasses.replace(full, host=f"n{i}") for i in range(5)] + [partial]
+    (n,) = analyse(heads).flagged
+    assert n.host == "partial" and n.level == "investigate"
+    assert "gather_best_gbs missing (not measured: incomplete record)" in n.reasons
+    assert "record note: interrupted (SIGINT) after 3 of 5 benches" in n.reasons

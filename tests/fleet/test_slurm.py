@@ -72,11 +72,14 @@ def test_sbatch_ranks_the_slow_node_first_with_its_cause(slurm, synthetic, tmp_p
     reports.mkdir()
     _node_reports(reports, synthetic)
     gdrdiag = str(Path(sys.executable).with_name("gdrdiag"))
+    hosts = tmp_path / "expected-hosts.txt"
+    hosts.write_text("".join(f"node-{i}\n" for i in range(NODES)))
     env = dict(
         os.environ,
         GDRDIAG=gdrdiag,
         GDRDIAG_SRUN_ARGS=f"--ntasks={NODES}",
         GDRDIAG_REPORT_ARGS=f"--from-report {reports}/node-$SLURM_PROCID.json --host node-$SLURM_PROCID",
+        GDRDIAG_EXPECT_HOSTS=str(hosts),
     )
     start = time.monotonic()
     job = subprocess.run(

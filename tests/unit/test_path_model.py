@@ -151,5 +151,6 @@ def test_report_quick_on_a_healthy_h100_has_no_warn_or_fail():
     assert rep.machine.gpus[0].name.startswith("NVIDIA H100")
     assert not [(f.code, f.title) for f in findings if f.severity.value in ("FAIL", "WARN")]
     judged = judge(rep.results, rep.machine)
-    pinned = [j for j in judged if j.key in ("copy_h2d_pinned", "copy_d2h_pinned") and j.size_bytes == 64 * MiB]
+    keys = ("copy_h2d_pinned", "copy_d2h_pinned")
+    pinned = [j for j in judged if j.key in keys and j.size_bytes == 64 * MiB]
     assert pinned and all(0.9 <= j.ratio <= 1.05 for j in pinned)
