@@ -402,4 +402,13 @@ ENTRIES = (
         "The symptom with no candidate: the Report lacks the facts or measurements that would name one.",
         "Measure with gdrdiag (or import with --bundle) so the cause model can weigh the candidates.",
     ),
+    E(
+        "CAUSE-MPS-MRRS",
+        "causes",
+        CAUSE_SEVERITY,
+        "a pinned copy below its path with the GPU's MaxReadReq under 512 B or MaxPayload under 256 B",
+        "Small read requests keep few bytes in flight per tag; small payloads cost more headers per byte.",
+        "Raise MaxReadReq to 4096 and MaxPayload to what the path allows (BIOS, setpci, pci=pcie_bus_perf).",
+        "PCIe Base Spec r5.0 sec. 7.5.3.4 (Device Control)",
+    ),
 )

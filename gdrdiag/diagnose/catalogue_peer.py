@@ -18,8 +18,9 @@ ENTRIES = (
     E(
         "PEER-ACCESS-OFF",
         "peer",
-        "WARN when both were measured (the cost of not enabling); FAIL when only staged copies were "
-        "measured on a pair the driver offers peer access to and the model gives 2x or more",
+        "INFO when both were measured (peer access works here: the off rows are the cost of not "
+        "enabling it); FAIL or WARN when only staged copies were measured on a pair the driver offers "
+        "peer access to and the model gives 2x or more",
         "a GPU->GPU copy of 64 MiB or more with peer access off runs 1.5x or more slower than with it on "
         "(measured), or than the path model with it on",
         "Without peer access cudaMemcpyPeer is staged through host memory: device to host, then host to "

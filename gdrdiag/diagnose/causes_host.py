@@ -127,6 +127,48 @@ def _copy_loss(report: "Report", ctx: Context) -> Optional[tuple[BenchResult, fl
     return report.results[worst.index], worst.ratio or 0.0, [why]
 
 
+# A copy engine keeps too few reads in flight below this MaxReadReq to fill a x16 link: each
+# request carries at most MRRS bytes and the device has a fixed number of tags (PCIe Base Spec
+# r5.0 2.2.6.2); 512 B and up are what platforms ship.
+SMALL_MRRS = 512
+
+
+def _mps_mrrs(report: "Report", loss: float, measured: list[str]) -> list[Cause]:
+    """CAUSE-MPS-MRRS: the GPU's MaxReadReq (or MaxPayload) set smaller than the platform allows."""
+    m = report.machine
+    gpu = m.gpus[0] if m and m.gpus else None
+    fn = m.function(gpu.bdf) if m and gpu else None
+    if fn is None or fn.pcie is None:
+        return []
+    mrrs, mps, mps_cap = fn.pcie.max_read_request, fn.pcie.max_payload, fn.pcie.max_payload_supported
+    pro = []
+    if mrrs < SMALL_MRRS:
+        pro.append(
+            f"pci[{fn.bdf}].pcie.max_read_request = {mrrs} (< {SMALL_MRRS}): few bytes per read in flight"
+        )
+    if mps < min(256, mps_cap):
+        pro.append(f"pci[{fn.bdf}].pcie.max_payload = {mps} of {mps_cap} supported")
+    if not pro:
+        return []
+    strength = 0.7
+    return [
+        Cause(
+            "CAUSE-MPS-MRRS",
+            "the GPU's MaxReadReq / MaxPayload are set small",
+            strength,
+            strength,
+            "inferred",
+            loss,
+            tuple(measured + pro),
+            (),
+            "Raise MaxReadReq to 4096 (setpci -s BDF CAP_EXP+8.w, bits 14:12; or the BIOS/firmware setting) "
+            "and MaxPayload to what the whole path supports; pci=pcie_bus_perf lets the kernel pick them.",
+            "lspci -vvv -s BDF | grep -E 'MaxPayload|MaxReadReq'",
+            "copy_h2d_pinned",
+        )
+    ]
+
+
 def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
     """Causes for a pinned host<->GPU copy below what its path allows, at any size, either direction.
 
@@ -166,6 +208,7 @@ def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
                     r.key,
                 )
             )
+    out += _mps_mrrs(report, loss, measured)
     explained = sum(c.explains for c in out)
     rest = max(0.0, 1.0 - explained)
     if ctx.has("IOMMU-TRANSLATED"):

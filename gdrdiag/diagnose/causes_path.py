@@ -190,7 +190,11 @@ def link_narrow(report: "Report", ctx: Context) -> list[Cause]:
     if not narrow:
         return []
     j = max(narrow, key=lambda j: j.size_bytes or 0)
-    code = "CAUSE-NIC-LINK" if j.bound_on_nic else "CAUSE-LINK-NARROW"
+    narrow_link, nic_link = (
+        "CAUSE-LINK-NARROW",
+        "CAUSE-NIC-LINK",
+    )
+    code = nic_link if j.bound_on_nic else narrow_link
     link = (j.bound or "").split(": ")[0]
     return [
         Cause(
