@@ -167,7 +167,9 @@ def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[RowPath]
             "CPU stores into GPU memory through its BAR (gdrcopy): the CPU moves the bytes, no DMA path "
             "to model",
         )
-    family = (tool, test, p.direction, p.memory, p.gpu, p.peer_gpu, p.peer_access, p.qps, p.access)
+    # one sweep: the same test on the same devices from one file (each posted number is its own run)
+    run = r.key if r.provider == Provider.POSTED.value else p.source_file
+    family = (tool, test, p.direction, p.memory, p.gpu, p.peer_gpu, p.peer_access, p.qps, p.access, run)
     if tool in (Provider.PERFTEST.value, Provider.POSTED.value) and test in (
         "write_bw",
         "read_bw",

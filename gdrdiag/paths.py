@@ -180,8 +180,8 @@ class _Yardsticks:
         self.host_rdma: list[_Row] = []
         self.pinned: dict[Place, list[_Row]] = {}
         self.peer_on: dict[tuple, list[_Row]] = {}
-        self.fastest: dict[tuple, list[_Row]] = {}  # per kind: the fastest row of each key, best first
-        best_per_key: dict[tuple, dict[str, _Row]] = {}
+        self.fastest: dict[tuple, list[_Row]] = {}  # per kind: the fastest row of each sweep, best first
+        best_per_family: dict[tuple, dict[tuple, _Row]] = {}
         for row in rows:
             q = row.path
             ends = (q.source.place, q.destination.place)
@@ -199,10 +199,10 @@ class _Yardsticks:
                 self.pinned.setdefault(q.source.place, []).append(row)
             if ends == (Place.GPU, Place.GPU) and q.peer_access:
                 self.peer_on.setdefault((_pair(q), q.both_directions), []).append(row)
-            keyed = best_per_key.setdefault(_kind(q), {})
-            if row.result.key not in keyed or row.value > keyed[row.result.key].value:
-                keyed[row.result.key] = row
-        for kind, keyed in best_per_key.items():
+            keyed = best_per_family.setdefault(_kind(q), {})
+            if q.family not in keyed or row.value > keyed[q.family].value:
+                keyed[q.family] = row
+        for kind, keyed in best_per_family.items():
             self.fastest[kind] = sorted(keyed.values(), key=lambda r: -r.value)[:2]
 
     def for_row(self, row: "_Row") -> Optional["_Row"]:
@@ -222,8 +222,9 @@ class _Yardsticks:
         if cands:
             size = path.size or 0
             return min(cands, key=lambda c: (abs((c.path.size or 0) - size), -(c.path.size or 0)))
-        # another case of the same kind (a sweep of one case fits its per-operation cost instead)
-        return next((r for r in self.fastest.get(_kind(path), []) if r.result.key != row.result.key), None)
+        # another case of the same kind (another GPU, placement, NIC): a sweep of one case fits its
+        # per-operation cost instead, so rows of the row's own sweep are never its yardstick
+        return next((r for r in self.fastest.get(_kind(path), []) if r.path.family != path.family), None)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ says why not.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,17 @@ def test_report_quick_on_a_healthy_h100_has_no_warn_or_fail():
     keys = ("copy_h2d_pinned", "copy_d2h_pinned")
     pinned = [j for j in judged if j.key in keys and j.size_bytes == 64 * MiB]
     assert pinned and all(0.9 <= j.ratio <= 1.05 for j in pinned)
+
+
+def test_halving_one_gpus_imported_number_is_a_loss_even_without_a_bundle():
+    from gdrdiag.importers import import_text
+
+    doc = json.loads((FIXTURES.parent / "imported" / "nvbandwidth.json").read_text())
+    for tc in doc["nvbandwidth"]["testcases"]:
+        if tc["name"] == "host_to_device_memcpy_ce":
+            row = tc["bandwidth_matrix"][0]
+            tc["bandwidth_matrix"][0] = [f"{float(row[0]) / 2:.2f}", *row[1:]]
+    rows = import_text(json.dumps(doc), "halved.json")
+    judged = judge(tuple(rows), None)
+    halved = [j for j in judged if j.key == "nvbandwidth_host_to_device_memcpy_ce" and j.is_loss]
+    assert halved and "the same Report's" in halved[0].bound
