@@ -395,6 +395,12 @@ def next_measurements(report: "Report", ctx: Context) -> list[Finding]:
     elif lonely:
         missing = "GPU-memory rows without a host-memory row of the same run: no yardstick for them"
         cmd = "gdrdiag mr-bench --memory device,pinned --ro-ab --size 1M --qp 4"
+    elif any(j.mover is Mover.COLLECTIVE for j in ctx.judgements):
+        missing = (
+            "NCCL rows but no RDMA WRITE rows: they judge the GPU<->NIC path as a whole, not which part "
+            "of it (NIC->GPU writes, relaxed ordering, the registration path) is slow"
+        )
+        cmd = "gdrdiag mr-bench --matrix"
     else:
         missing = "no RDMA WRITE measurement: the GPU<->NIC path is judged from machine facts only"
         cmd = "gdrdiag mr-bench --matrix"
