@@ -97,6 +97,7 @@ class Context:
     machine_codes: dict[str, Finding]
     gaps: tuple[GdrGap, ...]
     judgements: tuple[Judgement, ...] = ()  # every numeric row against its path (gdrdiag.paths)
+    losses: tuple[Judgement, ...] = ()  # the judgements that are losses (most rules look at these only)
 
     def has(self, code: str) -> bool:
         """True when a machine rule emitted ``code``."""
@@ -389,7 +390,8 @@ def context(report: "Report", machine_findings: Iterable[Finding]) -> Context:
         codes.setdefault(f.code, f)
     judged = judge(report.results, report.machine)
     reference = _model_reference(judged)
-    return Context(report.machine, codes, tuple(gdr_gaps(report.results, reference)), judged)
+    losses = tuple(j for j in judged if j.is_loss)
+    return Context(report.machine, codes, tuple(gdr_gaps(report.results, reference)), judged, losses)
 
 
 def _model_reference(judged: Iterable[Judgement]) -> Optional[WriteRow]:

@@ -102,7 +102,7 @@ def _worst_pinned_copy_loss(ctx: Context) -> Optional[Judgement]:
     """The worst loss of a copy-engine row between pinned host memory and a GPU."""
     rows = [
         j
-        for j in ctx.judgements
+        for j in ctx.losses
         if j.is_loss
         and j.mover is Mover.COPY_ENGINE
         and {e.place for e in (j.source, j.destination) if e is not None} == {Place.HOST, Place.GPU}

@@ -77,7 +77,7 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
     for direction in ("h2d", "d2h"):
         staged = [
             j
-            for j in ctx.judgements
+            for j in ctx.losses
             if j.is_loss
             and _host_gpu(j)
             and _host_memory(j) in _STAGED
@@ -304,7 +304,7 @@ def no_peer_memory(report: "Report", ctx: Context) -> list[Cause]:
         return []
     # A GPU-memory RDMA row that was measured was registered, so a peer-memory path existed for it:
     # only NCCL, which falls back to host staging silently, can show this loss.
-    rows = [j for j in ctx.judgements if j.is_loss and j.mover is Mover.COLLECTIVE]
+    rows = [j for j in ctx.losses if j.is_loss and j.mover is Mover.COLLECTIVE]
     if not rows:
         return []
     worst = min(rows, key=lambda j: j.ratio or 0)
@@ -335,7 +335,7 @@ def collective_far(report: "Report", ctx: Context) -> list[Cause]:
     m = ctx.machine
     rows = [
         j
-        for j in ctx.judgements
+        for j in ctx.losses
         if j.is_loss and (j.mover is Mover.COLLECTIVE or (j.mover is Mover.NIC_DMA and _touches_gpu(j)))
     ]
     if not rows or m is None or not m.topology:
@@ -374,7 +374,7 @@ def link_degraded(report: "Report", ctx: Context) -> list[Cause]:
     """
     rows = [
         j
-        for j in ctx.judgements
+        for j in ctx.losses
         if j.is_loss
         and j.trained_gbytes_per_s
         and j.expected_gbytes_per_s
@@ -427,7 +427,7 @@ def numa_placement(report: "Report", ctx: Context) -> list[Cause]:
 
     far = [
         j
-        for j in ctx.judgements
+        for j in ctx.losses
         if j.is_loss and node(j) is not None and home(j) is not None and node(j) != home(j)
     ]
     if not far:
@@ -480,7 +480,7 @@ def unexplained_losses(report: "Report", ctx: Context, causes: Iterable[Cause]) 
     pageable_named = any(c.code == "CAUSE-PAGEABLE-MEMORY" for c in causes)
     out = []
     by_mover: dict[Mover, Judgement] = {}
-    for j in ctx.judgements:
+    for j in ctx.losses:
         if pageable_named and _host_memory(j) in _STAGED:
             continue
         if isinstance(report.results[j.index].params, PeerParams):

@@ -102,7 +102,7 @@ def _host_rows(report: "Report", ctx: Context) -> list[WriteRow]:
     per-message cost) is no loss for these causes to explain (issue 20: judge by the row's own path).
     """
     healthy = {j.key for j in ctx.judgements if j.ratio is not None and not j.is_loss}
-    lost = {j.key for j in ctx.judgements if j.is_loss}
+    lost = {j.key for j in ctx.losses if j.is_loss}
     return [r for r in write_rows(report.results) if not r.on_gpu and (r.key in lost or r.key not in healthy)]
 
 
