@@ -111,6 +111,11 @@ def error_line(text: str) -> None:
     typer.echo(one_line(text, limit=600), err=True)
 
 
+def warn(text: str) -> None:
+    """One ``gdrdiag: warning:`` line on stderr (the run goes on)."""
+    error_line(f"gdrdiag: warning: {text}")
+
+
 def wants_json(ctx: typer.Context) -> bool:
     """True when the global ``--json`` was given (``gdrdiag --json CMD``)."""
     root = ctx.find_root()

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
+import math
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -19,6 +23,7 @@ from gdrdiag.cli.common import (
     output_width,
     split_list,
     wants_json,
+    warn,
 )
 from gdrdiag.cli.interrupt import exit_130_after, measure
 from gdrdiag.cli.progress import QUIET_HELP, Progress
@@ -318,10 +323,18 @@ def read_secret_file(path: Path) -> bytes:
                 f"--secret-file {path}: {'not a regular file' if path.exists() else 'no such file'}"
             )
         with path.open("rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if mode & 0o077:
+                raise UserInputError(
+                    f"--secret-file {path}: others may read it (mode {stat.S_IMODE(mode):04o}); "
+                    f"chmod 600 {path}"
+                )
             data = f.read(SECRET_MAX_BYTES + 2)
     except OSError as exc:
         raise UserInputError(f"--secret-file {path}: cannot read ({exc.strerror or exc})") from None
     secret = data.rstrip(b"\r\n")
+    if not secret.strip():
+        raise UserInputError(f"--secret-file {path}: only blanks; a secret must be random bytes")
     if len(secret) > SECRET_MAX_BYTES:
         raise UserInputError(
             f"--secret-file {path}: longer than {SECRET_MAX_BYTES} bytes; is it the right file?"
@@ -334,6 +347,16 @@ def read_secret_file(path: Path) -> bytes:
     return secret
 
 
+def _is_loopback(bind: str) -> bool:
+    """True for an address only this machine reaches (127.0.0.0/8, ::1, localhost)."""
+    if bind == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bind).is_loopback
+    except ValueError:
+        return False
+
+
 def _peer_options(
     server: bool,
     connect: Optional[str],
@@ -344,11 +367,20 @@ def _peer_options(
     write_with_imm: bool,
 ) -> _Peer:
     """Check the two-machine options together (and read the secret) before anything runs."""
+    from gdrdiag.bench.mr_config import MAX_TIMEOUT_S
+
+    if not (math.isfinite(accept_timeout) and 0 < accept_timeout <= MAX_TIMEOUT_S):
+        raise UserInputError(f"--accept-timeout {accept_timeout}: give seconds in (0, {MAX_TIMEOUT_S:g}]")
     secret = read_secret_file(secret_file) if secret_file is not None else None
     if secret is not None and not (server or connect):
         raise UserInputError("--secret-file is for two machines: give it with --server or --connect")
     if write_with_imm and (server or connect):
         raise UserInputError("--write-with-imm runs in loopback only")
+    if server and secret is None and not _is_loopback(bind):
+        warn(
+            f"--bind {bind} without --secret-file: anyone who reaches port {port} can connect and "
+            "write into this machine's buffer; give both sides --secret-file"
+        )
     return _Peer(server, connect, port, bind, accept_timeout, secret)
 
 
