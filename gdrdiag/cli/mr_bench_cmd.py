@@ -34,6 +34,10 @@ from gdrdiag.units import parse_size, parse_size_list
 
 DEFAULT_MEMORY = "device,pinned"
 SOFT_HINT = "use --provider soft to run the whole pipeline in software (not a hardware measurement)"
+SOFT_TWO_HOST_HINT = (
+    "to try two-machine mode without a NIC, run both ends on this machine with --provider soft "
+    "(--server, and --connect 127.0.0.1; software, not a hardware measurement)"
+)
 
 
 @app.command("mr-bench")
@@ -190,7 +194,9 @@ def mr_bench(
         mode = _from_cases(ctx, cases, list_cases, provider_name, mode)
     _refuse_contradictions(mode, provider_name, json_out, server, connect, all_sizes, size, iters, duration)
     _refuse_soft_device(provider_name, ib_dev, peer_dev)
-    peer = _peer_options(server, connect, tcp_port, bind, accept_timeout, secret_file, write_with_imm)
+    peer = _peer_options(
+        server, connect, tcp_port, bind, accept_timeout, secret_file, write_with_imm, provider_name
+    )
     ro, base_access = relaxed_ordering_setting(relaxed_ordering, ro_ab, mode.matrix, access)
     mode, no_gpu_note = _soft_default_memory(ctx, mode, provider_name, bool(server or connect), gpu)
     sizes = (
@@ -230,7 +236,7 @@ def mr_bench(
         timeout_s=timeout,
         reg_sizes=tuple(parse_size_list(reg_sizes, what="--reg-sizes")),
         only=mode.only,
-        soft_options={"inline": inline, "time_calls": time_calls} if provider_name == "native" else {},
+        soft_options=_provider_options(provider_name, inline, time_calls, bool(server or connect)),
         provider_note=provider_why,
         numa=parse_numa(numa),
     )
@@ -347,6 +353,13 @@ def read_secret_file(path: Path) -> bytes:
     return secret
 
 
+def _provider_options(provider_name: str, inline: int, time_calls: bool, two_host: bool) -> dict:
+    """Options for the provider's device: the native loop's, or the soft provider's TCP wire."""
+    if provider_name == "native":
+        return {"inline": inline, "time_calls": time_calls}
+    return {"wire": True} if provider_name == "soft" and two_host else {}
+
+
 def _is_loopback(bind: str) -> bool:
     """True for an address only this machine reaches (127.0.0.0/8, ::1, localhost)."""
     if bind == "localhost":
@@ -365,6 +378,7 @@ def _peer_options(
     accept_timeout: float,
     secret_file: Optional[Path],
     write_with_imm: bool,
+    provider_name: str = "auto",
 ) -> _Peer:
     """Check the two-machine options together (and read the secret) before anything runs."""
     from gdrdiag.bench.mr_config import MAX_TIMEOUT_S
@@ -376,6 +390,13 @@ def _peer_options(
         raise UserInputError("--secret-file is for two machines: give it with --server or --connect")
     if write_with_imm and (server or connect):
         raise UserInputError("--write-with-imm runs in loopback only")
+    if provider_name == "soft" and (server or connect):
+        where = f"--connect {connect}" if connect else f"--bind {bind}"
+        if not _is_loopback(connect or bind):
+            raise UserInputError(
+                f"--provider soft runs two-machine mode on this machine only (its wire is TCP on "
+                f"127.0.0.1): {where} is not a loopback address; use 127.0.0.1, or a real RDMA device"
+            )
     if server and secret is None and not _is_loopback(bind):
         warn(
             f"--bind {bind} without --secret-file: anyone who reaches port {port} can connect and "
@@ -448,7 +469,12 @@ def _run(cfg, mode: _Mode, peer: "_Peer", link_gbps: float, steps: Progress) -> 
         return mrb.run(cfg, mode=mode.name, progress=progress)
     except NotSupported as exc:
         if cfg.provider in ("pyverbs", "native") and exc.reason.startswith("no RDMA devices"):
-            raise NotSupported(f"{exc.reason}. {SOFT_HINT}") from None
+            hint = SOFT_HINT
+            if peer.server or peer.connect:
+                hint = SOFT_TWO_HOST_HINT
+                if not _is_loopback(peer.connect or peer.bind):
+                    hint = "two-machine mode across machines needs an RDMA device on both"
+            raise NotSupported(f"{exc.reason}. {hint}") from None
         raise
 
 
@@ -482,6 +508,14 @@ def _soft_default_memory(
     plain_soft = provider_name == "soft" and not (mode.matrix or two_host)
     if plain_soft and not memory_given and mode.memory == DEFAULT_MEMORY:
         return _soft_without_gpu(mode, gpu)
+    if provider_name == "soft" and two_host and not memory_given and mode.memory == DEFAULT_MEMORY:
+        import dataclasses
+
+        note = (
+            "soft provider, two-machine mode over TCP on 127.0.0.1: pageable host memory "
+            "(the soft wire moves host memory)"
+        )
+        return dataclasses.replace(mode, memory="pageable"), note
     return mode, ""
 
 
@@ -559,11 +593,6 @@ def _refuse_contradictions(
         raise UserInputError(f"--json-out: directory {json_out.parent} does not exist")
     if server and connect:
         raise UserInputError("--server and --connect are two ends; give one")
-    if (server or connect) and provider_name == "soft":
-        raise UserInputError(
-            "--provider soft has no wire between processes: its QPs only reach QPs in the same "
-            "process; use loopback (no --server/--connect) or a real RDMA device"
-        )
     modes = [
         m
         for m, on in (
