@@ -489,6 +489,11 @@ class SoftDevice(v.Device):
         with _lock:
             _live["Device"] += 1
 
+    def _qp_here(self, qp_num: int) -> Optional[SoftQP]:
+        """The QP ``qp_num`` of this device (for the wire's responder), or None."""
+        with _lock:
+            return _fabric.get((self.gid, qp_num))
+
     def _next_key(self) -> int:
         return next(self._keys) & 0xFFFFFFFF
 

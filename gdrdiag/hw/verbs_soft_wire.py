@@ -135,12 +135,9 @@ class WireListener:
 
     def _check(self, qpn: int, raddr: int, rkey: int, length: int, imm: bool) -> tuple:
         """(status, target address, responder QP): the in-process path's responder checks."""
-        from gdrdiag.hw import verbs_soft
-
         dev = self.dev
-        with verbs_soft._lock:
-            peer = verbs_soft._fabric.get((dev.gid, qpn))
-            rmr = dev._by_rkey.get(rkey)
+        peer = dev._qp_here(qpn)
+        rmr = dev._by_rkey.get(rkey)
         if peer is None or peer.closed or peer.state not in (QpState.RTR, QpState.RTS):
             return WcStatus.RETRY_EXC_ERR, 0, None
         if (
