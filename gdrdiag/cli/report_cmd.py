@@ -203,6 +203,7 @@ def report_cmd(
             from gdrdiag.render.html import report_html
 
             write_text_file(html, report_html(report, report.findings), force=force, what="--html")
+            written.append(str(html))
         if wants_json(ctx):
             echo(report.to_json())
         else:
@@ -211,7 +212,8 @@ def report_cmd(
                 counts[r.status.value] = counts.get(r.status.value, 0) + 1
             echo_text(
                 ctx,
-                f"wrote {', '.join(written)}: node {name}, {len(report.results)} results "
+                f"wrote {', '.join(written)}: node {name}, {len(report.results)} "
+                f"result{'' if len(report.results) == 1 else 's'} "
                 f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})",
             )
             from gdrdiag.render.results_table import placement_lines

@@ -35,13 +35,13 @@ def test_mr_bench_keeps_what_was_measured_before_ctrl_c(monkeypatch, tmp_path):
     assert len(calls) == 2
     assert res.exit_code == 130, res.output
     assert res.stderr.strip() == (
-        "gdrdiag: interrupted; the 1 results measured before it were kept (the Report says it is partial)"
+        "gdrdiag: interrupted; the 1 result measured before it was kept (the Report says it is partial)"
     )
     saved = json.loads(out.read_text())
     assert [(r["key"], r["status"], r["verified"]) for r in saved["results"]] == [
         ("rdma_write_pageable_mr", "OK", True)
     ]
-    assert any(n.startswith("interrupted by Ctrl-C after 1 results") for n in saved["notes"])
+    assert any(n.startswith("interrupted by Ctrl-C after 1 result:") for n in saved["notes"])
     assert "rdma_write" in res.stdout or "pageable" in res.stdout  # the table of what was measured
 
 
@@ -91,7 +91,7 @@ def test_report_writes_a_partial_report_when_interrupted(monkeypatch, tmp_path):
     saved = json.loads(out.read_text())
     assert [(r["key"], r["status"]) for r in saved["results"]] == [("first_case", "WAIVED")]
     assert saved["machine"] is not None
-    assert any(n.startswith("interrupted by Ctrl-C after 1 results") for n in saved["notes"])
+    assert any(n.startswith("interrupted by Ctrl-C after 1 result:") for n in saved["notes"])
 
 
 def test_ctrl_c_during_a_size_sweep_keeps_the_sizes_already_measured(monkeypatch, tmp_path):
