@@ -383,6 +383,8 @@ def _peer_options(
     """Check the two-machine options together (and read the secret) before anything runs."""
     from gdrdiag.bench.mr_config import MAX_TIMEOUT_S
 
+    if (server or connect) and not (1 if connect else 0) <= port <= 65535:
+        raise UserInputError(f"--port {port} outside {1 if connect else 0}..65535")
     if not (math.isfinite(accept_timeout) and 0 < accept_timeout <= MAX_TIMEOUT_S):
         raise UserInputError(f"--accept-timeout {accept_timeout}: give seconds in (0, {MAX_TIMEOUT_S:g}]")
     secret = read_secret_file(secret_file) if secret_file is not None else None
