@@ -12,8 +12,8 @@ from gdrdiag.errors import UserInputError
 from gdrdiag.hw import verbs as v
 from gdrdiag.hw import verbs_providers
 from gdrdiag.hw.memory import GPU_PAGE, MemoryKind
-from gdrdiag.hw.placement import AUTO, NumaRequest
 from gdrdiag.model.vocabulary import AccessFlags, RelaxedOrdering
+from gdrdiag.model.words import AUTO, NumaRequest
 from gdrdiag.units import GiB, KiB, MiB, format_size
 
 MAX_TIMEOUT_S = 86400.0  # --timeout / --accept-timeout: a day at most (sockets refuse much more)

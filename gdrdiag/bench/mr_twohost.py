@@ -33,10 +33,11 @@ from gdrdiag.bench.runner import with_placement
 from gdrdiag.errors import GdrdiagError, UserInputError
 from gdrdiag.hw import placement, verbs_providers
 from gdrdiag.hw import verbs as v
-from gdrdiag.hw.memory import MemoryKind, parse_memory_kind, pattern
+from gdrdiag.hw.memory import MemoryKind, pattern
 from gdrdiag.model.params import MrMetrics, MrParams, NumaPlacement
 from gdrdiag.model.results import BenchResult
 from gdrdiag.model.vocabulary import AccessFlags, RegPath, RelaxedOrdering
+from gdrdiag.model.words import WordError, parse_memory_kind
 
 
 def session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.Device, v.PD, NumaPlacement]:
@@ -357,7 +358,7 @@ def run_client(
         )
         welcome = ch.recv("welcome")
         raddr, rkey = _connect_to_welcome(welcome, cfg, qps, size)
-        dst_kind = parse_memory_kind(str(welcome.get("memory", "pageable")))
+        dst_kind = _welcome_kind(welcome)
         dst_reg = str(welcome.get("reg_path", "mr"))
         seeds = [0x5A + 17 * i for i in range(cfg.qps)]
         for i, s in enumerate(seeds):
@@ -402,6 +403,16 @@ def run_client(
         ],
         where,
     )
+
+
+def _welcome_kind(welcome: dict) -> MemoryKind:
+    """The memory kind the server's welcome names (PeerError for one that names none)."""
+    from gdrdiag.bench import exchange as x
+
+    try:
+        return parse_memory_kind(str(welcome.get("memory", "pageable")))
+    except WordError as exc:
+        raise x.PeerError(f"server sent a malformed welcome: {exc}") from None
 
 
 def _connect_to_welcome(welcome: dict, cfg: MrBenchConfig, qps: list, size: int) -> tuple[int, int]:

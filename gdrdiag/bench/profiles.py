@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from gdrdiag.hw.placement import AUTO, NumaRequest
+from gdrdiag.model.words import AUTO, NumaRequest
 
 LEVELS = ("quick", "standard", "full")
 

@@ -20,7 +20,7 @@ from gdrdiag.cli.common import (
 )
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import UserInputError
-from gdrdiag.hw.placement import NUMA_HELP
+from gdrdiag.model.words import NUMA_HELP
 from gdrdiag.units import parse_size
 
 
@@ -115,7 +115,8 @@ def gather_bench(
     """Gather R-byte records from pinned host memory into the GPU by zero-copy, against the copy engine."""
     from gdrdiag import pcie_model
     from gdrdiag.bench import gather
-    from gdrdiag.hw.placement import check_request, parse_numa
+    from gdrdiag.hw.placement import check_request
+    from gdrdiag.model.words import parse_numa
 
     numa_request = parse_numa(numa)
     check_request(numa_request)

@@ -28,8 +28,8 @@ from gdrdiag.cli.common import (
 from gdrdiag.cli.interrupt import exit_130_after, measure
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import NotSupported, UserInputError
-from gdrdiag.hw.placement import NUMA_HELP
 from gdrdiag.model.vocabulary import AccessFlags, RelaxedOrdering
+from gdrdiag.model.words import NUMA_HELP
 from gdrdiag.units import parse_size, parse_size_list
 
 DEFAULT_MEMORY = "device,pinned"
@@ -183,8 +183,8 @@ def mr_bench(
     """
     from gdrdiag.bench import mr as mrb
     from gdrdiag.hw import verbs_providers
-    from gdrdiag.hw.memory import parse_memory_kind
-    from gdrdiag.hw.placement import check_request, parse_numa
+    from gdrdiag.hw.placement import check_request
+    from gdrdiag.model.words import parse_memory_kind, parse_numa
 
     provider_name, provider_why = verbs_providers.provider_choice(provider)
     if (inline or time_calls) and provider_name != "native":

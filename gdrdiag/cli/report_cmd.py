@@ -20,7 +20,8 @@ from gdrdiag.cli.common import (
 )
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import UserInputError
-from gdrdiag.hw.placement import NUMA_HELP, check_request, parse_numa
+from gdrdiag.hw.placement import check_request
+from gdrdiag.model.words import NUMA_HELP, parse_numa
 from gdrdiag.node_record import HOST_RE as HOST_OK  # light: json/os/re and model.serde only
 
 
