@@ -602,7 +602,8 @@ def run(
                 if cfg.only is not None and case_key(prefix, kind, reg) not in cfg.only:
                     continue
                 if mode == "reg":
-                    results.extend(_reg_case(cfg, ep, gpus, kind, reg, progress))
+                    # A kind WAIVED here (no GPU) takes no progress steps: the CLI planned none for it.
+                    results.extend(_reg_case(cfg, ep, gpus, kind, reg, progress if gpus.runs(kind) else None))
                     continue
                 key_prefix = {"bw": "rdma_write", "latency": "rdma_write_lat", "blocks": "rdma_write_blocks"}[
                     mode
