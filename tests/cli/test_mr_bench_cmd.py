@@ -233,7 +233,7 @@ def test_a_secret_without_two_machines_is_refused(tmp_path):
 
 
 def test_the_secret_file_is_read_less_its_trailing_newline(tmp_path):
-    from gdrdiag.cli.mr_bench_cmd import read_secret_file
+    from gdrdiag.cli.mr_peer import read_secret_file
 
     path = tmp_path / "secret"
     path.write_bytes(b"0123456789abcdef\n")
