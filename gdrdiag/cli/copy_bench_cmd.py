@@ -103,7 +103,9 @@ def _text(report, width) -> str:
 @handles_errors
 def copy_bench(
     ctx: typer.Context,
-    cases: Optional[list[str]] = typer.Argument(None, help=CASES_HELP, show_default=False),
+    cases: Optional[list[str]] = typer.Argument(
+        None, help=CASES_HELP, show_default=False, metavar="[CASE]..."
+    ),
     list_cases: bool = typer.Option(False, "--list", help=LIST_HELP),
     kinds: str = typer.Option(
         DEFAULT_KINDS,

@@ -40,7 +40,9 @@ SOFT_TWO_HOST_HINT = (
 @handles_errors
 def mr_bench(
     ctx: typer.Context,
-    cases: Optional[list[str]] = typer.Argument(None, help=CASES_HELP, show_default=False),
+    cases: Optional[list[str]] = typer.Argument(
+        None, help=CASES_HELP, show_default=False, metavar="[CASE]..."
+    ),
     list_cases: bool = typer.Option(False, "--list", help=LIST_HELP),
     provider: str = typer.Option(
         "auto",

@@ -132,6 +132,7 @@ def report_cmd(
     add_results: Optional[list[Path]] = typer.Option(
         None,
         "--add-results",
+        metavar="REPORT.json",
         help="Add results of other saved Reports (two-machine mr-bench --json-out runs); re-diagnose.",
     ),
     force: bool = typer.Option(
