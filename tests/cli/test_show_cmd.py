@@ -180,3 +180,15 @@ def test_show_never_prints_the_word_none():
         # (evidence lines quote the stored findings' text, which diagnose writes: not show's own words)
         said = [ln for ln in res.stdout.splitlines() if "None" in ln.split() and "evidence:" not in ln]
         assert said == [], (name, said)
+
+
+def test_a_report_without_a_schema_version_says_so_not_none(tmp_path):
+    """Issue 22 item 11: `None is not a schema` in user text."""
+    from typer.testing import CliRunner
+
+    from gdrdiag.cli import app
+
+    p = tmp_path / "r.json"
+    p.write_text('{"results": []}')
+    res = CliRunner().invoke(app, ["show", str(p)])
+    assert res.exit_code == 2 and "schema_version is missing" in res.stderr and "None" not in res.stderr
