@@ -494,6 +494,16 @@ class SoftDevice(v.Device):
         with _lock:
             return _fabric.get((self.gid, qp_num))
 
+    def _wire_store(self, mr: SoftMR, offset: int, data: Any, n: int) -> bool:
+        """Copy ``n`` bytes of ``data`` into ``mr`` at ``offset`` while it is still registered (wire)."""
+        import ctypes
+
+        with _lock:
+            if self._by_rkey.get(mr.rkey) is not mr or not 0 <= offset <= mr.length - n:
+                return False
+            ctypes.memmove(mr.va + offset, (ctypes.c_char * n).from_buffer(data), n)
+        return True
+
     def _next_key(self) -> int:
         return next(self._keys) & 0xFFFFFFFF
 

@@ -59,15 +59,30 @@ def _recv_exact(sock: socket.socket, n: int) -> Optional[bytes]:
     return bytes(buf)
 
 
-def _recv_into(sock: socket.socket, address: int, n: int) -> bool:
-    """Read ``n`` bytes from ``sock`` straight into memory at ``address``; False when the peer left."""
-    view = memoryview((ctypes.c_char * n).from_address(address)).cast("B") if n else memoryview(b"")
-    got = 0
-    while got < n:
-        k = sock.recv_into(view[got:], n - got)
-        if not k:
+CHUNK = 1 << 20  # the payload is read a chunk at a time and copied while its MR is still registered
+
+
+def _receive_payload(sock: socket.socket, dev: Any, rmr: Any, offset: int, n: int) -> bool:
+    """Read ``n`` bytes from ``sock`` into ``rmr`` at ``offset``; False when the peer left.
+
+    Each chunk lands in a bounded buffer first and is copied into the MR only while the MR is still
+    registered (``dev._wire_store``, under the provider's lock): an MR deregistered (and its memory
+    freed) during a WRITE is never written after.
+    """
+    buf = bytearray(min(n, CHUNK))
+    view = memoryview(buf)
+    done = 0
+    while done < n:
+        want = min(CHUNK, n - done)
+        got = 0
+        while got < want:
+            k = sock.recv_into(view[got:want], want - got)
+            if not k:
+                return False
+            got += k
+        if not dev._wire_store(rmr, offset + done, buf, want):
             return False
-        got += k
+        done += want
     return True
 
 
@@ -109,12 +124,12 @@ class WireListener:
                 if head is None:
                     return
                 qpn, raddr, rkey, length, has_imm, imm = _HEADER.unpack(head)
-                status, target, peer = self._check(qpn, raddr, rkey, length, bool(has_imm))
+                status, rmr, peer = self._check(qpn, raddr, rkey, length, bool(has_imm))
                 if status is not WcStatus.SUCCESS:
                     conn.sendall(bytes([int(status)]))
                     return  # the requester's QP goes to ERR, as after an error completion
                 conn.sendall(bytes([_GO]))
-                if not _recv_into(conn, target, length):
+                if not _receive_payload(conn, self.dev, rmr, raddr - rmr.addr, length):
                     return
                 if has_imm:
                     recv_id = peer._recvs.popleft()
@@ -134,12 +149,12 @@ class WireListener:
             conn.close()
 
     def _check(self, qpn: int, raddr: int, rkey: int, length: int, imm: bool) -> tuple:
-        """(status, target address, responder QP): the in-process path's responder checks."""
+        """(status, MR, responder QP): the in-process path's responder checks."""
         dev = self.dev
         peer = dev._qp_here(qpn)
         rmr = dev._by_rkey.get(rkey)
         if peer is None or peer.closed or peer.state not in (QpState.RTR, QpState.RTS):
-            return WcStatus.RETRY_EXC_ERR, 0, None
+            return WcStatus.RETRY_EXC_ERR, None, None
         if (
             not peer.access & v.ACCESS_REMOTE_WRITE
             or rmr is None
@@ -149,10 +164,10 @@ class WireListener:
             or raddr + length > rmr.end
             or length > dev.max_msg_size
         ):
-            return WcStatus.REM_ACCESS_ERR, 0, None
+            return WcStatus.REM_ACCESS_ERR, None, None
         if imm and not peer._recvs:
-            return WcStatus.RNR_RETRY_EXC_ERR, 0, None
-        return WcStatus.SUCCESS, rmr.va + (raddr - rmr.addr), peer
+            return WcStatus.RNR_RETRY_EXC_ERR, None, None
+        return WcStatus.SUCCESS, rmr, peer
 
     def close(self) -> None:
         """Stop serving and drop every connection (idempotent)."""

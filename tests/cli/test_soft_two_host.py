@@ -92,3 +92,20 @@ def test_without_a_device_the_server_hint_is_one_two_machine_mode_accepts(monkey
     assert res.exit_code == 1 and "--connect 127.0.0.1" in res.output, res.output
     res = runner.invoke(app, ["mr-bench", "--server", "--provider", "pyverbs", "--bind", "10.0.0.1"])
     assert "--provider soft" not in res.output and "RDMA device on both" in res.output, res.output
+
+
+def test_the_wire_writes_only_into_an_mr_still_registered():
+    """A WRITE whose MR is deregistered while its payload crosses the wire lands nowhere."""
+    import ctypes
+
+    from gdrdiag.hw import verbs as v
+
+    target = ctypes.create_string_buffer(64)
+    addr = ctypes.addressof(target)
+    with verbs_soft.SoftDevice(wire=True) as dev, dev.alloc_pd() as pd:
+        mr = pd.reg_mr(addr, 64, v.ACCESS_LOCAL_WRITE | v.ACCESS_REMOTE_WRITE)
+        assert dev._wire_store(mr, 8, bytearray(b"x" * 16), 16) and target.raw[8:24] == b"x" * 16
+        assert not dev._wire_store(mr, 60, bytearray(16), 16)  # past the MR's end
+        mr.close()
+        assert not dev._wire_store(mr, 0, bytearray(b"y" * 16), 16)
+    assert target.raw[:8] == b"\0" * 8 and b"y" not in target.raw
