@@ -250,3 +250,15 @@ def test_cli_parses_user_words_through_the_vocabulary_not_hw():
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gdrdiag.hw"):
                 through_hw += [f"{m.name}: {a.name}" for a in node.names if a.name in words]
     assert through_hw == []
+
+
+def test_render_reads_the_comparison_as_plain_data():
+    """Issue 20 item 6 / issue 22: render imported compare.py for its types; they live in model/."""
+    from_compare = [
+        m.name
+        for m in MODULES
+        if m.layer == "render"
+        for node in ast.walk(m.tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "gdrdiag.compare"
+    ]
+    assert from_compare == []
