@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it (same code as gdrdiag.cli)
+EXIT_USAGE = 2
 
 
 def main() -> None:
@@ -20,4 +21,13 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("gdrdiag: interrupted\n")
         sys.exit(EXIT_INTERRUPTED)
+    except ModuleNotFoundError as exc:
+        # Run from the source tree (PYTHONPATH=.) by a Python without the dependencies.
+        if exc.name is None or exc.name.split(".")[0] == "gdrdiag":
+            raise
+        sys.stderr.write(
+            f"gdrdiag: this Python ({sys.executable}) lacks the package {exc.name!r} gdrdiag needs; "
+            "run bash scripts/setup.sh (then .venv/bin/gdrdiag), or pip install -e . (README)\n"
+        )
+        sys.exit(EXIT_USAGE)
     cli_main()

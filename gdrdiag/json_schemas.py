@@ -21,8 +21,8 @@ import types
 import typing
 from typing import Any, Callable, Union
 
-from gdrdiag.compare import Comparison
 from gdrdiag.fleet import LEVELS, FleetResult, NodeVerdict
+from gdrdiag.model.comparison import Comparison
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo
 from gdrdiag.model.path import Judgement

@@ -26,17 +26,30 @@ if [ "$(id -u)" != "0" ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends \
+# On a fresh VM unattended-upgrades often holds apt's lock for minutes: wait for it (apt's own lock
+# timeout) instead of failing at once with exit 100, and say so in one line.
+APT_WAIT_S=900
+apt_get() { $SUDO apt-get -o DPkg::Lock::Timeout="$APT_WAIT_S" -o Acquire::Lock::Timeout="$APT_WAIT_S" "$@"; }
+if command -v pgrep >/dev/null 2>&1 && pgrep -x 'apt|apt-get|dpkg|unattended-upgr|unattended-upgrade' >/dev/null; then
+    echo "set-up: another apt/dpkg (e.g. unattended-upgrades) is running; waiting up to $((APT_WAIT_S / 60)) min for apt's lock"
+fi
+apt_get update -qq
+apt_get install -y -qq --no-install-recommends \
     python3 python3-venv python3-dev python3-pyverbs rdma-core ibverbs-providers \
     libibverbs1 pciutils ca-certificates >/dev/null
 
 if [ ! -x .venv/bin/python ]; then
     /usr/bin/python3 -m venv --system-site-packages .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev]'
-if ! $SUDO apt-get install -y -qq --no-install-recommends gcc libc6-dev libibverbs-dev >/dev/null; then
+# pip and setuptools talk a lot (the editable-install banner): keep it in a log, show it on failure.
+PIP_LOG="$(mktemp)"
+trap 'rm -f "$PIP_LOG"' EXIT
+if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev]'; } >"$PIP_LOG" 2>&1; then
+    cat "$PIP_LOG" >&2
+    echo "set-up: pip could not install gdrdiag (its output is above)" >&2
+    exit 1
+fi
+if ! apt_get install -y -qq --no-install-recommends gcc libc6-dev libibverbs-dev >/dev/null; then
     echo "set-up: could not install gcc/libibverbs-dev; the C loops will not be built (Python paths are used)"
 fi
 bash scripts/build_native.sh

@@ -14,9 +14,9 @@ from gdrdiag.bench.timing import SpinGate, Timed
 from gdrdiag.errors import UserInputError
 from gdrdiag.hw import cuda, memory
 from gdrdiag.hw.memory import Buffer, MemoryKind
-from gdrdiag.hw.placement import AUTO, NumaRequest
 from gdrdiag.model.params import CopyMetrics, CopyParams
 from gdrdiag.model.results import BenchResult, SampleStats, Status
+from gdrdiag.model.words import AUTO, NumaRequest
 from gdrdiag.units import GiB, KiB, MiB
 
 DIRECTIONS = ("h2d", "d2h", "bidir")

@@ -32,8 +32,9 @@ import json
 import secrets
 import socket
 import struct
+import threading
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from gdrdiag.errors import GdrdiagError, UserInputError
 
@@ -41,6 +42,7 @@ PROTOCOL = "gdrdiag-mr-bench/1"
 DEFAULT_PORT = 18515
 MAX_MESSAGE = 1 << 20
 NONCE_HEX = 32  # a handshake nonce: 16 random bytes as hex
+MAX_PENDING = 8  # connections a server lets talk at once before one is admitted; more are closed
 
 
 class PeerError(GdrdiagError):
@@ -144,7 +146,7 @@ class Listener:
         except OSError as exc:
             self.sock.close()
             raise UserInputError(f"cannot listen on {bind}:{port}: {exc.strerror or exc}") from None
-        self.sock.listen(1)
+        self.sock.listen(MAX_PENDING)
         self.port = self.sock.getsockname()[1]
 
     def accept(self, timeout_s: float, io_timeout_s: float) -> Channel:
@@ -156,6 +158,84 @@ class Listener:
             raise PeerError(f"no client connected to port {self.port} within {timeout_s:g} s") from None
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return Channel(conn, f"{addr[0]}:{addr[1]}", io_timeout_s)
+
+    def admit(
+        self,
+        timeout_s: float,
+        io_timeout_s: float,
+        secret: Optional[bytes],
+        check: Callable[[dict], Any],
+        note: Optional[Callable[[str], None]] = None,
+    ) -> "tuple[Channel, Any]":
+        """The first client that passes the handshake and whose ``hello`` ``check`` accepts.
+
+        Connections talk concurrently (at most :data:`MAX_PENDING` at once, each bounded by
+        ``io_timeout_s`` per message), so a stalled or hostile connection does not keep the real
+        client out: it is told why, closed, and the server goes on waiting until ``timeout_s``.
+        ``check`` raises :class:`PeerError` (or ``ValueError``) for a hello it refuses; it returns
+        what the caller needs from the hello. (channel, what ``check`` returned).
+        """
+        deadline = time.monotonic() + timeout_s
+        lock = threading.Lock()
+        state: dict[str, Any] = {"won": None, "refused": [], "pending": 0}
+        done = threading.Event()
+
+        def talk(ch: Channel) -> None:
+            try:
+                hello = admit_client(ch, secret)
+                try:
+                    checked = check(hello)
+                except (PeerError, ValueError) as exc:
+                    ch.send("error", message=str(exc))
+                    raise PeerError(str(exc)) from None
+            except PeerError as exc:
+                ch.close()
+                with lock:
+                    state["refused"].append(str(exc))
+                    state["pending"] -= 1
+                if note:
+                    note(f"refused {ch.peer}: {exc}")
+                return
+            with lock:
+                state["pending"] -= 1
+                if state["won"] is None:
+                    state["won"] = (ch, checked)
+                    done.set()
+                    return
+            ch.send("error", message="this server is already serving another client")
+            ch.close()
+
+        while not done.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self.sock.settimeout(min(left, 0.05))
+            try:
+                conn, addr = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError as exc:
+                raise PeerError(f"port {self.port}: accept failed: {exc.strerror or exc}") from None
+            with lock:
+                busy = state["pending"] >= MAX_PENDING
+                if not busy:
+                    state["pending"] += 1
+            if busy:
+                conn.close()
+                continue
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            ch = Channel(conn, f"{addr[0]}:{addr[1]}", min(io_timeout_s, max(left, 0.05)))
+            threading.Thread(target=talk, args=(ch,), daemon=True, name=f"admit {ch.peer}").start()
+        with lock:
+            won, refused = state["won"], list(state["refused"])
+            if won is None:
+                state["won"] = ()  # a handshake still going on is turned away when it ends
+        if won:
+            won[0].sock.settimeout(io_timeout_s)
+            won[0].timeout_s = io_timeout_s
+            return won
+        last = f"; refused {len(refused)}, the last: {refused[-1]}" if refused else ""
+        raise PeerError(f"no client connected to port {self.port} within {timeout_s:g} s{last}")
 
     def close(self) -> None:
         """Stop listening (idempotent)."""
@@ -224,8 +304,10 @@ def _nonce(msg: dict, peer: str) -> str:
 
 
 def _proves(msg: dict, expected: str) -> bool:
+    # compare_digest refuses a str with non-ASCII characters (TypeError): compare bytes, and only
+    # a MAC that can be one (ASCII) at all.
     mac = msg.get("mac")
-    return isinstance(mac, str) and hmac.compare_digest(mac, expected)
+    return isinstance(mac, str) and mac.isascii() and hmac.compare_digest(mac.encode(), expected.encode())
 
 
 def prove_to_server(ch: Channel, secret: Optional[bytes]) -> None:

@@ -9,8 +9,8 @@ from gdrdiag import pcie_model
 from gdrdiag.bench.gather_kernels import DEFAULT_PLAN_REUSE, LADDER, kernel_spec
 from gdrdiag.bench.gather_layout import TABLE_PAD, Layout
 from gdrdiag.errors import UserInputError
-from gdrdiag.hw.placement import AUTO, NumaRequest
 from gdrdiag.model.results import BenchResult
+from gdrdiag.model.words import AUTO, NumaRequest
 
 CE_KEY = "gather_ce_reference"
 

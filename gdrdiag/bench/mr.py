@@ -62,7 +62,7 @@ from gdrdiag.bench.mr_setup import (  # noqa: F401 - re-exported
 )
 from gdrdiag.bench.mr_twohost import run_client, serve  # noqa: F401 - re-exported
 from gdrdiag.bench.rdma_loop import LoopOutcome, LoopTimeout, build_lanes, run_bw, run_latency
-from gdrdiag.bench.runner import run_case, with_placement
+from gdrdiag.bench.runner import note_partial, run_case, with_placement
 from gdrdiag.errors import GdrdiagError
 from gdrdiag.hw import placement
 from gdrdiag.hw import verbs as v
@@ -144,6 +144,7 @@ def _bw_case(
                         bw_method(cfg, signal_every, provider),
                     )
                 )
+            note_partial(results)  # a Ctrl-C later in the sweep keeps this size
     return results
 
 
@@ -299,6 +300,7 @@ def _lat_case(
                 provider=provider,
             )
             results.append(checked_result(key, bad, fields))
+            note_partial(results)
     return results
 
 
@@ -600,7 +602,8 @@ def run(
                 if cfg.only is not None and case_key(prefix, kind, reg) not in cfg.only:
                     continue
                 if mode == "reg":
-                    results.extend(_reg_case(cfg, ep, gpus, kind, reg, progress))
+                    # A kind WAIVED here (no GPU) takes no progress steps: the CLI planned none for it.
+                    results.extend(_reg_case(cfg, ep, gpus, kind, reg, progress if gpus.runs(kind) else None))
                     continue
                 key_prefix = {"bw": "rdma_write", "latency": "rdma_write_lat", "blocks": "rdma_write_blocks"}[
                     mode

@@ -12,9 +12,11 @@ from gdrdiag.errors import UserInputError
 from gdrdiag.hw import verbs as v
 from gdrdiag.hw import verbs_providers
 from gdrdiag.hw.memory import GPU_PAGE, MemoryKind
-from gdrdiag.hw.placement import AUTO, NumaRequest
 from gdrdiag.model.vocabulary import AccessFlags, RelaxedOrdering
+from gdrdiag.model.words import AUTO, NumaRequest
 from gdrdiag.units import GiB, KiB, MiB, format_size
+
+MAX_TIMEOUT_S = 86400.0  # --timeout / --accept-timeout: a day at most (sockets refuse much more)
 
 REG_PATHS = ("mr", "dmabuf")
 
@@ -112,7 +114,7 @@ class MrBenchConfig:
             raise UserInputError("give either iterations (-n) or a duration (-D), not both")
         if self.iterations is not None and self.iterations < self.post_list:
             raise UserInputError(f"-n {self.iterations} must be at least the post list ({self.post_list})")
-        if self.duration is not None and not 0 < self.duration <= 3600:
+        if self.duration is not None and not 0 < self.duration <= 3600:  # NaN fails it too
             raise UserInputError(f"-D {self.duration}: duration must be in (0, 3600] seconds")
         if self.repeats < 1:
             raise UserInputError("--repeats must be at least 1")
@@ -126,8 +128,9 @@ class MrBenchConfig:
             )
         if self.blocks is not None and self.blocks < 1:
             raise UserInputError("--blocks must be at least 1")
-        if self.timeout_s <= 0:
-            raise UserInputError("--timeout must be > 0")
+        if not (isinstance(self.timeout_s, (int, float)) and 0 < self.timeout_s <= MAX_TIMEOUT_S):
+            # NaN fails every comparison: it is refused here with infinity and negatives.
+            raise UserInputError(f"--timeout {self.timeout_s}: give seconds in (0, {MAX_TIMEOUT_S}]")
         if self.access & AccessFlags.RELAXED_ORDERING:
             # The CLI folds an RO bit of --access into ``ro``; a config carrying both is a caller's bug.
             raise UserInputError("relaxed ordering is the ro setting, not a bit of access")

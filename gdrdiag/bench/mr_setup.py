@@ -55,6 +55,10 @@ class GpuScope:
         except GdrdiagError as exc:
             self.reason = str(exc)
 
+    def runs(self, kind: MemoryKind) -> bool:
+        """Whether ``kind`` can be allocated here (False: its cases are WAIVED)."""
+        return not kind.needs_gpu or self.ctx is not None
+
     def require(self, kind: MemoryKind) -> Any:
         """The context for ``kind`` (None for pageable); NotSupported with the reason otherwise."""
         if not kind.needs_gpu:

@@ -10,7 +10,7 @@ import contextlib
 import dataclasses
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional
 
 from gdrdiag.bench import rdma_math
 from gdrdiag.bench.mr_config import DEFAULT_ACCESS, POISON, MrBenchConfig, ProgressFn, case_key, landing
@@ -33,10 +33,11 @@ from gdrdiag.bench.runner import with_placement
 from gdrdiag.errors import GdrdiagError, UserInputError
 from gdrdiag.hw import placement, verbs_providers
 from gdrdiag.hw import verbs as v
-from gdrdiag.hw.memory import MemoryKind, parse_memory_kind, pattern
+from gdrdiag.hw.memory import MemoryKind, pattern
 from gdrdiag.model.params import MrMetrics, MrParams, NumaPlacement
 from gdrdiag.model.results import BenchResult
 from gdrdiag.model.vocabulary import AccessFlags, RegPath, RelaxedOrdering
+from gdrdiag.model.words import WordError, parse_memory_kind
 
 
 def session_device(cfg: MrBenchConfig, stack: contextlib.ExitStack) -> tuple[v.Device, v.PD, NumaPlacement]:
@@ -62,9 +63,21 @@ def check_device_limits(dev: v.Device, qps: int, tx_depth: int) -> None:
 
 
 # The server's own limits rule what a client may ask for (a peer must not pick the server's memory
-# or timeouts): at most this many QPs, and a slot no larger than --mr-size or, without it, 1 GiB.
+# or timeouts): at most this many QPs, and QPs x slot no larger than --mr-size or, without it, 1 GiB.
 SERVER_MAX_QPS = 64
-SERVER_DEFAULT_MAX_SLOT = 1 << 30
+SERVER_DEFAULT_MAX_MR = 1 << 30
+SEED_LIMIT = 1 << 32  # a region's pattern seed (the client sends small ones)
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """A client's hello, checked against the server's own limits (nothing allocated yet)."""
+
+    qps: int
+    slot: int
+    ro: RelaxedOrdering
+    remote: tuple
+    run_timeout: float
 
 
 @dataclass
@@ -95,7 +108,9 @@ def serve(
 
     Listens on ``bind`` (loopback unless the user names an address). With a ``secret`` the client
     must prove it holds the same one first (exchange.admit_client). The client's QP count, slot
-    size and timeouts are checked against the server's own limits before anything is allocated.
+    size and timeouts are checked against the server's own limits before anything is allocated;
+    a connection that stalls, fails the handshake or asks past those limits is told why and closed,
+    and the server goes on waiting for a client it can serve (exchange.Listener.admit).
     """
     from gdrdiag.bench import exchange as x
 
@@ -111,12 +126,14 @@ def serve(
         lst = listener or stack.enter_context(x.Listener(port, bind))
         if progress:
             progress(f"waiting for a client on {bind}:{lst.port}")
-        ch = stack.enter_context(lst.accept(accept_timeout_s, cfg.timeout_s))
-        hello = x.admit_client(ch, secret)
+        ch, asked = lst.admit(
+            accept_timeout_s, cfg.timeout_s, secret, lambda hello: check_hello(hello, cfg), note=progress
+        )
+        stack.enter_context(ch)
         try:
-            served = _accept_client(stack, cfg, device, hello, kind, reg_path)
-        except (GdrdiagError, KeyError, ValueError, TypeError) as exc:
-            ch.send("error", message=str(exc) if isinstance(exc, GdrdiagError) else f"bad hello: {exc}")
+            served = _accept_client(stack, cfg, device, asked, kind, reg_path)
+        except GdrdiagError as exc:
+            ch.send("error", message=str(exc))
             raise
         where, words = landing(kind, reg_path, served.dev.provider)
         ch.send(
@@ -157,64 +174,93 @@ def serve(
     )
 
 
+def _int(value: Any) -> Optional[int]:
+    """``value`` when it is a JSON integer (not a bool, a float or text); else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def check_hello(hello: dict, cfg: MrBenchConfig) -> _Asked:
+    """The client's hello against the server's own limits, before anything is allocated (PeerError)."""
+    from gdrdiag.bench import exchange as x
+
+    if hello.get("protocol") != x.PROTOCOL:
+        raise x.PeerError(f"client speaks {str(hello.get('protocol'))[:40]!r}, we speak {x.PROTOCOL!r}")
+    p = hello.get("params")
+    raw_qps = hello.get("qps")
+    if not isinstance(p, dict) or not isinstance(raw_qps, list):
+        raise x.PeerError("client sent a malformed hello (no params or qps)")
+    qps, slot = _int(p.get("qps")), _int(p.get("slot"))
+    if qps is None or slot is None:
+        raise x.PeerError("client sent a malformed hello (qps and slot must be integers)")
+    max_mr = cfg.mr_size or SERVER_DEFAULT_MAX_MR
+    if len(raw_qps) != qps or not 1 <= qps <= SERVER_MAX_QPS:
+        raise x.PeerError(
+            f"client asked for {qps} QPs ({len(raw_qps)} sent); this server takes 1..{SERVER_MAX_QPS}"
+        )
+    if not 0 < slot <= max_mr:
+        raise x.PeerError(
+            f"client asked for {slot}-byte slots; this server allows up to {max_mr} (--mr-size)"
+        )
+    if qps * slot > max_mr:
+        raise x.PeerError(
+            f"client asked for {qps} QPs x {slot}-byte slots = {qps * slot} bytes; this server "
+            f"registers at most {max_mr} (--mr-size)"
+        )
+    try:
+        remote = tuple(v.QpInfo.from_json(q) for q in raw_qps)
+    except ValueError as exc:
+        raise x.PeerError(f"client sent a malformed hello: {exc}") from None
+    # The hello's ``ro`` is a bool on the wire (kept so older peers interoperate): the client asks for
+    # RO on; the server's own --relaxed-ordering turns it on whatever the client says.
+    ro = RelaxedOrdering.ON if p.get("ro") is True or cfg.ro is RelaxedOrdering.ON else RelaxedOrdering.OFF
+    run_timeout = server_run_timeout(p.get("run_timeout_s"), cfg.timeout_s, cfg.duration)
+    return _Asked(qps, slot, ro, remote, run_timeout)
+
+
 def _accept_client(
     stack,
     cfg: MrBenchConfig,
     device: tuple[v.Device, v.PD, NumaPlacement],
-    hello: dict,
+    asked: _Asked,
     kind: MemoryKind,
     reg_path: str,
 ) -> _Served:
-    """Check the client's hello against the server's limits, then make the region and connect the QPs."""
-    from gdrdiag.bench import exchange as x
-
-    if hello.get("protocol") != x.PROTOCOL:
-        raise x.PeerError(f"client speaks {hello.get('protocol')!r}, we speak {x.PROTOCOL!r}")
-    p = hello.get("params") or {}
-    qps, slot = int(p["qps"]), int(p["slot"])
-    # The hello's ``ro`` is a bool on the wire (kept so older peers interoperate): the client asks for
-    # RO on; the server's own --relaxed-ordering turns it on whatever the client says.
-    ro = RelaxedOrdering.ON if bool(p.get("ro")) or cfg.ro is RelaxedOrdering.ON else RelaxedOrdering.OFF
-    remote = [v.QpInfo.from_json(q) for q in hello.get("qps", [])]
-    max_slot = cfg.mr_size or SERVER_DEFAULT_MAX_SLOT
-    if len(remote) != qps or not 1 <= qps <= SERVER_MAX_QPS:
-        raise x.PeerError(
-            f"client asked for {qps} QPs ({len(remote)} sent); this server takes 1..{SERVER_MAX_QPS}"
-        )
-    if not 0 < slot <= max_slot:
-        raise x.PeerError(
-            f"client asked for {slot}-byte slots; this server allows up to {max_slot} (--mr-size)"
-        )
-    run_timeout = server_run_timeout(p.get("run_timeout_s"), cfg.timeout_s)
+    """Make the region for a checked hello and connect the QPs."""
     dev, pd, where = device
-    check_device_limits(dev, qps, 1)
+    check_device_limits(dev, asked.qps, 1)
     gpus = GpuScope(cfg.gpu, kind.needs_gpu)
     stack.callback(gpus.close)
-    (access,) = ro.access(cfg.access | DEFAULT_ACCESS)
-    dst = allocate_region(stack, pd, gpus, kind, reg_path, qps * slot, access, cfg.offset)
-    cq = stack.enter_context(dev.create_cq(qps + 16))
+    (access,) = asked.ro.access(cfg.access | DEFAULT_ACCESS)
+    dst = allocate_region(stack, pd, gpus, kind, reg_path, asked.qps * asked.slot, access, cfg.offset)
+    cq = stack.enter_context(dev.create_cq(asked.qps + 16))
     mine = []
-    for r in remote:
+    for r in asked.remote:
         qp = stack.enter_context(pd.create_rc_qp(cq, max_send_wr=1, max_recv_wr=1))
         qp.connect(path_mtu_info(r, cfg.mtu), v.ACCESS_LOCAL_WRITE | v.ACCESS_REMOTE_WRITE)
         mine.append(qp)
-    return _Served(dev, dst, qps, slot, access, run_timeout, mine, where)
+    return _Served(dev, dst, asked.qps, asked.slot, access, asked.run_timeout, mine, where)
 
 
-def server_run_timeout(asked: Any, own_timeout_s: float) -> float:
-    """How long the server waits for one client run: the client's figure, capped by the server's own.
+def server_run_timeout(asked: Any, own_timeout_s: float, own_duration_s: Optional[float] = None) -> float:
+    """How long the server waits for one client run: its own figure, never the client's.
 
-    A client may ask for longer runs (-D), but never past the server's timeout plus 10 minutes, and a
-    missing, non-numeric, NaN or negative figure falls back to the server's own timeout.
+    The server waits its --timeout plus its -D plus 5 s. A client whose runs may take longer (its
+    -D or --timeout) is refused with the figures, so both sides can be given the same ones; a
+    missing, non-numeric, NaN or negative figure from the client is ignored.
     """
-    fallback = own_timeout_s + 5.0
+    from gdrdiag.bench import exchange as x
+
+    own = own_timeout_s + (own_duration_s or 0.0) + 5.0
     try:
         value = float(asked)
-    except (TypeError, ValueError):
-        return fallback
-    if not math.isfinite(value) or value <= 0:
-        return fallback
-    return min(value, own_timeout_s + 600.0)
+    except (TypeError, ValueError, OverflowError):
+        return own
+    if not math.isfinite(value) or value <= 0 or value <= own:
+        return own
+    raise x.PeerError(
+        f"the client's runs may take {value:.0f} s; this server waits at most {own:g} s per run "
+        "(give the server the client's -D and --timeout)"
+    )
 
 
 def _serve_runs(ch, served: _Served) -> tuple[int, int, Optional[str]]:
@@ -229,7 +275,7 @@ def _serve_runs(ch, served: _Served) -> tuple[int, int, Optional[str]]:
         dst.buffer.fill(POISON, dst.nbytes)
         ch.send("ready")
         done = ch.recv("done", timeout_s=served.run_timeout)
-        bad = verify_regions(dst, done.get("regions", []), served.slot)
+        bad = verify_regions(dst, done.get("regions"), served.slot, served.qps)
         runs += 1
         if bad:
             failure = failure or bad
@@ -239,18 +285,32 @@ def _serve_runs(ch, served: _Served) -> tuple[int, int, Optional[str]]:
     return runs, verified_runs, failure
 
 
-def verify_regions(dst: Region, regions: Sequence[dict], slot: int) -> Optional[str]:
-    try:
-        expected = []
-        for i, r in enumerate(regions):
-            if int(r["offset"]) != i * slot:
-                return f"client announced region {i} at offset {r['offset']}, expected {i * slot}"
-            expected.append(pattern(int(r["length"]), seed=int(r["seed"])))
-    except (KeyError, TypeError, ValueError):
-        return "client announced malformed regions"
-    if not expected:
+def verify_regions(dst: Region, regions: Any, slot: int, qps: Optional[int] = None) -> Optional[str]:
+    """None when every announced region holds its pattern; else why not.
+
+    Every region is bounded by the server's own shape before any pattern is built: one per QP at
+    its slot's offset, a length of 1..slot bytes and a seed in 0..2^32-1 (the client chooses none
+    of the server's memory).
+    """
+    if not isinstance(regions, list) or not regions:
         return "client announced no regions"
-    return verify(dst, expected, slot)
+    if len(regions) > (qps if qps is not None else len(regions)):
+        return f"client announced {len(regions)} regions for {qps} QPs"
+    shape = []
+    for i, r in enumerate(regions):
+        if not isinstance(r, dict):
+            return "client announced malformed regions"
+        offset, length, seed = _int(r.get("offset")), _int(r.get("length")), _int(r.get("seed"))
+        if offset is None or length is None or seed is None:
+            return "client announced malformed regions"
+        if offset != i * slot:
+            return f"client announced region {i} at offset {offset}, expected {i * slot}"
+        if not 0 < length <= slot:
+            return f"client announced region {i} of {length} bytes; a region is 1..{slot} bytes"
+        if not 0 <= seed < SEED_LIMIT:
+            return f"client announced region {i} with seed {seed}; a seed is 0..{SEED_LIMIT - 1}"
+        shape.append((length, seed))
+    return verify(dst, [pattern(length, seed=seed) for length, seed in shape], slot)
 
 
 def run_client(
@@ -298,7 +358,7 @@ def run_client(
         )
         welcome = ch.recv("welcome")
         raddr, rkey = _connect_to_welcome(welcome, cfg, qps, size)
-        dst_kind = parse_memory_kind(str(welcome.get("memory", "pageable")))
+        dst_kind = _welcome_kind(welcome)
         dst_reg = str(welcome.get("reg_path", "mr"))
         seeds = [0x5A + 17 * i for i in range(cfg.qps)]
         for i, s in enumerate(seeds):
@@ -345,6 +405,16 @@ def run_client(
     )
 
 
+def _welcome_kind(welcome: dict) -> MemoryKind:
+    """The memory kind the server's welcome names (PeerError for one that names none)."""
+    from gdrdiag.bench import exchange as x
+
+    try:
+        return parse_memory_kind(str(welcome.get("memory", "pageable")))
+    except WordError as exc:
+        raise x.PeerError(f"server sent a malformed welcome: {exc}") from None
+
+
 def _connect_to_welcome(welcome: dict, cfg: MrBenchConfig, qps: list, size: int) -> tuple[int, int]:
     """Check the server's offer, bring our QPs to RTS against its QPs; (remote address, rkey)."""
     from gdrdiag.bench import exchange as x
@@ -353,7 +423,7 @@ def _connect_to_welcome(welcome: dict, cfg: MrBenchConfig, qps: list, size: int)
         remote = [v.QpInfo.from_json(q) for q in welcome["qps"]]
         mr = welcome["mr"]
         raddr, rkey, rlen = int(mr["addr"]), int(mr["rkey"]), int(mr["length"])
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise x.PeerError(f"server sent a malformed welcome: {exc}") from None
     if len(remote) != cfg.qps or rlen < cfg.qps * size:
         raise x.PeerError(

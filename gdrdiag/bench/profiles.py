@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from gdrdiag.hw.placement import AUTO, NumaRequest
 from gdrdiag.model.machine import MachineInfo
+from gdrdiag.model.words import AUTO, NumaRequest
 
 LEVELS = ("quick", "standard", "full")
 

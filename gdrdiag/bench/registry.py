@@ -27,6 +27,7 @@ class Needs(str, enum.Enum):
     GPU_PAIR = "gpu+gpu"  # two or more GPUs (peer-bench)
     RDMA = "rdma"  # an RDMA device (or --provider soft)
     RDMA_AND_GPU = "rdma+gpu"
+    NOTHING = "nothing"  # runs anywhere (mr_loop_cost: the soft and null providers, no device)
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,10 @@ def mr_registry() -> Registry:
                 )
     cases.append(
         Case(
-            "mr_loop_cost", "the post/poll loop's own WR rate (soft provider, no copies)", Needs.RDMA, "loop"
+            "mr_loop_cost",
+            "the post/poll loop's own WR rate (soft provider, no copies)",
+            Needs.NOTHING,
+            "loop",
         )
     )
     return Registry(Bench.MR, tuple(cases))

@@ -58,6 +58,17 @@ def keep_partial() -> Iterator[PartialResults]:
         _ACTIVE.reset(token)
 
 
+def note_partial(results: Iterable[BenchResult]) -> None:
+    """Note results a case has measured so far (a size sweep's points), before the case returns.
+
+    A Ctrl-C part way through a sweep then keeps the sizes already measured (issue 22: only the
+    WAIVED cases were kept of ~21 measured sizes). Noting a result twice keeps it once.
+    """
+    partial = _ACTIVE.get()
+    if partial is not None:
+        partial.add(results)
+
+
 def run_case(key: str, case: Callable[[], CaseOutput], **result_fields) -> list[BenchResult]:
     """Run one case and always return results."""
     try:

@@ -30,6 +30,51 @@ except ImportError:  # pragma: no cover - depends on the installed typer
         """Absent from click < 8.2 (which prints the help itself)."""
 
 
+def _words_not_types(cls: Any) -> None:
+    """Help shows ``<str>...`` where typer shows a Python type such as ``<list[Path]>`` (issue 22)."""
+    import re
+
+    original = getattr(cls, "display_type_rich", None)
+    if original is None or getattr(original, "_gdrdiag", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> Any:
+        text = original(self, ctx)
+        if isinstance(text, str):
+            text = re.sub(r"<(?:list|tuple)\[(\w+)\]>", r"<\1>", text)
+        return text
+
+    display_type_rich._gdrdiag = True  # type: ignore[attr-defined]
+    cls.display_type_rich = display_type_rich
+
+
+for _cls in ("TyperArgument", "TyperOption"):
+    if hasattr(typer.core, _cls):
+        _words_not_types(getattr(typer.core, _cls))
+
+
+def _help_keeps_hyphenated_words() -> None:
+    """Help text wraps at spaces only: a value such as ``working-set`` is never split at its hyphen."""
+    try:
+        from typer._click import _textwrap
+    except ImportError:  # pragma: no cover - older typer with the click package
+        return
+    wrapper = _textwrap.TextWrapper
+    if getattr(wrapper.__init__, "_gdrdiag", False):
+        return
+    original = wrapper.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        kwargs["break_on_hyphens"] = False
+        original(self, *args, **kwargs)
+
+    __init__._gdrdiag = True  # type: ignore[attr-defined]
+    wrapper.__init__ = __init__  # type: ignore[method-assign]
+
+
+_help_keeps_hyphenated_words()
+
+
 # Options whose value is a file gdrdiag writes; a command with one of them and no --force of its
 # own gets the global --force (see GdrdiagGroup.get_command and common.check_output_paths).
 OUTPUT_PARAMS = ("output", "json_out", "html", "prometheus", "record", "jsonl")

@@ -37,7 +37,7 @@ def collect(
     parent = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(parent):
         raise UserInputError(f"--output: folder {parent} does not exist")
-    machine, summary = collect_bundle(out)
+    machine, summary = collect_bundle(out, replace=force)
     if wants_json(ctx):
         echo(
             json.dumps(

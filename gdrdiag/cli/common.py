@@ -9,6 +9,7 @@ from typing import Any, Callable, Optional, TypeVar
 import typer
 
 from gdrdiag.errors import GdrdiagError, HardwareError, NotSupported, UserInputError
+from gdrdiag.model.words import WordError
 
 EXIT_OK = 0
 EXIT_FAIL = 1
@@ -31,6 +32,9 @@ def handles_errors(func: F) -> F:
             check_output_paths(kwargs)
             return func(*args, **kwargs)
         except UserInputError as exc:
+            error_line(f"gdrdiag: error: {exc}")
+            raise typer.Exit(EXIT_USAGE) from None
+        except WordError as exc:  # a word of an option that names nothing (model/words.py)
             error_line(f"gdrdiag: error: {exc}")
             raise typer.Exit(EXIT_USAGE) from None
         except NotSupported as exc:
@@ -109,6 +113,11 @@ def error_line(text: str) -> None:
     from gdrdiag.render.sanitize import one_line
 
     typer.echo(one_line(text, limit=600), err=True)
+
+
+def warn(text: str) -> None:
+    """One ``gdrdiag: warning:`` line on stderr (the run goes on)."""
+    error_line(f"gdrdiag: warning: {text}")
 
 
 def wants_json(ctx: typer.Context) -> bool:

@@ -9,7 +9,7 @@ import typer
 
 from gdrdiag.cli import app
 from gdrdiag.cli.collector import pauses_collector
-from gdrdiag.cli.common import echo, echo_text, handles_errors, output_width, wants_json
+from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, echo_text, handles_errors, output_width, wants_json
 
 
 @app.command("compare")
@@ -25,17 +25,20 @@ def compare_cmd(
 ) -> None:
     """Match cases, show ratios (B/A), machine facts that differ and the causes of each large delta.
 
-    Both Reports are re-diagnosed with the current rules.
+    Both Reports are re-diagnosed with the current rules. Exits 1 when B has a FAIL finding.
     """
     import json
 
     from gdrdiag.cli.report_files import load_report
     from gdrdiag.compare import compare
+    from gdrdiag.diagnose import diagnose
+    from gdrdiag.model.findings import Severity
     from gdrdiag.model.serde import to_jsonable
     from gdrdiag.render.compare_table import render_comparison
 
     a, b = load_report(a_path), load_report(b_path)
-    comparison = compare(a, b, a_label=a_path.stem, b_label=b_path.stem)
+    fa, fb = diagnose(a), diagnose(b)
+    comparison = compare(a, b, a_label=a_path.stem, b_label=b_path.stem, findings=(fa, fb))
     if html is not None:
         from gdrdiag.cli.report_files import write_text_file
         from gdrdiag.render.html import comparison_html
@@ -46,3 +49,7 @@ def compare_cmd(
     else:
         # --wide (added to every command by the root group) makes output_width None.
         echo_text(ctx, render_comparison(comparison, all_cases=all_cases, width=output_width(ctx)))
+        if html is not None:
+            echo(f"wrote {html}")
+    # README: exit 1 means a FAIL finding; B is the Report being judged against A.
+    raise typer.Exit(EXIT_FAIL if any(f.severity is Severity.FAIL for f in fb) else EXIT_OK)

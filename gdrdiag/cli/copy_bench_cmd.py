@@ -20,7 +20,7 @@ from gdrdiag.cli.common import (
     wants_json,
 )
 from gdrdiag.cli.progress import QUIET_HELP, Progress
-from gdrdiag.hw.placement import NUMA_HELP
+from gdrdiag.model.words import NUMA_HELP
 from gdrdiag.units import parse_size, parse_size_list
 
 DEFAULT_KINDS = "pinned,pinned-wc,registered,pageable,managed"
@@ -103,7 +103,9 @@ def _text(report, width) -> str:
 @handles_errors
 def copy_bench(
     ctx: typer.Context,
-    cases: Optional[list[str]] = typer.Argument(None, help=CASES_HELP, show_default=False),
+    cases: Optional[list[str]] = typer.Argument(
+        None, help=CASES_HELP, show_default=False, metavar="[CASE]..."
+    ),
     list_cases: bool = typer.Option(False, "--list", help=LIST_HELP),
     kinds: str = typer.Option(
         DEFAULT_KINDS,
@@ -137,9 +139,9 @@ def copy_bench(
     from gdrdiag.bench.copy import run_copy_bench
     from gdrdiag.bench.copy_config import CopyBenchOptions
     from gdrdiag.bench.registry import copy_registry
-    from gdrdiag.hw.memory import parse_memory_kind
-    from gdrdiag.hw.placement import check_request, parse_numa
+    from gdrdiag.hw.placement import check_request
     from gdrdiag.model.results import Status
+    from gdrdiag.model.words import parse_memory_kind, parse_numa
 
     registry = copy_registry()
     if list_cases:

@@ -20,7 +20,7 @@ from gdrdiag.cli.common import (
 )
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import UserInputError
-from gdrdiag.hw.placement import NUMA_HELP
+from gdrdiag.model.words import NUMA_HELP
 from gdrdiag.units import parse_size
 
 
@@ -37,14 +37,16 @@ def _stride(text: str, record_bytes: int) -> int:
 @handles_errors
 def gather_bench(
     ctx: typer.Context,
-    cases: Optional[list[str]] = typer.Argument(None, help=CASES_HELP, show_default=False),
+    cases: Optional[list[str]] = typer.Argument(
+        None, help=CASES_HELP, show_default=False, metavar="[CASE]..."
+    ),
     list_cases: bool = typer.Option(False, "--list", help=LIST_HELP),
     kernels: str = typer.Option(
         "all",
         "--kernels",
         "-k",
-        help="Kernels for the ladder: byte,vec16,warp,warp-ilp,persistent,lines,"
-        "sorted-lines,planned-lines,planned-flat,lines-l2pf,bulk or all.",
+        help="Kernels for the ladder, comma-separated: byte, vec16, warp, warp-ilp, persistent, lines, "
+        "sorted-lines, planned-lines, planned-flat, lines-l2pf, bulk; or all.",
     ),
     record_bytes: str = typer.Option("656", "--record-bytes", "-s", help="Record size R in bytes."),
     stride: str = typer.Option(
@@ -57,7 +59,10 @@ def gather_bench(
     records_per_request: int = typer.Option(2048, "--records-per-request", help="Records per request."),
     seed: int = typer.Option(20251121, "--seed", help="Seed of the index generator (recorded in params)."),
     sweep: Optional[str] = typer.Option(
-        None, "--sweep", help="Also sweep: record-size,stride,offset,pattern,sm,threads,working-set or all."
+        None,
+        "--sweep",
+        help="Also sweep, comma-separated: record-size, stride, offset, pattern, sm, threads, "
+        "working-set; or all.",
     ),
     sweep_kernels: str = typer.Option(
         "best,warp", "--sweep-kernels", help="Kernels for the sweeps; 'best' is the ladder's fastest."
@@ -115,7 +120,8 @@ def gather_bench(
     """Gather R-byte records from pinned host memory into the GPU by zero-copy, against the copy engine."""
     from gdrdiag import pcie_model
     from gdrdiag.bench import gather
-    from gdrdiag.hw.placement import check_request, parse_numa
+    from gdrdiag.hw.placement import check_request
+    from gdrdiag.model.words import parse_numa
 
     numa_request = parse_numa(numa)
     check_request(numa_request)

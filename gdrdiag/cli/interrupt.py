@@ -31,7 +31,8 @@ class Interruption:
     def note(self) -> str:
         """The Report note that marks a partial Report."""
         return (
-            f"interrupted by Ctrl-C after {self.results} results: the cases after them did not run, "
+            f"interrupted by Ctrl-C after {self.results} result{'' if self.results == 1 else 's'}: "
+            "the cases after them did not run, "
             "so this Report is partial"
         )
 
@@ -59,8 +60,10 @@ def exit_130_after(stopped: Optional[Interruption]) -> Iterator[None]:
         if stopped is None:
             raise
     if stopped is not None:
-        error_line(
-            f"gdrdiag: interrupted; the {stopped.results} results measured before it were kept "
-            "(the Report says it is partial)"
+        kept = (
+            "1 result measured before it was"
+            if stopped.results == 1
+            else (f"{stopped.results} results measured before it were")
         )
+        error_line(f"gdrdiag: interrupted; the {kept} kept (the Report says it is partial)")
         raise typer.Exit(EXIT_INTERRUPTED)

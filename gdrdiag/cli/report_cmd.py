@@ -20,7 +20,8 @@ from gdrdiag.cli.common import (
 )
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import UserInputError
-from gdrdiag.hw.placement import NUMA_HELP, check_request, parse_numa
+from gdrdiag.hw.placement import check_request
+from gdrdiag.model.words import NUMA_HELP, parse_numa
 from gdrdiag.node_record import HOST_RE as HOST_OK  # light: json/os/re and model.serde only
 
 
@@ -132,6 +133,7 @@ def report_cmd(
     add_results: Optional[list[Path]] = typer.Option(
         None,
         "--add-results",
+        metavar="REPORT.json",
         help="Add results of other saved Reports (two-machine mr-bench --json-out runs); re-diagnose.",
     ),
     force: bool = typer.Option(
@@ -204,6 +206,7 @@ def report_cmd(
             from gdrdiag.render.html import report_html
 
             write_text_file(html, report_html(report, report.findings), force=force, what="--html")
+            written.append(str(html))
         if wants_json(ctx):
             echo(report.to_json())
         else:
@@ -212,7 +215,8 @@ def report_cmd(
                 counts[r.status.value] = counts.get(r.status.value, 0) + 1
             echo_text(
                 ctx,
-                f"wrote {', '.join(written)}: node {name}, {len(report.results)} results "
+                f"wrote {', '.join(written)}: node {name}, {len(report.results)} "
+                f"result{'' if len(report.results) == 1 else 's'} "
                 f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})",
             )
             from gdrdiag.render.results_table import placement_lines

@@ -48,6 +48,10 @@ MAX_MEMBERS = 50_000
 MAX_MEMBER_BYTES = 8 * 1024 * 1024
 MAX_TOTAL_BYTES = 256 * 1024 * 1024
 MAX_JSON_BYTES = 16 * 1024 * 1024
+# Folders a member may nest below the bundle's top (collect's deepest sysfs paths are ~25): bounds
+# the cost of checking each member, and keeps every tree walk and removal shallow.
+MAX_DEPTH = 64
+MAX_LINK_TARGET = 1024  # characters of a symlink member's target
 FACT_FILES = ("cuda", "nvml", "verbs")
 
 
@@ -302,11 +306,15 @@ def _tar_add(tf: tarfile.TarFile, name: str, kind: tuple) -> None:
         tf.addfile(info, io.BytesIO(kind[1]))
 
 
-def write_bundle(out_path: str, source: LiveSource, extra_meta: Optional[dict] = None) -> dict:
+def write_bundle(
+    out_path: str, source: LiveSource, extra_meta: Optional[dict] = None, *, replace: bool = True
+) -> dict:
     """Write what ``source`` read (its recording tree and facts) as a ``.tar.gz`` at ``out_path``.
 
     Returns a summary dict (files, bytes). Written to a temporary file first, then renamed, so a
-    failed collect never leaves a half bundle behind.
+    failed collect never leaves a half bundle behind. With ``replace=False`` the bundle is published
+    only if nothing is at ``out_path`` by then (a hard link, which fails when the name exists): of
+    several runs writing the same name at once, one wins and the others fail with a clear error.
     """
     tree = source.tree
     meta = {
@@ -344,7 +352,7 @@ def write_bundle(out_path: str, source: LiveSource, extra_meta: Optional[dict] =
             for path, kind in sorted(entries.items(), key=lambda kv: (order[kv[1][0]], kv[0])):
                 _tar_add(tf, f"{TOP}/fs{path}", kind)
                 nfiles += kind[0] == "file"
-        os.replace(tmp, out_path)
+        safefs.publish(tmp, out_path, replace)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -399,6 +407,10 @@ def _member_name(name: str) -> str:
         raise BundleError(f"unsafe member name {name[:80]!r} (contains ..): refused")
     if not parts or parts[0] != TOP:
         raise BundleError(f"member {name[:80]!r} is outside {TOP}/: not a gdrdiag bundle")
+    if len(parts) - 1 > MAX_DEPTH:
+        raise BundleError(
+            f"member {name[:80]!r}... nests {len(parts) - 1} levels deep (limit {MAX_DEPTH}): refused"
+        )
     return "/".join(parts[1:])
 
 
@@ -495,9 +507,15 @@ def safe_extract(archive: str, dest: str) -> str:
 
 
 def _extract_members(tar_path: str, root: str) -> int:
-    """Write every member of the plain tar at ``tar_path`` below ``root``; return the member count."""
+    """Write every member of the plain tar at ``tar_path`` below ``root``; return the member count.
+
+    The cost is linear in the archive: each member's name is checked once (depth bounded by
+    :data:`MAX_DEPTH`), each folder is resolved (realpath) once, when it is first needed, and the
+    data filter runs on the links, the only members whose target it judges.
+    """
     flt, refused = safefs.member_filter(), safefs.filter_errors()
     total = count = 0
+    ready: set[str] = set()  # folders (relative to root) created and resolved inside it
     with tarfile.open(tar_path, mode="r:", tarinfo=_BoundedTarInfo) as tf:
         for m in tf:
             count += 1
@@ -513,20 +531,13 @@ def _extract_members(tar_path: str, root: str) -> int:
                 raise BundleError(f"member {m.name[:80]!r} is a {kind}: refused")
             if m.sparse is not None:
                 raise BundleError(f"member {m.name[:80]!r} is sparse: refused")
-            try:
-                flt(m.replace(name=rel, deep=False) if hasattr(m, "replace") else _renamed(m, rel), root)
-            except refused as exc:
-                detail = " ".join(str(exc).split())[:160]
-                raise BundleError(f"member {m.name[:80]!r} leaves the bundle ({detail}): refused") from None
             target = os.path.join(root, rel)
-            if not safefs.inside(root, os.path.dirname(target)):
-                raise BundleError(f"member {m.name[:80]!r} would be written outside the bundle: refused")
             if m.isdir():
-                os.makedirs(target, exist_ok=True)
-                if not safefs.inside(root, target):
-                    raise BundleError(f"member {m.name[:80]!r} leaves the bundle: refused")
-            elif m.issym():
-                os.makedirs(os.path.dirname(target), exist_ok=True)
+                _ready_folder(root, rel, ready, m.name)
+                continue
+            _ready_folder(root, os.path.dirname(rel), ready, m.name)
+            if m.issym():
+                _check_link(m, rel, root, flt, refused)
                 if os.path.lexists(target):
                     raise BundleError(f"member {m.name[:80]!r} appears twice: refused")
                 os.symlink(m.linkname, target)
@@ -537,6 +548,30 @@ def _extract_members(tar_path: str, root: str) -> int:
     if count and not _end_of_archive(tar_path, end):
         raise BundleError("bundle is truncated or has trailing garbage (no end-of-archive block)")
     return count
+
+
+def _ready_folder(root: str, rel: str, ready: set, name: str) -> None:
+    """Create folder ``rel`` below ``root`` once, resolving it inside ``root`` before and after."""
+    if rel in ready:
+        return
+    full = os.path.join(root, rel) if rel else root
+    if not safefs.inside(root, full):
+        raise BundleError(f"member {name[:80]!r} would be written outside the bundle: refused")
+    os.makedirs(full, exist_ok=True)
+    if not safefs.inside(root, full):
+        raise BundleError(f"member {name[:80]!r} leaves the bundle: refused")
+    ready.add(rel)
+
+
+def _check_link(m: tarfile.TarInfo, rel: str, root: str, flt: Any, refused: tuple) -> None:
+    """A symlink member's target: bounded in length, and judged by the data filter."""
+    if len(m.linkname) > MAX_LINK_TARGET or "\0" in m.linkname:
+        raise BundleError(f"link {m.name[:80]!r} has a target over {MAX_LINK_TARGET} characters: refused")
+    try:
+        flt(m.replace(name=rel, deep=False) if hasattr(m, "replace") else _renamed(m, rel), root)
+    except refused as exc:
+        detail = " ".join(str(exc).split())[:160]
+        raise BundleError(f"member {m.name[:80]!r} leaves the bundle ({detail}): refused") from None
 
 
 def _renamed(m: tarfile.TarInfo, name: str) -> tarfile.TarInfo:
@@ -558,7 +593,6 @@ def _write_member(tf: tarfile.TarFile, m: tarfile.TarInfo, target: str, total: i
     data = fh.read(m.size + 1) if fh else b""
     if len(data) != m.size:
         raise BundleError(f"bundle is truncated: member {m.name[:80]!r} is short")
-    os.makedirs(os.path.dirname(target), exist_ok=True)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
         out = os.open(target, flags, 0o644)
@@ -571,7 +605,7 @@ def _write_member(tf: tarfile.TarFile, m: tarfile.TarInfo, target: str, total: i
 def _check_tree(root: str) -> None:
     """Every link in the unpacked tree must resolve inside it; no devices, FIFOs or sockets."""
     try:
-        safefs.check_tree(root, max_entries=2 * MAX_MEMBERS)
+        safefs.check_tree(root, max_entries=2 * MAX_MEMBERS, max_depth=MAX_DEPTH + 2)
     except safefs.UnsafeFile as exc:
         raise BundleError(f"bundle: {exc}: refused") from None
 

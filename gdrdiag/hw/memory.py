@@ -34,6 +34,7 @@ from typing import Any, Optional
 from gdrdiag.errors import HardwareError, NotSupported, UserInputError
 from gdrdiag.hw import cuda
 from gdrdiag.model.vocabulary import MemoryKind
+from gdrdiag.model.words import parse_memory_kind  # noqa: F401 - the old home
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_size_t]
@@ -43,15 +44,6 @@ _libc.free.restype = None
 
 GPU_PAGE = 64 * 1024  # GPUDirect RDMA pins GPU memory in 64 KiB pages (NVIDIA GPUDirect RDMA guide).
 HOST_PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def parse_memory_kind(text: str) -> MemoryKind:
-    """Parse a user-typed kind name; UserInputError lists the allowed names."""
-    try:
-        return MemoryKind(text.strip().lower())
-    except ValueError:
-        allowed = ", ".join(k.value for k in MemoryKind)
-        raise UserInputError(f"unknown memory kind {text!r} (choose from: {allowed})") from None
 
 
 def host_available_bytes() -> int:

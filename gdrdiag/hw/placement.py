@@ -25,17 +25,13 @@ import ctypes
 import os
 import platform
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Iterator, Optional
 
 from gdrdiag.errors import UserInputError
 from gdrdiag.hw.sysfs import SysfsTree
 from gdrdiag.model.params import NumaPlacement
-
-NUMA_HELP = (
-    "CPU/memory placement: auto (the NUMA node of the measured device), none (leave it to the OS), "
-    "or a node number."
-)
+from gdrdiag.model.words import AUTO, NUMA_HELP, NumaRequest, parse_numa  # noqa: F401 - the old home
 
 # include/uapi/linux/mempolicy.h
 MPOL_DEFAULT = 0
@@ -49,32 +45,6 @@ _MASK_WORDS = 16  # 1024 nodes; the kernel's MAX_NUMNODES is at most 1 << 10
 _MAXNODE = _MASK_WORDS * 64 + 1
 _NODE_DIR = "/sys/devices/system/node"
 _CPULIST_RE = re.compile(r"^\s*(\d+(-\d+)?)(,\d+(-\d+)?)*\s*$")
-
-
-@dataclass(frozen=True)
-class NumaRequest:
-    """What ``--numa`` asked for: ``auto``, ``none``, or ``node`` with its number."""
-
-    mode: str = "auto"
-    node: Optional[int] = None
-
-    @property
-    def text(self) -> str:
-        """The request as the user typed it (``auto``, ``none``, ``1``)."""
-        return str(self.node) if self.mode == "node" else self.mode
-
-
-AUTO = NumaRequest()
-
-
-def parse_numa(text: str) -> NumaRequest:
-    """``auto`` | ``none`` | a node number -> NumaRequest; anything else is a usage error."""
-    value = text.strip().lower()
-    if value in ("auto", "none"):
-        return NumaRequest(value)
-    if value.isdigit() and len(value) <= 4:
-        return NumaRequest("node", int(value))
-    raise UserInputError(f"--numa {text[:40]!r}: expected auto, none or a NUMA node number")
 
 
 def online_nodes(tree: SysfsTree) -> list[int]:

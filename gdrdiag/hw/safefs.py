@@ -22,6 +22,8 @@ import tarfile
 import threading
 from typing import Any, Callable, Iterator
 
+from gdrdiag.errors import UserInputError
+
 READ_CHUNK = 1 << 20
 
 
@@ -71,39 +73,53 @@ def read_confined(path: str, root: str, limit: int) -> bytes:
         os.close(fd)
 
 
-def check_tree(root: str, max_entries: int) -> None:
+def check_tree(root: str, max_entries: int, max_depth: int = 64) -> None:
     """Walk an unpacked tree: every symlink must resolve inside ``root``; no devices, FIFOs, sockets.
 
     Raises :class:`UnsafeFile` naming the first offending entry (relative to ``root``). Links are
-    not followed while walking, and the walk stops after ``max_entries`` entries, so a hostile
-    tree cannot make it loop or run long.
+    not followed while walking, the walk is a loop over a stack (no recursion, whatever the depth),
+    and it stops after ``max_entries`` entries or below ``max_depth`` folders, so a hostile tree
+    cannot make it loop, recurse or run long.
     """
     seen = 0
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        for name in dirs + files:
+    stack = [(root, "", 0)]
+    while stack:
+        folder, rel_folder, depth = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError as exc:
+            raise UnsafeFile(f"{rel_folder[:120] or '.'}: {exc.strerror}") from None
+        for entry in entries:
             seen += 1
             if seen > max_entries:
                 raise UnsafeFile(f"more than {max_entries} entries")
-            full = os.path.join(folder, name)
-            rel = os.path.relpath(full, root)
+            rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
             try:
-                st = os.lstat(full)
+                st = entry.stat(follow_symlinks=False)
             except OSError as exc:
                 raise UnsafeFile(f"{rel[:120]}: {exc.strerror}") from None
             if stat.S_ISLNK(st.st_mode):
-                if not inside(root, full):
-                    raise UnsafeFile(f"symlink {rel[:120]} -> {os.readlink(full)[:120]} leaves the bundle")
-            elif not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                if not inside(root, entry.path):
+                    raise UnsafeFile(
+                        f"symlink {rel[:120]} -> {os.readlink(entry.path)[:120]} leaves the bundle"
+                    )
+            elif stat.S_ISDIR(st.st_mode):
+                if depth + 1 > max_depth:
+                    raise UnsafeFile(f"{rel[:80]}... nests more than {max_depth} folders deep")
+                stack.append((entry.path, rel, depth + 1))
+            elif not stat.S_ISREG(st.st_mode):
                 raise UnsafeFile(f"{rel[:120]} is a device, FIFO or socket")
 
 
 @contextlib.contextmanager
 def terminate_unwinds() -> Iterator[None]:
-    """While inside, SIGTERM raises ``SystemExit(143)`` so ``finally`` blocks remove temporary files.
+    """While inside, SIGTERM and SIGHUP raise ``SystemExit(128 + signal)``: ``finally`` blocks run.
 
-    Used around bundle extraction and every write through a temporary file: the default SIGTERM
-    action kills the process on the spot and left a 137 MB extraction folder behind. Only the
-    main thread may set signal handlers; elsewhere this does nothing.
+    Used around bundle extraction and every write through a temporary file, so they are removed:
+    the default action of either signal (SIGHUP: the terminal closed) kills the process on the spot
+    and left a 137 MB extraction folder behind. Only the main thread may set signal handlers;
+    elsewhere this does nothing.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -112,11 +128,32 @@ def terminate_unwinds() -> Iterator[None]:
     def _raise(signum: int, frame: Any) -> None:
         raise SystemExit(128 + signum)
 
-    previous = signal.signal(signal.SIGTERM, _raise)
+    signals = [signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    previous = {s: signal.signal(s, _raise) for s in signals}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def publish(tmp: str, out_path: str, replace: bool) -> None:
+    """Give the finished temporary file its name: atomically replacing, or only where none exists."""
+    if replace:
+        os.replace(tmp, out_path)
+        return
+    try:
+        os.link(tmp, out_path)
+    except FileExistsError:
+        raise UserInputError(
+            f"--output {out_path} exists (another run wrote it meanwhile); use --force to replace it"
+        ) from None
+    except OSError:  # a file system without hard links: check, then rename (not atomic there)
+        if os.path.lexists(out_path):
+            raise UserInputError(f"--output {out_path} exists; use --force to replace it") from None
+        os.replace(tmp, out_path)
+        return
+    os.unlink(tmp)
 
 
 class FilterRefused(Exception):

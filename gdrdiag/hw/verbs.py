@@ -251,9 +251,15 @@ class QpInfo:
         """Parse what :meth:`to_json` wrote; raises ``ValueError`` on bad input."""
         try:
             info = cls(int(d["qp_num"]), int(d["psn"]), int(d["lid"]), str(d["gid"]), int(d["mtu"]))
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise ValueError(f"bad QP info {d!r:.120}: {exc}") from None
-        if not (0 < info.qp_num < 1 << 24 and 0 <= info.psn < 1 << 24 and info.mtu in MTU_ENUM):
+        if not (
+            0 < info.qp_num < 1 << 24
+            and 0 <= info.psn < 1 << 24
+            and 0 <= info.lid < 1 << 16
+            and len(info.gid) <= 64
+            and info.mtu in MTU_ENUM
+        ):
             raise ValueError(f"bad QP info {d!r:.120}")
         return info
 

@@ -31,7 +31,9 @@ the cost of the benchmark loop itself.
 
 QPs find each other through a process-wide fabric keyed by (GID, QP number): loopback and
 two-"machine" tests run in one process (threads). A peer in another process is unreachable
-(RETRY_EXC_ERR), as it would be without a wire.
+(RETRY_EXC_ERR), as it would be without a wire, unless both devices were opened with
+``wire=True``: then WRITEs cross TCP on 127.0.0.1 (:mod:`gdrdiag.hw.verbs_soft_wire`), so
+two-machine mr-bench runs end to end on one machine, host memory only.
 """
 
 from __future__ import annotations
@@ -189,6 +191,7 @@ class SoftQP(v.QP):
         self._outstanding = 0
         self._since_cqe = 0
         self._recvs: collections.deque = collections.deque()
+        self._wire: Any = None  # a verbs_soft_wire.WireLink when the peer is in another process
 
     def info(self) -> v.QpInfo:
         return v.QpInfo(self.qp_num, self.psn, self.device.lid, self.device.gid, self.device.mtu)
@@ -208,6 +211,14 @@ class SoftQP(v.QP):
             raise HardwareError("ibv_modify_qp", errno.EINVAL, "EINVAL", f"bad path MTU {remote.mtu}")
         self.remote = remote
         self.state = QpState.RTR
+        if self.device._wire is not None:
+            from gdrdiag.hw import verbs_soft_wire
+
+            port = verbs_soft_wire.port_of(remote.gid)
+            with _lock:
+                here = (remote.gid, remote.qp_num) in _fabric
+            if port is not None and not here:
+                self._wire = verbs_soft_wire.WireLink(port)
 
     def to_rts(self) -> None:
         self._check_open()
@@ -264,6 +275,11 @@ class SoftQP(v.QP):
         copy = dev.copy
         cq = self.cq
         peer = self._peer() if state is QpState.RTS else None
+        if peer is None and self._wire is not None and state is QpState.RTS:
+            from gdrdiag.hw import verbs_soft_wire
+
+            verbs_soft_wire.post(self, items)
+            return
         by_rkey = peer.device._by_rkey if peer is not None else None
         qpn = self.qp_num
         max_msg = dev.max_msg_size
@@ -346,6 +362,8 @@ class SoftQP(v.QP):
         self._recvs.extend([wr_id] * count)
 
     def _destroy(self) -> None:
+        if self._wire is not None:
+            self._wire.close()
         with _lock:
             _fabric.pop((self.device.gid, self.qp_num), None)
             self.device._qp_count -= 1
@@ -383,6 +401,12 @@ class SoftPD(v.PD):
                 "ibv_reg_mr", errno.EINVAL, "EINVAL", "remote_write/remote_atomic need local_write too"
             )
 
+    def _check_wire(self, gpu: bool) -> None:
+        if gpu and self.device._wire is not None:
+            raise UserInputError(
+                "the soft provider's wire moves host memory only: use --memory pageable or pinned"
+            )
+
     def _check_length(self, length: int) -> None:
         lim = self.device._limits.max_mr_size
         if length <= 0 or length > lim:
@@ -394,6 +418,7 @@ class SoftPD(v.PD):
             raise UserInputError("cannot register address 0")
         self._check_access(access)
         self._check_length(length)
+        self._check_wire(gpu)
         return SoftMR(self, addr, length, access, "mr", addr, gpu)
 
     def reg_dmabuf_mr(
@@ -404,6 +429,7 @@ class SoftPD(v.PD):
             raise HardwareError("ibv_reg_dmabuf_mr", errno.EBADF, "EBADF", f"bad dma-buf fd {fd}")
         self._check_access(access)
         self._check_length(length)
+        self._check_wire(gpu)
         # iova == offset, as pyverbs' DmaBufMR registers it; byte `offset` of the dma-buf lives
         # at dmabuf_va + offset.
         return SoftMR(self, offset, length, access, "dmabuf", dmabuf_va + offset, gpu)
@@ -433,6 +459,7 @@ class SoftDevice(v.Device):
         copy: bool = True,
         limits: Optional[v.DeviceLimits] = None,
         mtu: int = 4096,
+        wire: bool = False,
     ):
         super().__init__(None)
         if port != 1:
@@ -453,8 +480,29 @@ class SoftDevice(v.Device):
         self._by_lkey: dict[int, SoftMR] = {}
         self._by_rkey: dict[int, SoftMR] = {}
         self._qp_count = 0
+        self._wire: Any = None
+        if wire:  # WRITEs from other processes of this machine, over TCP on 127.0.0.1
+            from gdrdiag.hw import verbs_soft_wire
+
+            self._wire = verbs_soft_wire.WireListener(self)
+            self.gid = verbs_soft_wire.gid_for(self._wire.port)
         with _lock:
             _live["Device"] += 1
+
+    def _qp_here(self, qp_num: int) -> Optional[SoftQP]:
+        """The QP ``qp_num`` of this device (for the wire's responder), or None."""
+        with _lock:
+            return _fabric.get((self.gid, qp_num))
+
+    def _wire_store(self, mr: SoftMR, offset: int, data: Any, n: int) -> bool:
+        """Copy ``n`` bytes of ``data`` into ``mr`` at ``offset`` while it is still registered (wire)."""
+        import ctypes
+
+        with _lock:
+            if self._by_rkey.get(mr.rkey) is not mr or not 0 <= offset <= mr.length - n:
+                return False
+            ctypes.memmove(mr.va + offset, (ctypes.c_char * n).from_buffer(data), n)
+        return True
 
     def _next_key(self) -> int:
         return next(self._keys) & 0xFFFFFFFF
@@ -476,6 +524,8 @@ class SoftDevice(v.Device):
         return SoftCQ(self, depth)
 
     def _destroy(self) -> None:
+        if self._wire is not None:
+            self._wire.close()
         with _lock:
             _live["Device"] -= 1
 

@@ -78,8 +78,11 @@ def inspect_source(source: Source) -> MachineInfo:
     )
 
 
-def collect_bundle(out_path: str) -> tuple[MachineInfo, dict]:
-    """Inspect this machine while recording every input, then save them at ``out_path``."""
+def collect_bundle(out_path: str, *, replace: bool = True) -> tuple[MachineInfo, dict]:
+    """Inspect this machine while recording every input, then save them at ``out_path``.
+
+    ``replace=False``: fail (UserInputError) if something appeared at ``out_path`` meanwhile.
+    """
     source = LiveSource(record=True)
     machine = inspect_source(source)
     summary = write_bundle(
@@ -90,5 +93,6 @@ def collect_bundle(out_path: str) -> tuple[MachineInfo, dict]:
             "python": platform.python_version(),
             "source": "gdrdiag collect",
         },
+        replace=replace,
     )
     return machine, summary

@@ -53,9 +53,13 @@ class Report:
         if not isinstance(data, dict):
             raise SchemaError("$: a report is a JSON object")
         version = data.get("schema_version")
+        if version is None:  # never "None is not a schema" in user text (issue 22)
+            raise SchemaError(
+                "$.schema_version is missing: not a gdrdiag Report (gdrdiag report -o writes one)"
+            )
         if version not in SUPPORTED_SCHEMA_VERSIONS:
             raise SchemaError(
-                f"$.schema_version: {version!r} is not a schema this gdrdiag reads "
+                f"$.schema_version: {version!r:.40} is not a schema this gdrdiag reads "
                 f"(it reads {', '.join(map(str, SUPPORTED_SCHEMA_VERSIONS))})"
             )
         if version == 1:

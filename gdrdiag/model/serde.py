@@ -395,6 +395,8 @@ class _Bad(Exception):
 def _float(data: Any) -> float:
     if isinstance(data, bool) or not isinstance(data, (int, float)):
         raise _Bad(f"expected a number, got {type(data).__name__}")
+    if isinstance(data, int) and not -(10**300) <= data <= 10**300:
+        raise _Bad("number out of range")  # float() of an integer >= 2^1024 raises OverflowError
     if not math.isfinite(float(data)) or abs(float(data)) > 1e300:
         raise _Bad("number out of range")
     return float(data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from gdrdiag.compare import CaseDelta, Comparison
+from gdrdiag.model.comparison import CaseDelta, Comparison
 from gdrdiag.render.findings_table import render_findings
 from gdrdiag.render.layout import DEFAULT_WIDTH, wrap_lines
 from gdrdiag.render.results_table import num, size, table
@@ -24,9 +24,25 @@ def _params(p: dict) -> str:
     return " ".join(f"{k}={size(v) if k in _SIZE_PARAMS else v}" for k, v in p.items())
 
 
-def _case_label(d: CaseDelta, varying: set) -> str:
+NOT_HARDWARE_NOTE = (
+    "Cases marked [soft] or [fixture] were not measured on hardware: their ratios compare "
+    "software or synthetic numbers, never a NIC or GPU."
+)
+
+
+def provider_mark(d: CaseDelta) -> str:
+    """`` [soft]`` / `` [fixture]`` for a row not measured on hardware (text and HTML alike)."""
     provider = d.case.provider.value if d.case.provider else "?"
-    mark = "" if d.hardware or d.not_comparable else f" [{provider}]"
+    return "" if d.hardware or d.not_comparable else f" [{provider}]"
+
+
+def shows_not_hardware(c: Comparison) -> bool:
+    """Whether a row measured on both sides was not measured on hardware (the note is due)."""
+    return any(not d.hardware and d.a_status and d.b_status for d in c.cases)
+
+
+def _case_label(d: CaseDelta, varying: set) -> str:
+    mark = provider_mark(d)
     params = _params({k: v for k, v in d.params.items() if k in varying})
     return f"{d.key}{mark}" + (f" {params}" if params else "")
 
@@ -119,11 +135,8 @@ def render_comparison(
             out.append("\n".join(notes))
     else:
         out.append(f"Cases: {len(c.cases)} matched, none differ by more than 10%")
-    if any(not d.hardware and d.a_status and d.b_status for d in c.cases):
-        out.append(
-            "Cases marked [soft] or [fixture] were not measured on hardware: their ratios compare "
-            "software or synthetic numbers, never a NIC or GPU."
-        )
+    if shows_not_hardware(c):
+        out.append(NOT_HARDWARE_NOTE)
     if c.explanations:
         rows = [[e.case, str(e.rank), e.cause, e.evidence_a, e.evidence_b] for e in c.explanations]
         out.append(

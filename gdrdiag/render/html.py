@@ -10,11 +10,12 @@ import base64
 import html
 from typing import Iterable, Optional
 
-from gdrdiag.compare import LARGE_DELTA, CaseDelta, Comparison
+from gdrdiag.model.comparison import LARGE_DELTA, CaseDelta, Comparison
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import shown_items
 from gdrdiag.model.report import Report
 from gdrdiag.render import plot
+from gdrdiag.render.compare_table import NOT_HARDWARE_NOTE, provider_mark, shows_not_hardware
 from gdrdiag.render.html_machine import machine_section, machine_side_by_side
 from gdrdiag.render.results_table import num
 
@@ -215,11 +216,13 @@ def comparison_html(c: Comparison, a: Report, b: Report) -> str:
         else "<p>No large deltas to explain.</p>"
     )
     body += "<h2>Deltas</h2>" + _deltas_chart(c)
+    if shows_not_hardware(c):
+        body += f"<p><b>{html.escape(NOT_HARDWARE_NOTE)}</b></p>"
     body += _table(
         ["case", "params", c.a_label, c.b_label, "unit", f"{c.b_label}/{c.a_label}", "note"],
         [
             [
-                d.key,
+                d.key + provider_mark(d),
                 " ".join(f"{k}={v}" for k, v in d.params.items()),
                 num(d.a_value),
                 num(d.b_value),

@@ -34,8 +34,9 @@ def wrap_lines(text: str, width: Optional[int]) -> str:
     """Every line longer than ``width`` wrapped at word boundaries, with a hanging indent.
 
     The continuation lines keep the line's own indent plus :data:`HANGING_INDENT`, so a wrapped
-    ``fix: ...`` line still reads as one item. A word longer than the width (a URL) is split:
-    the width is a promise. ``width=None`` (``--wide``) returns ``text`` unchanged.
+    ``fix: ...`` line still reads as one item. A word longer than the width is split, except a URL:
+    it stands whole on its own line (a URL cut in two, or a commit id in it, is wrong when copied).
+    ``width=None`` (``--wide``) returns ``text`` unchanged.
     """
     if width is None:
         return text
@@ -53,18 +54,32 @@ def wrap_lines(text: str, width: Optional[int]) -> str:
                 initial_indent=lead[: max(0, width // 2)],
                 subsequent_indent=indent,
                 break_on_hyphens=False,
-                break_long_words=True,
+                break_long_words=not _has_long_url(line, width - len(indent)),
             )
         )
     return "\n".join(out)
 
 
+def _is_url(word: str) -> bool:
+    return "://" in word or word.startswith("www.")
+
+
+def _has_long_url(text: str, width: int) -> bool:
+    """Whether ``text`` holds a URL longer than ``width`` (which must then not be split)."""
+    return any(len(w) > width and _is_url(w) for w in text.split())
+
+
 def _wrap_cell(cell: str, width: int) -> str:
-    """``cell`` wrapped into ``width`` characters at spaces (never inside "dma-buf")."""
+    """``cell`` wrapped into ``width`` characters at spaces (never inside "dma-buf" or a URL)."""
     return "\n".join(
         wrapped
         for part in cell.split("\n")
-        for wrapped in (textwrap.wrap(part, width, break_on_hyphens=False) or [""])
+        for wrapped in (
+            textwrap.wrap(
+                part, width, break_on_hyphens=False, break_long_words=not _has_long_url(part, width)
+            )
+            or [""]
+        )
     )
 
 

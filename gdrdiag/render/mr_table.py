@@ -251,11 +251,13 @@ def ro_ab_table(pairs: Sequence, width: Optional[int] = DEFAULT_WIDTH) -> str:
 def matrix_table(rows: Sequence, width: Optional[int] = DEFAULT_WIDTH) -> str:
     """The memory-kind x registration-path matrix (``rdma_rules.MatrixRow``)."""
     out = []
+    reasons: list[str] = []  # a WAIVED/ERROR reason is numbered under the table, not in its row
     for r in rows:
         if r.status != "OK":
-            out.append(
-                [r.memory, r.reg_path, r.landing or "-", "-", "-", "-", "-", f"{r.status}: {r.reason}"]
-            )
+            if r.reason and r.reason not in reasons:
+                reasons.append(r.reason)
+            mark = f" ({reasons.index(r.reason) + 1})" if r.reason else ""
+            out.append([r.memory, r.reg_path, r.landing or "-", "-", "-", "-", "-", f"{r.status}{mark}"])
             continue
         out.append(
             [
@@ -294,6 +296,7 @@ def matrix_table(rows: Sequence, width: Optional[int] = DEFAULT_WIDTH) -> str:
             wrap=(7,),
             drop=(2,),
         )
+        + "".join(f"\n{wrap_lines(f'({i}) {reason}', width)}" for i, reason in enumerate(reasons, 1))
     )
 
 

@@ -20,7 +20,9 @@ def num(value: Optional[float], digits: int = 2) -> str:
 
 
 def size(value: object) -> str:
-    """A byte count as a human size ('4 KiB'); other values unchanged."""
+    """A byte count as a human size ('4 KiB'); unknown (None) as '-'; other values unchanged."""
+    if value is None:
+        return "-"  # never the word None in user text (issue 22)
     return format_size(value) if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 

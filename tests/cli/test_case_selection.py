@@ -95,3 +95,12 @@ def test_applicable_gives_the_waived_reason():
     device = next(c for c in reg.cases if c.key == "rdma_write_device_mr")
     pageable = next(c for c in reg.cases if c.key == "rdma_write_pageable_mr")
     assert device.applicable(caps) == "no GPU" and pageable.applicable(caps) is None
+
+
+def test_mr_loop_cost_runs_here_in_the_list_whatever_the_machine():
+    """Issue 22 item 5: --list said mr_loop_cost WAIVED (no device) though --loop-cost runs anywhere."""
+    no_device = Capabilities(gpu_missing="no GPU", rdma_missing="no RDMA devices")
+    (loop,) = [c for c in mr_registry().cases if c.key == "mr_loop_cost"]
+    assert loop.applicable(no_device) is None
+    code, rows = _json(["mr-bench", "--list"])
+    assert code == 0 and {r["key"]: r["here"] for r in rows}["mr_loop_cost"] == "runs"

@@ -57,8 +57,29 @@ SEMANTIC = {
         ["{sandbox}", "--top", "-1"],
         ["{sandbox}", "--rel-floor", "2"],
     ],
-    "mr-bench": [["--size", "12QB"]],
+    "mr-bench": [
+        ["--size", "12QB"],
+        # the two-machine options (issue 22): timeouts that are not seconds, soft off loopback,
+        # contradictions, ports out of range, secrets others can read or all blanks
+        ["--server", "--accept-timeout", "nan"],
+        ["--server", "--accept-timeout", "inf"],
+        ["--server", "--accept-timeout", "-1"],
+        ["--connect", "127.0.0.1", "--timeout", "nan"],
+        ["--connect", "127.0.0.1", "--timeout", "inf"],
+        ["--server", "--timeout", "-1"],
+        ["--server", "--connect", "127.0.0.1"],
+        ["--provider", "soft", "--connect", "10.0.0.9"],
+        ["--provider", "soft", "--server", "--bind", "0.0.0.0"],
+        ["--server", "-p", "70000"],
+        ["--connect", "127.0.0.1", "-p", "0"],
+        ["--server", "--write-with-imm"],
+        ["--connect", "127.0.0.1", "--secret-file", "{secret644}"],
+        ["--server", "--secret-file", "{blanksecret}"],
+        ["--connect", "127.0.0.1", "-a"],
+    ],
 }
+# Report readers also get a Report whose number does not fit a float (issue 22: OverflowError).
+REPORT_INPUTS = {"report_path", "a_path", "b_path", "from_report"}
 
 
 def _commands() -> dict[str, object]:
@@ -154,6 +175,8 @@ def _cases() -> list[tuple[str, str, list[str]]]:
                 cases.append((name, f"{p.opts[0]} is a directory", with_value("{emptydir}")))
             cases.append((name, f"{p.opts[0]} is not what it should be", with_value("{junk}")))
             cases.append((name, f"{p.opts[0]} path too long", with_value("d/" * 2500 + "x.json")))
+            if pname in REPORT_INPUTS:
+                cases.append((name, f"{p.opts[0]} holds a number past float", with_value("{huge}")))
     return cases
 
 
@@ -175,6 +198,12 @@ def sandbox(tmp_path):
     os.symlink(box / "target.txt", box / "link.json")
     (box / "emptydir").mkdir()
     (box / "junk.json").write_bytes(b"\x00\x01 not json, not a bundle \xff")
+    good = Path(GOOD_REPORT).read_text()
+    (box / "huge.json").write_text(good.replace('"median": 55.3', '"median": 1' + "0" * 400, 1))
+    (box / "secret644").write_bytes(b"0123456789abcdef0123\n")
+    (box / "secret644").chmod(0o644)
+    (box / "blanksecret").write_bytes(b" " * 24 + b"\n")
+    (box / "blanksecret").chmod(0o600)
     return box
 
 
@@ -193,6 +222,9 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(sandbox, command, case,
         "{file}": str(sandbox / "existing.json"),
         "{emptydir}": str(sandbox / "emptydir"),
         "{junk}": str(sandbox / "junk.json"),
+        "{huge}": str(sandbox / "huge.json"),
+        "{secret644}": str(sandbox / "secret644"),
+        "{blanksecret}": str(sandbox / "blanksecret"),
     }
     args = []
     for a in argv:

@@ -36,3 +36,21 @@ def test_the_console_script_goes_through_the_entry_module():
 
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     assert pyproject["project"]["scripts"]["gdrdiag"] == "gdrdiag.entry:main"
+
+
+def test_running_from_source_without_the_dependencies_is_one_line(tmp_path):
+    """Issue 22 item 11: `PYTHONPATH=. python3 -m gdrdiag` without typer was a traceback."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    blocker = tmp_path / "typer.py"
+    blocker.write_text("raise ModuleNotFoundError(\"No module named 'typer'\", name='typer')\n")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}"}
+    res = subprocess.run(
+        [sys.executable, "-m", "gdrdiag", "inspect"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "'typer'" in res.stderr

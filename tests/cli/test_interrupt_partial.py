@@ -35,13 +35,13 @@ def test_mr_bench_keeps_what_was_measured_before_ctrl_c(monkeypatch, tmp_path):
     assert len(calls) == 2
     assert res.exit_code == 130, res.output
     assert res.stderr.strip() == (
-        "gdrdiag: interrupted; the 1 results measured before it were kept (the Report says it is partial)"
+        "gdrdiag: interrupted; the 1 result measured before it was kept (the Report says it is partial)"
     )
     saved = json.loads(out.read_text())
     assert [(r["key"], r["status"], r["verified"]) for r in saved["results"]] == [
         ("rdma_write_pageable_mr", "OK", True)
     ]
-    assert any(n.startswith("interrupted by Ctrl-C after 1 results") for n in saved["notes"])
+    assert any(n.startswith("interrupted by Ctrl-C after 1 result:") for n in saved["notes"])
     assert "rdma_write" in res.stdout or "pageable" in res.stdout  # the table of what was measured
 
 
@@ -91,4 +91,38 @@ def test_report_writes_a_partial_report_when_interrupted(monkeypatch, tmp_path):
     saved = json.loads(out.read_text())
     assert [(r["key"], r["status"]) for r in saved["results"]] == [("first_case", "WAIVED")]
     assert saved["machine"] is not None
-    assert any(n.startswith("interrupted by Ctrl-C after 1 results") for n in saved["notes"])
+    assert any(n.startswith("interrupted by Ctrl-C after 1 result:") for n in saved["notes"])
+
+
+def test_ctrl_c_during_a_size_sweep_keeps_the_sizes_already_measured(monkeypatch, tmp_path):
+    """Issue 22 item 2: `-a` interrupted at the 4th size kept only the WAIVED cases, none of the sizes."""
+    real = mr._measure_size
+    calls = []
+
+    def fourth_is_interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mr, "_measure_size", fourth_is_interrupted)
+    out = tmp_path / "sweep.json"
+    cmd = [
+        "mr-bench",
+        "--quiet",
+        "--provider",
+        "soft",
+        "--memory",
+        "pageable",
+        "-a",
+        "-n",
+        "20",
+        "--repeats",
+        "1",
+    ]
+    res = runner.invoke(app, [*cmd, "--json-out", str(out)])
+    assert res.exit_code == 130, res.output
+    saved = json.loads(out.read_text())["results"]
+    assert [(r["status"], r["params"]["size_bytes"]) for r in saved] == [("OK", 2), ("OK", 4), ("OK", 8)]
+    assert "every case WAIVED" not in res.output
+    assert "the 3 results measured before it were kept" in res.stderr

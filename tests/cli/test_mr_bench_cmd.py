@@ -32,7 +32,8 @@ def no_leaks():
         (["-a", "-s", "4K"], "drop -s"),
         (["--matrix", "--latency"], "separate modes"),
         (["--ro-ab", "--relaxed-ordering"], "drop --relaxed-ordering"),
-        (["--connect", "127.0.0.1"], "no wire between processes"),
+        (["--connect", "10.0.0.9"], "runs two-machine mode on this machine only"),
+        (["--server", "--bind", "0.0.0.0"], "--bind 0.0.0.0 is not a loopback address"),
         (["--json-out", "/nonexistent/dir/x.json"], "does not exist"),
         (["--inline", "64"], "need the native provider"),
         (["--time-calls"], "need the native provider"),
@@ -116,7 +117,7 @@ def test_matrix_on_the_soft_provider_without_gpu():
     assert res.exit_code == 0, res.output
     assert "memory kind x registration path x relaxed ordering" in res.output
     assert "no verdict: soft provider" in res.output
-    assert "WAIVED: device memory needs a GPU context" in res.output
+    assert "WAIVED (1)" in res.output and "(1) device memory needs a GPU context" in res.output
     assert "the dma-buf path exports device memory" in res.output
 
 
@@ -216,6 +217,7 @@ def test_the_client_retries_a_refused_connection_for_timeout_seconds(monkeypatch
 def test_a_secret_file_that_cannot_be_a_secret_is_one_line_exit_2(tmp_path, content, needle):
     path = tmp_path / "secret"
     path.write_bytes(content)
+    path.chmod(0o600)
     res = runner.invoke(app, ["mr-bench", "--connect", "127.0.0.1", "--secret-file", str(path)])
     assert res.exit_code == 2 and needle in res.output and len(res.output.strip().splitlines()) == 1, (
         res.output
@@ -225,15 +227,18 @@ def test_a_secret_file_that_cannot_be_a_secret_is_one_line_exit_2(tmp_path, cont
 def test_a_secret_without_two_machines_is_refused(tmp_path):
     path = tmp_path / "secret"
     path.write_bytes(b"0123456789abcdef0123\n")
+    path.chmod(0o600)
     res = runner.invoke(app, ["mr-bench", "--provider", "soft", "--secret-file", str(path)])
     assert res.exit_code == 2 and "--secret-file is for two machines" in res.output
 
 
 def test_the_secret_file_is_read_less_its_trailing_newline(tmp_path):
-    from gdrdiag.cli.mr_bench_cmd import read_secret_file
+    from gdrdiag.cli.mr_peer import read_secret_file
 
     path = tmp_path / "secret"
     path.write_bytes(b"0123456789abcdef\n")
+
+    path.chmod(0o600)
     assert read_secret_file(path) == b"0123456789abcdef"
 
 
@@ -243,6 +248,8 @@ def test_two_machine_options_reach_the_bench(tmp_path, monkeypatch):
 
     path = tmp_path / "secret"
     path.write_bytes(b"0123456789abcdef0123\n")
+
+    path.chmod(0o600)
     seen = {}
     monkeypatch.setattr(mr, "serve", lambda cfg, **kw: seen.setdefault("serve", kw) and [])
     monkeypatch.setattr(
@@ -260,3 +267,52 @@ def test_two_machine_options_reach_the_bench(tmp_path, monkeypatch):
     )
     host, client = seen["client"]
     assert (host, client["port"], client["secret"]) == ("10.0.0.9", 19999, b"0123456789abcdef0123")
+
+
+# -- issue 22: two-machine options a user can get wrong -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--server", "--accept-timeout", "nan"],
+        ["--server", "--accept-timeout", "inf"],
+        ["--server", "--accept-timeout", "-1"],
+        ["--server", "--accept-timeout", "0"],
+        ["--connect", "127.0.0.1", "--timeout", "nan"],
+        ["--connect", "127.0.0.1", "--timeout", "inf"],
+        ["--timeout", "-1", "--provider", "soft", "--memory", "pageable"],
+    ],
+)
+def test_a_timeout_that_is_not_a_number_of_seconds_is_one_line_exit_2(args):
+    res = runner.invoke(app, ["mr-bench", "--provider", "native", *args])
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert len(res.output.strip().splitlines()) == 1 and "timeout" in res.output, res.output
+
+
+@pytest.mark.parametrize(
+    ("content", "mode", "needle"),
+    [
+        (b"0123456789abcdef0123\n", 0o644, "others may read it (mode 0644); chmod 600"),
+        (b"0123456789abcdef0123\n", 0o640, "mode 0640"),
+        (b" " * 20 + b"\n", 0o600, "only blanks"),
+        (b"\t \t \t \t \t \t \t \t \t \n", 0o600, "only blanks"),
+    ],
+)
+def test_a_secret_file_others_can_read_or_all_blank_is_refused(tmp_path, content, mode, needle):
+    path = tmp_path / "secret"
+    path.write_bytes(content)
+    path.chmod(mode)
+    res = runner.invoke(app, ["mr-bench", "--connect", "127.0.0.1", "--secret-file", str(path)])
+    assert res.exit_code == 2 and needle in res.output and len(res.output.strip().splitlines()) == 1, (
+        res.output
+    )
+
+
+@pytest.mark.parametrize(("bind", "warned"), [("0.0.0.0", True), ("10.1.2.3", True), ("127.0.0.1", False)])
+def test_a_server_on_a_reachable_address_without_a_secret_is_warned(monkeypatch, bind, warned):
+    from gdrdiag.bench import mr
+
+    monkeypatch.setattr(mr, "serve", lambda cfg, **kw: [])
+    res = runner.invoke(app, ["mr-bench", "--server", "--bind", bind, "--provider", "native"])
+    assert ("warning: --bind" in res.output and "--secret-file" in res.output) is warned, res.output

@@ -177,3 +177,28 @@ def test_mr_bench_plans_as_many_steps_as_it_reports(mode):
     got = steps(res.stderr)
     assert got and [n for n, _, _, _ in got] == list(range(1, len(got) + 1))
     assert {t for _, t, _, _ in got} == {len(got)}
+
+
+def _gpu_absent() -> bool:
+    from gdrdiag.errors import NotSupported
+    from gdrdiag.hw import cuda
+
+    try:
+        cuda.get_device(0)
+    except NotSupported:
+        return True
+    return False
+
+
+@pytest.mark.parametrize(
+    ("mode", "steps"),
+    [(["-a", "-n", "20"], 23), (["--reg-cost", "--reg-sizes", "4K,64K"], 2)],
+)
+def test_waived_cases_take_no_progress_steps(mode, steps):
+    """Issue 22 item 4: without a GPU, -a stopped at [23/69] and --reg-cost said ETA 0 s too early."""
+    if not _gpu_absent():
+        pytest.skip("a GPU is here: the GPU kinds run")
+    res = CliRunner().invoke(app, ["mr-bench", "--provider", "soft", "--repeats", "1", *mode])
+    assert res.exit_code == 0, res.output
+    counted = [ln.split("]")[0] + "]" for ln in res.stderr.splitlines() if ln.startswith("[")]
+    assert counted == [f"[{i}/{steps}]" for i in range(1, steps + 1)], res.stderr

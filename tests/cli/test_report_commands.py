@@ -37,12 +37,29 @@ def test_compare_table_and_html(tmp_path):
             str(html),
         ],
     )
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # the VM's Report has FAIL findings
     assert "15b3:101e" in res.output and "0.215" in res.output
+    assert res.output.rstrip().endswith(f"wrote {html}")
     assert "Leading cause in vm_guest_kvm: CAUSE-RO-NOT-HONOURED" in res.output
     page = html.read_text()
     assert page.startswith("<!doctype html>") and "data:image/svg+xml;base64," in page
     assert "RO-KERNEL-VF" in page
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "code"),
+    [("vm_guest_kvm", "baremetal_hgx", 0), ("baremetal_hgx", "vm_guest_kvm", 1)],
+)
+def test_compare_exits_1_when_b_has_a_fail_finding(a, b, code):
+    """Issue 22 item 11: README says 1 means a FAIL finding; compare exited 0 whatever B held."""
+    from gdrdiag.cli.report_files import load_report
+    from gdrdiag.diagnose import diagnose
+
+    fails = [f.code for f in diagnose(load_report(REPORTS / f"{b}.json")) if f.severity.value == "FAIL"]
+    assert bool(fails) == bool(code)
+    for args in ([], ["--json"]):
+        res = runner.invoke(app, [*args, "compare", str(REPORTS / f"{a}.json"), str(REPORTS / f"{b}.json")])
+        assert res.exit_code == code, res.output
 
 
 def test_compare_json_round_numbers():

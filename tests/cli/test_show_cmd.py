@@ -166,3 +166,29 @@ def test_fit_width_folds_a_wide_table_without_losing_a_cell():
         assert any(line.startswith("abcd") and f" {i}" in line for line in lines)
     # every part repeats the first column
     assert sum(1 for line in lines if line.startswith("case")) > 1
+
+
+def test_show_never_prints_the_word_none():
+    """Issue 22 item 11: the gather copy-engine reference's bytes column said None."""
+    from typer.testing import CliRunner
+
+    from gdrdiag.cli import app
+
+    for name in ("baremetal_hgx", "vm_guest_kvm", "gpu_machine_h200"):
+        res = CliRunner().invoke(app, ["show", str(REPORTS / f"{name}.json")], env={"COLUMNS": "100"})
+        assert res.exit_code in (0, 1) and res.stdout.strip(), res.output
+        # (evidence lines quote the stored findings' text, which diagnose writes: not show's own words)
+        said = [ln for ln in res.stdout.splitlines() if "None" in ln.split() and "evidence:" not in ln]
+        assert said == [], (name, said)
+
+
+def test_a_report_without_a_schema_version_says_so_not_none(tmp_path):
+    """Issue 22 item 11: `None is not a schema` in user text."""
+    from typer.testing import CliRunner
+
+    from gdrdiag.cli import app
+
+    p = tmp_path / "r.json"
+    p.write_text('{"results": []}')
+    res = CliRunner().invoke(app, ["show", str(p)])
+    assert res.exit_code == 2 and "schema_version is missing" in res.stderr and "None" not in res.stderr

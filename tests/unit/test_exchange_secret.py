@@ -14,7 +14,7 @@ OTHER = b"fedcba9876543210-other"
 
 
 def _serve(lst, secret, out):
-    return _serve_in_thread(soft(timeout_s=3.0), lst, out, secret=secret)
+    return _serve_in_thread(soft(timeout_s=5.0), lst, out, secret=secret)
 
 
 def test_the_same_secret_on_both_sides_runs_and_verifies():

@@ -302,6 +302,8 @@ def test_report_and_compare_html_through_the_cli(tmp_path):
         + ["--html", str(page), "--host", "n1"],
     )
     assert res.exit_code in (0, 1), res.output
+    said = " ".join(res.output.split())  # the line wraps to the terminal's width
+    assert f"wrote {tmp_path / 'r.json'}, {page}: node n1" in said  # issue 22: --html was not named
     facts = _machine_facts(_parse(page.read_text(encoding="utf-8")))
     assert facts[("GPU 0", "model")] == "NVIDIA H200"
     cmp_page = tmp_path / "c.html"
@@ -315,7 +317,8 @@ def test_report_and_compare_html_through_the_cli(tmp_path):
             str(cmp_page),
         ],
     )
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # the VM's Report has FAIL findings
+    assert f"wrote {cmp_page}" in res.output
     parsed = _parse(cmp_page.read_text(encoding="utf-8"))
     assert any(t["class"] == "side-by-side" for t in parsed.tables) and len(_svgs(parsed)) >= 4
 
@@ -398,3 +401,18 @@ def test_a_size_chart_draws_a_bounded_number_of_series_and_says_how_many_it_left
     chart = _chart_with(_svgs(_parse(raw)), "bandwidth vs size")
     assert len(_series_groups(chart, "points")) == MAX_SERIES
     assert "5 more series are left out of this chart" in raw
+
+
+def test_compare_page_marks_cases_not_measured_on_hardware_as_the_text_does():
+    """Issue 22 item 3: the HTML dropped the [fixture]/[soft] marks and the not-on-hardware line."""
+    from gdrdiag.render.compare_table import render_comparison
+
+    a, b = _load("baremetal_hgx.json"), _load("vm_guest_kvm.json")
+    comparison = compare(a, b, a_label="bare", b_label="vm")
+    text = render_comparison(comparison, all_cases=True, wide=True)
+    assert "[fixture]" in text and "not measured on hardware" in text
+    raw = comparison_html(comparison, a, b)
+    assert "[fixture]" in raw and "were not measured on hardware" in raw
+    deltas = next(t for t in _parse(raw).tables if t["rows"] and "params" in t["rows"][0][1])
+    delta_rows = [cells for _, cells in deltas["rows"][1:]]
+    assert delta_rows and all("[fixture]" in cells[0] for cells in delta_rows)

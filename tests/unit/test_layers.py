@@ -236,3 +236,29 @@ def test_no_function_body_is_over_the_size_limit():
         name: n for name, n in _function_bodies() if n > MAX_FUNCTION_LINES and name not in SIZE_EXCEPTIONS
     }
     assert too_long == {}
+
+
+def test_cli_parses_user_words_through_the_vocabulary_not_hw():
+    """Issue 22: the CLI parsed --memory and --numa through hw/; the parsers live in model/words.py,
+    so cli imports hw only to open the live machine."""
+    words = {"parse_memory_kind", "parse_numa", "NUMA_HELP", "NumaRequest", "AUTO"}
+    through_hw = []
+    for m in MODULES:
+        if m.layer != "cli":
+            continue
+        for node in ast.walk(m.tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gdrdiag.hw"):
+                through_hw += [f"{m.name}: {a.name}" for a in node.names if a.name in words]
+    assert through_hw == []
+
+
+def test_render_reads_the_comparison_as_plain_data():
+    """Issue 20 item 6 / issue 22: render imported compare.py for its types; they live in model/."""
+    from_compare = [
+        m.name
+        for m in MODULES
+        if m.layer == "render"
+        for node in ast.walk(m.tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "gdrdiag.compare"
+    ]
+    assert from_compare == []

@@ -280,24 +280,6 @@ def test_a_client_cannot_choose_the_servers_memory(params, n_qps, words):
     assert isinstance(out.get("server_error"), exchange.PeerError) and words in str(out["server_error"])
 
 
-@pytest.mark.parametrize(
-    ("asked", "expected"),
-    [
-        (None, 8.0),
-        ("soon", 8.0),
-        (float("nan"), 8.0),
-        (float("inf"), 8.0),
-        (-1, 8.0),
-        (20.0, 20.0),
-        (1e9, 603.0),
-    ],
-)
-def test_a_clients_timeout_does_not_rule_the_server(asked, expected):
-    from gdrdiag.bench.mr_twohost import server_run_timeout
-
-    assert server_run_timeout(asked, 3.0) == expected
-
-
 def test_the_server_listens_on_loopback_unless_told():
     with exchange.Listener(0) as lst:
         assert lst.sock.getsockname()[0] == "127.0.0.1"

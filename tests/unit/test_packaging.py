@@ -29,3 +29,22 @@ def test_setuptools_floor_accepts_the_spdx_license():
     assert m, f"{req}: give an exact, tested lower bound"
     assert tuple(map(int, m.groups())) >= (77, 0, 3)
     assert "setuptools==$FLOOR" in (ROOT / "scripts/check_build_floor.sh").read_text()
+
+
+def _setup_lines() -> list[str]:
+    return (ROOT / "scripts" / "setup.sh").read_text().splitlines()
+
+
+def test_setup_waits_for_apts_lock_and_says_so():
+    """Issue 22 item 6: apt-get exited 100 at once while unattended-upgrades held the lock."""
+    lines = [ln for ln in _setup_lines() if not ln.lstrip().startswith("#")]
+    calls = [ln for ln in lines if re.search(r"(^\s*|\$SUDO\s+)apt-get\s", ln)]
+    assert calls and all("DPkg::Lock::Timeout" in ln for ln in calls), calls
+    assert not [ln for ln in lines if re.search(r"^\s*(if !\s+)?(\$SUDO\s+)?apt-get\s+(update|install)", ln)]
+    assert any("waiting up to" in ln and "apt's lock" in ln for ln in lines)
+
+
+def test_setup_keeps_pips_banner_out_of_sight():
+    """Issue 22 item 11: set-up printed setuptools' editable-install banner."""
+    pip_lines = [ln for ln in _setup_lines() if "pip install" in ln and not ln.lstrip().startswith("#")]
+    assert pip_lines and all('>"$PIP_LOG" 2>&1' in ln for ln in pip_lines), pip_lines

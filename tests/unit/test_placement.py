@@ -49,7 +49,9 @@ def test_parse_numa(text, mode, node):
 
 @pytest.mark.parametrize("text", ["foo", "-1", "1.5", "", "node1", "99999"])
 def test_parse_numa_refuses_anything_else(text):
-    with pytest.raises(UserInputError, match="auto, none or a NUMA node number"):
+    from gdrdiag.model.words import WordError
+
+    with pytest.raises(WordError, match="auto, none or a NUMA node number"):
         placement.parse_numa(text)
 
 

@@ -102,3 +102,52 @@ def test_random_plain_tables_are_what_tabulate_makes(seed):
 def test_rows_of_empty_cells_among_multiline_ones():
     rows = [["", ""], ["a\nb", "c"], ["  ", ""]]
     assert table(rows, ["h1", "h2"]) == _expected(rows, ["h1", "h2"], [None, None])
+
+
+URL = "https://github.com/linux-rdma/rdma-core/commit/0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize("width", [40, 60, 100])
+def test_wrapped_prose_never_breaks_a_url(width):
+    """Issue 22 item 9: a wrapped line split a URL mid-token (a copied commit id was wrong)."""
+    from gdrdiag.render.layout import wrap_lines
+
+    text = wrap_lines(f"  fix: see the upstream change {URL} and rebuild rdma-core with it", width)
+    assert URL in text.split(), text
+    assert all(len(line) <= width for line in text.splitlines() if URL not in line)
+
+
+def test_a_wrapped_table_cell_never_breaks_a_url():
+    rows = [["rdma_write", f"WAIVED: see {URL} for the fix", "1.0"]]
+    text = table(rows, ["case", "reason", "Gb/s"], width=60, wrap=(1,))
+    assert any(URL in line for line in text.splitlines()), text
+
+
+def test_matrix_without_a_gpu_keeps_each_row_on_one_line():
+    """Issue 22 item 9: each WAIVED row wrapped to ~12 lines (its reason in an 18-column cell)."""
+    from gdrdiag.render.mr_table import matrix_table
+
+    class Row:
+        def __init__(self, memory, reg, status, reason):
+            self.memory, self.reg_path, self.landing, self.status, self.reason = (
+                memory,
+                reg,
+                "gpu",
+                status,
+                reason,
+            )
+
+    reason = 'device memory needs a GPU context (no NVIDIA driver: "cuda" is an NVIDIA driver library)'
+    rows = [Row(k, r, "WAIVED", reason) for k in ("device", "managed", "pinned") for r in ("mr", "dmabuf")]
+    text = matrix_table(rows, width=100)
+    lines = text.splitlines()
+    body = lines[lines.index(next(ln for ln in lines if ln.startswith("----"))) + 1 :]
+    assert [ln.split()[0] for ln in body[:6]] == [
+        "device",
+        "device",
+        "managed",
+        "managed",
+        "pinned",
+        "pinned",
+    ]
+    assert body[6].startswith("(1) device memory needs a GPU context") and len(body) == 7, text

@@ -31,7 +31,7 @@ step resource-before resources before
 # The ro-on session runs with a shared secret on both sides (mr-bench --secret-file): the
 # handshake then crosses the same wire as the QP exchange before anything else.
 SECRET=/tmp/lab-secret
-printf 'gdrdiag-lab-shared-secret-0001\n' >"$SECRET"
+printf 'gdrdiag-lab-shared-secret-0001\n' >"$SECRET"; chmod 600 "$SECRET"
 secret_for() { [ "$1" = ro-on ] && echo "--secret-file $SECRET"; }
 
 server() {
