@@ -83,7 +83,9 @@ class Cause:
             advice=self.fix,
             subject=self.subject,
             explains=round(self.explains, 3),
-            basis=self.basis,
+            # a loss built into the measurement is no machine problem: its basis says so, so that
+            # rankings (diagnose's groups, fleet's leading cause) put it after real causes
+            basis="by design" if self.by_design else self.basis,
             against=self.evidence_against,
             next_step=self.next_step,
         )

@@ -96,7 +96,6 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
             and j.measured_gbytes_per_s is not None
             and _host_memory(j) not in _STAGED
             and "bidir" not in j.key
-            and not j.is_loss
         ]
         pro = [
             _ev(worst),
@@ -104,11 +103,16 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
             "pinned staging buffer by the driver, one chunk at a time",
         ]
         if pinned:
-            best = max(pinned, key=lambda j: j.measured_gbytes_per_s or 0)
-            pro.append(f"pinned rows of the same direction are no loss: {_ev_any(best)}")
+            # Pinned copies of the same direction are the A/B: pageable memory explains the part
+            # of the loss beyond theirs (a slow link or a far node slows both and is another cause's).
+            best = max(pinned, key=lambda j: j.ratio if j.ratio is not None else 1.0)
+            pinned_ratio = min(1.0, best.ratio if best.ratio is not None else 1.0)
+            pro.append(f"pinned copies of the same direction: {_ev_any(best)}")
             basis, strength = "measured", 1.0
+            share = min(1.0, max(0.0, (pinned_ratio - (worst.ratio or 0.0)) / max(worst.loss, 1e-9)))
         else:
             basis, strength = "inferred", 0.8
+            share = strength
         design = ""
         if pinned and not _is_imported(report, worst):
             design = "gdrdiag measures pageable beside pinned memory to show what pinning buys"
@@ -117,7 +121,7 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
                 "CAUSE-PAGEABLE-MEMORY",
                 f"{direction.upper()} copies from pageable memory run at {worst.ratio:.0%} of the path",
                 strength,
-                strength,
+                share,
                 basis,
                 worst.loss,
                 tuple(pro),

@@ -77,6 +77,32 @@ def _row_ev(r: BenchResult) -> str:
     )
 
 
+def _measured_ab(p: PeerParams, path: str, off: BenchResult, on: BenchResult, ratio: float) -> Finding:
+    """Both sides measured: peer-bench's own A/B. This machine has peer access working (the on row),
+    so the staged row is a rung by design: INFO, with the measured share (issue 20).
+    """
+    return dataclasses.replace(
+        finding(
+            "PEER-ACCESS-OFF",
+            Severity.INFO,
+            f"GPU {p.src_gpu} -> {p.dst_gpu} ({path}): copies without peer access run "
+            f"{ratio:.1f}x slower "
+            "(staged through host memory); anything that does not enable peer access pays this",
+            [
+                _row_ev(off),
+                _row_ev(on),
+                "by design: peer-bench measures peer access off beside on; on works here",
+                f"on / off = {ratio:.2f}",
+            ],
+            ENABLE_ADVICE,
+            "",
+            f"gpu{p.src_gpu}->gpu{p.dst_gpu}",
+        ),
+        explains=round(1 - 1 / ratio, 3),
+        basis="by design",
+    )
+
+
 def access_off(report: Report) -> Iterable[Finding]:
     """PEER-ACCESS-OFF: measured staging loss (on/off), or staged rows where the driver offers peer access."""
     m = report.machine
@@ -91,28 +117,7 @@ def access_off(report: Report) -> Iterable[Finding]:
             ratio = on.value / off.value
             if ratio < 1.5:
                 continue
-            # Both sides measured: peer-bench's own A/B. This machine has peer access working (the on
-            # row), so the staged row is a rung by design: INFO, with the measured share (issue 20).
-            yield dataclasses.replace(
-                finding(
-                    "PEER-ACCESS-OFF",
-                    Severity.INFO,
-                    f"GPU {p.src_gpu} -> {p.dst_gpu} ({path}): copies without peer access run "
-                    f"{ratio:.1f}x slower "
-                    "(staged through host memory); anything that does not enable peer access pays this",
-                    [
-                        _row_ev(off),
-                        _row_ev(on),
-                        "by design: peer-bench measures peer access off beside on; on works here",
-                        f"on / off = {ratio:.2f}",
-                    ],
-                    ENABLE_ADVICE,
-                    "",
-                    f"gpu{p.src_gpu}->gpu{p.dst_gpu}",
-                ),
-                explains=round(1 - 1 / ratio, 3),
-                basis="measured",
-            )
+            yield _measured_ab(p, path, off, on, ratio)
             continue
         if pair is None or pair.can_access_peer is not True:
             continue  # PEER-P2P-UNSUPPORTED speaks for pairs without peer access

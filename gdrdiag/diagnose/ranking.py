@@ -26,15 +26,17 @@ SYMPTOM_PREFIXES = ("PERF-", "RO-AB-", "ALIGN-", "GDR-DEVICE-SLOW", "GDR-PATHS-D
 
 
 def is_by_design(f: Finding) -> bool:
-    """True for a cause whose loss is built into the measurement (its evidence says so)."""
-    return any(line.startswith("by design:") for line in f.evidence)
+    """True for a cause whose loss is built into the measurement (its basis, or its evidence, says so)."""
+    return f.basis == "by design" or any(line.startswith("by design:") for line in f.evidence)
 
 
 def group(f: Finding) -> int:
     """The finding's group in the order above (0 first)."""
     if f.code == "MEASURE-FAILED":
         return 0
-    if (f.explains or 0) > 0 and (f.code.startswith("CAUSE-") or f.basis in ("measured", "inferred")):
+    if (f.explains or 0) > 0 and (
+        f.code.startswith("CAUSE-") or f.basis in ("measured", "inferred", "by design")
+    ):
         return 3 if is_by_design(f) else 1  # a cause: CAUSE-*, or a rule's finding with a share
     if f.code.startswith(SYMPTOM_PREFIXES):
         return 2

@@ -44,6 +44,6 @@ class Finding:
     reference: str = ""
     subject: str = ""
     explains: Optional[float] = None
-    basis: Optional[str] = None  # "measured" | "inferred" (cause findings only)
+    basis: Optional[str] = None  # "measured" | "inferred" | "by design" (cause findings only)
     against: tuple[str, ...] = ()
     next_step: str = ""
