@@ -78,8 +78,10 @@ def _row_ev(r: BenchResult) -> str:
 
 
 def _measured_ab(p: PeerParams, path: str, off: BenchResult, on: BenchResult, ratio: float) -> Finding:
-    """Both sides measured: peer-bench's own A/B. This machine has peer access working (the on row),
-    so the staged row is a rung by design: INFO, with the measured share (issue 20).
+    """PEER-ACCESS-OFF when both sides were measured: peer-bench's own A/B.
+
+    This machine has peer access working (the on row), so the staged row is a rung by design:
+    INFO, with the measured share (issue 20).
     """
     return dataclasses.replace(
         finding(
