@@ -37,7 +37,7 @@ SCHEMA_DIR = "docs/schemas"
 # (class, field) -> the values a ``str`` field may hold; None stands for null.
 _WORDS: dict[tuple[type, str], list[Any]] = {
     (BenchResult, "provider"): ["", *(p.value for p in Provider)],
-    (Finding, "basis"): ["measured", "inferred", None],
+    (Finding, "basis"): ["measured", "inferred", "by design", None],
     (NodeFinding, "severity"): [s.value for s in Severity],
     (NodeFinding, "origin"): ["machine", "results"],
     (NodeVerdict, "level"): list(LEVELS),
