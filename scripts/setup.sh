@@ -30,7 +30,9 @@ export DEBIAN_FRONTEND=noninteractive
 # timeout) instead of failing at once with exit 100, and say so in one line.
 APT_WAIT_S=900
 apt_get() { $SUDO apt-get -o DPkg::Lock::Timeout="$APT_WAIT_S" -o Acquire::Lock::Timeout="$APT_WAIT_S" "$@"; }
-if command -v pgrep >/dev/null 2>&1 && pgrep -x 'apt|apt-get|dpkg|unattended-upgr|unattended-upgrade' >/dev/null; then
+# (pgrep matches at most 15 characters of a process name, so each name is looked up on its own)
+apt_busy() { for name in apt apt-get dpkg unattended-upgr; do pgrep -x "$name" >/dev/null && return 0; done; return 1; }
+if command -v pgrep >/dev/null 2>&1 && apt_busy; then
     echo "set-up: another apt/dpkg (e.g. unattended-upgrades) is running; waiting up to $((APT_WAIT_S / 60)) min for apt's lock"
 fi
 apt_get update -qq
