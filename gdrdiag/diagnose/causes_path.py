@@ -96,17 +96,23 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
             and j.measured_gbytes_per_s is not None
             and _host_memory(j) not in _STAGED
             and "bidir" not in j.key
-            and not j.is_loss
         ]
+        pinned_ok = [j for j in pinned if not j.is_loss]
         pro = [
             _ev(worst),
             f"{(_host_memory(worst) or MemoryKind.PAGEABLE).value} memory is copied through a "
             "pinned staging buffer by the driver, one chunk at a time",
         ]
-        if pinned:
-            best = max(pinned, key=lambda j: j.measured_gbytes_per_s or 0)
+        if pinned_ok:
+            best = max(pinned_ok, key=lambda j: j.measured_gbytes_per_s or 0)
             pro.append(f"pinned rows of the same direction are no loss: {_ev_any(best)}")
             basis, strength = "measured", 1.0
+        elif pinned:
+            # Pinned copies of this direction lose too: the path's own cause (link, MRRS, IOMMU)
+            # speaks for that; pageable beside pinned is still the rung gdrdiag measures by design.
+            best = max(pinned, key=lambda j: j.measured_gbytes_per_s or 0)
+            pro.append(f"pinned rows of the same direction lose too (the path's cause): {_ev_any(best)}")
+            basis, strength = "inferred", 0.8
         else:
             basis, strength = "inferred", 0.8
         design = ""
