@@ -20,9 +20,16 @@ from dataclasses import replace
 from typing import Iterable, Optional
 
 from gdrdiag.model.case import CaseId, run_settings
-from gdrdiag.model.comparison import LARGE_DELTA, CaseDelta, Comparison, Explanation, MachineDelta
+from gdrdiag.model.comparison import (
+    LARGE_DELTA,
+    CaseDelta,
+    Comparison,
+    Explanation,
+    MachineDelta,
+    PeerPairDelta,
+)
 from gdrdiag.model.findings import Finding, Severity
-from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo
+from gdrdiag.model.machine import GpuInfo, GpuPeerPair, MachineInfo, NicInfo, PathClass
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import BenchResult, Status
 
@@ -299,6 +306,34 @@ def machine_deltas(a: Report, b: Report) -> list[MachineDelta]:
     return [MachineDelta(name, _txt(va), _txt(vb), why) for name, va, vb, why in rows if _txt(va) != _txt(vb)]
 
 
+def _peer_facts(m: Optional[MachineInfo], p: Optional[GpuPeerPair]) -> tuple[str, str, str, str]:
+    """(path class, can_access_peer, NVLink count, NVLink GB/s one way) of one side of a pair."""
+    if m is None:
+        return ("unknown: no machine facts", "unknown", "unknown", "unknown")
+    if p is None:
+        n = len(m.gpus) if m.gpus else len(m.cuda_devices)
+        return (f"no pair: {n} GPU" + ("" if n == 1 else "s"), "-", "-", "-")
+    path = p.path_text + ("" if p.reliable or p.path_class is PathClass.NV else " (synthetic VM tree)")
+    rate = p.nvlink_gbytes_per_s
+    return (path, _txt(p.can_access_peer), _txt(p.nvlinks), "unknown" if rate is None else f"{rate:g}")
+
+
+def peer_deltas(a: Report, b: Report) -> list[PeerPairDelta]:
+    """Every ordered GPU pair of either Report, side by side; empty when neither has a pair."""
+    ma, mb = a.machine, b.machine
+    pa = {(p.src_ordinal, p.dst_ordinal): p for p in (ma.peers if ma else ())}
+    pb = {(p.src_ordinal, p.dst_ordinal): p for p in (mb.peers if mb else ())}
+    out = []
+    for key in sorted(set(pa) | set(pb)):
+        fa, fb = _peer_facts(ma, pa.get(key)), _peer_facts(mb, pb.get(key))
+        out.append(
+            PeerPairDelta(
+                f"GPU{key[0]}->GPU{key[1]}", fa[0], fb[0], fa[1], fb[1], fa[2], fb[2], fa[3], fb[3], fa != fb
+            )
+        )
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # explanations: re-diagnosed causes, then the machine facts that differ
 # ---------------------------------------------------------------------------------------------
@@ -430,6 +465,7 @@ def compare(
         findings_only_b=tuple(f for f in fb if _finding_id(f) not in a_ids),
         explanations=tuple(explanations),
         leading_cause=_leading_cause(fa, fb),
+        peers=tuple(peer_deltas(a, b)),
     )
 
 
@@ -439,8 +475,10 @@ __all__ = [
     "Comparison",
     "Explanation",
     "MachineDelta",
+    "PeerPairDelta",
     "Severity",
     "compare",
     "match_cases",
     "machine_deltas",
+    "peer_deltas",
 ]

@@ -224,6 +224,8 @@ def _peer_path(r: BenchResult, p: PeerParams) -> tuple[Optional[RowPath], Option
     """peer-bench rows: GPU to GPU, by the copy engine or an SM kernel, peer access on or off."""
     if p.src_gpu is None or p.dst_gpu is None:
         return None, "a peer-bench row without its GPU pair"
+    if p.op == "latency":
+        return None, "a per-copy latency (us), not a bandwidth"
     mover = Mover.SM if p.mover == "sm" else Mover.COPY_ENGINE
     family = (r.key, p.src_gpu, p.dst_gpu, p.mover, p.op, p.peer_access, p.bidirectional, p.library)
     return RowPath(

@@ -42,6 +42,11 @@ s=$(date +%s)
 timeout 200 $PY -m gdrdiag peer-bench --quiet --force --json-out "$OUT/peer-default.json" > "$OUT/peer-default.txt" 2>&1
 echo "rc=$? wall=$(( $(date +%s) - s )) s"
 
+echo "== peer-bench latency cases (one 4-byte copy at a time, peer access off and on)"
+timeout 120 $PY -m gdrdiag peer-bench 'peer_lat_*' --force --json-out "$OUT/peer-latency.json" \
+  > "$OUT/peer-latency.txt" 2>&1
+echo "rc=$?"; cat "$OUT/peer-latency.txt"
+
 echo "== peer-bench --all-sizes"
 s=$(date +%s)
 timeout 300 $PY -m gdrdiag peer-bench --all-sizes --force --json-out "$OUT/peer.json" ${PEER_ARGS:-} \

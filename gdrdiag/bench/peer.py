@@ -10,6 +10,8 @@ Per ordered pair ``src -> dst`` and size (the bytes always move from ``src``'s m
 3. ``peer_sm_read`` / ``peer_sm_write``: the NVRTC kernel ``native/peer.cu`` launched on the
    destination GPU reading the peer's memory through UVA, or on the source GPU writing into it;
    the best of a few grid sizes per size; ``ratio_to_ce`` against the copy engine's same bytes.
+5. ``peer_lat_ce_off`` / ``peer_lat_ce_on``: one 4-byte copy at a time, median per-copy latency in
+   microseconds (:mod:`gdrdiag.bench.peer_latency`).
 4. ``peer_ce_reference``: at one size, gdrdiag's CE copy (``peer_ce_gdrdiag``) and CuPy's
    ``cudaMemcpyPeerAsync`` (``peer_ce_reference``) on the same buffers, interleaved over several
    rounds, peer access off and on; ``gdrdiag_over_reference`` on the CuPy rows.
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
 from gdrdiag.bench.copy_config import POISON, gbytes_per_s
+from gdrdiag.bench.peer_latency import LATENCY_KEYS, latency_case
 from gdrdiag.bench.runner import run_case
 from gdrdiag.bench.timing import SpinGate, Timed, gated_iterations, time_stream
 from gdrdiag.errors import NotSupported, UserInputError
@@ -46,7 +49,7 @@ ALL_SIZES = tuple(4 * KiB * 4**i for i in range(10))  # 4 KiB .. 1 GiB
 CE_KEYS = ("peer_ce_off", "peer_ce_on", "peer_ce_bidir_off", "peer_ce_bidir_on")
 SM_KEYS = ("peer_sm_read", "peer_sm_write")
 REFERENCE_KEY = "peer_ce_reference"
-ALL_KEYS = (*CE_KEYS, *SM_KEYS, REFERENCE_KEY)
+ALL_KEYS = (*CE_KEYS, *SM_KEYS, REFERENCE_KEY, *LATENCY_KEYS)
 SM_BLOCKS_PER_SM = (1, 2, 4, 8)
 SM_THREADS = 512
 _SEEDS = (0x5A, 0x3C)  # payload pattern seeds: one per direction of a pair
@@ -210,7 +213,8 @@ def waived_cases(opts: PeerBenchOptions, reason: str) -> list[BenchResult]:
 
 def planned_case_count(opts: PeerBenchOptions, n_pairs: int = 2) -> int:
     """Progress steps of a run (per ordered pair: every key x size; the reference once per pair)."""
-    per_pair = sum(len(opts.sizes) for k in opts.keys if k != REFERENCE_KEY)
+    per_pair = sum(len(opts.sizes) for k in opts.keys if k not in (REFERENCE_KEY, *LATENCY_KEYS))
+    per_pair += sum(1 for k in opts.keys if k in LATENCY_KEYS)
     return n_pairs * per_pair + (n_pairs * 2 if REFERENCE_KEY in opts.keys else 0)
 
 
@@ -309,7 +313,7 @@ def _run_pair(session: _Session, a: int, b: int, ordered: list[tuple[int, int]])
                     f"cuDeviceCanAccessPeer({a}, {b}) or ({b}, {a}) is 0: the driver offers no peer access "
                     "between these GPUs (P2P not supported on this path or refused in this VM)"
                 )
-                for key in ("peer_ce_on", "peer_ce_bidir_on", *SM_KEYS):
+                for key in ("peer_ce_on", "peer_ce_bidir_on", *SM_KEYS, "peer_lat_ce_on"):
                     if key in opts.keys:
                         results.append(
                             BenchResult.waived(key, reason, provider="cuda", params=session.params(a, b))
@@ -345,6 +349,9 @@ def _cases(
     if REFERENCE_KEY in opts.keys:
         for src, dst in ordered:
             yield REFERENCE_KEY, lambda s=src, d=dst: _reference_case(session, bufs, s, d, on), {}
+    if f"peer_lat_ce_{tag}" in opts.keys:
+        for src, dst in ordered:
+            yield f"peer_lat_ce_{tag}", lambda s=src, d=dst: latency_case(session, bufs, s, d, on), {}
 
 
 def _phase(

@@ -276,6 +276,8 @@ _PEER_CASES = (
         "the same peer copy through CuPy's cudaMemcpyPeerAsync, same buffers (same-run reference)",
         "reference",
     ),
+    ("peer_lat_ce_off", "latency of one 4-byte peer copy at a time, peer access off (us, median)", "latency"),
+    ("peer_lat_ce_on", "latency of one 4-byte peer copy at a time, peer access on (us, median)", "latency"),
 )
 
 

@@ -336,7 +336,8 @@ ENTRIES = (
     E(
         "CAUSE-PAGEABLE-MEMORY",
         "causes",
-        CAUSE_SEVERITY + "; INFO when gdrdiag measured pageable beside healthy pinned rows (by design)",
+        CAUSE_SEVERITY + "; INFO when gdrdiag measured pageable beside pinned rows of the same direction "
+        "(by design; when those lose too, the path's own cause leads)",
         "a host<->GPU copy from or to pageable (or managed) memory below what its path allows, either "
         "direction",
         "The driver copies pageable memory through a pinned staging buffer chunk by chunk, so the copy "

@@ -147,6 +147,12 @@ def access_off(report: Report) -> Iterable[Finding]:
             explains=round(1 - 1 / ratio, 3),
             basis="inferred",
         )
+    yield from _imported_access_off(report)
+
+
+def _imported_access_off(report: Report) -> Iterable[Finding]:
+    """PEER-ACCESS-OFF for imported rows measured with peer access disabled where the driver offers it."""
+    m = report.machine
     for r in _imported_staged(report.results):
         p = r.params
         assert isinstance(p, ImportedParams)

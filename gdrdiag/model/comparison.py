@@ -81,6 +81,27 @@ class Explanation:
 
 
 @dataclass(frozen=True)
+class PeerPairDelta:
+    """One ordered GPU pair on each side: path class, peer access, NVLinks (from MachineInfo.peers).
+
+    Pairs are matched by CUDA ordinals (``GPU0->GPU1``). A side without the pair says why (``no
+    pair: 1 GPU``, ``unknown: no machine facts``); ``differs`` is True when any of the four facts
+    differs between the sides.
+    """
+
+    pair: str
+    a_path: str
+    b_path: str
+    a_access: str
+    b_access: str
+    a_nvlinks: str
+    b_nvlinks: str
+    a_rate: str
+    b_rate: str
+    differs: bool
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Everything ``gdrdiag compare`` shows."""
 
@@ -92,3 +113,4 @@ class Comparison:
     findings_only_b: tuple[Finding, ...]
     explanations: tuple[Explanation, ...]
     leading_cause: Optional[str] = None  # the second Report's leading finding the first lacks
+    peers: tuple[PeerPairDelta, ...] = ()  # the GPU peer matrix side by side (empty: no pairs either side)

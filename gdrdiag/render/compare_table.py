@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from gdrdiag.model.comparison import CaseDelta, Comparison
+from gdrdiag.model.comparison import CaseDelta, Comparison, PeerPairDelta
 from gdrdiag.render.findings_table import render_findings
 from gdrdiag.render.layout import DEFAULT_WIDTH, wrap_lines
 from gdrdiag.render.results_table import num, size, table
@@ -84,8 +84,25 @@ def _varying_params(shown) -> set:
     return {k for (_, k), seen in values.items() if len(seen) > 1}
 
 
+def peer_cell(d: PeerPairDelta, side: str) -> str:
+    """One side of a GPU pair in one cell: ``NV18; peer access yes; 18 NVLinks, 478.125 GB/s``."""
+    path, access, links, rate = (getattr(d, f"{side}_{f}") for f in ("path", "access", "nvlinks", "rate"))
+    if links == "-":  # the pair is not on this side
+        return path
+    return f"{path}; peer access {access}; {links} NVLinks, {rate} GB/s"
+
+
+def render_peers(c: Comparison, width: Optional[int]) -> str:
+    """The GPU peer matrix of both Reports side by side, one row per ordered pair."""
+    rows = [[d.pair, peer_cell(d, "a"), peer_cell(d, "b"), "differs" if d.differs else ""] for d in c.peers]
+    return (
+        "GPU peer matrix side by side (path class; cuDeviceCanAccessPeer; NVLinks, one-way GB/s)\n"
+        + table(rows, ["pair", c.a_label, c.b_label, ""], width=width, wrap=_WRAP["peers"])
+    )
+
+
 # Text columns each table may wrap to fit the width (the numbers never wrap).
-_WRAP = {"machine": (0, 1, 2), "cases": (0, 4), "causes": (0, 2, 3, 4)}
+_WRAP = {"peers": (1, 2), "machine": (0, 1, 2), "cases": (0, 4), "causes": (0, 2, 3, 4)}
 
 
 def render_comparison(
@@ -108,6 +125,8 @@ def render_comparison(
         out.append("\n".join(f"  {d.fact}: {d.why}" for d in c.machine))
     else:
         out.append("Machine differences that matter: none found")
+    if c.peers:
+        out.append(render_peers(c, width))
     shown = [d for d in c.cases if all_cases or d.large or d.a_status != d.b_status or d.not_comparable]
     if shown:
         # Show only the parameters that tell the shown rows apart.

@@ -15,7 +15,7 @@ from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import shown_items
 from gdrdiag.model.report import Report
 from gdrdiag.render import plot
-from gdrdiag.render.compare_table import NOT_HARDWARE_NOTE, provider_mark, shows_not_hardware
+from gdrdiag.render.compare_table import NOT_HARDWARE_NOTE, peer_cell, provider_mark, shows_not_hardware
 from gdrdiag.render.html_machine import machine_section, machine_side_by_side
 from gdrdiag.render.results_table import num
 
@@ -207,6 +207,11 @@ def comparison_html(c: Comparison, a: Report, b: Report) -> str:
     body += "<h2>Machine differences that matter</h2>" + _table(
         ["fact", c.a_label, c.b_label, "why it matters"], [[d.fact, d.a, d.b, d.why] for d in c.machine]
     )
+    if c.peers:
+        body += "<h2>GPU peer matrix side by side</h2>" + _table(
+            ["pair", c.a_label, c.b_label, ""],
+            [[d.pair, peer_cell(d, "a"), peer_cell(d, "b"), "differs" if d.differs else ""] for d in c.peers],
+        )
     body += "<h2>Likely causes of the large deltas</h2>" + (
         _table(
             ["case", "#", "cause", c.a_label, c.b_label],

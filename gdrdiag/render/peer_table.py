@@ -33,7 +33,10 @@ def _sweep(results: list[BenchResult], out: list[str], width: Optional[int]) -> 
     rows_in = [
         r
         for r in results
-        if isinstance(r.params, PeerParams) and r.status is not Status.WAIVED and r.key not in _REFERENCE_KEYS
+        if isinstance(r.params, PeerParams)
+        and r.status is not Status.WAIVED
+        and r.key not in _REFERENCE_KEYS
+        and r.params.op != "latency"
     ]
     if rows_in:
         rows = []
@@ -109,11 +112,38 @@ def _references(results: list[BenchResult], out: list[str], width: Optional[int]
         )
 
 
+def _latencies(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
+    """One small copy at a time: the median per-copy latency, peer access off and on."""
+    rows_in = [
+        r
+        for r in results
+        if isinstance(r.params, PeerParams) and r.params.op == "latency" and r.status is not Status.WAIVED
+    ]
+    if rows_in:
+        rows = [
+            [
+                f"{r.params.src_gpu}->{r.params.dst_gpu}",  # type: ignore[union-attr]
+                r.params.path or "?",  # type: ignore[union-attr]
+                _access(r.params),  # type: ignore[arg-type]
+                size(r.params.size_bytes),  # type: ignore[union-attr]
+                num(r.value),
+                spread(r),
+                check_mark(r),
+            ]
+            for r in rows_in
+        ]
+        out.append(
+            "Peer copy latency (one copy at a time, CUDA events; median us)\n"
+            + table(rows, ["GPUs", "path", "peer", "size", "us", "min-max", "payload"], width=width)
+        )
+
+
 def render_peer_results(results: list[BenchResult], width: Optional[int] = DEFAULT_WIDTH) -> str:
     """The sweep (measured / expected per row), the reference comparison, the models, problems."""
     out: list[str] = []
     _sweep(results, out, width)
     _references(results, out, width)
+    _latencies(results, out, width)
     models = sorted({r.params.model for r in results if isinstance(r.params, PeerParams) and r.params.model})
     if models:
         out.append(wrap_lines("Expected values:\n" + "\n".join(f"  {m}" for m in models), width))

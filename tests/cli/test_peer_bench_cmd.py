@@ -45,6 +45,8 @@ def test_list_names_every_case_and_why_it_is_waived_here(no_cuda):
         "peer_sm_read",
         "peer_sm_write",
         "peer_ce_reference",
+        "peer_lat_ce_off",
+        "peer_lat_ce_on",
     ]
     assert all(REASON in r["here"] for r in rows)
 

@@ -143,3 +143,17 @@ def test_cli_small_run_is_verified():
     assert res.exit_code == 0, res.output
     results = json.loads(res.stdout)["results"]
     assert results and all(r["status"] == "OK" for r in results), [r["reason"] for r in results]
+
+
+@needs_two
+@pytest.mark.parametrize("pair", [(0, 1), (1, 0)])
+def test_latency_rows_one_copy_at_a_time_staging_is_slower(run, pair):
+    """peer_lat_ce_*: a 4-byte copy per sample, verified; peer access on is faster than staged."""
+    off = _rows(run, "peer_lat_ce_off", src_gpu=pair[0], dst_gpu=pair[1])
+    on = _rows(run, "peer_lat_ce_on", src_gpu=pair[0], dst_gpu=pair[1])
+    assert len(off) == 1 and len(on) == 1, [r.reason for r in run if r.key.startswith("peer_lat")]
+    for r in (off[0], on[0]):
+        assert r.status.value == "OK" and r.verified and r.unit == "us", r.reason
+        assert r.params.size_bytes == 4 and len(r.samples) == 200
+        assert 0 < r.value < 1000, r.value
+    assert on[0].value < off[0].value, (on[0].value, off[0].value)
