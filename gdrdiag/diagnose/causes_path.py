@@ -292,8 +292,7 @@ def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
             tuple(pro),
             (),
             "Check cudaDeviceCanAccessPeer / nvidia-smi topo -p2p r; in a VM pass the GPUs with P2P allowed "
-            "(e.g. QEMU x-nv-gpudirect-clique, or one IOMMU group / ACS off on the host); on bare metal "
-            "check "
+            "(e.g. QEMU x-nv-gpudirect-clique, or one IOMMU group / ACS off on the host); on bare metal check "
             "ACS on the switch ports and the BIOS.",
             "nvidia-smi topo -p2p r",
             subject=worst.key,
@@ -325,9 +324,8 @@ def no_peer_memory(report: "Report", ctx: Context) -> list[Cause]:
                 f"kernel.peermem_loaded = False ({m.kernel.peermem_evidence or 'nvidia_peermem not loaded'})",
             ),
             (),
-            "modprobe nvidia_peermem (MLNX_OFED/DOCA) or use dma-buf (open NVIDIA kernel module, kernel "
-            ">= 5.12); "
-            "then NCCL_DEBUG=INFO shows 'GPU Direct RDMA Enabled'.",
+            "modprobe nvidia_peermem (MLNX_OFED/DOCA) or use dma-buf (open NVIDIA kernel module, "
+            "kernel >= 5.12); then NCCL_DEBUG=INFO shows 'GPU Direct RDMA Enabled'.",
             "gdrdiag inspect",
             subject=worst.key,
         )
