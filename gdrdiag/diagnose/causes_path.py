@@ -292,8 +292,8 @@ def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
             tuple(pro),
             (),
             "Check cudaDeviceCanAccessPeer / nvidia-smi topo -p2p r; in a VM pass the GPUs with P2P allowed "
-            "(e.g. QEMU x-nv-gpudirect-clique, or one IOMMU group / ACS off on the host); on bare metal check "
-            "ACS on the switch ports and the BIOS.",
+            "(e.g. QEMU x-nv-gpudirect-clique, or one IOMMU group / ACS off on the host); on bare metal "
+            "check ACS on the switch ports and the BIOS.",
             "nvidia-smi topo -p2p r",
             subject=worst.key,
         )
