@@ -6,7 +6,7 @@ so "unknown" is never confused with 0 or False.
 
 Register names follow what ``lspci -vvv`` prints (RlxdOrd, MaxPayload, MaxReadReq, ACSCtl,
 ATSCtl) so a reader can cross-check a value against lspci on the same machine
-(diagnostics-kb section 0, [R2]).
+(PCIe Base Spec r5.0 chapter 7).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class CapEntry:
 
 @dataclass(frozen=True)
 class PcieCap:
-    """Decoded PCI Express capability (ID 0x10) registers, diagnostics-kb 0.1 [R1][R2]."""
+    """Decoded PCI Express capability (ID 0x10) registers (PCIe Base Spec r5.0 sec. 7.5.3)."""
 
     offset: int
     version: int
@@ -254,7 +254,7 @@ class PciFunction:
 
 
 class DriverFlavour(str, enum.Enum):
-    """NVIDIA kernel driver flavour from /proc/driver/nvidia/version (diagnostics-kb GPU-13)."""
+    """NVIDIA kernel driver flavour from /proc/driver/nvidia/version (docs/inspect.md)."""
 
     OPEN = "open"
     PROPRIETARY = "proprietary"
@@ -335,7 +335,7 @@ class NicInfo:
 
 @dataclass(frozen=True)
 class VirtInfo:
-    """Is this a VM, which signals say so, and how the IOMMU is set up (diagnostics-kb 1, 5)."""
+    """Is this a VM, which signals say so, and how the IOMMU is set up (docs/inspect.md)."""
 
     is_vm: Optional[bool] = None
     hypervisor: Optional[str] = None
