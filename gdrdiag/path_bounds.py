@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, PcieLink
+from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, PathClass, PcieLink
 from gdrdiag.model.path import Bound, Mover, Place
 from gdrdiag.path_rows import RowPath
 from gdrdiag.pcie_model import LinkParams, ce_efficiency
@@ -150,7 +150,7 @@ def bounds_of(m: Optional[MachineInfo], path: RowPath, as_configured: bool) -> l
         and path.destination.place is Place.GPU
         and path.mover is not Mover.NIC_DMA
     ):
-        peer = _peer_bound(m, path)
+        peer = _peer_bound(m, path, trained=as_configured)
         if peer is not None:
             return [peer]
         out = [
@@ -166,19 +166,32 @@ def bounds_of(m: Optional[MachineInfo], path: RowPath, as_configured: bool) -> l
     return out
 
 
-def _peer_bound(m: MachineInfo, path: RowPath) -> Optional[Bound]:
+def _peer_bound(m: MachineInfo, path: RowPath, trained: bool) -> Optional[Bound]:
     """A GPU pair's path from inspect's peer facts (NVLink or PCIe; gdrdiag/peer_model.py), when known.
 
-    Per direction: a both-ways row doubles it later, as every bound does.
+    Per direction: a both-ways row doubles it later, as every bound does. A PCIe pair whose peer
+    access is not stated is judged on its path's narrowest link: staged or peer to peer, the bytes
+    cross every link between the two GPUs (each GPU's own, and any switch or chipset uplink).
     """
     pair = pair_of(m, path.source.index, path.destination.index)
-    if pair is None or path.peer_access is None:
+    if pair is None:
         return None
+    access = path.peer_access
+    if access is None:
+        if pair.path_class is PathClass.NV or pair.narrowest_capable is None:
+            return None
+        access = True
     mover = "sm" if path.mover is Mover.SM else "ce"
-    exp = expect(m, pair, mover=mover, peer_access=path.peer_access, bidirectional=False)
+    exp = expect(m, pair, mover=mover, peer_access=access, bidirectional=False, trained=trained)
     if exp.gbytes_per_s is None:
         return None
-    return Bound(f"GPU {pair.src_ordinal}->{pair.dst_ordinal} {pair.path_text}", exp.gbytes_per_s, exp.text)
+    via = f" via {exp.link}" if exp.link else ""
+    return Bound(
+        f"GPU {pair.src_ordinal}->{pair.dst_ordinal} {pair.path_text}{via}",
+        exp.gbytes_per_s,
+        exp.text,
+        exp.pcie_raw_gbytes_per_s if access else None,
+    )
 
 
 def _collective_bounds(m: MachineInfo, path: RowPath) -> list[Bound]:

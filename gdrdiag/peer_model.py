@@ -51,6 +51,8 @@ class Expectation:
 
     gbytes_per_s: Optional[float]
     text: str
+    pcie_raw_gbytes_per_s: Optional[float] = None  # a PCIe path's narrowest link, raw (None: NVLink/unknown)
+    link: str = ""  # that link in words: "0000:03:00.0 PCIe 16 GT/s x4"
 
 
 def _gpu_link_rate(machine: MachineInfo, bdf: str) -> Optional[float]:
@@ -74,8 +76,13 @@ def expect(
     mover: str,
     peer_access: bool,
     bidirectional: bool = False,
+    trained: bool = False,
 ) -> Expectation:
-    """What ``mover`` (``ce``/``sm``) should reach on ``pair``'s path; see the module docstring."""
+    """What ``mover`` (``ce``/``sm``) should reach on ``pair``'s path; see the module docstring.
+
+    ``trained``: a PCIe path's links as trained (LnkSta) instead of as capable (LnkCap), so a
+    caller can tell a link that trained low from a path that is simply narrow.
+    """
     if pair is None or machine is None:
         return Expectation(None, "unknown: no peer facts for this pair (run inspect on this machine)")
     factor = 2.0 if bidirectional else 1.0
@@ -104,7 +111,7 @@ def expect(
             f"{pair.path_text}: {pair.nvlinks} links, {pair.nvlink_gbytes_per_s:.1f} GB/s one way x "
             f"{eff:.3f} ({what}){both}",
         )
-    hop = pair.narrowest_capable
+    hop = (pair.narrowest_current or pair.narrowest_capable) if trained else pair.narrowest_capable
     raw = hop.raw_gbytes_per_s if hop else None
     if raw is None:
         rates = [_gpu_link_rate(machine, b) for b in (pair.src_bdf, pair.dst_bdf)]
@@ -112,8 +119,11 @@ def expect(
     if raw is None:
         return Expectation(None, f"PCIe peer path {pair.path_text}: link rates unknown")
     eff = ce_efficiency(LinkParams())
+    link = f"{hop.bdf} PCIe {hop.speed_gts:g} GT/s x{hop.width}" if hop else ""
     return Expectation(
         raw * eff * factor,
-        f"PCIe peer-to-peer ({pair.path_text}{'' if pair.reliable else ', guest view'}): narrowest link "
-        f"{raw:.1f} GB/s raw x {eff:.3f}{both}",
+        f"PCIe peer-to-peer ({pair.path_text}{'' if pair.reliable else ', guest view'}): narrowest link"
+        f"{' ' + link if link else ''} {raw:.1f} GB/s raw x {eff:.3f}{both}",
+        raw,
+        link,
     )

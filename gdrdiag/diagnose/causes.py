@@ -136,7 +136,7 @@ class Context:
 SINGLE_SAMPLE_NOISE = 0.05
 
 
-def _single_sample_line(gain: float) -> str:
+def single_sample_line(gain: float) -> str:
     """How strong an A/B from one sample per side is: its effect size against the noise floor."""
     effect = abs(gain - 1)
     strength = (
@@ -181,7 +181,7 @@ def ro_not_requested(ctx: Context, gap: GdrGap) -> Optional[Cause]:
         share = gap.ro_recovered or 0.0
         pro += [f"measured A/B: RO on/off = {gain:.2f}x", f"RO recovers {share:.0%} of the loss"]
         if min(gap.off.samples, gap.on.samples) < 2:
-            pro.append(_single_sample_line(gain))
+            pro.append(single_sample_line(gain))
         basis, strength, explains = "measured", 1.0, share
     else:
         basis, strength = "inferred", 0.5
@@ -241,7 +241,7 @@ def ro_not_honoured(ctx: Context, gap: GdrGap) -> Optional[Cause]:
             return None  # RO measurably takes effect: it is honoured
         pro.append(f"measured A/B: RO on/off = {gain:.2f}x: requesting RO changes nothing")
         if min(gap.off.samples, gap.on.samples) < 2:
-            pro.append(_single_sample_line(gain))
+            pro.append(single_sample_line(gain))
         confirmed = 0.05
     honours, vfs = ctx.kernel_honours_vf_ro(), ctx.vf_nics()
     k = ctx.machine.kernel if ctx.machine else None

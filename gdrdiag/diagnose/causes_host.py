@@ -12,9 +12,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Iterable, Optional
 
-from gdrdiag.diagnose import causes_path, causes_rdma
+from gdrdiag.diagnose import causes_path, causes_peer, causes_rdma
 from gdrdiag.diagnose.causes import Cause, Context, context, gap_causes, reconcile
 from gdrdiag.diagnose.evidence import gpu_rows_without_host, write_rows
 from gdrdiag.diagnose.machine import diagnose_machine
@@ -423,14 +424,38 @@ def cause_findings(report: "Report") -> list[Finding]:
     causes = gap_causes(ctx) + _leads(copy_causes(report, ctx)) + _leads(working_set_cause(report, ctx))
     for rule in causes_rdma.RULES:
         causes += _leads(rule(report, ctx))
-    for rule in causes_path.RULES:
+    for rule in causes_path.RULES + causes_peer.RULES:
         causes += _leads(rule(report, ctx))
     return (
         failed_measurements(report)
-        + [c.finding(lead) for c, lead in causes]
+        + [c.finding(lead) for c, lead in _one_per_code(causes)]
         + causes_path.unexplained_losses(report, ctx, [c for c, _ in causes])
         + next_measurements(report, ctx)
     )
+
+
+def _one_per_code(causes: list[tuple[Cause, bool]]) -> list[tuple[Cause, bool]]:
+    """One finding per cause, the strongest of the rules that name it.
+
+    Where two rules name the same cause (an NCCL GDR A/B and the far-NIC rule), the measured,
+    larger-share one stays and carries the other's evidence.
+    """
+    best: dict[str, tuple[Cause, bool]] = {}
+    extra: dict[str, list[str]] = {}
+    for c, lead in causes:
+        kept = best.get(c.code)
+        if kept is None:
+            best[c.code] = (c, lead)
+            continue
+        strength = (c.basis == "measured", c.explains, c.loss)
+        if strength > (kept[0].basis == "measured", kept[0].explains, kept[0].loss):
+            best[c.code], c = (c, lead or kept[1]), kept[0]
+        extra.setdefault(c.code, []).extend(c.evidence_for)
+    out = []
+    for code, (c, lead) in best.items():
+        more = tuple(e for e in extra.get(code, ()) if e not in c.evidence_for)
+        out.append((dataclasses.replace(c, evidence_for=c.evidence_for + more) if more else c, lead))
+    return out
 
 
 def _leads(causes: list[Cause]) -> list[tuple[Cause, bool]]:

@@ -20,16 +20,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Optional
 
-from gdrdiag.diagnose.causes import Cause, Context
+from gdrdiag.diagnose.causes import SINGLE_SAMPLE_NOISE, Cause, Context, single_sample_line
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import ImportedParams, PeerParams
 from gdrdiag.model.path import Judgement, Mover, Place, Verdict
 from gdrdiag.model.vocabulary import MemoryKind, Provider
 
 if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.model.machine import MachineInfo
     from gdrdiag.model.report import Report
 
 _STAGED = (MemoryKind.PAGEABLE, MemoryKind.MANAGED)
+_NEAR = ("PIX", "PXB")  # a NIC under the GPU's own switch (nvidia-smi topo -m)
 # A row whose size leaves it this fraction of its link's peak or less is "small": its per-operation
 # cost, not bandwidth, sets it.
 SMALL_SHARE = 0.5
@@ -189,11 +191,13 @@ def link_narrow(report: "Report", ctx: Context) -> list[Cause]:
         for j in ctx.judgements
         if j.verdict is Verdict.OK
         and j.bound_pcie_raw_gbytes_per_s is not None
-        and j.bound_pcie_raw_gbytes_per_s < NARROW_RAW_GBYTES
+        # a narrow link; or a NIC whose own PCIe link, not its port, is the bound (a 400G port on Gen5 x8)
+        and (j.bound_pcie_raw_gbytes_per_s < NARROW_RAW_GBYTES or j.bound_on_nic)
     ]
     if not narrow:
         return []
-    j = max(narrow, key=lambda j: j.size_bytes or 0)
+    # the narrowest of them (the link that explains most), the largest transfer on it
+    j = min(narrow, key=lambda j: (j.bound_pcie_raw_gbytes_per_s, -(j.size_bytes or 0)))
     narrow_link, nic_link = (
         "CAUSE-LINK-NARROW",
         "CAUSE-NIC-LINK",
@@ -332,32 +336,67 @@ def no_peer_memory(report: "Report", ctx: Context) -> list[Cause]:
     ]
 
 
+def _row_gpu(j: Judgement) -> Optional[int]:
+    """The GPU a NIC row reads or writes (None for collectives and host rows)."""
+    for end in (j.source, j.destination):
+        if end is not None and end.place is Place.GPU:
+            return end.index
+    return None
+
+
+def _gpu_nic_classes(m: "MachineInfo", gpu: Optional[int]) -> list[str]:
+    """The path classes between GPU ``gpu`` (CUDA ordinal) and each NIC, from inspect's topology."""
+    bdf = next((g.bdf for g in m.gpus if g.cuda_ordinal == gpu), None) if gpu is not None else None
+    return [p.path_class.value for p in m.topology if p.gpu_bdf == bdf and p.path_class is not None]
+
+
 def collective_far(report: "Report", ctx: Context) -> list[Cause]:
-    """CAUSE-GPU-NIC-FAR for an NCCL or GPU-memory RDMA loss where no GPU has a NIC under its switch."""
+    """CAUSE-GPU-NIC-FAR for an NCCL or GPU-memory RDMA loss whose GPU has no NIC under its own switch.
+
+    A row that names its GPU is judged on that GPU's classes, and a healthy row from a GPU with a
+    NIC under its switch makes the share measured (the ps-lite case: the same test on the NIC's
+    own GPUs). A collective names no GPU: then no GPU of the machine may have a near NIC.
+    """
     m = ctx.machine
     rows = [
         j
         for j in ctx.losses
         if j.is_loss and (j.mover is Mover.COLLECTIVE or (j.mover is Mover.NIC_DMA and _touches_gpu(j)))
     ]
-    if not rows or m is None or not m.topology:
-        return []
-    near = [p for p in m.topology if p.path_class is not None and p.path_class.value in ("PIX", "PXB")]
-    if near or m.virt.is_vm or not any(p.reliable for p in m.topology):
+    if not rows or m is None or not m.topology or m.virt.is_vm or not any(p.reliable for p in m.topology):
         return []
     worst = min(rows, key=lambda j: j.ratio or 0)
+    classes = _gpu_nic_classes(m, _row_gpu(worst))
+    if not classes:
+        classes = [p.path_class.value for p in m.topology if p.path_class is not None]
+    if not classes or any(c in _NEAR for c in classes):
+        return []
+    near_healthy = [
+        j
+        for j in ctx.judgements
+        if j.mover is worst.mover
+        and j.ratio is not None
+        and not j.is_loss
+        and any(c in _NEAR for c in _gpu_nic_classes(m, _row_gpu(j)))
+    ]
+    pro = [
+        _ev(worst),
+        f"GPU {_row_gpu(worst) if _row_gpu(worst) is not None else '*'} to its NICs: "
+        f"{', '.join(sorted(set(classes)))}",
+    ]
+    if near_healthy:
+        best = max(near_healthy, key=lambda j: j.ratio or 0)
+        pro.append(f"from a GPU under the NIC's switch the same path is healthy: {_ev_any(best)}")
+    share = 1.0 if near_healthy else 0.6
     return [
         Cause(
             "CAUSE-GPU-NIC-FAR",
-            "no GPU has a NIC under its own PCIe switch: NCCL crosses the CPU for every transfer",
-            0.6,
-            0.6,
-            "inferred",
+            "the GPU has no NIC under its own PCIe switch: its GPU<->NIC traffic crosses the CPU",
+            share,
+            share,
+            "measured" if near_healthy else "inferred",
             worst.loss,
-            (
-                _ev(worst),
-                *(f"{p.gpu_bdf}<->{p.nic}: {p.path_class.value}" for p in m.topology[:4] if p.path_class),
-            ),
+            tuple(pro),
             (),
             "Pair each GPU with a NIC under the same PCIe switch (nvidia-smi topo -m: PIX/PXB), or raise "
             "NCCL_NET_GDR_LEVEL only where the platform supports peer traffic across the root complex.",
@@ -366,6 +405,70 @@ def collective_far(report: "Report", ctx: Context) -> list[Cause]:
             subject=worst.key,
         )
     ]
+
+
+def gdr_ab(report: "Report", ctx: Context) -> list[Cause]:
+    """The cause of an NCCL GPUDirect RDMA A/B: the same collective at the same size, GDR off vs on.
+
+    One run per side is the usual thread (NCCL_NET_GDR_LEVEL toggled once); its verdict comes from
+    the effect against the single-sample noise floor. GDR off is NCCL's choice when the NIC is far
+    from the GPU (CAUSE-GPU-NIC-FAR) or when no peer-memory path exists (CAUSE-NO-PEER-MEMORY).
+    """
+    m = ctx.machine
+    runs: dict[tuple, dict[bool, Judgement]] = {}
+    for j in ctx.judgements:
+        p = report.results[j.index].params
+        if j.mover is not Mover.COLLECTIVE or not isinstance(p, ImportedParams) or p.gpu_direct_rdma is None:
+            continue
+        runs.setdefault((p.collective, p.size_bytes, p.ranks), {})[p.gpu_direct_rdma] = j
+    pairs = [(ab[False], ab[True]) for ab in runs.values() if False in ab and True in ab]
+    effects = [(off, on, 1 - off.measured_gbytes_per_s / on.measured_gbytes_per_s) for off, on in pairs]
+    effects = [e for e in effects if e[2] >= SINGLE_SAMPLE_NOISE]
+    if not effects or m is None:
+        return []
+    off, on, effect = max(effects, key=lambda e: e[2])
+    far = [p for p in m.topology if p.path_class is not None and p.path_class.value not in _NEAR]
+    if far and not any(p.path_class is not None and p.path_class.value in _NEAR for p in m.topology):
+        code, why = (
+            "CAUSE-GPU-NIC-FAR",
+            ", ".join(sorted({f"GPU<->{p.nic} {p.path_class.value}" for p in far})),
+        )
+        title = "NCCL leaves GPUDirect RDMA off because the NIC is far from the GPU: it stages through host"
+        fix = (
+            "Where the platform carries peer traffic across the CPU well (measure it: this A/B), set "
+            "NCCL_NET_GDR_LEVEL=SYS (or PHB) so NCCL uses GPUDirect RDMA; else pair GPUs with NICs under "
+            "one PCIe switch."
+        )
+    elif m.kernel.peermem_loaded is False:
+        code, why = "CAUSE-NO-PEER-MEMORY", "kernel.peermem_loaded = False"
+        title = "no GPU peer-memory path: NCCL stages through host memory"
+        fix = "modprobe nvidia_peermem, or use dma-buf (open NVIDIA kernel module, kernel >= 5.12)."
+    else:
+        return []
+    return [
+        Cause(
+            code,
+            title,
+            1.0,
+            1.0,
+            "measured",
+            effect,
+            (
+                f"{_label(off)} = {off.measured_gbytes_per_s:.2f} GB/s with GPUDirect RDMA off, "
+                f"{on.measured_gbytes_per_s:.2f} GB/s with it on ({effect:.0%} lost)",
+                single_sample_line(on.measured_gbytes_per_s / off.measured_gbytes_per_s),
+                why,
+            ),
+            (),
+            fix,
+            "NCCL_DEBUG=INFO (look for 'GDRDMA' in the 'via NET' lines)",
+            subject=off.key,
+        )
+    ]
+
+
+def _label(j: Judgement) -> str:
+    return f"results[{j.index}] {j.label}"
 
 
 def link_degraded(report: "Report", ctx: Context) -> list[Cause]:
@@ -464,6 +567,7 @@ def numa_placement(report: "Report", ctx: Context) -> list[Cause]:
 
 
 RULES = (
+    gdr_ab,
     numa_placement,
     link_degraded,
     pageable_memory,

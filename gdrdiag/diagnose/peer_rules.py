@@ -21,7 +21,7 @@ from typing import Iterable
 from gdrdiag.diagnose._common import ev, finding, is_downstream_facing
 from gdrdiag.diagnose.virt_rules import REDIRECT_BITS
 from gdrdiag.model.findings import Finding, Severity
-from gdrdiag.model.machine import MachineInfo, PathClass
+from gdrdiag.model.machine import GpuPeerPair, MachineInfo, PathClass
 from gdrdiag.model.params import ImportedParams, PeerParams
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import BenchResult, Status
@@ -243,8 +243,21 @@ def nvlink_down(m: MachineInfo) -> Iterable[Finding]:
         )
 
 
+def redirecting_bridges(m: MachineInfo, pair: GpuPeerPair) -> list[tuple[str, tuple[str, ...]]]:
+    """(bridge, redirect bits set) for each downstream-facing port on the pair's path with ACS redirect."""
+    out = []
+    for b in pair.bridges:
+        f = m.function(b)
+        if f is None or f.acs is None or not is_downstream_facing(f):
+            continue
+        on = tuple(x for x in REDIRECT_BITS if x in f.acs.ctl_flags)
+        if on:
+            out.append((b, on))
+    return out
+
+
 def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
-    """PEER-ACS-REDIRECT: a PCIe GPU<->GPU path through switch ports with ACS redirect on."""
+    """PEER-ACS-REDIRECT: a PCIe GPU<->GPU path through switch ports with ACS redirect on (one per pair)."""
     if m.virt.is_vm:
         return
     seen: set[tuple[int, int]] = set()
@@ -253,29 +266,26 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
         if key in seen or pair.path_class not in (PathClass.PIX, PathClass.PXB):
             continue
         seen.add(key)
-        for b in pair.bridges:
-            f = m.function(b)
-            if f is None or f.acs is None or not is_downstream_facing(f):
-                continue
-            on = [x for x in REDIRECT_BITS if x in f.acs.ctl_flags]
-            if not on:
-                continue
-            yield finding(
-                "PEER-ACS-REDIRECT",
-                Severity.FAIL,
-                f"ACS {'/'.join(on)} on {b} sends GPU {key[0]} <-> GPU {key[1]} peer traffic up to the root "
-                "complex instead of across the switch",
-                [
-                    ev(f"pci[{b}].acs.ctl_flags", " ".join(f.acs.ctl_flags) or "none"),
-                    ev(f"machine.peers[{key[0]}<->{key[1]}].path", pair.path_text),
-                ],
-                f"Disable ACS redirect on the switch ports between the GPUs: BIOS 'ACS disable', kernel "
-                f"pci=disable_acs_redir={b}, or `setpci -s {b} ECAP_ACS+0x6.w=0000` (until reboot). "
-                "With an IOMMU "
-                "active the kernel sets redirect; iommu=pt alone does not clear it.",
-                "",
-                b,
-            )
+        bridges = redirecting_bridges(m, pair)
+        if not bridges:
+            continue
+        names = ", ".join(b for b, _ in bridges)
+        yield finding(
+            "PEER-ACS-REDIRECT",
+            Severity.FAIL,
+            f"ACS redirect on {names} sends GPU {key[0]} <-> GPU {key[1]} peer traffic up to the root "
+            "complex instead of across the switch",
+            [
+                *(ev(f"pci[{b}].acs.ctl_flags", "/".join(bits)) for b, bits in bridges),
+                ev(f"machine.peers[{key[0]}<->{key[1]}].path", pair.path_text),
+            ],
+            f"Disable ACS redirect on the switch ports between the GPUs: BIOS 'ACS disable', kernel "
+            f"pci=disable_acs_redir={names.replace(', ', ';')}, or `setpci -s <port> ECAP_ACS+0x6.w=0000` "
+            "(until reboot). With an IOMMU active the kernel sets redirect; iommu=pt alone does not "
+            "clear it.",
+            "",
+            f"gpu{key[0]}<->gpu{key[1]}",
+        )
 
 
 def peer_slow(report: Report) -> Iterable[Finding]:

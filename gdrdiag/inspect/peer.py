@@ -139,7 +139,8 @@ def _pcie(
         unknown["path_class"] = "a GPU of the pair has no PCI function in sysfs"
         return {"path_class": None, "reliable": not virt.is_vm}
     cls, crossed, note = classify(sf, df)
-    narrow = _narrowest([sf, df] + [func_by_bdf[b] for b in crossed if b in func_by_bdf], True)
+    on_path = [sf, df] + [func_by_bdf[b] for b in crossed if b in func_by_bdf]
+    narrow = _narrowest(on_path, True)
     if virt.is_vm:
         note = (
             "VM: the guest PCI tree is synthetic"
@@ -154,6 +155,7 @@ def _pcie(
         "note": note,
         "bridges": tuple(crossed),
         "narrowest_capable": narrow,
+        "narrowest_current": _narrowest(on_path, False),
     }
 
 

@@ -466,6 +466,7 @@ class GpuPeerPair:
     note: str = ""
     bridges: tuple[str, ...] = ()
     narrowest_capable: Optional[LinkHop] = None
+    narrowest_current: Optional[LinkHop] = None  # the same path's narrowest link as trained (LnkSta)
     unknown: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -177,6 +177,9 @@ class ImportedParams:
     peer_access: Optional[bool] = None  # GPU<->GPU tests: peer access enabled (P2P=Enabled/Disabled)
     collective: Optional[str] = None  # nccl-tests: all_reduce, all_gather, ...
     ranks: Optional[int] = None  # nccl-tests: ranks in the communicator
+    # nccl-tests: whether NCCL moved GPU memory with GPUDirect RDMA (its "via NET/IB/0/GDRDMA" lines,
+    # or NCCL_NET_GDR_LEVEL as the run set it), when known: the A/B a thread runs to test the path
+    gpu_direct_rdma: Optional[bool] = None
     tx_depth: Optional[int] = None
     # How the tool was run, as its output said: shown, not identity.
     device_name: Optional[str] = _not_identity()  # type: ignore[assignment]

@@ -13,8 +13,13 @@ from typing import Any, Optional
 
 import tomllib
 
+from gdrdiag.inspect.peer import inspect_peers
+from gdrdiag.inspect.topology import inspect_topology
 from gdrdiag.model.machine import (
+    AcsCap,
+    CudaDeviceFacts,
     GpuInfo,
+    GpuPeerPair,
     KernelInfo,
     MachineInfo,
     NicInfo,
@@ -81,11 +86,11 @@ def _speed_width(text: str) -> tuple[float, int]:
     return float(speed), int(width)
 
 
-def _pcie(mps: int, mrrs: int) -> PcieCap:
+def _pcie(mps: int, mrrs: int, port_type: PortType = PortType.ENDPOINT) -> PcieCap:
     return PcieCap(
         offset=0x68,
         version=2,
-        port_type=PortType.ENDPOINT,
+        port_type=port_type,
         max_payload_supported=max(256, mps),
         ext_tag_supported=True,
         flr=True,
@@ -97,31 +102,140 @@ def _pcie(mps: int, mrrs: int) -> PcieCap:
     )
 
 
+@dataclass
+class _Tree:
+    """A PCI tree as sysfs would show it, built from a case's ``[[machine.switches]]``.
+
+    Each switch (or chipset) hangs off its own root port on its host bridge; the devices it
+    serves sit below its downstream ports; every other device has a root port of its own on host
+    bridge 0. Paths are ``/sys/devices/pciDDDD:HB/<root port>/<upstream>/<downstream>/<device>``,
+    the shape inspect's topology code reads, so the case's classes (PIX, PHB, NODE, ...), bridges
+    and narrowest links come from the same code as a live machine's.
+    """
+
+    functions: list[PciFunction]
+    gpu_bdfs: list[str]
+    nic_bdfs: list[str]
+    next_bus: int = 0x10
+
+    def bus(self) -> int:
+        self.next_bus += 1
+        return self.next_bus
+
+
+def _bridge(bdf: str, path: str, parent: Optional[str], hb: str, kind: PortType, link, numa, acs: bool):
+    return PciFunction(
+        bdf=bdf,
+        sysfs_path=path,
+        parent_bdf=parent,
+        host_bridge=hb,
+        is_bridge=True,
+        numa_node=numa,
+        link=link,
+        pcie=_pcie(256, 512, kind),
+        acs=AcsCap(
+            0x200,
+            0x5F,
+            0x1D,
+            ("ReqRedir", "CmpltRedir"),
+            ("SrcValid", "ReqRedir", "CmpltRedir", "UpstreamFwd"),
+        )
+        if acs
+        else None,
+    )
+
+
+def _tree(facts: dict[str, Any], gpu_link, gpu_links: list, nic_link, mps: int, mrrs: int) -> _Tree:
+    """The case's PCI tree (see :class:`_Tree`)."""
+    ngpus, nnics = int(facts.get("gpus", 1)), int(facts.get("nics", 1)) if _has_nics(facts) else 0
+    tree = _Tree([], [""] * ngpus, [""] * nnics)
+    # (kind, index) -> (sysfs path of the device's parent port, that port's BDF, host bridge, NUMA node,
+    # ACS redirect on the port, the port is a root port of its own)
+    placed: dict[tuple[str, int], tuple[str, str, str, Any, bool, bool]] = {}
+    for si, sw in enumerate(facts["switches"]):
+        hb_num = int(sw.get("host_bridge", 0))
+        hb, numa = f"pci0000:{hb_num:02x}", sw.get("numa", facts.get("gpu_numa"))
+        rp = f"0000:{hb_num:02x}:{si + 1:02x}.1"
+        uplink = _link(sw.get("uplink"), sw.get("uplink_capable"))
+        up = f"0000:{tree.bus():02x}:00.0"
+        acs = bool(sw.get("acs_redirect"))
+        rp_path = f"/sys/devices/{hb}/{rp}"
+        tree.functions.append(_bridge(rp, rp_path, None, hb, PortType.ROOT_PORT, uplink, numa, acs))
+        tree.functions.append(
+            _bridge(up, f"{rp_path}/{up}", rp, hb, PortType.SWITCH_UPSTREAM, uplink, numa, False)
+        )
+        dp_bus = tree.bus()
+        members = [("gpu", g) for g in sw.get("gpus", [])] + [("nic", n) for n in sw.get("nics", [])]
+        for k, member in enumerate(members):
+            dp = f"0000:{dp_bus:02x}:{k:02x}.0"
+            placed[member] = (f"{rp_path}/{up}/{dp}", dp, hb, numa, acs, False)
+    for kind, count in (("gpu", ngpus), ("nic", nnics)):
+        for i in range(count):
+            if (kind, i) not in placed:
+                rp = f"0000:00:{0x10 + len(placed):02x}.1"
+                placed[(kind, i)] = (f"/sys/devices/pci0000:00/{rp}", rp, "pci0000:00", None, False, True)
+    for (kind, i), (port_path, port, hb, numa, acs, own_root_port) in sorted(placed.items()):
+        link = (
+            (gpu_links[i] if i < len(gpu_links) and gpu_links[i] else gpu_link) if kind == "gpu" else nic_link
+        )
+        numa = numa if numa is not None else facts.get(f"{kind}_numa")
+        upstream = None if own_root_port else port_path.rsplit("/", 2)[-2]
+        port_type = PortType.ROOT_PORT if own_root_port else PortType.SWITCH_DOWNSTREAM
+        tree.functions.append(_bridge(port, port_path, upstream, hb, port_type, link, numa, acs))
+        bdf = f"0000:{tree.bus():02x}:00.0"
+        tree.functions.append(
+            PciFunction(
+                bdf=bdf,
+                sysfs_path=f"{port_path}/{bdf}",
+                parent_bdf=port,
+                host_bridge=hb,
+                numa_node=numa,
+                link=link,
+                pcie=_pcie(mps, mrrs) if kind == "gpu" else _pcie(256, 4096),
+                is_vf=facts.get("nic_vf") if kind == "nic" else None,
+            )
+        )
+        (tree.gpu_bdfs if kind == "gpu" else tree.nic_bdfs)[i] = bdf
+    return tree
+
+
+def _has_nics(facts: dict[str, Any]) -> bool:
+    stated_in_a_switch = any(sw.get("nics") for sw in facts.get("switches", []))
+    return bool(
+        facts.get("nic") or facts.get("nic_port_gbps") or facts.get("path_class") or stated_in_a_switch
+    )
+
+
 def build_machine(facts: dict[str, Any]) -> MachineInfo:
     """A MachineInfo holding only what the thread stated."""
     ngpus = int(facts.get("gpus", 1))
     mps, mrrs = int(facts.get("mps", 256)), int(facts.get("mrrs", 4096))
     gpu_link = _link(facts.get("gpu_link"), facts.get("gpu_link_capable"))
-    gpus, pci = [], []
+    nic_link = _link(facts.get("nic_link"))
+    gpu_links = [_link(text) if text else None for text in facts.get("gpu_links", [])]
+    tree = _tree(facts, gpu_link, gpu_links, nic_link, mps, mrrs) if facts.get("switches") else None
+    gpus, pci = [], list(tree.functions) if tree else []
     for i in range(ngpus):
-        bdf = f"0000:{0x18 + i:02x}:00.0"
+        bdf = tree.gpu_bdfs[i] if tree else f"0000:{0x18 + i:02x}:00.0"
+        link = gpu_links[i] if i < len(gpu_links) and gpu_links[i] else gpu_link
         gpus.append(
             GpuInfo(
                 bdf=bdf,
                 name=str(facts.get("gpu", "")),
                 cuda_ordinal=i,
-                link=gpu_link,
-                link_sampled_idle=gpu_link is None,
+                link=link,
+                link_sampled_idle=link is None,
                 numa_node=_home(facts, "gpu_numa"),
             )
         )
-        pci.append(
-            PciFunction(bdf=bdf, pcie=_pcie(mps, mrrs), link=gpu_link, numa_node=facts.get("gpu_numa"))
-        )
+        if not tree:
+            pci.append(
+                PciFunction(bdf=bdf, pcie=_pcie(mps, mrrs), link=link, numa_node=facts.get("gpu_numa"))
+            )
     nics = []
-    if facts.get("nic") or facts.get("nic_port_gbps") or facts.get("path_class"):
+    if _has_nics(facts):
         for i in range(int(facts.get("nics", 1))):
-            bdf = f"0000:{0x80 + i:02x}:00.0"
+            bdf = tree.nic_bdfs[i] if tree else f"0000:{0x80 + i:02x}:00.0"
             port = NicPort(
                 port=1,
                 state="ACTIVE",
@@ -129,7 +243,6 @@ def build_machine(facts: dict[str, Any]) -> MachineInfo:
                 link_layer=facts.get("link_layer"),
                 active_mtu=facts.get("mtu"),
             )
-            link = _link(facts.get("nic_link"))
             nics.append(
                 NicInfo(
                     name=f"mlx5_{i}",
@@ -137,13 +250,22 @@ def build_machine(facts: dict[str, Any]) -> MachineInfo:
                     model=str(facts.get("nic", "")),
                     ports=(port,),
                     is_vf=facts.get("nic_vf"),
-                    link=link,
+                    link=nic_link,
                     numa_node=facts.get("nic_numa"),
                 )
             )
-            pci.append(PciFunction(bdf=bdf, pcie=_pcie(256, 4096), link=link, is_vf=facts.get("nic_vf")))
-    topology = ()
-    if facts.get("path_class") and gpus and nics:
+            if not tree:
+                pci.append(
+                    PciFunction(bdf=bdf, pcie=_pcie(256, 4096), link=nic_link, is_vf=facts.get("nic_vf"))
+                )
+    virt = VirtInfo(is_vm=facts.get("vm"), iommu_mode=facts.get("iommu"))
+    topology: tuple[TopologyPair, ...] = ()
+    peers: tuple[GpuPeerPair, ...] = ()
+    if tree:
+        # the classes, bridges and narrowest links come from inspect's own code over the stated tree
+        topology = inspect_topology(tuple(pci), tuple(gpus), tuple(nics), virt)
+        peers = _peers(facts, tuple(gpus), tuple(pci), virt)
+    elif facts.get("path_class") and gpus and nics:
         topology = tuple(
             TopologyPair(
                 gpu_bdf=g.bdf,
@@ -164,7 +286,6 @@ def build_machine(facts: dict[str, Any]) -> MachineInfo:
         mlx5_out_of_tree=facts.get("mlx5_out_of_tree"),
         peermem_loaded=facts.get("peermem"),
     )
-    virt = VirtInfo(is_vm=facts.get("vm"), iommu_mode=facts.get("iommu"))
     return MachineInfo(
         source="posted",
         pci=tuple(pci),
@@ -173,7 +294,24 @@ def build_machine(facts: dict[str, Any]) -> MachineInfo:
         virt=virt,
         kernel=kernel,
         topology=topology,
+        peers=peers,
     )
+
+
+def _peers(
+    facts: dict[str, Any], gpus: tuple[GpuInfo, ...], pci: tuple[PciFunction, ...], virt: VirtInfo
+) -> tuple[GpuPeerPair, ...]:
+    """Every ordered GPU pair over the stated tree; CUDA's peer answer only where the thread gives it."""
+    devices = tuple(CudaDeviceFacts(g.cuda_ordinal or 0, g.name, g.bdf, (0, 0), 0, 0) for g in gpus)
+    stated = facts.get("peer_access")
+    pairs = [
+        {"src_ordinal": a.ordinal, "dst_ordinal": b.ordinal, "can_access_peer": stated}
+        for a in devices
+        for b in devices
+        if a is not b and stated is not None
+    ]
+    peers, _ = inspect_peers({"peers": pairs}, devices, gpus, pci, virt)
+    return peers
 
 
 def _home(facts: dict[str, Any], key: str) -> Optional[int]:
@@ -214,6 +352,7 @@ def _row(row: dict[str, Any], facts: dict[str, Any], i: int) -> BenchResult:
         peer_access=row.get("peer_access"),
         collective=str(test) if tool == Provider.NCCL_TESTS.value else None,
         ranks=row.get("ranks"),
+        gpu_direct_rdma=row.get("gdr"),
         source_file=row.get("label"),
     )
     value = float(row["value"])

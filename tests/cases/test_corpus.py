@@ -2,8 +2,7 @@
 
 A case is one real thread (tests/cases/*.toml: URL, numbers as posted, machine as stated); the Report
 built from it is diagnosed as `gdrdiag diagnose` would. ``HEALTHY`` cases must have no WARN or FAIL.
-Cases the path model does not yet get right are listed in ``NOT_YET`` with what is missing; they
-are strict xfails, so a case that starts passing must be moved out of the list.
+Every case must lead: there is no list of known misses.
 """
 
 from __future__ import annotations
@@ -16,16 +15,6 @@ from gdrdiag.paths import judge
 from tests.cases.casefile import all_cases
 
 CASES = {c.name: c for c in all_cases()}
-
-NOT_YET = {
-    "club3090-pr895-chipset-slot-x4": "the chipset card's x4 effective link is not a per-GPU fact",
-    "gh-aikitoria-20-rtx5090-no-gdr": "the posted busbw exceeds the stated one-port bound (2-node tree)",
-    "gh-nccl-1579-gh200-gdr-off": "a 17% gap (79.7 vs 96.1 GB/s) is inside the 0.8 healthy band",
-    "gh-pslite-46-gpu-nic-other-switch": "the fast row ran on other GPUs (near the NIC): not a case fact",
-    "gh-torchcomms-pr3054-gb300-cx8-cpu-buffer-pcie": "the CX-8's internal PCIe link is not a case fact",
-    "rtx6kpro-esc8000a-acs-pix-p2p": "ACS on GPU<->GPU switch ports is not modelled for peer paths yet",
-    "rtx6kpro-wrx90-uplink-gen2": "the switch uplink's trained speed is not a fact the case format carries",
-}
 
 
 def _check(name: str) -> None:
@@ -41,22 +30,9 @@ def _check(name: str) -> None:
         )
 
 
-@pytest.mark.parametrize("name", sorted(n for n in CASES if n not in NOT_YET))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_the_threads_cause_leads(name):
     _check(name)
-
-
-@pytest.mark.parametrize("name", sorted(NOT_YET))
-def test_cases_the_model_does_not_yet_lead(name):
-    pytest.xfail(NOT_YET[name]) if _fails(name) else pytest.fail(f"{name} now leads: move it out of NOT_YET")
-
-
-def _fails(name: str) -> bool:
-    try:
-        _check(name)
-    except AssertionError:
-        return True
-    return False
 
 
 def test_the_corpus_is_large_and_covers_the_causes():
