@@ -71,7 +71,9 @@ class Cause:
             code=self.code,
             severity=sev,
             title=(
-                f"{self.title} (explains {self.explains:.0%} of a {self.loss:.0%} loss, measured)"
+                f"{self.title} (by design: no loss against its own path)"
+                if self.by_design and self.loss < 0.05
+                else f"{self.title} (explains {self.explains:.0%} of a {self.loss:.0%} loss, measured)"
                 if self.basis == "measured"
                 else f"{self.title} (could explain ~{self.explains:.0%} of a {self.loss:.0%} loss, inferred)"
             ),

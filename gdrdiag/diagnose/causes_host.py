@@ -421,41 +421,46 @@ def cause_findings(report: "Report") -> list[Finding]:
     """The report rule: every cause over every measured loss, failed measurements, what to run next."""
     machine_findings = diagnose_machine(report.machine) if report.machine is not None else []
     ctx = context(report, machine_findings)
-    causes = gap_causes(ctx) + _leads(copy_causes(report, ctx)) + _leads(working_set_cause(report, ctx))
-    for rule in causes_rdma.RULES:
-        causes += _leads(rule(report, ctx))
-    for rule in causes_path.RULES + causes_peer.RULES:
-        causes += _leads(rule(report, ctx))
+    by_rule = [gap_causes(ctx), _leads(copy_causes(report, ctx)), _leads(working_set_cause(report, ctx))]
+    for rule in causes_rdma.RULES + causes_path.RULES + causes_peer.RULES:
+        by_rule.append(_leads(rule(report, ctx)))
+    causes = [c for found in by_rule for c in found]
     return (
         failed_measurements(report)
-        + [c.finding(lead) for c, lead in _one_per_code(causes)]
+        + [c.finding(lead) for c, lead in _one_per_cause(by_rule)]
         + causes_path.unexplained_losses(report, ctx, [c for c, _ in causes])
         + next_measurements(report, ctx)
     )
 
 
-def _one_per_code(causes: list[tuple[Cause, bool]]) -> list[tuple[Cause, bool]]:
-    """One finding per cause, the strongest of the rules that name it.
+def _one_per_cause(by_rule: list[list[tuple[Cause, bool]]]) -> list[tuple[Cause, bool]]:
+    """One finding per cause: where two rules name the same cause, the stronger one carries both.
 
-    Where two rules name the same cause (an NCCL GDR A/B and the far-NIC rule), the measured,
-    larger-share one stays and carries the other's evidence.
+    A rule may name one cause on several paths (pageable H2D and D2H): those stay apart. When a
+    later rule names a cause an earlier one did (the NCCL GDR A/B and the far-NIC rule), the
+    measured, larger-share one stays and carries the other's evidence.
     """
-    best: dict[str, tuple[Cause, bool]] = {}
-    extra: dict[str, list[str]] = {}
-    for c, lead in causes:
-        kept = best.get(c.code)
-        if kept is None:
-            best[c.code] = (c, lead)
-            continue
-        strength = (c.basis == "measured", c.explains, c.loss)
-        if strength > (kept[0].basis == "measured", kept[0].explains, kept[0].loss):
-            best[c.code], c = (c, lead or kept[1]), kept[0]
-        extra.setdefault(c.code, []).extend(c.evidence_for)
-    out = []
-    for code, (c, lead) in best.items():
-        more = tuple(e for e in extra.get(code, ()) if e not in c.evidence_for)
-        out.append((dataclasses.replace(c, evidence_for=c.evidence_for + more) if more else c, lead))
-    return out
+    kept: list[tuple[Cause, bool, int]] = []
+    for i, found in enumerate(by_rule):
+        for c, lead in found:
+            same = [k for k, (d, _, j) in enumerate(kept) if d.code == c.code and j != i]
+            if not same:
+                kept.append((c, lead, i))
+                continue
+            k = max(same, key=lambda k: _strength(kept[k][0]))
+            d, d_lead, j = kept[k]
+            strong, weak = (c, d) if _strength(c) > _strength(d) else (d, c)
+            more = tuple(e for e in weak.evidence_for if e not in strong.evidence_for)
+            kept[k] = (
+                dataclasses.replace(strong, evidence_for=strong.evidence_for + more),
+                lead or d_lead,
+                j,
+            )
+    return [(c, lead) for c, lead, _ in kept]
+
+
+def _strength(c: Cause) -> tuple:
+    return (c.basis == "measured", c.explains, c.loss)
 
 
 def _leads(causes: list[Cause]) -> list[tuple[Cause, bool]]:
