@@ -13,7 +13,7 @@ from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, PcieLink
 from gdrdiag.model.path import Bound, Mover, Place
 from gdrdiag.path_rows import RowPath
 from gdrdiag.pcie_model import LinkParams, ce_efficiency
-from gdrdiag.peer_model import expect, pair_of
+from gdrdiag.peer_model import expect, expect_all_to_one, pair_of
 
 # PCIe peer-to-peer copies between GPUs reach less of the link than host copies: the peer's BAR
 # completes the writes and, across a root complex, the host bridge forwards them. Public A6000
@@ -171,6 +171,11 @@ def _peer_bound(m: MachineInfo, path: RowPath) -> Optional[Bound]:
 
     Per direction: a both-ways row doubles it later, as every bound does.
     """
+    if (path.peer_sources or 1) > 1 and path.destination.index is not None:
+        many = expect_all_to_one(m, path.destination.index)
+        if many.gbytes_per_s is None:
+            return None
+        return Bound(f"all to GPU {path.destination.index}", many.gbytes_per_s, many.text)
     pair = pair_of(m, path.source.index, path.destination.index)
     if pair is None or path.peer_access is None:
         return None
