@@ -13,7 +13,7 @@ from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, PathClass, Pcie
 from gdrdiag.model.path import Bound, Mover, Place
 from gdrdiag.path_rows import RowPath
 from gdrdiag.pcie_model import LinkParams, ce_efficiency
-from gdrdiag.peer_model import expect, pair_of
+from gdrdiag.peer_model import expect, expect_all_to_one, pair_of
 
 # PCIe peer-to-peer copies between GPUs reach less of the link than host copies: the peer's BAR
 # completes the writes and, across a root complex, the host bridge forwards them. Public A6000
@@ -173,6 +173,11 @@ def _peer_bound(m: MachineInfo, path: RowPath, trained: bool) -> Optional[Bound]
     access is not stated is judged on its path's narrowest link: staged or peer to peer, the bytes
     cross every link between the two GPUs (each GPU's own, and any switch or chipset uplink).
     """
+    if (path.peer_sources or 1) > 1 and path.destination.index is not None:
+        many = expect_all_to_one(m, path.destination.index)
+        if many.gbytes_per_s is None:
+            return None
+        return Bound(f"all to GPU {path.destination.index}", many.gbytes_per_s, many.text)
     pair = pair_of(m, path.source.index, path.destination.index)
     if pair is None:
         return None

@@ -44,6 +44,7 @@ class RowPath:
     ops_in_flight: int = 1  # QPs: NIC operations that overlap
     peer_gpu: Optional[int] = None
     peer_access: Optional[bool] = None
+    peer_sources: Optional[int] = None  # all-to-one: how many GPUs copy into the destination at once
     ranks: Optional[int] = None
     baseline: Optional[str] = None  # a rung built to be slow: why it is never a loss
     reference: Optional[str] = None  # a measured yardstick of the same Report (key) when facts are missing
@@ -220,25 +221,47 @@ def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[RowPath]
     return None, f"{tool} {test}: a measurement this version's path model does not know"
 
 
+# peer-bench's block sweep: the ways that pay one operation per block (their size is the block's),
+# beside those that move the whole set in one (bench/peer_blocks.py).
+_PER_BLOCK_KEYS = ("peer_blocks_per_call", "peer_blocks_batched")
+
+
 def _peer_path(r: BenchResult, p: PeerParams) -> tuple[Optional[RowPath], Optional[str]]:
-    """peer-bench rows: GPU to GPU, by the copy engine or an SM kernel, peer access on or off."""
-    if p.src_gpu is None or p.dst_gpu is None:
-        return None, "a peer-bench row without its GPU pair"
+    """peer-bench rows: GPU to GPU, by the copy engine or an SM kernel, peer access on or off.
+
+    Block-sweep rows: one call per block (or one batched entry) is one operation of the block's
+    size, so the sweep over block sizes fits its per-operation cost; the coalesced copy and the
+    gather kernel move every block in one operation. All-to-one rows: ``sources`` copies in flight
+    at once into the destination, the size being all of their bytes.
+    """
+    if r.key == "peer_blocks_summary":
+        return None, "a summary of the block sweep (half-bandwidth block sizes), not a bandwidth"
     if p.op == "latency":
         return None, "a per-copy latency (us), not a bandwidth"
+    many = p.op == "all_to_one" and (p.sources or 1) > 1
+    if (p.src_gpu is None and not many) or p.dst_gpu is None:
+        return None, "a peer-bench row without its GPU pair"
     mover = Mover.SM if p.mover == "sm" else Mover.COPY_ENGINE
     family = (r.key, p.src_gpu, p.dst_gpu, p.mover, p.op, p.peer_access, p.bidirectional, p.library)
+    size, ops = p.size_bytes, 1
+    if r.key in _PER_BLOCK_KEYS and p.block_bytes:
+        size = p.block_bytes
+    if p.op == "all_to_one":
+        ops = p.sources or 1
+        size = (p.size_bytes or 0) * ops or None
     return RowPath(
         _gpu(p.src_gpu),
         _gpu(p.dst_gpu),
         mover,
-        p.size_bytes,
+        size,
         p.src_gpu,
         None,
         family,
         both_directions=bool(p.bidirectional),
+        ops_in_flight=ops,
         peer_gpu=p.dst_gpu,
         peer_access=p.peer_access,
+        peer_sources=p.sources if p.op == "all_to_one" else None,
     ), None
 
 

@@ -165,6 +165,7 @@ def _shape(path: RowPath) -> tuple:
         path.both_directions,
         path.peer_access,
         path.ranks,
+        path.peer_sources,
     )
 
 

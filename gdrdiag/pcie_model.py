@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Optional
+from typing import Iterable, Mapping, Optional, Sequence
 
 LINE = 128  # GPU L2 line / coalescing unit (CUDA Best Practices Guide, "Coalesced Access")
 SECTOR = 32  # GPU memory transaction granularity (same guide: 32-byte sectors)
@@ -205,6 +205,47 @@ def segments_efficiency(
     return Efficiency(useful, wire, nreq, ncpl, nrec, overhead)
 
 
+def sector_runs(mask: int) -> list[tuple[int, int]]:
+    """(first sector, sectors) of each contiguous run of set bits in a line's 4-bit sector mask.
+
+    One PCIe read request covers one contiguous range (PCIe Base Spec r5.0 sec. 2.2.7; its byte
+    enables mask only its first and last DW, sec. 2.2.5), so sectors with a gap between them
+    take a request each.
+    """
+    runs, start = [], None
+    for s in range(LINE // SECTOR + 1):
+        on = s < LINE // SECTOR and (mask >> s) & 1
+        if on and start is None:
+            start = s
+        elif not on and start is not None:
+            runs.append((start, s - start))
+            start = None
+    return runs
+
+
+def sector_mask_efficiency(
+    mask_counts: Sequence[int], useful: int, records: int, p: LinkParams
+) -> Efficiency:
+    """Totals for (instruction, line) requests given as counts per 4-bit sector mask.
+
+    ``mask_counts[m]`` (m = 0..15) lines had sectors ``m`` requested by one instruction; each
+    contiguous run of them is one request (:func:`sector_runs`), answered by completions as
+    :func:`completion_sizes` allows (one, for MPS >= 128). ``useful`` bytes were delivered by them.
+    """
+    wire = overhead = nreq = ncpl = 0
+    for m, count in enumerate(mask_counts):
+        if count <= 0 or m == 0:
+            continue
+        for first, n in sector_runs(m):
+            for a, length in split_request(first * SECTOR, n * SECTOR, p):
+                cpls = completion_sizes(a, length, p)
+                nreq += count
+                ncpl += count * len(cpls)
+                wire += count * (sum(cpls) + len(cpls) * p.cpl_overhead)
+                overhead += count * len(cpls) * p.cpl_overhead
+    return Efficiency(useful, wire, nreq, ncpl, records, overhead)
+
+
 def ce_efficiency(p: LinkParams, nbytes: int = 1 << 26) -> float:
     """Efficiency of the copy engine's long, 4 KiB-aligned read of ``nbytes``."""
     page = segments_efficiency({(0, 1): 1}, min(nbytes, PAGE), "bulk", line_aware=True, p=p)
@@ -263,6 +304,11 @@ def predict(
         key: int(round(v * 1_000_000)) if isinstance(v, float) else int(v) for key, v in segments.items()
     }
     eff = segments_efficiency(scaled, record_bytes, mode, line_aware=line_aware, p=p)
+    return prediction_of(eff, mode, line_aware=line_aware, p=p)
+
+
+def prediction_of(eff: Efficiency, mode: str, *, line_aware: bool, p: LinkParams) -> Prediction:
+    """The Prediction for wire totals ``eff`` of reads made the ``mode`` way."""
     ce = ce_efficiency(p)
     ideal = whole_line_efficiency(p) if mode in ("sector", "line") else ce
     e = eff.efficiency

@@ -26,14 +26,19 @@ The path of an ordered pair is read by inspect (:class:`gdrdiag.model.machine.Gp
   device, pipelined in chunks), so at best the slower GPU's own PCIe copy rate (twice that both ways
   at once: the links are full duplex). The x2 machine's staged copies reach about two thirds of it;
   the staging loss against peer access shows as ``on_over_off`` in the bench's rows.
+- **All to one** (every other GPU's copy engine into one GPU at once, peer access on): the sum of
+  each source's pair expectation, capped by what the destination can take in: its active NVLinks
+  (links x per-link rate x the CE efficiency) for the NVLink sources, its own PCIe link at the
+  copy-engine efficiency for the PCIe ones (:func:`expect_all_to_one`). With two GPUs there is one
+  source and the cap equals that pair's expectation.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
-from gdrdiag.model.machine import GpuPeerPair, MachineInfo, PathClass
+from gdrdiag.model.machine import GpuInfo, GpuPeerPair, MachineInfo, PathClass
 from gdrdiag.pcie_model import LinkParams, ce_efficiency
 
 CE_NVLINK_EFFICIENCY = 0.83
@@ -127,3 +132,67 @@ def expect(
         raw,
         link,
     )
+
+
+def _gpu_by_bdf(machine: MachineInfo, bdf: str) -> Optional[GpuInfo]:
+    return next((g for g in machine.gpus if g.bdf == bdf), None)
+
+
+def _ingress(machine: MachineInfo, dst_bdf: str, nvlink: bool) -> tuple[Optional[float], str]:
+    """What the destination GPU can take in from its peers: its active NVLinks, or its PCIe link."""
+    g = _gpu_by_bdf(machine, dst_bdf)
+    if nvlink:
+        links = [lk for lk in (g.nvlinks if g else ()) if lk.active and lk.gbytes_per_s]
+        if not links:
+            return None, "the destination's NVLinks are unknown"
+        rate = sum(lk.gbytes_per_s or 0.0 for lk in links)
+        return rate * CE_NVLINK_EFFICIENCY, (
+            f"{len(links)} active NVLinks into GPU {dst_bdf}, {rate:.1f} GB/s x {CE_NVLINK_EFFICIENCY:.3f}"
+        )
+    raw = _gpu_link_rate(machine, dst_bdf)
+    if raw is None:
+        return None, "the destination's PCIe link rate is unknown"
+    eff = ce_efficiency(LinkParams())
+    return raw * eff, f"GPU {dst_bdf}'s PCIe link {raw:.1f} GB/s raw x {eff:.3f}"
+
+
+def expect_all_to_one(
+    machine: Optional[MachineInfo], dst: int, sources: Optional[Sequence[int]] = None
+) -> Expectation:
+    """Every source's copy engine into ``dst`` at once, peer access on (see the module docstring).
+
+    ``sources`` None: every other GPU of the machine.
+    """
+    if machine is None:
+        return Expectation(None, "unknown: no peer facts (run inspect on this machine)")
+    pairs = [
+        p
+        for p in machine.peers
+        if p.dst_ordinal == dst and p.src_ordinal != dst and (sources is None or p.src_ordinal in sources)
+    ]
+    if not pairs:
+        return Expectation(None, f"unknown: no peer facts for pairs into GPU {dst}")
+    total = 0.0
+    parts = []
+    for nvlink in (True, False):
+        group = [p for p in pairs if (p.path_class is PathClass.NV) is nvlink]
+        if not group:
+            continue
+        each = [expect(machine, p, mover="ce", peer_access=True).gbytes_per_s for p in group]
+        if any(e is None for e in each):
+            return Expectation(None, f"all to GPU {dst}: a source pair's path rate is unknown")
+        summed = sum(e for e in each if e is not None)
+        cap, how = _ingress(machine, group[0].dst_bdf, nvlink)
+        kind = "NVLink" if nvlink else "PCIe"
+        if cap is not None and cap < summed:
+            total += cap
+            parts.append(
+                f"{kind} ingress {cap:.1f} GB/s ({how}), below the {len(group)} sources' sum {summed:.1f}"
+            )
+        else:
+            total += summed
+            cap_text = f"; ingress {cap:.1f} GB/s ({how})" if cap is not None else f"; {how}"
+            parts.append(f"{len(group)} {kind} source(s) {summed:.1f} GB/s{cap_text}")
+    n = len(pairs)
+    lone = " (one source: the same path as that pair's copy)" if n == 1 else ""
+    return Expectation(total, f"all {n} other GPU(s) into GPU {dst}{lone}: " + "; ".join(parts))

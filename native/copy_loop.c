@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#define GC_ABI_VERSION 1
+#define GC_ABI_VERSION 2
 #define GC_ECUDA 2001
 #define GC_ENOTSUP 2002
 
@@ -56,8 +56,10 @@ typedef struct {
  * cuMemcpyHtoDAsync -> cuMemcpyHtoDAsync_v2, cuCtxPushCurrent -> cuCtxPushCurrent_v2,
  * cuCtxPopCurrent -> cuCtxPopCurrent_v2 (the _v2 ABI with 64-bit CUdeviceptr). cuMemcpyAsync
  * and cuStreamSynchronize have one version. cuMemcpyBatchAsync is the CUDA 12.8 ABI (with
- * failIdx); CUDA 13 added cuMemcpyBatchAsync_v2 without it and keeps the 12.8 symbol for
- * binaries built against 12.8, so that is the one resolved here.
+ * failIdx); CUDA 13.0's cuda.h maps cuMemcpyBatchAsync to cuMemcpyBatchAsync_v2, without it,
+ * and libcuda keeps the 12.8 symbol for binaries built against 12.8. Both are resolved; a batch
+ * calls the one a program built against this driver's cuda.h calls: _v2 on a 13.0+ driver, the
+ * 12.8 symbol on 12.8/12.9 (gdrdiag/hw/memcpy_batch.py picks the same way for the Python row).
  */
 struct gc_driver {
 	void *lib;
@@ -72,6 +74,8 @@ struct gc_driver {
 	CUresult (*stream_sync)(CUstream);
 	CUresult (*memcpy_batch_async)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
 				       gc_memcpy_attributes *, size_t *, size_t, size_t *, CUstream);
+	CUresult (*memcpy_batch_async_v2)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
+					  gc_memcpy_attributes *, size_t *, size_t, CUstream);
 };
 
 static struct gc_driver drv;
@@ -149,6 +153,7 @@ int gc_load(int *driver_version, char *err, size_t errlen)
 	*(void **)&drv.memcpy_async = sym("cuMemcpyAsync");
 	*(void **)&drv.stream_sync = sym("cuStreamSynchronize");
 	*(void **)&drv.memcpy_batch_async = sym("cuMemcpyBatchAsync");
+	*(void **)&drv.memcpy_batch_async_v2 = sym("cuMemcpyBatchAsync_v2");
 	if (!drv.driver_get_version || !drv.get_error_name || !drv.ctx_get_current ||
 	    !drv.ctx_push || !drv.ctx_pop || !drv.memcpy_htod_async || !drv.memcpy_async ||
 	    !drv.stream_sync) {
@@ -163,6 +168,17 @@ int gc_load(int *driver_version, char *err, size_t errlen)
 	return 0;
 }
 
+/* The batch ABI a batch uses on this driver: 13000 (_v2), 12080 (the 12.8 symbol) or 0 (none). */
+int gc_batch_abi(void)
+{
+	if (drv.version >= 13000 && drv.memcpy_batch_async_v2)
+		return 13000;
+	/* The driver API added cuMemcpyBatchAsync in CUDA 12.8 (driver version 12080). */
+	if (drv.version >= 12080 && drv.memcpy_batch_async)
+		return 12080;
+	return 0;
+}
+
 /* 0 when cuMemcpyBatchAsync can be called; GC_ENOTSUP with the reason otherwise. */
 int gc_batch_supported(char *err, size_t errlen)
 {
@@ -170,8 +186,7 @@ int gc_batch_supported(char *err, size_t errlen)
 		set_err(err, errlen, "the CUDA driver is not loaded (call gc_load first)");
 		return EINVAL;
 	}
-	/* The driver API added cuMemcpyBatchAsync in CUDA 12.8 (driver version 12080). */
-	if (!drv.memcpy_batch_async || drv.version < 12080) {
+	if (!gc_batch_abi()) {
 		set_err(err, errlen,
 			"cuMemcpyBatchAsync is not in this driver (version %d.%d; needs CUDA 12.8+)",
 			drv.version / 1000, drv.version % 1000 / 10);
@@ -287,7 +302,8 @@ out:
 
 /*
  * One cuMemcpyBatchAsync for all `count` blocks (one attribute set for all: source read in
- * stream order, no location hints). The pointer arrays are built before the clock starts.
+ * stream order, no location hints), through the entry point gc_batch_abi() names. The pointer
+ * arrays are built before the clock starts.
  */
 int gc_batch(uint64_t ctx, uint64_t stream, uint64_t dst, uint64_t src, uint64_t block,
 	     uint64_t count, int sync, struct gc_result *r, char *err, size_t errlen)
@@ -298,13 +314,14 @@ int gc_batch(uint64_t ctx, uint64_t stream, uint64_t dst, uint64_t src, uint64_t
 	CUdeviceptr *dsts = NULL, *srcs = NULL;
 	size_t *sizes = NULL;
 	uint64_t i, t0;
-	int pushed = 0, rc;
+	int pushed = 0, rc, v2;
 	CUresult e;
 
 	memset(r, 0, sizeof(*r));
 	rc = gc_batch_supported(err, errlen);
 	if (rc)
 		return rc;
+	v2 = gc_batch_abi() == 13000;
 	if (!dst || !src || !block || !count) {
 		set_err(err, errlen, "bad arguments (dst, src, block and count must be non-zero)");
 		return EINVAL;
@@ -328,12 +345,21 @@ int gc_batch(uint64_t ctx, uint64_t stream, uint64_t dst, uint64_t src, uint64_t
 	if (rc)
 		goto out;
 	t0 = now_ns();
-	e = drv.memcpy_batch_async(dsts, srcs, sizes, (size_t)count, &attr, &attr_idx, 1, &fail_idx,
-				   s);
+	if (v2)
+		e = drv.memcpy_batch_async_v2(dsts, srcs, sizes, (size_t)count, &attr, &attr_idx, 1, s);
+	else
+		e = drv.memcpy_batch_async(dsts, srcs, sizes, (size_t)count, &attr, &attr_idx, 1,
+					   &fail_idx, s);
 	r->issue_ns = now_ns() - t0;
 	r->calls = 1;
 	if (e) {
-		rc = cuda_fail(e, "cuMemcpyBatchAsync", fail_idx, r, err, errlen);
+		const char *call = v2 ? "cuMemcpyBatchAsync_v2" : "cuMemcpyBatchAsync";
+
+		/* _v2 names no failing copy; the 12.8 call sets SIZE_MAX when none is to blame. */
+		rc = cuda_fail(e, call, v2 ? count : fail_idx, r, err, errlen);
+		if (v2 || fail_idx >= count)
+			set_err(err, errlen, "%s failed for a batch of %llu copies: %s", call,
+				(unsigned long long)count, r->cu_name);
 		goto out;
 	}
 	if (sync) {

@@ -31,7 +31,7 @@ $PY -m gdrdiag --json inspect > "$OUT/inspect.json" 2> "$OUT/inspect.err"
 echo "== peer GPU tests"
 for rep in $(seq "${TEST_REPEATS:-3}"); do
   s=$(date +%s)
-  timeout ${TEST_TIMEOUT:-300} $PY -m pytest -q -rs -m gpu tests/hw/test_peer_gpu.py -p no:cacheprovider \
+  timeout ${TEST_TIMEOUT:-300} $PY -m pytest -q -rs -m gpu tests/hw/test_peer_gpu.py tests/hw/test_peer_blocks_gpu.py -p no:cacheprovider \
     > "$OUT/peer-tests-$rep.txt" 2>&1
   echo "run $rep: rc=$? wall=$(( $(date +%s) - s )) s"; tail -3 "$OUT/peer-tests-$rep.txt"
   grep -E "FAILED|Error" "$OUT/peer-tests-$rep.txt" | head -10

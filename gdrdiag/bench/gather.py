@@ -30,7 +30,9 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from gdrdiag.bench.gather_analysis import (  # noqa: F401 - gather-bench's public names, re-exported
+    REQUEST_RATE_KERNEL,
     fmt_ratio,
+    measured_request_rate,
     min_sms_for_fraction,
     model_metrics,
     pick_best,
@@ -55,11 +57,13 @@ from gdrdiag.bench.gather_layout import (  # noqa: F401 - gather-bench's public 
     Case,
     Layout,
     make_indices,
+    needs_request_rate,
     parse_pattern,
     parse_sweeps,
     pattern_name,
     planned_read_plan,
     read_plan,
+    request_rate_layout,
     segment_histogram,
     sweep_cases,
     verify_gather,
@@ -148,8 +152,15 @@ class _Run:
             for c in sweep_cases("ladder", cfg.base, cfg.kernels, s.sm_count, threads=cfg.threads)
         ]
         sweeps = [w for w in cfg.sweeps if w != "ladder"]
-        self._allocate_and_read_link(sweeps)
-        self.total = len(ladder) + self._sweep_case_estimate(sweeps)
+        layouts = [cfg.base] + [
+            c.layout for w in sweeps for c in sweep_cases(w, cfg.base, ["warp"], s.sm_count, quick=cfg.quick)
+        ]
+        calibrate = cfg.request_rate is None and needs_request_rate(layouts)
+        if calibrate:
+            layouts.append(request_rate_layout(cfg.base))
+        self._allocate_and_read_link(layouts)
+        self.total = len(ladder) + self._sweep_case_estimate(sweeps) + int(calibrate)
+        self._request_rate(calibrate)
         best = self._ladder(ladder)
         best_name = str(best.params.kernel) if best is not None else "lines"
         for sweep in sweeps:
@@ -159,12 +170,9 @@ class _Run:
             results=self.results, notes=self.notes, link=s.link, gpu_name=s.facts.name, sm_count=s.sm_count
         )
 
-    def _allocate_and_read_link(self, sweeps: list[str]) -> None:
+    def _allocate_and_read_link(self, layouts: list[Layout]) -> None:
         """Allocate for every layout the run will use, then read the link under load for the model."""
         s, cfg = self.session, self.session.config  # type: ignore[attr-defined]
-        layouts = [cfg.base] + [
-            c.layout for w in sweeps for c in sweep_cases(w, cfg.base, ["warp"], s.sm_count, quick=cfg.quick)
-        ]
         for lay in layouts:
             lay.validate()
         s.allocate_for(layouts)
@@ -177,6 +185,39 @@ class _Run:
                 cfg.link_source = "read from the GPU's PCIe capability (a VM shows its virtual view)"
             except ValueError:
                 pass
+
+    def _request_rate(self, calibrate: bool) -> None:
+        """The model's read-request rate: given (--request-rate), measured here, or the assumed 0.75.
+
+        The calibration gathers 16-B records with the warp kernel, one read request each, from
+        the 16-B table the small-record rows read (gather_layout.request_rate_layout), before
+        the ladder, so every row of the run is capped at this machine's rate. Its row stays in
+        the results (sweep "request-rate"), its model columns recomputed with the rate it measured.
+        """
+        s, cfg = self.session, self.session.config  # type: ignore[attr-defined]
+        if cfg.request_rate is not None:
+            cfg.link = replace(cfg.link, read_requests_per_ns=cfg.request_rate)
+            cfg.request_rate_source = "given (--request-rate)"
+            return
+        if not calibrate:
+            return
+        lay = request_rate_layout(cfg.base)
+        out = self._measure(Case(REQUEST_RATE_KERNEL, lay, sweep="request-rate"))
+        res = out[0] if out else None
+        if res is None or res.status is not Status.OK or not res.value:
+            why = f"{res.status.value}: {res.reason}" if res is not None else "no result"
+            cfg.request_rate_source += f"; the request-rate calibration did not measure ({why})"
+            return
+        src, _ = s.indices(lay)
+        rate = measured_request_rate(res.value, lay, src, cfg.link)
+        cfg.link = replace(cfg.link, read_requests_per_ns=rate)
+        cfg.request_rate_source = (
+            f"measured in this run: {REQUEST_RATE_KERNEL} kernel, 16-B records from {lay.slots} slots, "
+            f"{lay.pattern} order, one request each"
+        )
+        model = s._model_metrics(KERNELS[REQUEST_RATE_KERNEL], lay, src, res.metrics.ce_gbytes_per_s)
+        fixed = replace(res, metrics=replace(res.metrics, **model))
+        self.results = [fixed if r is res else r for r in self.results]
 
     def _sweep_case_estimate(self, sweeps: list[str]) -> int:
         """Cases the sweeps will run (for progress; the sweep kernels are not known before the ladder)."""
@@ -300,4 +341,10 @@ class _Run:
         self.notes.append(
             f"link: {s.link_text}; model PCIe parameters: MPS {cfg.link.mps}, MRRS {cfg.link.mrrs}, "
             f"RCB {cfg.link.rcb}, {cfg.link.cpl_overhead} B per completion ({cfg.link_source})"
+        )
+        rate = cfg.link.read_requests_per_ns
+        self.notes.append(
+            "read-request rate for the model's cap: "
+            + ("none" if rate is None else f"{rate:.3f} G requests/s")
+            + f" ({cfg.request_rate_source})"
         )

@@ -16,6 +16,7 @@ from gdrdiag.bench.gather_kernels import (
     planned_records_per_step,
 )
 from gdrdiag.bench.gather_layout import Layout, planned_read_plan, read_plan, segment_histogram
+from gdrdiag.bench.gather_requests import plan_efficiency, planned_sector_plan
 from gdrdiag.model.results import BenchResult, Status
 
 
@@ -101,6 +102,21 @@ def _bytes_per_request(R: int, n: int, n_read: int, pred: pcie_model.Prediction)
     return R * n / requests if requests else 0.0
 
 
+REQUEST_RATE_KERNEL = "warp"  # one request per 16-B record (a warp per record, lane 0 loads it)
+
+
+def measured_request_rate(gbytes_per_s: float, layout: Layout, src, link: pcie_model.LinkParams) -> float:
+    """G read requests/s of a warp-kernel gather of ``layout`` at ``gbytes_per_s``: records/s x requests each.
+
+    The requests per record are the model's count for the warp kernel over these indices (one
+    per 16-B record; back-to-back repeats of a slot, an L1 hit, send none).
+    """
+    R = layout.record_bytes
+    hist, n_read = read_plan(src, layout, KERNELS[REQUEST_RATE_KERNEL])
+    pred = pcie_model.predict(hist, R, "sector", line_aware=False, p=link)
+    return gbytes_per_s / R * pred.requests_per_record * n_read / layout.records
+
+
 def model_metrics(
     spec: KernelSpec,
     layout: Layout,
@@ -119,12 +135,11 @@ def model_metrics(
     loads, the larger of that and the estimate with every back-to-back repeat an L1 hit).
     ``model_kernel_ratio_to_ce`` (sort-first kernels, given the measured plan time): the ceiling
     with the sort's cost per batch added, ``plan_us / reuse`` (pcie_model.ratio_with_fixed_cost).
-    Given the CE's GB/s, kernels that read in the given order are also capped at the read-request
-    rate (``request_cap_ratio_to_ce``, pcie_model.request_capped_ratio): what binds 16-64-B reads.
-    Not the sort-first kernels (planned-*, sorted-lines): in slot order several runs with gaps
-    between them share a line, the model gives each run its own requests where the GPU's
-    coalescer sends one per line an instruction touches, so its count for them is an upper bound
-    and a cap made from it would be a floor, not a ceiling.
+    Given the CE's GB/s, the read-request rate caps the kernels whose request count is exact
+    (``request_cap_ratio_to_ce``, pcie_model.request_capped_ratio): what binds 16-64-B reads.
+    Those are the kernels that read in the given order and the planned ones, whose requests
+    are counted sector by sector (gather_requests). Not sorted-lines: its repeats are left to
+    L1, so its count is an upper bound and a cap made from it would be a floor.
     """
     import numpy as np
 
@@ -133,12 +148,23 @@ def model_metrics(
     out: dict[str, Optional[float]] = {}
     R, n = layout.record_bytes, layout.records
     if spec.dedupe:
-        # Its exact read plan: each distinct slot crosses PCIe once (native/gather.cu DEDUPE).
-        # planned-flat's warp load covers 512 / R whole records: its "group" for the same plan.
+        # Its exact read plan: each distinct slot crosses PCIe once (native/gather.cu DEDUPE),
+        # priced sector by sector (gather_requests): planned-flat's warp load covers 512 / R whole
+        # records, planned-lines' step 8 or 32 records, each segment its own instructions.
         group = group or (flat_records_per_load(R) if spec.flat else planned_records_per_step(R))
-        hist, n_read = planned_read_plan(src, layout, group)
-        pred = pcie_model.predict(hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
+        plan = planned_sector_plan(src, layout, group, spec.flat)
+        if plan is not None:
+            eff = plan_efficiency(plan, R, link)
+            pred = pcie_model.prediction_of(eff, spec.model_mode, line_aware=True, p=link)
+            n_read = plan.reads
+        else:  # odd layouts: both kernels read record by record (warp_record), every record
+            hist, n_read = planned_read_plan(src, layout, group)
+            pred = pcie_model.predict(hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
         model = pred.ratio_to_ce * n / max(1, n_read)
+        # The request count is exact now, so the read-request rate caps the plan too.
+        per_request = _bytes_per_request(R, n, n_read, pred)
+        out["request_cap_ratio_to_ce"] = pcie_model.request_cap(per_request, ce_gbps, link)
+        model = pcie_model.request_capped_ratio(model, per_request, ce_gbps, link)
         out["model_ratio_to_ce"] = model
         out["records_read_fraction"] = n_read / n
         out["model_ratio_if_repeats_hit_l1"] = model

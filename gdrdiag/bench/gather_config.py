@@ -50,6 +50,11 @@ class GatherConfig:
     # shared H100 (docs/benchmarks.md, issue 15), which moves every ratio of those cases alike.
     ce_per_case: bool = False
     link: pcie_model.LinkParams = field(default_factory=pcie_model.LinkParams)
+    # Read requests per ns (G/s) for the model's request cap. None: measured in the run by the
+    # request-rate calibration when it gathers records under 128 B (gather.py), else the H100's
+    # 0.75 that LinkParams assumes. The rate is a property of the machine, not of the GPU alone.
+    request_rate: Optional[float] = None
+    request_rate_source: str = "assumed: 0.75 G/s, measured on the H100 VM (docs/gather-bench.md)"
     link_source: str = "assumed (diagnostics-kb 14, H200 VM)"
     link_explicit: bool = False  # True when the user gave --mps/--mrrs/--rcb
 
@@ -73,6 +78,8 @@ class GatherConfig:
             raise UserInputError(f"--records-per-step must be 8 or 32, got {self.records_per_step}")
         if not 1 <= self.rounds <= 10:
             raise UserInputError(f"--rounds must be in 1..10, got {self.rounds}")
+        if self.request_rate is not None and not 0 < self.request_rate <= 100:
+            raise UserInputError(f"--request-rate must be in (0, 100] G requests/s, got {self.request_rate}")
         if not 1 <= self.min_rounds <= self.rounds:
             raise UserInputError(
                 f"--min-rounds must be in 1..{self.rounds} (--rounds), got {self.min_rounds}"

@@ -249,26 +249,22 @@ def read_plan(src, layout: Layout, spec: KernelSpec):
     return segment_histogram(src, layout, spec), int(src.size)
 
 
-def planned_read_plan(
-    src, layout: Layout, group: int = LINES_RECORDS_PER_WARP
-) -> tuple[dict[tuple[int, int], int], int]:
-    """(segment histogram, slots read) of gather_lines_dedupe over pairs sorted by source slot.
+def planned_segments(src, layout: Layout, group: int = LINES_RECORDS_PER_WARP):
+    """The segments gather_lines_dedupe reads over pairs sorted by source slot, as arrays.
 
-    Mirrors lines_step with DEDUPE (native/gather.cu): warps take groups of ``group`` consecutive
-    sorted records; a run of equal slots is read once, by the group holding its first record (the
-    owner); an owner continues the segment of the previous owner when its slot is the next one
-    and that owner is in the same group (packed, 16-B aligned layouts only). Layouts off the
-    fast path (odd sizes or offsets) are read record by record, with no merging or dedupe.
+    Returns (sorted slots, head positions, owners per segment, owner mask): warps take groups of
+    ``group`` consecutive sorted records; a run of equal slots is read once, by the group
+    holding its first record (the owner); an owner continues the segment of the previous owner
+    when its slot is the next one and that owner is in the same group (packed, 16-B aligned
+    layouts only, lines_step in native/gather.cu). A segment is ``owners`` consecutive slots
+    from the slot at its head. Only for 16-B aligned layouts (stride and base offset).
     """
     import numpy as np
 
     src = np.sort(np.asarray(src, dtype=np.int64))
     n = src.size
     R, stride, base = layout.record_bytes, layout.stride, layout.base_offset
-    aligned = stride % 16 == 0 and base % 16 == 0
-    if not aligned or n == 0:
-        return segment_histogram(src, layout, KERNELS["warp"]), int(n)
-    merge = stride == R and R % 16 == 0
+    merge = stride == R and R % 16 == 0 and base % 16 == 0
     idx = np.arange(n)
     owner = np.ones(n, dtype=bool)
     owner[1:] = src[1:] != src[:-1]
@@ -276,7 +272,7 @@ def planned_read_plan(
     run_owner = np.maximum.accumulate(np.where(owner, idx, 0))
     grp = idx // group
     head = owner.copy()
-    if merge:
+    if merge and n:
         prev_owner = np.empty(n, dtype=np.int64)
         prev_owner[0] = -1
         prev_owner[1:] = run_owner[:-1]
@@ -288,11 +284,62 @@ def planned_read_plan(
     heads = np.flatnonzero(head)
     # Owners per segment: the owners from each head to the next head.
     lengths = np.diff(np.append(np.searchsorted(owners, heads), owners.size))
-    offsets = (base + src[heads] * stride) % pcie_model.PAGE
+    return src, heads, lengths, owner
+
+
+def planned_read_plan(
+    src, layout: Layout, group: int = LINES_RECORDS_PER_WARP
+) -> tuple[dict[tuple[int, int], int], int]:
+    """(segment histogram, slots read) of gather_lines_dedupe over pairs sorted by source slot.
+
+    The segments of :func:`planned_segments` as {(start address mod 4096, slots): count}.
+    Layouts off the fast path (odd sizes or offsets) are read record by record, with no merging
+    or dedupe.
+    """
+    import numpy as np
+
+    n = np.asarray(src).size
+    aligned = layout.stride % 16 == 0 and layout.base_offset % 16 == 0
+    if not aligned or n == 0:
+        return segment_histogram(np.sort(np.asarray(src, dtype=np.int64)), layout, KERNELS["warp"]), int(n)
+    ssrc, heads, lengths, owner = planned_segments(src, layout, group)
+    offsets = (layout.base_offset + ssrc[heads] * layout.stride) % pcie_model.PAGE
     keys = offsets * 64 + lengths  # lengths <= 32 < 64
     uniq, counts = np.unique(keys, return_counts=True)
     hist = {(int(k // 64), int(k % 64)): int(c) for k, c in zip(uniq, counts, strict=True)}
-    return hist, int(owners.size)
+    return hist, int(owner.sum())
+
+
+# Records under this size are where the read-request rate can bind (a request carries at most one
+# record's bytes, and at 0.75 G/s x 128 B the cap is far above any CE): runs that gather them
+# measure the rate first (gather.py, the request-rate calibration).
+REQUEST_RATE_BELOW_BYTES = 128
+
+
+def request_rate_layout(base: Layout) -> Layout:
+    """The request-rate calibration's layout: 16-B packed records of ``base``'s table and index set size.
+
+    Read by the warp kernel, each record is one 16-B request: unique slots in random order, so no
+    record repeats or shares a request with the one before (random where the table has fewer
+    slots than records). The table is the record-size sweep's 16-B table, so its translation
+    footprint is the one the small-record rows see.
+    """
+    pattern = "unique" if base.records <= base.slots else "random"
+    return Layout(
+        record_bytes=16,
+        stride=16,
+        base_offset=0,
+        pattern=pattern,
+        run_length=1,
+        slots=base.slots,
+        records=base.records,
+        seed=base.seed,
+    )
+
+
+def needs_request_rate(layouts: Sequence[Layout]) -> bool:
+    """Whether a run over ``layouts`` gathers records small enough for the request rate to bind."""
+    return any(lay.record_bytes < REQUEST_RATE_BELOW_BYTES for lay in layouts)
 
 
 def sm_limits(sm_count: int, quick: bool = False) -> list[int]:

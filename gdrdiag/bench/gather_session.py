@@ -573,8 +573,17 @@ class GatherSession:
             mps_bytes=p.mps,
             mrrs_bytes=p.mrrs,
             rcb_bytes=p.rcb,
-            link_params=self.config.link_source,
+            link_params=self._link_params(),
             link=self.link_text,
+        )
+
+    def _link_params(self) -> str:
+        """Where the model's parameters came from, the read-request rate its cap used included."""
+        rate = self.config.link.read_requests_per_ns
+        return (
+            f"{self.config.link_source}; read-request rate "
+            + ("none" if rate is None else f"{rate:.3f} G/s")
+            + f" ({self.config.request_rate_source})"
         )
 
     @staticmethod

@@ -10,11 +10,16 @@ Per ordered pair ``src -> dst`` and size (the bytes always move from ``src``'s m
 3. ``peer_sm_read`` / ``peer_sm_write``: the NVRTC kernel ``native/peer.cu`` launched on the
    destination GPU reading the peer's memory through UVA, or on the source GPU writing into it;
    the best of a few grid sizes per size; ``ratio_to_ce`` against the copy engine's same bytes.
-5. ``peer_lat_ce_off`` / ``peer_lat_ce_on``: one 4-byte copy at a time, median per-copy latency in
-   microseconds (:mod:`gdrdiag.bench.peer_latency`).
 4. ``peer_ce_reference``: at one size, gdrdiag's CE copy (``peer_ce_gdrdiag``) and CuPy's
    ``cudaMemcpyPeerAsync`` (``peer_ce_reference``) on the same buffers, interleaved over several
    rounds, peer access off and on; ``gdrdiag_over_reference`` on the CuPy rows.
+5. ``peer_lat_ce_off`` / ``peer_lat_ce_on``: one 4-byte copy at a time, median per-copy latency in
+   microseconds; ``peer_lat_sm_on``: one SM load's round trip to the peer's memory (a pointer
+   chase) (:mod:`gdrdiag.bench.peer_latency`).
+6. ``peer_all_to_one``: every other GPU's copy engine into one GPU at once, per destination
+   (:mod:`gdrdiag.bench.peer_all_to_one`).
+7. ``peer_blocks``: many small blocks GPU -> GPU, one call each, batched, coalesced and a gather
+   kernel, with each way's half-bandwidth block size (:mod:`gdrdiag.bench.peer_blocks`).
 
 Every destination is poisoned before a case and checked byte for byte after it; a wrong byte makes
 the row ERROR. Timing is :mod:`gdrdiag.bench.timing` (CUDA events, warm-up, every sample kept,
@@ -31,7 +36,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
 from gdrdiag.bench.copy_config import POISON, gbytes_per_s
-from gdrdiag.bench.peer_latency import LATENCY_KEYS, latency_case
+from gdrdiag.bench.peer_all_to_one import ALL_TO_ONE_KEY, all_to_one_results
+from gdrdiag.bench.peer_blocks import (
+    BLOCKS_CASE,
+    DEFAULT_BLOCK_COUNT,
+    DEFAULT_BLOCK_SIZES,
+    DEFAULT_REGION_MAX,
+    block_results,
+)
+from gdrdiag.bench.peer_latency import LATENCY_KEYS, SM_LATENCY_KEY, latency_case, sm_latency_case
 from gdrdiag.bench.runner import run_case
 from gdrdiag.bench.timing import SpinGate, Timed, gated_iterations, time_stream
 from gdrdiag.errors import NotSupported, UserInputError
@@ -41,7 +54,7 @@ from gdrdiag.hw.memory import Buffer, MemoryKind
 from gdrdiag.model.machine import MachineInfo
 from gdrdiag.model.params import PeerMetrics, PeerParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats, Status
-from gdrdiag.peer_model import expect, pair_of
+from gdrdiag.peer_model import Expectation, expect, pair_of
 from gdrdiag.units import GiB, KiB, MiB
 
 DEFAULT_SIZES = (4 * KiB, 64 * KiB, 1 * MiB, 16 * MiB, 256 * MiB)
@@ -49,7 +62,9 @@ ALL_SIZES = tuple(4 * KiB * 4**i for i in range(10))  # 4 KiB .. 1 GiB
 CE_KEYS = ("peer_ce_off", "peer_ce_on", "peer_ce_bidir_off", "peer_ce_bidir_on")
 SM_KEYS = ("peer_sm_read", "peer_sm_write")
 REFERENCE_KEY = "peer_ce_reference"
-ALL_KEYS = (*CE_KEYS, *SM_KEYS, REFERENCE_KEY, *LATENCY_KEYS)
+ALL_KEYS = (*CE_KEYS, *SM_KEYS, REFERENCE_KEY, *LATENCY_KEYS, ALL_TO_ONE_KEY, BLOCKS_CASE)
+KERNEL_KEYS = (*SM_KEYS, SM_LATENCY_KEY, BLOCKS_CASE)  # cases that load native/peer.cu
+ON_ONLY_KEYS = ("peer_ce_on", "peer_ce_bidir_on", *SM_KEYS, "peer_lat_ce_on", SM_LATENCY_KEY, BLOCKS_CASE)
 SM_BLOCKS_PER_SM = (1, 2, 4, 8)
 SM_THREADS = 512
 _SEEDS = (0x5A, 0x3C)  # payload pattern seeds: one per direction of a pair
@@ -67,6 +82,9 @@ class PeerBenchOptions:
     reference_size: int = 256 * MiB
     reference_rounds: int = 5
     sm_blocks_per_sm: tuple[int, ...] = SM_BLOCKS_PER_SM
+    block_sizes: tuple[int, ...] = DEFAULT_BLOCK_SIZES  # the many-small-blocks sweep (peer_blocks)
+    block_count: int = DEFAULT_BLOCK_COUNT
+    block_region_max: int = DEFAULT_REGION_MAX
 
     def validate(self) -> None:
         """Raise UserInputError for what cannot run (checked before allocating)."""
@@ -85,6 +103,23 @@ class PeerBenchOptions:
         for a, b in self.pairs or ():
             if a == b:
                 raise UserInputError(f"--pairs {a}:{b}: a pair needs two different GPUs")
+        if BLOCKS_CASE in self.keys:
+            self._validate_blocks()
+
+    def _validate_blocks(self) -> None:
+        if not self.block_sizes:
+            raise UserInputError("--block-sizes: give at least one size")
+        if self.block_count < 1:
+            raise UserInputError("--blocks: at least one block")
+        for s in self.block_sizes:
+            if s < 16 or s % 16:
+                raise UserInputError(f"block size {s}: peer-bench block sizes are multiples of 16 bytes")
+            if s > self.block_region_max:
+                raise UserInputError(
+                    f"block size {s}: larger than --block-region-max {self.block_region_max}"
+                )
+        if self.block_region_max > 4 * GiB:
+            raise UserInputError("--block-region-max: at most 4 GiB (the source region is twice that)")
 
 
 @dataclass
@@ -135,12 +170,14 @@ class _Session:
         moved: int,
         mismatch: Optional[int],
         description: str,
+        expectation: Optional[Expectation] = None,
         **metrics: Optional[float],
     ) -> BenchResult:
+        """A bandwidth row: GB/s samples, the path model's expectation (the pair's, unless given)."""
         samples = gbytes_per_s(moved, timed.seconds)
         stats = SampleStats.of(samples)
         pair = pair_of(self.machine, params.src_gpu, params.dst_gpu)
-        exp = expect(
+        exp = expectation or expect(
             self.machine,
             pair,
             mover=params.mover or "ce",
@@ -212,9 +249,14 @@ def waived_cases(opts: PeerBenchOptions, reason: str) -> list[BenchResult]:
 
 
 def planned_case_count(opts: PeerBenchOptions, n_pairs: int = 2) -> int:
-    """Progress steps of a run (per ordered pair: every key x size; the reference once per pair)."""
-    per_pair = sum(len(opts.sizes) for k in opts.keys if k not in (REFERENCE_KEY, *LATENCY_KEYS))
-    per_pair += sum(1 for k in opts.keys if k in LATENCY_KEYS)
+    """Progress steps of a run.
+
+    Per ordered pair: every sized key x size, the reference twice (off, on), each latency case and
+    the block sweep once; all-to-one once per destination (about one per ordered pair of two GPUs).
+    """
+    once = (REFERENCE_KEY, *LATENCY_KEYS, BLOCKS_CASE, ALL_TO_ONE_KEY)
+    per_pair = sum(len(opts.sizes) for k in opts.keys if k not in once)
+    per_pair += sum(1 for k in opts.keys if k in (*LATENCY_KEYS, BLOCKS_CASE, ALL_TO_ONE_KEY))
     return n_pairs * per_pair + (n_pairs * 2 if REFERENCE_KEY in opts.keys else 0)
 
 
@@ -237,17 +279,31 @@ def run_peer_bench(
     pairs = _pairs(n, opts)
     session = _Session(opts, machine, progress)
     results: list[BenchResult] = []
-    ordinals = sorted({o for p in pairs for o in p})
+    # all-to-one: every other GPU copies into each selected destination, so every GPU takes part
+    ordinals = list(range(n)) if ALL_TO_ONE_KEY in opts.keys else sorted({o for p in pairs for o in p})
     try:
         for o in ordinals:
             g = _Gpu(cuda.GpuContext(o).__enter__())
             session.gpus[o] = g
             g.streams = [cuda.Stream(), cuda.Stream()]
             g.gate = SpinGate(g.ctx)
-            if any(k in SM_KEYS for k in opts.keys):
+            if any(k in KERNEL_KEYS for k in opts.keys):
                 g.module = nvrtc.load("peer", g.ctx.arch)
         for a, b in _unordered(pairs):
             results.extend(_run_pair(session, a, b, [p for p in pairs if set(p) == {a, b}]))
+        if ALL_TO_ONE_KEY in opts.keys:
+            for d in sorted({d for _, d in pairs}):
+                if session.progress:
+                    session.progress(ALL_TO_ONE_KEY)
+                sources = [o for o in ordinals if o != d]
+                results.extend(
+                    run_case(
+                        ALL_TO_ONE_KEY,
+                        lambda d=d, s=sources: all_to_one_results(session, d, s),
+                        provider="cuda",
+                        params=PeerParams(dst_gpu=d, sources=len(sources), op="all_to_one"),
+                    )
+                )
     finally:
         _close(session)
     return _with_ratios(results)
@@ -313,7 +369,7 @@ def _run_pair(session: _Session, a: int, b: int, ordered: list[tuple[int, int]])
                     f"cuDeviceCanAccessPeer({a}, {b}) or ({b}, {a}) is 0: the driver offers no peer access "
                     "between these GPUs (P2P not supported on this path or refused in this VM)"
                 )
-                for key in ("peer_ce_on", "peer_ce_bidir_on", *SM_KEYS, "peer_lat_ce_on"):
+                for key in ON_ONLY_KEYS:
                     if key in opts.keys:
                         results.append(
                             BenchResult.waived(key, reason, provider="cuda", params=session.params(a, b))
@@ -352,6 +408,12 @@ def _cases(
     if f"peer_lat_ce_{tag}" in opts.keys:
         for src, dst in ordered:
             yield f"peer_lat_ce_{tag}", lambda s=src, d=dst: latency_case(session, bufs, s, d, on), {}
+    if on and SM_LATENCY_KEY in opts.keys:
+        for src, dst in ordered:
+            yield SM_LATENCY_KEY, lambda s=src, d=dst: sm_latency_case(session, s, d), {}
+    if on and BLOCKS_CASE in opts.keys:
+        for src, dst in ordered:
+            yield BLOCKS_CASE, lambda s=src, d=dst: block_results(session, s, d), {}
 
 
 def _phase(

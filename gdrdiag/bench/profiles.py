@@ -139,9 +139,11 @@ def _rdma_results(profile: Profile) -> list:
 def _peer_results(profile: Profile) -> list:
     """GPU<->GPU cases where there are two or more GPUs (none otherwise: a one-GPU Report stays as it was).
 
-    quick: CE peer copies off/on and the SM read at 1 MiB and 256 MiB; standard adds both-ways copies
-    and the SM write at 64 KiB, 16 MiB and 256 MiB; full runs every case at every size, reference
-    included. Each ordered pair; a two-GPU NVLink machine runs standard in about ten seconds.
+    quick: CE peer copies off/on and the SM read at 1 MiB and 256 MiB; standard adds both-ways copies,
+    the SM write, the latencies and all-to-one at 64 KiB, 16 MiB and 256 MiB, and a short block sweep
+    (4 KiB, 64 KiB and 1 MiB blocks, at most 64 MiB each, as copy-bench's standard block sizes); full
+    runs every case at every size, reference and the whole block sweep (128 B .. 2 MiB) included.
+    Each ordered pair; a two-GPU NVLink machine runs standard in well under a minute.
     """
     from gdrdiag.bench import peer
     from gdrdiag.errors import GdrdiagError
@@ -163,7 +165,13 @@ def _peer_results(profile: Profile) -> list:
         )
     else:
         keys = tuple(k for k in peer.ALL_KEYS if k != peer.REFERENCE_KEY)
-        opts = peer.PeerBenchOptions(sizes=(64 * KiB, 16 * MiB, 256 * MiB), keys=keys, iterations=5)
+        opts = peer.PeerBenchOptions(
+            sizes=(64 * KiB, 16 * MiB, 256 * MiB),
+            keys=keys,
+            iterations=5,
+            block_sizes=(4 * KiB, 64 * KiB, 1 * MiB),
+            block_region_max=64 * MiB,
+        )
     return peer.run_peer_bench(opts, profile.machine)
 
 

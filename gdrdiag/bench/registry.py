@@ -278,9 +278,28 @@ _PEER_CASES = (
     ),
     ("peer_lat_ce_off", "latency of one 4-byte peer copy at a time, peer access off (us, median)", "latency"),
     ("peer_lat_ce_on", "latency of one 4-byte peer copy at a time, peer access on (us, median)", "latency"),
+    (
+        "peer_lat_sm_on",
+        "SM round trip: one dependent 8-byte load from the peer's memory at a time (pointer chase, us)",
+        "latency",
+    ),
+    (
+        "peer_all_to_one",
+        "every other GPU's copy engine into one GPU at once, peer access on (one source on two GPUs)",
+        "ce",
+    ),
+    (
+        "peer_blocks",
+        "many small blocks GPU -> GPU: one call each, batched, coalesced, and a gather kernel",
+        "blocks",
+    ),
 )
 
 
 def peer_registry() -> Registry:
-    """peer-bench: per ordered GPU pair, CE copies (peer access off/on, one way and both), SM read/write."""
+    """peer-bench's cases, per ordered GPU pair.
+
+    CE copies (peer access off/on, one way and both), SM read/write, latencies, all-to-one and the
+    many-small-blocks sweep.
+    """
     return Registry(Bench.PEER, tuple(Case(k, d, Needs.GPU_PAIR, part) for k, d, part in _PEER_CASES))

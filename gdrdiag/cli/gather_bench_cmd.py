@@ -111,6 +111,12 @@ def gather_bench(
     rcb: Optional[int] = typer.Option(
         None, "--rcb", help="Model: Read Completion Boundary 64/128 (default: read, else 128)."
     ),
+    request_rate: Optional[float] = typer.Option(
+        None,
+        "--request-rate",
+        help="Model: read requests per ns (G/s) that cap small reads (default: measured in the run "
+        "when records under 128 B are gathered, else 0.75).",
+    ),
     quick: bool = typer.Option(False, "--quick", help="A short run: fewer sweep points and samples."),
     numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the Report as JSON here."),
@@ -171,6 +177,7 @@ def gather_bench(
         if explicit
         else "assumed (MPS 256 / MRRS 4096 / RCB 128, as read on an H200 VM)",
         link_explicit=explicit,
+        request_rate=request_rate,
         numa=numa_request,
     )
     config.validate()

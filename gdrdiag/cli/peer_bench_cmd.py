@@ -24,6 +24,7 @@ from gdrdiag.units import parse_size, parse_size_list
 
 DEFAULT_SIZES = "4K,64K,1M,16M,256M"
 ALL_SIZES = "4K..1G"
+DEFAULT_BLOCK_SIZES = "128..2M"
 
 
 def parse_pairs(text: Optional[str]) -> Optional[tuple[tuple[int, int], ...]]:
@@ -65,11 +66,18 @@ def peer_bench(
     warmup: int = typer.Option(2, "--warmup", help="Warm-up iterations per case."),
     reference_size: str = typer.Option("256M", "--reference-size", help="Size of the CuPy reference copy."),
     rounds: int = typer.Option(5, "--rounds", help="Interleaved rounds of the reference comparison."),
+    block_count: int = typer.Option(10_000, "--blocks", help="Blocks per block size (peer_blocks)."),
+    block_sizes: str = typer.Option(
+        DEFAULT_BLOCK_SIZES, "--block-sizes", help="Block sizes of peer_blocks, list or range."
+    ),
+    block_region_max: str = typer.Option(
+        "512M", "--block-region-max", help="Most bytes peer_blocks moves per block size (fewer blocks above)."
+    ),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
 ) -> None:
-    """GPU<->GPU paths: CE peer copies (peer access on/off), SM peer reads/writes, against the path model."""
+    """GPU<->GPU paths: CE and SM peer copies, latencies, all-to-one, many small blocks; vs the path model."""
     from gdrdiag.bench.peer import PeerBenchOptions, planned_case_count, run_peer_bench
     from gdrdiag.bench.registry import peer_registry
     from gdrdiag.model.results import Status
@@ -88,6 +96,9 @@ def peer_bench(
         warmup=warmup,
         reference_size=parse_size(reference_size, what="--reference-size"),
         reference_rounds=rounds,
+        block_sizes=tuple(parse_size_list(block_sizes, what="--block-sizes")),
+        block_count=block_count,
+        block_region_max=parse_size(block_region_max, what="--block-region-max"),
     )
     opts.validate()
     from gdrdiag.cli.interrupt import exit_130_after, measure

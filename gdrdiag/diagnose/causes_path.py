@@ -156,6 +156,7 @@ def small_copies(report: "Report", ctx: Context) -> list[Cause]:
     if not cands:
         return []
     share, j, peak = min(cands, key=lambda c: c[0])
+    peer = all(e is not None and e.place is Place.GPU for e in (j.source, j.destination))
     gap = max(1e-9, 1 - (j.measured_gbytes_per_s or 0) / peak)
     explains = min(1.0, (1 - share) / gap)
     basis = "measured" if (j.per_op_source or "").startswith("fitted") else "inferred"
@@ -176,8 +177,12 @@ def small_copies(report: "Report", ctx: Context) -> list[Cause]:
             (),
             "Coalesce small blocks into one region, batch them (cuMemcpyBatchAsync, CUDA 12.8+), or "
             "gather them "
-            "with a kernel reading mapped pinned memory.",
-            "gdrdiag copy-bench --parts blocks",
+            + (
+                "with a kernel reading the peer GPU's memory through UVA (peer access on)."
+                if peer
+                else "with a kernel reading mapped pinned memory."
+            ),
+            "gdrdiag peer-bench peer_blocks" if peer else "gdrdiag copy-bench --parts blocks",
             subject=j.key,
             by_design="the row is as fast as a copy of its size can be: the per-copy cost, not the path",
         )

@@ -20,7 +20,7 @@ from typing import Any, Optional
 from gdrdiag.errors import HardwareError, NotSupported, UserInputError
 from gdrdiag.hw.native_lib import CachedLoad, Loaded, declare, open_library
 
-ABI_VERSION = 1
+ABI_VERSION = 2  # 2: the batch calls cuMemcpyBatchAsync_v2 on CUDA 13 drivers; gc_batch_abi
 LIB_NAME = "libgdr_copy.so"
 GC_ECUDA = 2001
 GC_ENOTSUP = 2002
@@ -69,6 +69,7 @@ def _load() -> Loaded:
         return None, why
     try:
         declare(lib, _SIGNATURES, _ERR)
+        lib.gc_batch_abi.argtypes, lib.gc_batch_abi.restype = [], ctypes.c_int
     except AttributeError as exc:
         return None, f"C copy loop unavailable: {LIB_NAME} lacks a symbol ({exc}); re-run set-up"
     return lib, why
@@ -193,8 +194,17 @@ def batch(
         err,
         _ERRLEN,
     )
-    _check(rc, err, r, "cuMemcpyBatchAsync")
+    _check(rc, err, r, "cuMemcpyBatchAsync_v2" if lib.gc_batch_abi() == 13000 else "cuMemcpyBatchAsync")
     return CopyTiming(int(r.calls), r.issue_ns / 1e9, r.total_ns / 1e9 if sync else None)
+
+
+def batch_abi() -> int:
+    """The C batch's entry point on this driver: 13000 (``_v2``), 12080 (the 12.8 symbol) or 0 (neither).
+
+    The same choice gdrdiag/hw/memcpy_batch.py makes for the Python row.
+    """
+    lib, _ = driver()
+    return int(lib.gc_batch_abi())
 
 
 def batch_supported() -> Optional[str]:

@@ -139,19 +139,27 @@ class PeerParams:
     ``src_gpu``/``dst_gpu`` are CUDA ordinals: bytes move from ``src_gpu``'s memory into ``dst_gpu``'s.
     ``mover`` is ``ce`` (cuMemcpyPeerAsync) or ``sm`` (an NVRTC kernel); ``op`` says which GPU drives
     the transfer: ``copy`` (CE), ``read`` (a kernel on the destination pulls), ``write`` (a kernel
-    on the source pushes). ``peer_access`` False means the driver stages the copy through host memory.
+    on the source pushes), ``latency`` (one small transfer or one dependent load at a time),
+    ``all_to_one`` (every other GPU's copy engine into ``dst_gpu`` at once). ``peer_access`` False
+    means the driver stages the copy through host memory.
     """
 
     bench: Bench = Bench.PEER
     src_gpu: Optional[int] = None
     dst_gpu: Optional[int] = None
     mover: Optional[str] = None  # ce | sm
-    op: Optional[str] = None  # copy | read | write
+    op: Optional[str] = None  # copy | read | write | latency | all_to_one
     peer_access: Optional[bool] = None
     bidirectional: Optional[bool] = None  # both ways at once (src->dst and dst->src)
     size_bytes: Optional[int] = None
     library: Optional[str] = None  # the reference copy's library (cupy)
     same_buffers: Optional[bool] = None
+    # The many-small-blocks sweep (bench/peer_blocks.py): ``blocks`` blocks of ``block_bytes`` each,
+    # ``size_bytes`` = their total; all-to-one (bench/peer_all_to_one.py): ``sources`` GPUs copy
+    # ``size_bytes`` each into ``dst_gpu`` at once (``src_gpu`` set only when there is one).
+    block_bytes: Optional[int] = None
+    blocks: Optional[int] = None
+    sources: Optional[int] = None
     # How the kernel was launched and what path the pair has: shown, not identity.
     grid: Optional[int] = _not_identity()  # type: ignore[assignment]
     threads: Optional[int] = _not_identity()  # type: ignore[assignment]
@@ -307,6 +315,14 @@ class PeerMetrics:
     ratio_to_ce: Optional[float] = None  # SM rows: over the copy engine moving the same bytes
     gdrdiag_over_reference: Optional[float] = None  # gdrdiag's CE copy over CuPy's, same buffers
     rounds: Optional[float] = None  # interleaved measurement rounds (reference cases)
+    # The block sweep: time per block, host time per driver call, and the ratio to one coalesced
+    # copy of the same bytes; on its summary row, where each way reaches half the coalesced rate.
+    us_per_block: Optional[float] = None
+    issue_us_per_call: Optional[float] = None
+    ratio_to_coalesced: Optional[float] = None
+    half_bandwidth_block_bytes_per_call: Optional[float] = None
+    half_bandwidth_block_bytes_batched: Optional[float] = None
+    half_bandwidth_block_bytes_kernel: Optional[float] = None
 
 
 @dataclass(frozen=True)

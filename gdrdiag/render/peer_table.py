@@ -10,6 +10,17 @@ from gdrdiag.render.layout import DEFAULT_WIDTH, wrap_lines
 from gdrdiag.render.results_table import check_mark, num, problems, size, spread, table
 
 _REFERENCE_KEYS = ("peer_ce_gdrdiag", "peer_ce_reference")
+_BLOCK_WAYS = (
+    ("per_call", "per call (Python)"),
+    ("batched", "batched"),
+    ("coalesced", "coalesced"),
+    ("kernel", "gather kernel"),
+)
+_HALF_FIELDS = (
+    ("per_call", "half_bandwidth_block_bytes_per_call"),
+    ("batched", "half_bandwidth_block_bytes_batched"),
+    ("kernel", "half_bandwidth_block_bytes_kernel"),
+)
 
 
 def _ratio(v: Optional[float]) -> str:
@@ -25,7 +36,15 @@ def _what(r: BenchResult) -> str:
     assert isinstance(p, PeerParams)
     if p.mover == "sm":
         return f"SM {p.op}"
+    if p.op == "all_to_one":
+        return "CE all-to-one"
     return "CE both ways" if p.bidirectional else "CE copy"
+
+
+def _gpus(p: PeerParams) -> str:
+    if p.op == "all_to_one" and p.src_gpu is None:
+        return f"{p.sources or '?'} GPUs->{p.dst_gpu}"
+    return f"{p.src_gpu}->{p.dst_gpu}" if not p.bidirectional else f"{p.src_gpu}<->{p.dst_gpu}"
 
 
 def _sweep(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
@@ -37,6 +56,8 @@ def _sweep(results: list[BenchResult], out: list[str], width: Optional[int]) -> 
         and r.status is not Status.WAIVED
         and r.key not in _REFERENCE_KEYS
         and r.params.op != "latency"
+        and r.params.block_bytes is None
+        and not r.key.startswith("peer_blocks")
     ]
     if rows_in:
         rows = []
@@ -50,7 +71,7 @@ def _sweep(results: list[BenchResult], out: list[str], width: Optional[int]) -> 
                 extra += " on/off"
             rows.append(
                 [
-                    f"{p.src_gpu}->{p.dst_gpu}" if not p.bidirectional else f"{p.src_gpu}<->{p.dst_gpu}",
+                    _gpus(p),
                     p.path or "?",
                     _what(r),
                     _access(p),
@@ -124,6 +145,7 @@ def _latencies(results: list[BenchResult], out: list[str], width: Optional[int])
             [
                 f"{r.params.src_gpu}->{r.params.dst_gpu}",  # type: ignore[union-attr]
                 r.params.path or "?",  # type: ignore[union-attr]
+                "SM load round trip" if r.params.mover == "sm" else "CE copy",  # type: ignore[union-attr]
                 _access(r.params),  # type: ignore[arg-type]
                 size(r.params.size_bytes),  # type: ignore[union-attr]
                 num(r.value),
@@ -133,8 +155,59 @@ def _latencies(results: list[BenchResult], out: list[str], width: Optional[int])
             for r in rows_in
         ]
         out.append(
-            "Peer copy latency (one copy at a time, CUDA events; median us)\n"
-            + table(rows, ["GPUs", "path", "peer", "size", "us", "min-max", "payload"], width=width)
+            "Peer latency (one at a time, CUDA events; median us; SM: GPU dst loads from src's memory)\n"
+            + table(rows, ["GPUs", "path", "what", "peer", "size", "us", "min-max", "payload"], width=width)
+        )
+
+
+def _blocks(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
+    """The block sweep per ordered pair, as copy-bench's block table: GB/s (us per block) per way."""
+    by_pair: dict[tuple, dict[int, dict[str, BenchResult]]] = {}
+    for r in results:
+        p = r.params
+        if not isinstance(p, PeerParams) or p.block_bytes is None or r.status is Status.WAIVED:
+            continue
+        if not r.key.startswith("peer_blocks_") or r.key == "peer_blocks_summary":
+            continue
+        way = r.key.removeprefix("peer_blocks_")
+        by_pair.setdefault((p.src_gpu, p.dst_gpu, p.path), {}).setdefault(p.block_bytes, {})[way] = r
+    gap = " " if width is None else "\n"  # narrow: the time per block under the bandwidth
+    for (src, dst, path), by_size in by_pair.items():
+        rows = []
+        for bs in sorted(by_size):
+            row = by_size[bs]
+            cells = [size(bs), str(next(iter(row.values())).params.blocks)]  # type: ignore[union-attr]
+            for way, _ in _BLOCK_WAYS:
+                r = row.get(way)
+                us = getattr(r.metrics, "us_per_block", None) if r is not None else None
+                cells.append(
+                    "-" if r is None or r.status is not Status.OK else f"{num(r.value)}{gap}({num(us, 3)} us)"
+                )
+            rows.append(cells)
+        title = f"Block sweep, GPU {src} -> GPU {dst} ({path or '?'}, peer access on), GB/s"
+        title += " (microseconds per block)"
+        out.append(
+            wrap_lines(title, width)
+            + "\n"
+            + table(rows, ["block", "blocks", *[t for _, t in _BLOCK_WAYS]], width=width, wrap=(2, 3, 4, 5))
+        )
+
+
+def _half_bandwidth(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
+    """Where each way of the block sweep reaches half the coalesced rate, per ordered pair."""
+    for r in results:
+        if r.key != "peer_blocks_summary" or not isinstance(r.params, PeerParams):
+            continue
+        parts = []
+        for name, field_name in _HALF_FIELDS:
+            v = getattr(r.metrics, field_name, None)
+            parts.append(f"{name}: {size(round(v)) if v is not None else 'never'}")
+        out.append(
+            wrap_lines(
+                f"GPU {r.params.src_gpu} -> GPU {r.params.dst_gpu}: half the coalesced rate is reached at "
+                "block size -> " + "; ".join(parts),
+                width,
+            )
         )
 
 
@@ -144,6 +217,8 @@ def render_peer_results(results: list[BenchResult], width: Optional[int] = DEFAU
     _sweep(results, out, width)
     _references(results, out, width)
     _latencies(results, out, width)
+    _blocks(results, out, width)
+    _half_bandwidth(results, out, width)
     models = sorted({r.params.model for r in results if isinstance(r.params, PeerParams) and r.params.model})
     if models:
         out.append(wrap_lines("Expected values:\n" + "\n".join(f"  {m}" for m in models), width))

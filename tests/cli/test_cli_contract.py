@@ -45,6 +45,7 @@ SEMANTIC = {
         ["--slots", "-1"],
         ["--record-bytes", "12QB"],
         ["--kernels", "warp", "gather_warp"],
+        ["--request-rate", "0"],
     ],
     "inspect": [["--check", "--expect-gpus", "-1"], ["--strict"], ["--expect-nics", "2"]],
     "report": [

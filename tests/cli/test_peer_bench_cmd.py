@@ -47,6 +47,9 @@ def test_list_names_every_case_and_why_it_is_waived_here(no_cuda):
         "peer_ce_reference",
         "peer_lat_ce_off",
         "peer_lat_ce_on",
+        "peer_lat_sm_on",
+        "peer_all_to_one",
+        "peer_blocks",
     ]
     assert all(REASON in r["here"] for r in rows)
 

@@ -303,3 +303,20 @@ def test_ce_per_case_divides_each_case_by_its_own_fresh_reference(monkeypatch):
         assert "measured just before this case" in r.method
         assert m.ce_gbytes_per_s == own
         assert m.ratio_to_ce == pytest.approx(r.stats.median / own)
+
+
+def test_small_records_measure_the_read_request_rate_first():
+    # Records under 128 B: the run first gathers 16-B records with the warp kernel, one read
+    # request each, and caps every row's model at the rate it measured (issue 24).
+    lay = gather.Layout(record_bytes=16, stride=16, pattern="random", slots=20_000, records=8_192, seed=2)
+    run = _run(lay, kernels=("warp", "planned-flat"))
+    (cal,) = [r for r in run.results if r.settings.sweep == "request-rate"]
+    assert cal.status is Status.OK and cal.verified, cal.reason
+    assert cal.params.record_bytes == 16 and cal.params.kernel == "warp" and cal.params.pattern == "unique"
+    note = next(n for n in run.notes if n.startswith("read-request rate"))
+    assert "measured in this run" in note
+    rate = float(note.split("cap: ")[1].split(" G")[0])
+    assert rate > 0.05  # any GPU that gathers at all sends more than 50 M requests/s
+    flat = _by_kernel([r for r in run.results if r.settings.sweep == "ladder"])["planned-flat"]
+    assert flat.status is Status.OK and flat.metrics.request_cap_ratio_to_ce is not None
+    assert f"read-request rate {rate:.3f} G/s (measured in this run" in flat.params.link_params

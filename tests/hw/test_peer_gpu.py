@@ -43,10 +43,14 @@ def machine():
 
 @pytest.fixture(scope="module")
 def run(machine):
-    from gdrdiag.bench.peer import PeerBenchOptions, run_peer_bench
+    from gdrdiag.bench.peer import ALL_KEYS, BLOCKS_CASE, PeerBenchOptions, run_peer_bench
 
     opts = PeerBenchOptions(
-        sizes=(4 * KiB, 1 * MiB, 256 * MiB), pairs=((0, 1), (1, 0)), reference_rounds=5, iterations=10
+        sizes=(4 * KiB, 1 * MiB, 256 * MiB),
+        keys=tuple(k for k in ALL_KEYS if k != BLOCKS_CASE),  # the block sweep: test_peer_blocks_gpu.py
+        pairs=((0, 1), (1, 0)),
+        reference_rounds=5,
+        iterations=10,
     )
     return run_peer_bench(opts, machine)
 
@@ -76,6 +80,7 @@ def test_every_case_ran_and_every_byte_was_checked(run):
     keys = {r.key for r in ok}
     assert {"peer_ce_off", "peer_ce_on", "peer_ce_bidir_off", "peer_ce_bidir_on"} <= keys
     assert {"peer_sm_read", "peer_sm_write", "peer_ce_reference", "peer_ce_gdrdiag"} <= keys
+    assert {"peer_all_to_one", "peer_lat_sm_on"} <= keys
 
 
 @needs_two
@@ -138,7 +143,22 @@ def test_cli_small_run_is_verified():
     from gdrdiag.cli import app
 
     res = CliRunner().invoke(
-        app, ["--json", "peer-bench", "--sizes", "64K", "--rounds", "1", "--reference-size", "16M", "--quiet"]
+        app,
+        [
+            "--json",
+            "peer-bench",
+            "--sizes",
+            "64K",
+            "--rounds",
+            "1",
+            "--reference-size",
+            "16M",
+            "--block-sizes",
+            "128,64K",
+            "--block-region-max",
+            "16M",
+            "--quiet",
+        ],
     )
     assert res.exit_code == 0, res.output
     results = json.loads(res.stdout)["results"]

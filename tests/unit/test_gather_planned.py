@@ -204,10 +204,11 @@ def test_record_size_summary_predicts_the_best_planned_kernel():
     assert rows[1]["kernel"] == "planned-lines"
 
 
-def test_the_request_rate_caps_record_by_record_kernels_and_not_the_planned_ones():
+def test_the_request_rate_caps_kernels_whose_requests_are_counted_exactly():
     # 16-B random records: the warp kernel sends one request per record, so at 0.75 G requests/s
-    # and a 50 GB/s CE it delivers at most 12 GB/s = 0.24 of CE, under its wire share; a plan
-    # reads sorted runs whose requests the model over-counts, so no cap is made from them.
+    # and a 50 GB/s CE it delivers at most 12 GB/s = 0.24 of CE, under its wire share. The
+    # planned kernels' requests are counted sector by sector (gather_requests), so their plan is
+    # capped too; sorted-lines leaves repeats to L1, its count is an upper bound: no cap.
     lay = g.Layout(record_bytes=16, stride=16, pattern="random", slots=5000, records=3000, seed=3)
     src, _ = g.make_indices(lay)
     warp = g.model_metrics(g.KERNELS["warp"], lay, src, LINK, 50.0)
@@ -217,8 +218,17 @@ def test_the_request_rate_caps_record_by_record_kernels_and_not_the_planned_ones
     assert warp["ceiling_ratio_to_ce"] == pytest.approx(warp["request_cap_ratio_to_ce"], rel=0.01)
     no_ce = g.model_metrics(g.KERNELS["warp"], lay, src, LINK)
     assert no_ce.get("request_cap_ratio_to_ce") is None and no_ce["model_ratio_to_ce"] > 0.24
-    flat = g.model_metrics(g.KERNELS["planned-flat"], lay, src, LINK, 50.0, plan_us=30.0, reuse=32)
-    assert flat.get("request_cap_ratio_to_ce") is None and flat["ceiling_ratio_to_ce"] > 0.24
+    slow = pm.LinkParams(rcb=64, read_requests_per_ns=0.2)  # a rate low enough to bind the plan
+    for kernel in ("planned-flat", "planned-lines"):
+        free = g.model_metrics(g.KERNELS[kernel], lay, src, LINK, 50.0, plan_us=30.0, reuse=32)
+        capped = g.model_metrics(g.KERNELS[kernel], lay, src, slow, 50.0, plan_us=30.0, reuse=32)
+        cap = capped["request_cap_ratio_to_ce"]
+        assert cap == pytest.approx(free["request_cap_ratio_to_ce"] * 0.2 / 0.75)
+        assert capped["ceiling_ratio_to_ce"] == pytest.approx(cap)
+        assert cap < free["ceiling_ratio_to_ce"]
+        assert capped["model_kernel_ratio_to_ce"] < cap
+    sorted_lines = g.model_metrics(g.KERNELS["sorted-lines"], lay, src, slow, 50.0, plan_us=30.0)
+    assert sorted_lines.get("request_cap_ratio_to_ce") is None
     # 256-B records: one request moves 256 B, 192 GB/s of requests: the wire binds.
     big = g.Layout(record_bytes=256, stride=256, pattern="random", slots=5000, records=3000, seed=3)
     wide = g.model_metrics(g.KERNELS["warp"], big, g.make_indices(big)[0], LINK, 50.0)
