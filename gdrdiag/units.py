@@ -94,7 +94,7 @@ def gbits_per_s(nbytes: int | float, seconds: float) -> float:
 
 
 # PCIe raw data rate per lane per direction after line encoding, in GB/s.
-# Gen1/2 use 8b/10b, Gen3+ 128b/130b (PCIe Base Spec 4.2; see docs perf-anchors 2.1).
+# Gen1/2 use 8b/10b, Gen3+ 128b/130b (PCIe Base Spec r5.0 sec. 4.2).
 _PCIE_GTS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
 
 

@@ -10,18 +10,20 @@ values, sysfs text attributes in the kernel's formats (``0x10de``, ``32.0 GT/s P
 
 Where the values come from
 --------------------------
-- Register layouts and bit positions: Linux ``pci_regs.h`` [R1], pciutils [R2].
+- Register layouts and bit positions: Linux ``include/uapi/linux/pci_regs.h``, pciutils
+  (``lib/header.h``, ``ls-caps.c``, ``ls-ecaps.c``; https://github.com/pciutils/pciutils).
 - Capability offsets of H100 and ConnectX-7: as public ``lspci -vvv`` dumps of those parts
   show them (H100: PM 0x60, MSI 0x68, Express 0x78, MSI-X 0xc8; ext 0x100 VC, 0x258 L1SS,
   0x128 PWR, 0x420 AER, 0x600 VSEC, 0x900 SecPCIe, 0xbb0 ReBAR, 0xbcc SR-IOV, 0xc14 ARI ...;
   CX-7: Express 0x60 -> VPD 0x48 -> MSI-X 0x9c -> VNDR 0xc0 -> PM 0x40; ext AER 0x100, ARI 0x150,
-  SR-IOV 0x180, SecPCIe 0x1c0, ACS 0x230, ... ATS 0x480 (diagnostics-kb section 0)). Switch and
+  SR-IOV 0x180, SecPCIe 0x1c0, ACS 0x230, ... ATS 0x480). Switch and
   root-port chains are representative of those parts, not copied from one dump.
-- H200 microVM values: diagnostics-kb section 14 [R39] (fixture b_synth; the real capture from
-  the GPU machine is committed beside it as b_gpu_firecracker_h200).
+- H200 microVM values: those seen on the project's H200 Firecracker VM (fixture b_synth, built
+  before the capture existed; the real capture from the GPU machine is committed beside it as
+  b_gpu_firecracker_h200, and tests/unit/test_virt.py checks both, docs/inspect.md).
 - A QEMU guest with devices on pcie.0 sees them as Root-Complex-integrated endpoints with the
-  link registers zeroed (QEMU hw/vfio/pci.c vfio_setup_pcie_cap, [R23]); a VF's DevCtl reads 0
-  (RsvdP, [R4]).
+  link registers zeroed (QEMU hw/vfio/pci.c vfio_setup_pcie_cap); a VF's DevCtl reads 0
+  (RsvdP, PCIe Base Spec r5.0 sec. 9.3.5).
 
 Run: ``python3 scripts/make_fixture_machines.py`` (rewrites the synthetic fixtures only; the
 captured ones - a_dev_firecracker and the GPU machine's - are never touched).
@@ -49,7 +51,7 @@ PT_ENDPOINT, PT_ROOT, PT_USP, PT_DSP, PT_RCIEP = 0x0, 0x4, 0x5, 0x6, 0x9
 
 @dataclass
 class Exp:
-    """PCI Express capability register values (fields as in diagnostics-kb 0.1)."""
+    """PCI Express capability register values (fields: PCIe Base Spec r5.0 sec. 7.5.3, PCI_EXP_*)."""
 
     port_type: int = PT_ENDPOINT
     mps_sup: int = 512
@@ -69,8 +71,8 @@ class Exp:
     tag10: bool = True
     tag10_en: bool = False
     atomics: bool = False
-    zero_link: bool = False  # QEMU RCiEP conversion clears LNK* registers [R23]
-    vf: bool = False  # VF: DevCtl fields are RsvdP and read 0 [R4]
+    zero_link: bool = False  # QEMU RCiEP conversion clears LNK* registers (hw/vfio/pci.c)
+    vf: bool = False  # VF: DevCtl fields are RsvdP and read 0 (PCIe Base Spec r5.0 sec. 9.3.5)
 
 
 def _code(nbytes: int) -> int:
@@ -219,14 +221,14 @@ def rebar(bar: int, size_log2_mib: int, supported_mask: int) -> dict:
 
 
 def h100_config(device: int, exp: Exp, hidden_ids: bool = False, vm_p2p_cap: bool = False) -> Config:
-    """H100/H200 layout; ``hidden_ids`` zeroes some ext-cap IDs as Firecracker did [R39]."""
+    """H100/H200 layout; ``hidden_ids`` zeroes some ext-cap IDs as the H200 Firecracker VM shows."""
     c = Config(0x10DE, device, 0x030200, rev=0xA1, subsys=(0x10DE, 0x16C1))
     std = [(0x60, 0x01, None), (0x68, 0x05, None), (0x78, 0x10, exp)]
     if vm_p2p_cap:
         std.append((0xB4, 0x09, None))
     std.append((0xC8, 0x11, None))
     c.std_caps(std)
-    if hidden_ids:  # section 14: LTR, AER, VSEC, PWR, DSN plus several with ID 0
+    if hidden_ids:  # as b_gpu_firecracker_h200: LTR, AER, VSEC, PWR, DSN plus several with ID 0
         c.ext_caps(
             [
                 (0x100, 0x0000, 1, {}),
@@ -265,7 +267,7 @@ def h100_config(device: int, exp: Exp, hidden_ids: bool = False, vm_p2p_cap: boo
 def cx7_pf_config(
     exp: Exp, ats_on: bool, total_vfs: int = 16, num_vfs: int = 0, device: int = 0x1021
 ) -> Config:
-    """ConnectX-7 PF layout (ATS at 0x480 as lspci shows it, diagnostics-kb section 0)."""
+    """ConnectX-7 PF layout (ATS at 0x480 as lspci -vvv of a ConnectX-7 shows it)."""
     c = Config(0x15B3, device, 0x020700, rev=0, subsys=(0x15B3, 0x0041))
     c.std_caps(
         [(0x60, 0x10, exp), (0x48, 0x03, None), (0x9C, 0x11, None), (0xC0, 0x09, None), (0x40, 0x01, None)]
@@ -494,7 +496,10 @@ MEM64_PREF = 0x0014220C
 
 
 def cuda_facts(gpus: list[tuple[int, str, str, int]], driver: int, host_dmabuf: int = 0) -> dict:
-    """gpus: (ordinal, name, bdf, total_memory); attribute values as observed on H100/H200 [R39]."""
+    """gpus: (ordinal, name, bdf, total_memory); attribute values as observed on H100/H200.
+
+    The H200 capture's ``b_gpu_firecracker_h200/facts/cuda.json`` holds the same values.
+    """
     devs = []
     for ordinal, name, bdf, mem in gpus:
         attrs = {
@@ -908,7 +913,8 @@ def make_e() -> None:
 
     (e) bare-metal host, A100 PCIe + ConnectX-6 Dx under one Gen4 switch whose downstream ports
     have ACS SrcValid+ ReqRedir+ CmpltRedir+ UpstreamFwd+ (what the kernel sets with an active
-    IOMMU, [R20]); IOMMU in DMA translation mode. Expected: ACS-REDIRECT FAIL, IOMMU-TRANSLATED.
+    IOMMU, Linux drivers/pci/pci.c pci_std_enable_acs); IOMMU in DMA translation mode.
+    Expected: ACS-REDIRECT FAIL, IOMMU-TRANSLATED.
     """
     m = Machine("e_baremetal_acs_redirect")
     host, rp, usp = "pci0000:30", "0000:30:02.0", "0000:31:00.0"
@@ -1041,7 +1047,7 @@ def make_f() -> None:
 def make_b_synth() -> None:
     """Fixture (b).
 
-    (b, synthetic) the H200 Firecracker microVM as diagnostics-kb section 14 records it [R39]:
+    (b, synthetic) the H200 Firecracker microVM as it was known before its capture existed:
     GPUs at 00:06.0/00:07.0 on the root bus, numa -1, no DMI, zero IOMMU groups, Gen5 x16, BAR1 =
     resource2 (256 GiB), hidden ext-cap IDs, open driver 580.159.04, NVML Pass-Through, no
     nvidia_peermem, no RDMA device. Replaced by the real capture once the lead commits it.

@@ -8,10 +8,20 @@
   ~84 Gb/s against ~396 Gb/s into host memory, with RO requested but ignored.
 
 The machines are faithful captured-style trees; the bench numbers are **synthetic**, modelled
-on published anchors (perf-anchors.md: nvbandwidth CE H2D 55.3 GB/s on 8x H100, Azure ND H100
-v5 floor 52 GB/s, ib_write_bw 392-395 Gb/s on NDR; NCCL #1731: 84 vs ~400 Gb/s). They carry
-``provider = "fixture"`` and a note saying so: they exercise diagnose/compare/render, they are
-not measurements. The real Report from the GPU machine (``gpu_machine_h200.json``) is written
+on these published numbers:
+
+- nvbandwidth ``host_to_device_memcpy_ce``: 55.3 GB/s per GPU on an 8x H800 host (the nvbandwidth
+  page under ai-infra in https://github.com/liguodongiot/llm-action) and 56.7-57.1 GB/s on an H100
+  VM (https://github.com/NVIDIA/nvbandwidth/issues/6);
+- the Azure ND H100 v5 health-check floors, 52 GB/s host<->device and 380 Gb/s GPUDirect
+  ``ib_write_bw`` (https://github.com/Azure/azurehpc-health-checks);
+- ``ib_write_bw`` 395 Gb/s on NDR in a VM once ACS/ATS were set up
+  (https://github.com/NVIDIA/nccl/issues/1464);
+- NCCL #1731: RDMA WRITE into cudaMalloc memory at 84 Gb/s against ~400 Gb/s into host or
+  managed memory (https://github.com/NVIDIA/nccl/issues/1731).
+
+They carry ``provider = "fixture"`` and a note saying so: they exercise diagnose/compare/render,
+they are not measurements. The real Report from the GPU machine (``gpu_machine_h200.json``) is written
 by ``gdrdiag report`` on that machine, not by this script.
 
 Run: ``python scripts/make_fixture_reports.py`` from the repository root.
@@ -45,7 +55,7 @@ MACHINES = ROOT / "tests" / "fixtures" / "machines"
 OUT = ROOT / "tests" / "fixtures" / "reports"
 NOTE = (
     "synthetic fixture: machine facts from a faithful captured-style tree; bench numbers modelled on "
-    "published anchors (docs perf-anchors), provider 'fixture' - not a measurement"
+    "published numbers listed in scripts/make_fixture_reports.py, provider 'fixture' - not a measurement"
 )
 MiB = 1 << 20
 

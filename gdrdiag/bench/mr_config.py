@@ -153,7 +153,8 @@ def landing(kind: MemoryKind, reg_path: str, provider: str) -> tuple[str, str]:
     """(``gpu`` | ``host``, words) for an RDMA WRITE into ``kind`` registered via ``reg_path``.
 
     Managed memory registered with ibv_reg_mr is pinned on the host (x86): the NIC writes host
-    DRAM, so the number is a host-memory number (perftest #283; diagnostics-kb sec. 9/11).
+    DRAM, so the number is a host-memory number (https://github.com/linux-rdma/perftest/issues/283;
+    docs/kb/rdma.md#gdr-managed-is-host).
     """
     if kind is MemoryKind.DEVICE:
         where = (

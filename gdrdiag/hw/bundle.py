@@ -73,7 +73,7 @@ class LiveSource:
         self._facts: dict[str, dict] = {}
 
     def euid(self) -> Optional[int]:
-        """Effective uid of this process (0 = root: full config space, [R3])."""
+        """Effective uid of this process (0 = root: full config space, Linux pci-sysfs.c)."""
         return os.geteuid() if hasattr(os, "geteuid") else None
 
     def cuda(self) -> dict:

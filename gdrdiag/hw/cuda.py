@@ -22,7 +22,8 @@ from typing import Any, Iterable, Optional, Sequence
 from gdrdiag.errors import HardwareError, NotSupported
 from gdrdiag.model.machine import CudaDeviceFacts
 
-# The GPUDirect-related attributes inspect reports (diagnostics-kb GPU-* checks) plus the ones
+# The GPUDirect-related attributes inspect reports (the CUdevice_attribute values the GPUDirect RDMA
+# guide names, https://docs.nvidia.com/cuda/gpudirect-rdma/index.html) plus the ones
 # the benches need. Names are CUdevice_attribute members without the CU_DEVICE_ATTRIBUTE_ prefix.
 REPORTED_ATTRIBUTES = (
     "GPU_DIRECT_RDMA_SUPPORTED",

@@ -2,11 +2,12 @@
 
 Reads ``/sys/bus/pci/devices/<bus id>/{current,max}_link_{speed,width}`` (text such as
 ``32.0 GT/s PCIe`` and ``16``; Linux ``drivers/pci/pci-sysfs.c``) and, when readable, the
-PCIe capability's DevCtl/LnkCtl from ``config`` for MPS, MRRS and RCB (diagnostics-kb 0.1).
-Anything unreadable is ``None`` with a reason, never 0: config space beyond 64 bytes needs
-CAP_SYS_ADMIN (diagnostics-kb 0, [R3]), and in a VM MPS/MRRS are the guest's virtual view
-([R22]). GPUs lower their link speed at idle (diagnostics-kb LINK-01), so callers sample the
-link while a copy is running.
+PCIe capability's DevCtl/LnkCtl from ``config`` for MPS, MRRS and RCB (PCIe Base Spec r5.0
+sec. 7.5.3.4 and 7.5.3.7). Anything unreadable is ``None`` with a reason, never 0: config space
+beyond 64 bytes needs CAP_SYS_ADMIN (Linux drivers/pci/pci-sysfs.c), and in a VM MPS/MRRS are the
+guest's virtual view (Linux drivers/vfio/pci/vfio_pci_config.c virtualizes them). GPUs lower
+their link speed at idle (nvidia-smi: the current link generation and width "may be reduced when
+the GPU is not in use"), so callers sample the link while a copy is running.
 
 Every read goes through ``SysfsTree`` and ``pciconfig`` (the same walker and decoder inspect uses),
 so ``root`` (or a ``tree``) points the reader at a fixture tree or an unpacked bundle.
@@ -156,7 +157,8 @@ def sample_under_load(
 ) -> LinkSample:
     """Start traffic, read the link while it runs, then wait for the traffic to end.
 
-    GPUs lower their link speed when idle and raise it under load (diagnostics-kb LINK-01), so
+    GPUs lower their link speed when idle and raise it under load (nvidia-smi's documentation,
+    https://docs.nvidia.com/deploy/nvidia-smi/index.html, says so of the current link), so
     a speed read at rest says nothing about the speed a transfer gets; copy-bench and
     gather-bench both read it here, between queuing copies and waiting for them.
     """

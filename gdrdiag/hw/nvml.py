@@ -1,7 +1,8 @@
-"""Optional NVML facts through ``cuda.bindings.nvml`` (diagnostics-kb VIRT-05, LINK-01, GPU-14).
+"""Optional NVML facts through ``cuda.bindings.nvml``: virtualization mode, PCIe link, BAR1, NVLink.
 
 NVML is optional: when the module or ``libnvidia-ml`` is missing, or a query is unsupported,
-the fact is None and the reason is recorded (nvitop's ``nvmlQuery`` pattern, style-anchors 4).
+the fact is None and the reason is recorded (the ``nvmlQuery`` pattern of nvitop's
+nvitop/api/libnvml.py, https://github.com/XuehaiPan/nvitop).
 The result is a plain JSON-able dict so it can be written into a bundle and replayed.
 """
 
@@ -9,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-# nvmlGpuVirtualizationMode_t ([R40], verified with cuda-bindings 13.5.0)
+# nvmlGpuVirtualizationMode_t (NVML API reference, https://docs.nvidia.com/deploy/nvml-api/;
+# verified with cuda-bindings 13.5.0)
 VIRTUALIZATION_MODES = {0: "NONE", 1: "PASSTHROUGH", 2: "VGPU", 3: "HOST_VGPU", 4: "HOST_VSGA"}
 
 

@@ -1,20 +1,20 @@
 """PCI config space: the bytes (and how many were readable), the capability walkers, decoders.
 
 Reading: sysfs ``/sys/bus/pci/devices/<BDF>/config`` gives the whole space (256 or 4096
-bytes) to root and only the first 64 bytes to anyone else ([R3]). ``ConfigSpace`` keeps the
-bytes that were read and the size the file reports, so an unreadable register is "unknown:
-needs root", never 0 - as lspci's ``present[]`` map does ([R2] lspci.c).
+bytes) to root and only the first 64 bytes to anyone else (Linux drivers/pci/pci-sysfs.c).
+``ConfigSpace`` keeps the bytes that were read and the size the file reports, so an unreadable
+register is "unknown: needs root", never 0 - as lspci's ``present[]`` map does (pciutils lspci.c).
 
 Walking: the standard list starts at the pointer in 0x34 (when Status bit 4 says a list
 exists); each entry is ID byte + next byte. The extended list starts at 0x100; each header
-is a dword: ID [15:0], version [19:16], next [31:20] ([R1] pci_regs.h). Both walks carry
-lspci's guards ([R2] ls-caps.c ``show_caps``): a visited set against loops, and stops on a
-pointer into the header, an ID of 0xff, or a read past the readable bytes - each recorded
-as a problem string rather than raised.
+is a dword: ID [15:0], version [19:16], next [31:20] (PCIe Base Spec r5.0 sec. 7.6.3; Linux
+pci_regs.h). Both walks carry lspci's guards (pciutils ls-caps.c ``show_caps``): a visited set
+against loops, and stops on a pointer into the header, an ID of 0xff, or a read past the
+readable bytes - each recorded as a problem string rather than raised.
 
-Decoding: table-driven named offsets and masks, citing pci_regs.h [R1] and pciutils
-header.h / ls-caps.c / ls-ecaps.c [R2]. Everything here is pure (bytes in, model out), so the
-fuzz tests can feed it random bytes.
+Decoding: table-driven named offsets and masks, citing Linux include/uapi/linux/pci_regs.h and
+pciutils lib/header.h / ls-caps.c / ls-ecaps.c (https://github.com/pciutils/pciutils).
+Everything here is pure (bytes in, model out), so the fuzz tests can feed it random bytes.
 """
 
 from __future__ import annotations
@@ -33,17 +33,17 @@ from gdrdiag.model.machine import (
     SriovCap,
 )
 
-UNPRIVILEGED_BYTES = 64  # [R3] pci-sysfs.c: size = 64 without CAP_SYS_ADMIN
+UNPRIVILEGED_BYTES = 64  # Linux drivers/pci/pci-sysfs.c: size = 64 without CAP_SYS_ADMIN
 MAX_CONFIG_BYTES = 4096
 
-# Standard header ([R1])
+# Standard header (Linux pci_regs.h PCI_STATUS, PCI_HEADER_TYPE, PCI_CAPABILITY_LIST)
 PCI_STATUS = 0x06
 PCI_STATUS_CAP_LIST = 0x10
 PCI_HEADER_TYPE = 0x0E
 PCI_CAPABILITY_LIST = 0x34
 PCI_CB_CAPABILITY_LIST = 0x14  # header type 2 (CardBus)
 
-# Standard capability IDs ([R1] PCI_CAP_ID_*)
+# Standard capability IDs (Linux pci_regs.h PCI_CAP_ID_*)
 CAP_NAMES = {
     0x01: "PM",
     0x02: "AGP",
@@ -70,7 +70,7 @@ CAP_NAMES = {
 CAP_ID_EXP = 0x10
 CAP_ID_VNDR = 0x09
 
-# Extended capability IDs ([R1] PCI_EXT_CAP_ID_*; diagnostics-kb 0)
+# Extended capability IDs (Linux pci_regs.h PCI_EXT_CAP_ID_*)
 EXT_AER = 0x0001
 EXT_ACS = 0x000D
 EXT_ATS = 0x000F
@@ -124,7 +124,7 @@ EXT_CAP_NAMES = {
     0x0031: "64GT",
 }
 
-# PCIe capability register offsets ([R1] PCI_EXP_*; diagnostics-kb 0.1)
+# PCIe capability register offsets (Linux pci_regs.h PCI_EXP_*; PCIe Base Spec r5.0 sec. 7.5.3)
 EXP_FLAGS, EXP_DEVCAP, EXP_DEVCTL, EXP_DEVSTA = 0x02, 0x04, 0x08, 0x0A
 EXP_LNKCAP, EXP_LNKCTL, EXP_LNKSTA = 0x0C, 0x10, 0x12
 EXP_DEVCAP2, EXP_DEVCTL2, EXP_LNKCAP2, EXP_LNKCTL2 = 0x24, 0x28, 0x2C, 0x30
@@ -141,7 +141,7 @@ DEVCAP2_ATOMIC_ROUTE = 0x0040
 DEVCAP2_ATOMIC_COMP32 = 0x0080
 DEVCAP2_ATOMIC_COMP64 = 0x0100
 DEVCAP2_ATOMIC_COMP128 = 0x0200
-DEVCAP2_NROPRPRP = 0x0400  # [R2] header.h PCI_EXP_DEVCAP2_NROPRPRP
+DEVCAP2_NROPRPRP = 0x0400  # pciutils lib/header.h PCI_EXP_DEVCAP2_NROPRPRP
 DEVCAP2_10BIT_TAG_COMP = 0x10000
 DEVCAP2_10BIT_TAG_REQ = 0x20000
 DEVCTL2_ATOMIC_REQ = 0x0040
@@ -165,7 +165,7 @@ PORT_TYPES = {
 }
 ASPM_NAMES = {0: "Disabled", 1: "L0s", 2: "L1", 3: "L0s L1"}
 
-# ACS control/capability bits, in lspci's order and words ([R1] PCI_ACS_*; [R2] ls-ecaps.c)
+# ACS control/capability bits, in lspci's order and words (Linux pci_regs.h PCI_ACS_*; pciutils ls-ecaps.c)
 ACS_BITS = (
     (0x01, "SrcValid"),
     (0x02, "TransBlk"),
@@ -204,7 +204,7 @@ class ConfigSpace:
 
     @property
     def truncated_by_privilege(self) -> bool:
-        """True when only the unprivileged 64 bytes came back from a larger file ([R3])."""
+        """True when only the unprivileged 64 bytes came back from a larger file (Linux pci-sysfs.c)."""
         return len(self.data) <= UNPRIVILEGED_BYTES and (self.size or 0) > UNPRIVILEGED_BYTES
 
     def has(self, off: int, width: int) -> bool:
@@ -298,8 +298,10 @@ def walk_ext_caps(cfg: ConfigSpace) -> tuple[list[CapEntry], list[str]]:
         if header == 0 and off == 0x100:
             break  # empty list
         cap_id, ver, nxt = header & 0xFFFF, (header >> 16) & 0xF, (header >> 20) & 0xFFF
-        # A zero ID with a valid next pointer is a capability a hypervisor hid (VMMs replace
-        # the ID with 0 and keep the chain, [R23][R39]); keep it so the chain stays faithful.
+        # A zero ID with a valid next pointer is a capability a hypervisor hid (the ID is
+        # replaced with 0 and the chain kept: QEMU hw/vfio/pci.c vfio_add_ext_cap skips such
+        # entries as "kernel masked"; the H200 Firecracker capture in tests/fixtures/machines/
+        # b_gpu_firecracker_h200 has four); keep it so the chain stays faithful.
         caps.append(CapEntry(cap_id, off, EXT_CAP_NAMES.get(cap_id, f"0x{cap_id:04x}"), True, ver))
         off = nxt
     return caps, problems
@@ -416,11 +418,11 @@ def decode_ats(cfg: ConfigSpace, base: int) -> Optional[AtsCap]:
     depth = cap & 0x1F
     return AtsCap(
         offset=base, enabled=bool(ctl & ATS_CTRL_ENABLE), stu=ctl & 0x1F, invalidate_queue_depth=depth or 32
-    )  # 0 encodes 32 ([R1])
+    )  # 0 encodes 32 (Linux drivers/pci/ats.c pci_ats_queue_depth; PCIe Base Spec r5.0 sec. 10.5.1)
 
 
 def decode_sriov(cfg: ConfigSpace, base: int) -> Optional[SriovCap]:
-    """SR-IOV capability of a PF (offsets in diagnostics-kb 0.1)."""
+    """SR-IOV capability of a PF (offsets: Linux pci_regs.h PCI_SRIOV_*; PCIe Base Spec r5.0 sec. 9.3.3)."""
     words = [
         cfg.word(base + o)
         for o in (

@@ -2,9 +2,11 @@
 
 A tree is rooted at ``/`` on a live machine, or at the ``fs/`` folder of an unpacked bundle
 (or a hand-built fixture), so the same inspect code reads a live machine and a captured one
-(style-anchors 16: injectable root, directory-tree fixtures).
+(an injectable root, as psutil's ``PROCFS_PATH``, and directory-tree fixtures, as pciutils'
+dump back end replays saved config space: https://github.com/giampaolo/psutil,
+https://github.com/pciutils/pciutils lib/dump.c).
 
-Two kinds of read (style-anchors 15, after psutil's ``cat(fallback=...)``):
+Two kinds of read (after psutil's ``cat(fallback=...)`` in psutil/_common.py):
 
 - *loud* reads (``read_text``, ``read_bytes``) raise :class:`SysfsError` - for facts the
   command cannot do without;
@@ -19,7 +21,8 @@ Implementation notes
 - A non-live tree is *confined*: a path (after resolving symlinks) that leaves the root is
   refused, so a hostile bundle cannot make inspect read the host's files.
 - sysfs ``config`` reads return 64 bytes without CAP_SYS_ADMIN while the file's size is 256
-  or 4096 ([R3]); ``file_size`` keeps the real size so "unreadable" is not mistaken for "absent".
+  or 4096 (Linux drivers/pci/pci-sysfs.c); ``file_size`` keeps the real size so "unreadable"
+  is not mistaken for "absent".
 """
 
 from __future__ import annotations

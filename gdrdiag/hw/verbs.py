@@ -42,7 +42,8 @@ ACCESS_REMOTE_WRITE = ACCESS_FLAGS["remote_write"]
 ACCESS_REMOTE_READ = ACCESS_FLAGS["remote_read"]
 ACCESS_RELAXED_ORDERING = ACCESS_FLAGS["relaxed_ordering"]
 #: Optional access flags (bits 20..29): libibverbs drops them silently where the kernel lacks
-#: optional-MR-access support, and registration still succeeds (diagnostics-kb RO-04).
+#: optional-MR-access support, and registration still succeeds (rdma-core libibverbs/verbs.c
+#: ``ibv_reg_mr_iova2`` masks IBV_ACCESS_OPTIONAL_RANGE; https://github.com/linux-rdma/rdma-core).
 ACCESS_OPTIONAL_RANGE = ((1 << 10) - 1) << 20
 
 WR_RDMA_WRITE = 0

@@ -107,11 +107,12 @@ def _port_facts(ctx: Any, p: int) -> dict:
 
 
 def dmabuf_probe(name: str) -> str:
-    """Whether this device can register dma-buf MRs (diagnostics-kb GPU-12, the NCCL/UCX probe).
+    """Whether this device can register dma-buf MRs (NCCL's probe: ``ncclIbDmaBufSupport``).
 
     Calls ``ibv_reg_dmabuf_mr`` with fd -1: EOPNOTSUPP/EPROTONOSUPPORT mean the kernel or provider
     lacks dma-buf MRs (raised as NotSupported); any other error (EBADF is typical) means the path
-    exists and only the fd was bad. Returns a one-line description of the outcome.
+    exists and only the fd was bad. Returns a one-line description of the outcome. NCCL makes
+    the same call in src/transport/net_ib/gdr.cc (https://github.com/NVIDIA/nccl).
     """
     names = list_device_names()
     if name not in names:

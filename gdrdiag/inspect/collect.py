@@ -1,6 +1,7 @@
 """Run every inspector over one source into a ``MachineInfo``; write bundles.
 
-``inspect_source`` is the single pass (nvitop's snapshot idea, style-anchors 14): PCI scan,
+``inspect_source`` is the single pass (nvitop's ``as_snapshot`` idea, nvitop/api/device.py in
+https://github.com/XuehaiPan/nvitop): PCI scan,
 kernel, CUDA, NVML, GPUs, NICs, virtualization, topology, GPU peers - then everything downstream works
 on the frozen result. The same function serves a live machine and a bundle, which is what
 makes ``inspect --bundle`` give the live answer.

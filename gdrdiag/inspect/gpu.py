@@ -2,10 +2,14 @@
 
 - BAR1 is the largest 64-bit prefetchable memory region in sysfs ``resource``. It is not
   always ``resource1``: on H100/H200 BAR0 is 64-bit and takes two registers, so the BAR1
-  aperture is line 2 (diagnostics-kb LINK-09, observed [R39]).
-- The link is read idle: GPUs lower their link speed when idle ([R37]); ``link_sampled_idle``
-  says so, and the rules do not call an idle speed drop a fault.
-- CUDA attributes (GPU-01..06, [R16][R29]) come from ``hw.cuda`` live, or from the bundle.
+  aperture is line 2 (the H200 capture in tests/fixtures/machines/b_gpu_firecracker_h200 has its
+  256 GiB BAR1 in ``resource2``).
+- The link is read idle: GPUs lower their link speed when idle (nvidia-smi documents that the
+  current link generation and width "may be reduced when the GPU is not in use");
+  ``link_sampled_idle`` says so, and the rules do not call an idle speed drop a fault.
+- CUDA attributes (the GPUDirect ones, https://docs.nvidia.com/cuda/gpudirect-rdma/index.html;
+  values in https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html) come from
+  ``hw.cuda`` live, or from the bundle.
 """
 
 from __future__ import annotations

@@ -1,14 +1,20 @@
 """Kernel, command line, CPU identity, NVIDIA driver flavour, peer-memory module, rdma-core.
 
-Sources (diagnostics-kb GPU-11, GPU-13, RO-05, RO-07, RO-09, IOMMU-01):
+Sources:
 - ``/proc/sys/kernel/osrelease``, ``/proc/cmdline``, ``/proc/cpuinfo``
-- ``/proc/driver/nvidia/version``: "NVIDIA UNIX Open Kernel Module" = open flavour;
-  "(VirtualGPU)" = vGPU guest driver; otherwise the proprietary module [R39][R17]
-- ``/proc/driver/nvidia/params``: ``EnablePCIERelaxedOrderingMode``, ``EnableResizableBar`` [R30]
+- ``/proc/driver/nvidia/version``: "NVIDIA UNIX Open Kernel Module" = open flavour (as the H200
+  capture in tests/fixtures/machines/b_gpu_firecracker_h200 reads); "(VirtualGPU)" = vGPU guest
+  driver; otherwise the proprietary module, which has no DMA-BUF path (NCCL troubleshooting,
+  https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)
+- ``/proc/driver/nvidia/params``: ``EnablePCIERelaxedOrderingMode``, ``EnableResizableBar``
+  (kernel-open/nvidia/nv-reg.h in https://github.com/NVIDIA/open-gpu-kernel-modules)
 - nvidia_peermem: ``/proc/modules``, else ``/sys/module/nvidia_peermem/version`` or the legacy
-  ``/sys/kernel/mm/memory_peers/nv_mem/version`` - NCCL's exact test [R9]
+  ``/sys/kernel/mm/memory_peers/nv_mem/version`` - NCCL's exact test (src/transport/net_ib/gdr.cc
+  in https://github.com/NVIDIA/nccl)
 - ``/sys/module/mlx5_core/version`` exists only for out-of-tree (MLNX_OFED/DOCA) mlx5 builds;
-  those carry the RO-in-VF fix independently of the kernel version [R7].
+  those carry the RO-in-VF fix independently of the kernel version (upstream it is Linux 6.4's
+  "Allow relaxed ordering read in VFs and VMs" series,
+  https://lore.kernel.org/all/cover.1681131553.git.leon@kernel.org/).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@
 - ``fw_ver``, ``node_guid``, ``hca_type``, ``board_id`` (NIC-02)
 - PF/VF from the PCI function (SRIOV-01/02); a VF's link is its PF's physical link.
 - Functions of one device (dual-port PFs ``.0``/``.1``) and the VFs of one PF share one PCIe
-  link: running both ports at once splits that link's bandwidth (SRIOV-06, [R11]).
+  link: running both ports at once splits that link's bandwidth (SRIOV-06; a dual-port case:
+  https://github.com/NVIDIA/nccl/issues/1731).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Optional
 from gdrdiag.hw.sysfs import SysfsTree
 from gdrdiag.model.machine import NicInfo, NicPort, PciFunction
 
-# Mellanox/NVIDIA device ids (Linux mlx5_core_pci_table [R25]).
+# Mellanox/NVIDIA device ids (mlx5_core_pci_table in Linux drivers/net/ethernet/mellanox/mlx5/core/main.c).
 MLX_MODELS = {
     0x1013: "ConnectX-4",
     0x1015: "ConnectX-4 Lx",

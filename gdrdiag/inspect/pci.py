@@ -1,12 +1,13 @@
 """Scan the PCI functions under /sys/bus/pci/devices into ``PciFunction`` records.
 
 For each function: identity (vendor/device/class), its real place in the tree (the realpath
-chain topology is computed from, [R10]), NUMA node, IOMMU group, SR-IOV role, BARs, AER
-counters, the link, and - where config space is readable - the decoded registers.
+chain topology is computed from, as NCCL's src/graph/xml.cc does), NUMA node, IOMMU group,
+SR-IOV role, BARs, AER counters, the link, and - where config space is readable - the decoded
+registers.
 
-Without root only the first 64 config bytes are readable ([R3]), so the link falls back to
-the sysfs text attributes (``current_link_speed`` ...), and every register fact is None with
-the reason "needs root" in ``unknown`` (diagnostics-kb section 0).
+Without root only the first 64 config bytes are readable (Linux drivers/pci/pci-sysfs.c), so
+the link falls back to the sysfs text attributes (``current_link_speed`` ...), and every register
+fact is None with the reason "needs root" in ``unknown`` (docs/inspect.md, PCIE-NEEDS-ROOT).
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ BDF_RE = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 HOST_BRIDGE_RE = re.compile(r"^pci[0-9a-f]{4,8}:[0-9a-f]{2}$")
 SPEED_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*GT/s")
 GEN_OF_SPEED = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
-NEEDS_ROOT = "needs root: config space beyond 64 bytes is readable only with CAP_SYS_ADMIN [R3]"
+NEEDS_ROOT = (
+    "needs root: config space beyond 64 bytes is readable only with CAP_SYS_ADMIN "
+    "(Linux drivers/pci/pci-sysfs.c)"
+)
 
 # SR-IOV virtual functions recognisable by ID inside a guest, where no physfn link exists
-# (diagnostics-kb SRIOV-02; Linux mlx5_core_pci_table [R25]).
+# (mlx5_core_pci_table in Linux drivers/net/ethernet/mellanox/mlx5/core/main.c).
 VF_DEVICE_IDS = {
     (0x15B3, 0x1016): "ConnectX-4 Lx VF",
     (0x15B3, 0x1018): "ConnectX-5 VF",
@@ -120,7 +124,10 @@ def _bars(text: Optional[str]) -> tuple[Bar, ...]:
 
 
 def _aer_counters(tree: SysfsTree, dev: str) -> dict[str, int]:
-    """``aer_dev_correctable`` etc. (kernel >= 4.19, [R27]): ``"correctable.BadTLP" -> n``."""
+    """``aer_dev_correctable`` etc.: ``"correctable.BadTLP" -> n``.
+
+    Kernel >= 4.19 (Linux Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats).
+    """
     out: dict[str, int] = {}
     for kind in ("correctable", "nonfatal", "fatal"):
         text = tree.try_text(f"{dev}/aer_dev_{kind}").value
@@ -217,7 +224,8 @@ def _iommu_group(tree: SysfsTree, dev: str, unknown: dict[str, str]) -> tuple:
         gt = tree.try_text(f"/sys/kernel/iommu_groups/{group_n}/type")
         group_type = gt.value.strip() if gt.value else None  # type: ignore[union-attr]
         if group_type is None:
-            unknown["iommu_group_type"] = gt.reason or "unreadable"  # kernel < 5.11 has no type [R21]
+            # kernel < 5.11 has no type (Linux Documentation/ABI/testing/sysfs-kernel-iommu_groups)
+            unknown["iommu_group_type"] = gt.reason or "unreadable"
         group_size = len(tree.listdir(f"/sys/kernel/iommu_groups/{group_n}/devices")) or None
     else:
         unknown["iommu_group"] = "no iommu_group link: IOMMU off, or no vIOMMU in a VM (VIRT-06)"
@@ -225,7 +233,7 @@ def _iommu_group(tree: SysfsTree, dev: str, unknown: dict[str, str]) -> tuple:
 
 
 def _sriov_role(tree: SysfsTree, dev: str, vendor: Optional[int], device: Optional[int]) -> tuple:
-    """(physfn, totalvfs, numvfs, virtfns, is_vf, evidence): the SR-IOV role (diagnostics-kb SRIOV-01/02)."""
+    """(physfn, totalvfs, numvfs, virtfns, is_vf, evidence): the SR-IOV role (physfn link or VF device id)."""
     physfn = tree.link_name(f"{dev}/physfn")
     total_vfs = tree.try_int(f"{dev}/sriov_totalvfs", 10).value
     num_vfs = tree.try_int(f"{dev}/sriov_numvfs", 10).value

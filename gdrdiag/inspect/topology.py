@@ -1,7 +1,8 @@
-"""GPU<->NIC path class, bridges crossed, narrowest link and NUMA nodes (diagnostics-kb 8).
+"""GPU<->NIC path class, bridges crossed, narrowest link and NUMA nodes.
 
-Classification follows NCCL's reading of sysfs ([R10] ``xml.cc``/``paths.cc``) so the class
-matches what NCCL and ``nvidia-smi topo -m`` ([R40]) report:
+Classification follows NCCL's reading of sysfs (src/graph/xml.cc and src/graph/paths.cc,
+https://github.com/NVIDIA/nccl) so the class matches what NCCL and ``nvidia-smi topo -m`` (its
+printed legend) report:
 
 - Each device's realpath is ``/sys/devices/pciDDDD:BB/<bridge>/.../<device>``. NCCL walks up
   *two* path components at a time, so a switch's downstream + upstream port (and a root port

@@ -1,19 +1,24 @@
 """Virtual machine or not, which hypervisor, and how the IOMMU is set up.
 
-No single signal is reliable (systemd's ``virt.c`` combines several, [R24]), so each one
-seen is recorded with its diagnostics-kb ID and the verdict is made from *strong* signals:
+No single signal is reliable (systemd's src/basic/virt.c combines several,
+https://github.com/systemd/systemd), so each one seen is recorded with a short label and the
+verdict is made from *strong* signals:
 
 - VIRT-01 ``hypervisor`` in /proc/cpuinfo flags (CPUID.1:ECX[31])              strong
 - VIRT-02 DMI vendor strings of a hypervisor (QEMU, KVM, VMware, ...)            strong
-          DMI of a cloud vendor, or no DMI at all (Firecracker has none [R39])   hint
+          DMI of a cloud vendor, or no DMI at all (Firecracker has none)         hint
 - VIRT-03 /sys/hypervisor/type, /proc/device-tree/hypervisor/compatible          strong
 - VIRT-04 QEMU bridge ids (1b36:0008/000b/000c), virtio (1af4:*)                strong
-          GPU/NIC endpoints straight on a root bus with no root port [R39]      strong
-- VIRT-05 NVML virtualization mode PASSTHROUGH / VGPU [R40]                      strong
+          GPU/NIC endpoints straight on a root bus with no root port            strong
+- VIRT-05 NVML virtualization mode PASSTHROUGH / VGPU (NVML API reference)       strong
 - SRIOV-02 a VF with no physfn link: the VF was assigned to this guest           strong
 
-IOMMU (VIRT-06, IOMMU-01): group count, each group's ``type`` (kernel >= 5.11, [R21]),
-and the mode of the groups holding GPUs and NICs.
+IOMMU (VIRT-06, IOMMU-01): group count, each group's ``type`` (kernel >= 5.11, Linux
+Documentation/ABI/testing/sysfs-kernel-iommu_groups), and the mode of the groups holding GPUs
+and NICs.
+
+The H200 Firecracker capture (tests/fixtures/machines/b_gpu_firecracker_h200) shows the
+Firecracker cases: no DMI tables, and the GPU straight on bus 0 with no root port.
 """
 
 from __future__ import annotations

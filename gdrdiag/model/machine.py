@@ -46,7 +46,7 @@ class CudaDeviceFacts:
 
 
 class PortType(str, enum.Enum):
-    """PCIe capability Flags[7:4] device/port type (pci_regs.h PCI_EXP_TYPE_*, [R1])."""
+    """PCIe capability Flags[7:4] device/port type (Linux include/uapi/linux/pci_regs.h PCI_EXP_TYPE_*)."""
 
     ENDPOINT = "endpoint"
     LEGACY_ENDPOINT = "legacy_endpoint"
@@ -204,7 +204,8 @@ class PciFunction:
 
     ``sysfs_path`` is the device's real path under /sys/devices (``pci0000:00/0000:00:01.0/...``),
     the chain topology is computed from. ``config_bytes`` is how many bytes of config space were
-    readable (64 without root, [R3]); register facts beyond that are None with a reason.
+    readable (64 without root, Linux drivers/pci/pci-sysfs.c); register facts beyond that are None
+    with a reason.
     """
 
     bdf: str
@@ -266,7 +267,9 @@ class GpuInfo:
     """One NVIDIA GPU: PCI place, link, BAR1, and the CUDA/NVML facts GPUDirect depends on.
 
     ``link_sampled_idle`` is True when the link was read with no traffic running: GPUs lower
-    their link speed at idle for power saving ([R37]), so a slow idle reading is not a fault.
+    their link speed at idle for power saving (nvidia-smi documents that the current link generation
+    and width "may be reduced when the GPU is not in use",
+    https://docs.nvidia.com/deploy/nvidia-smi/index.html), so a slow idle reading is not a fault.
     """
 
     bdf: str
@@ -373,7 +376,10 @@ class KernelInfo:
 
 
 class PathClass(str, enum.Enum):
-    """GPU<->NIC and GPU<->GPU path class as nvidia-smi ``topo -m`` and NCCL define them ([R10][R40]).
+    """GPU<->NIC and GPU<->GPU path class as nvidia-smi ``topo -m`` and NCCL define them.
+
+    NCCL's definitions are the ``PATH_*`` comments in src/graph/topo.h and the walk in
+    src/graph/paths.cc (https://github.com/NVIDIA/nccl); ``topo -m`` prints the same legend.
 
     ``NV`` is GPU<->GPU only: the pair is joined by NVLink (``topo -m`` prints ``NV#`` with the link
     count, which :class:`GpuPeerPair` keeps in ``nvlinks``).

@@ -2,7 +2,8 @@
 
 Formatting only: every number and verdict shown was decided upstream (inspect computed the
 "(downgraded)" flags and raw rates, diagnose ranked the findings). Unknown values print as
-``?`` here and stay ``null`` in JSON. Register names follow lspci ([R2]).
+``?`` here and stay ``null`` in JSON. Register names follow lspci (pciutils ls-caps.c,
+https://github.com/pciutils/pciutils).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Only what the PCIe plan compares with gdrdiag's own decoding is parsed; every value is kept as
 lspci prints it turned into Python values (ints, bools, floats), so a test compares like with
-like. Field names follow pciutils' ls-caps.c output ([R2]); "+"/"-" become True/False.
+like. Field names follow pciutils' ls-caps.c output (https://github.com/pciutils/pciutils);
+"+"/"-" become True/False.
 """
 
 from __future__ import annotations

@@ -29,7 +29,9 @@ def config_with_pcie_cap(devctl, lnkctl, size=256):
 
 
 def test_h200_vm_values(tmp_path):
-    # diagnostics-kb 14: MPS 256 (DevCtl[7:5]=1), MRRS 4096 (DevCtl[14:12]=5), RCB 128 (LnkCtl bit 3).
+    # MPS 256 (DevCtl[7:5]=1) and MRRS 4096 (DevCtl[14:12]=5) as on the H200 VM (the capture in
+    # tests/fixtures/machines/b_gpu_firecracker_h200); LnkCtl bit 3 is set to check RCB 128 decodes
+    # (that GPU reads RCB 64).
     make_dev(tmp_path, cfg=config_with_pcie_cap((1 << 5) | (5 << 12), 0x8))
     link = gpu_link.read_link("00000000:00:06.0", root=str(tmp_path))
     assert (link.generation, link.width, link.max_generation, link.max_width) == (5, 16, 5, 16)

@@ -55,7 +55,8 @@ def codes(findings):
 
 
 def test_656_packed_random_is_not_an_alignment_problem():
-    # perf-anchors 2.4: the partial-line penalty of 656-B records is ~4-5%, under the 5% threshold.
+    # The line-aware model's partial-line loss of packed 656-B records is ~4.4% (656/(672+6x22) against
+    # 128/(128+22), docs/gather-bench.md "The PCIe model"), under ALIGN-01's 5% threshold.
     assert gr.gather_findings([gather()]) == []
 
 

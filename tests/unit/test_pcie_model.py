@@ -32,7 +32,7 @@ def test_ce_efficiency_is_mps_completions():
 
 
 def test_whole_line_records_reach_the_128b_ceiling():
-    # perf-anchors 2.2: 128-B completions 86.5% vs CE's 256-B 92.75% -> 0.932.
+    # With 20 B per completion: 128-B completions 86.5% vs CE's 256-B 92.75% -> 0.932.
     for R in (640, 768, 4096):
         pr = m.predict_random(R, R, 0, 300_000, "sector", line_aware=False, p=P)
         assert pr.ratio_to_ce == pytest.approx((128 / 148) / (256 / 276), rel=1e-9)
@@ -40,7 +40,7 @@ def test_whole_line_records_reach_the_128b_ceiling():
 
 
 def test_656_byte_records_need_six_completions():
-    # perf-anchors 2.4: 656 B = 5 lines + 16 B: 21 sectors (672 B) in 6 completions.
+    # 656 B = 5 lines + 16 B: 21 sectors (672 B) in 6 completions (docs/gather-bench.md "The PCIe model").
     la = m.predict_random(656, 656, 0, 300_000, "sector", line_aware=True, p=P)
     assert la.completions_per_record == pytest.approx(6.0)
     assert la.efficiency == pytest.approx(656 / (672 + 6 * 20))
@@ -49,7 +49,7 @@ def test_656_byte_records_need_six_completions():
     plain = m.predict_random(656, 656, 0, 300_000, "sector", line_aware=False, p=P)
     assert plain.requests_per_record == pytest.approx(6.875)
     assert plain.ratio_to_ce < la.ratio_to_ce
-    # Fetching whole lines (diagnostics-kb 10.4's assumption) would be far worse.
+    # Fetching whole lines (`line` mode, a hypothesis docs/gather-bench.md keeps) would be far worse.
     line = m.predict_random(656, 656, 0, 300_000, "line", line_aware=True, p=P)
     assert line.efficiency == pytest.approx(656 / (768 + 6 * 20))
 

@@ -41,12 +41,12 @@ def test_pf_role_from_sriov_files():
     assert m.kernel.peermem_loaded is True and m.kernel.mlx5_out_of_tree is True
 
 
-def test_microvm_gpu_facts_match_section_14():
+def test_synth_microvm_gpu_facts_match_the_h200_vm():
     m = machine("b_synth_firecracker_h200")
     assert m.virt.is_vm and m.virt.flat_pci and not m.nics
     g = m.gpus[0]
     assert (g.link.speed_gts, g.link.width, g.link.max_speed_gts) == (32.0, 16, 32.0)
-    assert g.bar1_index == 2 and g.bar1_bytes == 256 << 30  # BAR1 is resource2 on H200 [R39]
+    assert g.bar1_index == 2 and g.bar1_bytes == 256 << 30  # BAR1 is resource2, as in b_gpu_firecracker_h200
     assert g.nvml_virtualization_mode == "PASSTHROUGH" and g.numa_node is None
     f = m.function(g.bdf)
     assert (f.pcie.relaxed_ordering, f.pcie.no_snoop, f.pcie.max_payload, f.pcie.max_read_request) == (
