@@ -16,10 +16,10 @@
 //                      useful bytes; requests stay small and scattered.
 //   gather_warp        a warp per record, 16 B per lane: one instruction reads 512 contiguous
 //                      bytes, which the coalescer turns into whole 128-B line requests
-//                      (perf-anchors 1.1: nvbandwidth's SM copy uses the same 16-B lanes).
+//                      (nvbandwidth's SM copy kernels use the same 16-B lanes: github.com/NVIDIA/nvbandwidth).
 //   gather_warp_ilp    as warp, but every load of a record (up to 4 KiB per pass) is issued
 //                      before the first store, so a warp waits one PCIe round trip per record
-//                      instead of one per 512 B (Little's law, perf-anchors 2.3).
+//                      instead of one per 512 B (Little's law: bandwidth = bytes in flight / round trip).
 //   gather_persistent  warp_ilp's body in a grid-stride loop over one CTA per SM, so the number
 //                      of SMs is a knob (--sm-limit); bytes in flight per SM is what matters.
 //   gather_lines       the fastest SIMT design: persistent; each warp takes 8 records at a
@@ -27,7 +27,7 @@
 //                      are line-aware: lane l of instruction t reads line-space chunk 32t + l
 //                      measured from the 128-B line below the record, so no 128-B line is
 //                      split between two instructions (two requests for one line, EMOGI /
-//                      DGL trick, perf-anchors 1.2 and 1.4); and records whose source slots are
+//                      DGL trick: github.com/illinois-impact/EMOGI, dmlc/dgl array_index_select_uvm.cu); and records whose source slots are
 //                      consecutive (sorted indices, runs) are read as one contiguous range, so
 //                      neighbours share their boundary lines instead of fetching them twice.
 //   gather_lines_l2pf  gather_lines with non-caching ".nc.L1::no_allocate.L2::256B" loads: tests
@@ -45,7 +45,7 @@
 //                      one instruction per record copies it into shared memory, completion is
 //                      tracked by an mbarrier, and each warp keeps `depth` records in flight.
 //                      Whether the TMA issues larger PCIe read requests than SM loads (and so
-//                      gets larger completions, diagnostics-kb 10.2) is what it measures.
+//                      gets larger completions, PCIe Base Spec r5.0 sec. 2.2.1 and 3.6) is what it measures.
 //
 // Correctness for every layout: the fast paths need 16-byte aligned source records (table base,
 // stride); any other layout (odd record sizes, odd offsets) takes a general path that loads the
@@ -74,7 +74,7 @@ __device__ __forceinline__ uint4 ld16(const unsigned char *p)
 }
 
 // Read-only, no L1 allocation: sysmem data is used once (CUDA Best Practices, Zero Copy: "read
-// once, coalesced"; SGLang's hicache kernels use L1::no_allocate, perf-anchors 1.6).
+// once, coalesced"; SGLang's HiCache kernels use L1::no_allocate: github.com/sgl-project/sglang sgl-kernel).
 __device__ __forceinline__ uint4 ld16_stream(const unsigned char *p)
 {
     uint4 v;
@@ -637,7 +637,7 @@ gather_flat_dedupe(unsigned char *__restrict__ dst, const unsigned char *__restr
 // ------------------------------------------------------------------------------------------
 //
 // A counting sort of the (source, destination) pairs by source slot, on the GPU, before the
-// line-aware gather (GraphBolt sorts its indices first with CUB, perf-anchors 1.4). In slot order
+// line-aware gather (GraphBolt sorts its indices first with CUB: dmlc/dgl graphbolt/src/cuda/index_select_impl.cu). In slot order
 // consecutive slots become runs that gather_lines reads as one range (whole lines instead of one
 // partial line per record, pcie_model "runs"), and a slot that appears twice is read by the same
 // warp back to back, so the second read hits L1 instead of crossing PCIe. The pairs move

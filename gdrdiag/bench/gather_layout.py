@@ -33,7 +33,7 @@ DEFAULT_REQUESTS = 128
 DEFAULT_RECORDS_PER_REQUEST = 2048
 
 
-DEFAULT_RECORD_BYTES = 656  # the packed FP8 MLA KV token (perf-anchors 0.4)
+DEFAULT_RECORD_BYTES = 656  # the packed FP8 MLA KV token (sgl-project/sglang, DeepSeek MLA FP8 KV cache)
 
 
 DEFAULT_SLOTS = 300_000

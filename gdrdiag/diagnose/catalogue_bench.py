@@ -16,7 +16,7 @@ BEST = "https://docs.nvidia.com/cuda/cuda-c-best-practices-guide/index.html"
 PCIE_MODEL = "https://github.com/pcie-bench/pcie-model"
 ORDERING = "PCIe Base Spec r5.0 sec. 2.4.1 (Transaction Ordering Rules)"
 READ_RETURN = "PCIe Base Spec r5.0 sec. 2.3.1.1 (Data Return for Read Requests)"
-IBV_REG_MR = "https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/man/ibv_reg_mr.3.md"
+IBV_REG_MR = "https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/man/ibv_reg_mr.3"
 NCCL_1731 = "https://github.com/NVIDIA/nccl/issues/1731"
 VM_APPENDIX = (
     "https://docs.nvidia.com/ai-enterprise/planning-resource/optimizing-vm-configuration-ai-inference/"

@@ -455,7 +455,7 @@ ENTRIES = (
         "Where peer writes cross a root complex, strictly ordered writes can stall; the "
         "application must ask for relaxed ordering per memory region.",
         "Register bulk-data MRs with IBV_ACCESS_RELAXED_ORDERING; verify with gdrdiag mr-bench --ro-ab.",
-        "https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/man/ibv_reg_mr.3.md",
+        "https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/man/ibv_reg_mr.3",
         "https://github.com/NVIDIA/nccl/issues/1205",
     ),
     E(
