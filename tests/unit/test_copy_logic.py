@@ -245,3 +245,20 @@ def test_batched_ways_are_verified_one_by_one_then_timed_together(monkeypatch):
     assert py.metrics.issue_us_per_call == pytest.approx(500.0)
     assert c.status is Status.ERROR and "offset 7" in c.reason and len(c.samples) == 4  # timed too
     assert bind.status is Status.WAIVED and bind.reason == "no batch in these bindings"
+
+
+def test_batched_rows_are_not_judged_against_a_per_copy_model():
+    """One batch on a drained stream takes the driver's idle path (cost grows with bytes): baseline rows.
+
+    The per-call rows keep their per-copy judgement (CAUSE-SMALL-COPIES comes from it).
+    """
+    from gdrdiag.path_rows import path_of
+
+    def row(key):
+        return BenchResult(key=key, status=Status.OK, params=CopyParams(block_bytes=8192, blocks=10_000))
+
+    for key in ("copy_blocks_batched", "copy_blocks_batched_c", "copy_blocks_batched_binding"):
+        path, why = path_of(row(key))
+        assert why is None and "drained stream" in path.baseline
+    for key in ("copy_blocks_per_call", "copy_blocks_per_call_c", "copy_blocks_coalesced"):
+        assert path_of(row(key))[0].baseline is None
