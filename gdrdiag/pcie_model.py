@@ -2,11 +2,12 @@
 
 What goes over the link in the host->GPU direction when the GPU *reads* host memory is
 completions: each read request is answered by one or more completion TLPs carrying data, and
-each costs a fixed overhead on top of its payload (diagnostics-kb 10.2: 8 B framing/sequence/LCRC +
-12 B completion header = 20 B; ECRC would add 4). Read requests travel the other way, so they
-cost the H2D direction nothing; they matter only for tags/latency (diagnostics-kb 12).
+each costs a fixed overhead on top of its payload: a 12-B completion header (PCIe Base Spec r5.0
+sec. 2.2.9) and 8 B of framing, sequence number and LCRC (sec. 4.2.2, 3.6) = 20 B; ECRC would add
+4. Read requests travel the other way, so they cost the H2D direction nothing; they matter only
+for tags and latency (the request rate below).
 
-Rules the model applies (diagnostics-kb 10.3, PCIe Base Spec r5.0 2.3.1.1 "Data Return for Read
+Rules the model applies (PCIe Base Spec r5.0 2.3.1.1 "Data Return for Read
 Requests", 2.2.7 "no request crosses a 4 KiB boundary"):
 
 - a completion never carries more than MPS bytes;
@@ -20,10 +21,10 @@ How requests are formed depends on who reads (the ``mode``):
   MPS-sized. This is the reference every gather is divided by.
 - ``sector``: SM loads (gather_warp .. gather_lines). A warp instruction's addresses are coalesced
   per 128-B line; each (instruction, line) pair becomes one request for the 32-B sectors it
-  touches (perf-anchors 2.4; diagnostics-kb 10.3 "serviced per 32 B sector / 128 B line"). A
+  touches (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory": 32-B sectors). A
   line split between two instructions costs two requests. ``line_aware`` kernels start their
   512-B instructions on 128-B line boundaries, so no line is split.
-- ``line``: as ``sector`` but every touched line is fetched whole (diagnostics-kb 10.4's
+- ``line``: as ``sector`` but every touched line is fetched whole (an earlier
   assumption); kept so measurements can decide between the two.
 - ``bulk``: one request per record cover (TMA bulk copies; whether the GPU really issues them
   this way is what gather_bulk measures).
@@ -36,7 +37,8 @@ each, ran at 0.60-0.75 G requests/s on the H100 VM, where the wire would carry 1
 and 64-B reads at 0.62-0.67 G/s, under both that and the wire's ~0.70 G/s (docs/benchmarks.md,
 "small reads: a request rate"). ``request_capped_ratio`` caps a read plan at
 ``LinkParams.read_requests_per_ns``; it needs the copy engine's absolute rate, so it is applied
-where one was measured (bench/gather_analysis.model_metrics).
+where one was measured (bench/gather_analysis.model_metrics), to every read plan whose requests
+are counted exactly (the planned kernels' sector plans, bench/gather_requests.py, included).
 """
 
 from __future__ import annotations
@@ -55,25 +57,28 @@ MODES = ("ce", "sector", "line", "bulk")
 
 @dataclass(frozen=True)
 class LinkParams:
-    """The PCIe settings the model needs, with the values seen on the H200 VM (diagnostics-kb 14)."""
+    """The PCIe settings the model needs, with the values read on the H200 VM (docs/gather-bench.md)."""
 
     mps: int = 256  # Max Payload Size: largest completion payload
     mrrs: int = 4096  # Max Read Request Size of the reader
     rcb: int = 128  # Read Completion Boundary of the completer (root port), 64 or 128
     # Bytes per completion TLP besides payload: 3-DW header 12 B + framing/sequence/LCRC 8 B
-    # (diagnostics-kb 10.2) + ~2 B of ACK/flow-control DLLPs per TLP: the 22 B of perf-anchors 2.2.
+    # (PCIe Base Spec r5.0 sec. 2.2.9, 4.2.2, 3.6) + ~2 B of ACK/flow-control DLLPs per TLP: 22 B.
     # Fitted on the H200 (docs/gather-bench.md): 22-24 B matches 640-B and 656-B gathers within 1%.
     cpl_overhead: int = 22
     # Read requests the path from the GPU to host memory serves per nanosecond (G/s), whatever
-    # their size; None = no such limit. Measured on the H100 VM (docs/benchmarks.md "small reads:
-    # a request rate"): 16- and 32-B reads, one request each (warp and lines kernels, random
-    # order, four record-size sweeps; scripts/gpu_gather_calibrate.py's isolated reads, three
-    # runs) ran at 0.56-0.75 G/s; the slower rows came in disturbed stretches or over 8x larger
-    # tables, and interference only slows, so the fastest is the limit. It replaces the 4 B
-    # "small completion" surcharge fitted before: that matched isolated 48- and 64-B reads, but
-    # not 16- and 32-B ones (one request rate, half the bytes) nor the planned kernels' merged
-    # 64-B reads, which ran 1-2% over a ceiling with it and within 0.5% of the wire alone once
-    # their batches overlapped.
+    # their size; None = no such limit. gather-bench measures it in every run that gathers
+    # records under 128 B (its request-rate calibration, bench/gather.py: 0.746-0.748 G/s on the
+    # H100, docs/benchmarks.md issue 24) and sets it here; 0.75 is the default elsewhere, as
+    # first measured on the H100 VM (docs/benchmarks.md "small reads: a request rate"): 16- and
+    # 32-B reads, one request each (warp and lines kernels, random order, four record-size
+    # sweeps; scripts/gpu_gather_calibrate.py's isolated reads, three runs) ran at 0.56-0.75
+    # G/s; the slower rows came in disturbed stretches or over 8x larger tables, and
+    # interference only slows, so the fastest is the limit. It replaces the 4 B "small
+    # completion" surcharge fitted before: that matched isolated 48- and 64-B reads, but not 16-
+    # and 32-B ones (one request rate, half the bytes) nor the planned kernels' merged 64-B
+    # reads, which ran 1-2% over a ceiling with it and within 0.5% of the wire alone once their
+    # batches overlapped.
     read_requests_per_ns: Optional[float] = 0.75
 
     def __post_init__(self) -> None:
@@ -370,7 +375,7 @@ def padded_stride(record_bytes: int) -> int:
 
 
 def ce_run_ratio(run_bytes: int, ce_gbytes_per_s: float, call_overhead_us: float = 2.0) -> float:
-    """Fraction of CE bandwidth one cuMemcpyAsync per run reaches (perf-anchors 4: t = t_call + b/BW)."""
+    """Fraction of CE bandwidth one cuMemcpyAsync per run reaches: t = t_call + b / BW (a cost per call)."""
     if run_bytes <= 0 or ce_gbytes_per_s <= 0:
         return 0.0
     t_copy = run_bytes / (ce_gbytes_per_s * 1e9)

@@ -1,7 +1,8 @@
 """copy-bench's many-small-blocks part, and the block size where each way reaches half the coalesced rate.
 
-The ways: one call per block (from Python and from C), cuMemcpyBatchAsync, one coalesced copy, and a
-gather kernel.
+The ways: one call per block (from Python and from C), cuMemcpyBatchAsync (from Python and from C, the
+same entry point with arrays built before the call; and through cuda-bindings, whose list conversion
+is part of every call), one coalesced copy, and a gather kernel.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from typing import Any, Callable, Optional
 
 from gdrdiag.bench.copy_config import POISON, CopyContext, copy_result, first_wrong_byte, with_metrics
 from gdrdiag.bench.runner import run_case
-from gdrdiag.bench.timing import gated_iterations, time_stream
-from gdrdiag.errors import NotSupported
-from gdrdiag.hw import cuda, memory, nvrtc
+from gdrdiag.bench.timing import Timed, gated_iterations, time_interleaved, time_stream
+from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.hw import cuda, memcpy_batch, memory, nvrtc
 from gdrdiag.hw.memory import Buffer, MemoryKind
 from gdrdiag.model.params import CopyMetrics, CopyParams
 from gdrdiag.model.results import BenchResult, SampleStats, Status
@@ -22,12 +23,13 @@ from gdrdiag.model.vocabulary import Direction
 from gdrdiag.units import KiB
 
 
-def _batched_copy_op(dsts: list[int], srcs: list[int], sizes: list[int]) -> Callable[[cuda.Stream], None]:
-    """An op issuing one cuMemcpyBatchAsync (CUDA 12.8+) for all blocks.
+def _binding_batch_op(dsts: list[int], srcs: list[int], sizes: list[int]) -> Callable[[cuda.Stream], None]:
+    """An op issuing one cuMemcpyBatchAsync (CUDA 12.8+) for all blocks through cuda-bindings.
 
-    The argument lists are converted to the bindings' ``CUdeviceptr`` objects here, once, so
-    the timed call measures the driver, not Python object construction. NotSupported where the
-    driver or bindings lack the call.
+    The bindings' ``CUdeviceptr`` objects are made here, once; the bindings still turn the three
+    Python lists into C arrays inside every call, and that is part of what this row times (the
+    ctypes row beside it calls the driver with arrays built once). NotSupported where the driver
+    or bindings lack the call.
     """
     drv = cuda.driver()
     fn = getattr(drv, "cuMemcpyBatchAsync", None)
@@ -52,6 +54,31 @@ def _batched_copy_op(dsts: list[int], srcs: list[int], sizes: list[int]) -> Call
     return op
 
 
+def _ctypes_batch_op(
+    dsts: list[int], srcs: list[int], sizes: list[int], issue: dict[str, list[float]]
+) -> tuple[Callable[[cuda.Stream], None], str]:
+    """An op issuing one cuMemcpyBatchAsync from Python through ctypes, and the entry point's name.
+
+    The arrays are built once (hw/memcpy_batch.py), so the call is the C row's call: the same
+    entry point, the same attribute set, arrays that already exist. Records the driver call's host
+    time. NotSupported (raised by the op, so the row is WAIVED) where the driver lacks the call.
+    """
+    try:
+        batch = memcpy_batch.BatchCopy(dsts, srcs, sizes)
+    except NotSupported as exc:
+        reason = exc.reason
+
+        def unsupported(stream: cuda.Stream) -> None:
+            raise NotSupported(reason)
+
+        return unsupported, "cuMemcpyBatchAsync"
+
+    def op(stream: cuda.Stream) -> None:
+        issue.setdefault("copy_blocks_batched", []).append(batch.issue(int(stream.handle)))
+
+    return op, batch.entry.name
+
+
 def _measure_method(
     ctx: CopyContext,
     dev: Buffer,
@@ -69,17 +96,79 @@ def _measure_method(
     opts, s0 = ctx.opts, ctx.streams[0]
     dev.fill(POISON, total)
     iters = gated_iterations(opts.iterations) if gate else max(2, min(opts.iterations, 5))
-    timed = time_stream(s0, op, iterations=iters, warmup=1, gate=gate, what=desc)
+    timed = time_stream(s0, op, iterations=iters, warmup=1, gate=gate)
     mm = first_wrong_byte(dev, expected, total)
+    return _block_result(params, issue, key, desc, timed, mm)
+
+
+def _block_result(
+    params: CopyParams, issue: dict, key: str, desc: str, timed: Timed, mm: Optional[int]
+) -> BenchResult:
+    """One way's result: GB/s, time per block, and the host time per driver call of the timed calls."""
+    count, size = params.blocks or 1, params.block_bytes or 0
     metrics = {"us_per_block": SampleStats.of(timed.seconds).median / count * 1e6}
-    calls = issue.get(key, [])[-iters:]  # the timed iterations, not the warm-up
+    calls = issue.get(key, [])[-len(timed.seconds) :]  # the timed iterations, not the warm-up
     if calls:  # host time spent issuing, per driver call (per_call: count calls; batched: 1)
         metrics["issue_us_per_call"] = (
             SampleStats.of(tuple(calls)).median * 1e6 / (count if "per_call" in key else 1)
         )
+    timed = Timed(timed.seconds, f"{desc}: {timed.method}")
     return copy_result(
-        key, total, timed, params, verified=mm is None, mismatch=mm, description=desc, metrics=metrics
+        key, count * size, timed, params, verified=mm is None, mismatch=mm, description=desc, metrics=metrics
     )
+
+
+BATCHED = ("copy_blocks_batched", "copy_blocks_batched_c", "copy_blocks_batched_binding")
+
+
+def _measure_batched(
+    ctx: CopyContext, dev: Buffer, expected: Any, params: CopyParams, issue: dict, ways: list[tuple]
+) -> list[BenchResult]:
+    """The batched call from Python, from C and through cuda-bindings: each verified, then timed together.
+
+    Each way moves the blocks once into a poisoned destination and every byte is checked; then the
+    ways are timed in interleaved rounds, every call on a drained stream (timing.time_interleaved).
+    Why drained: the driver's host time for one batch depends on whether the stream has work in
+    flight when the call is made (H100, driver 580, 10,000 blocks of 16 KiB: about 37 ms on an idle
+    stream, 4.6 ms behind queued work, for every way of making the call; docs/benchmarks.md, issue
+    24). Samples made back to back raced between the two: a caller that issued the next batch
+    within microseconds found the stream busy, one that spent 0.5 ms converting its arguments (the
+    bindings) found it drained, and stayed on the slow path.
+    """
+    count, size = params.blocks or 1, params.block_bytes or 0
+    s0 = ctx.streams[0]
+    outcome: dict[str, Any] = {}  # key -> first wrong byte (None: all right) or the exception raised
+    for key, _desc, op in ways:
+        try:
+            dev.fill(POISON, count * size)
+            op(s0)
+            s0.synchronize()
+            outcome[key] = first_wrong_byte(dev, expected, count * size)
+        except (UserInputError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - becomes this way's WAIVED/ERROR result below
+            outcome[key] = exc
+    live = {key: op for key, _desc, op in ways if not isinstance(outcome[key], Exception)}
+    iters = max(2, min(ctx.opts.iterations, 5))
+    try:
+        timed = time_interleaved(s0, live, iterations=iters, warmup=1) if live else {}
+    except (UserInputError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - every way that was to be timed reports it
+        timed = {}
+        for key in live:
+            outcome[key] = exc
+
+    def result(key: str, desc: str) -> BenchResult:
+        got = outcome[key]
+        if isinstance(got, Exception):
+            raise got
+        return _block_result(params, issue, key, desc, timed[key], got)
+
+    rows: list[BenchResult] = []
+    for key, desc, _op in ways:
+        rows.extend(run_case(key, lambda k=key, d=desc: result(k, d), params=params))
+    return rows
 
 
 def _methods(
@@ -90,11 +179,12 @@ def _methods(
     size: int,
     count: int,
     per_block: Callable,
-    batched_py: Callable,
+    batched: tuple[Callable, str, Callable],
     c_ops: tuple,
 ) -> tuple:
     """(key, description, op, gate) of every way the block sweep moves one set of blocks."""
     d, h, total = dev.ptr, host.ptr, count * size
+    batched_py, entry_name, batched_binding = batched
     kernel_grid = min(count, ctx.gpu.sm_count * 16)
     kernel_args = [
         (d, ctypes.c_void_p),
@@ -110,11 +200,22 @@ def _methods(
             c_ops[0],
             None,
         ),
-        ("copy_blocks_batched", "one cuMemcpyBatchAsync for all blocks", batched_py, None),
+        (
+            "copy_blocks_batched",
+            f"one {entry_name} for all blocks from Python: arrays built once, called through ctypes",
+            batched_py,
+            None,
+        ),
         (
             "copy_blocks_batched_c",
-            "one cuMemcpyBatchAsync for all blocks, issued from C (native/copy_loop.c)",
+            f"one {_c_batch_entry()} for all blocks, issued from C (native/copy_loop.c)",
             c_ops[1],
+            None,
+        ),
+        (
+            "copy_blocks_batched_binding",
+            "one cuMemcpyBatchAsync for all blocks through cuda-bindings (lists converted in each call)",
+            batched_binding,
             None,
         ),
         (
@@ -157,24 +258,32 @@ def _block_row(
 
     c_ops = _c_block_ops(h, d, size, count, issue)
 
+    dsts, srcs = [d + i * size for i in range(count)], [h + i * size for i in range(count)]
+    sizes = [size] * count
+    batched_py, entry_name = _ctypes_batch_op(dsts, srcs, sizes, issue)
     try:
-        batched: Any = _batched_copy_op(
-            [d + i * size for i in range(count)], [h + i * size for i in range(count)], [size] * count
-        )
+        binding: Any = _binding_batch_op(dsts, srcs, sizes)
     except NotSupported as exc:
         reason = exc.reason
 
-        def batched(stream: cuda.Stream) -> None:
+        def binding(stream: cuda.Stream) -> None:
             raise NotSupported(reason)
 
-    def batched_py(stream: cuda.Stream, op: Callable[[cuda.Stream], None] = batched) -> None:
+    def batched_binding(stream: cuda.Stream, op: Callable[[cuda.Stream], None] = binding) -> None:
         t0 = time.perf_counter()
         op(stream)
-        issue.setdefault("copy_blocks_batched", []).append(time.perf_counter() - t0)
+        issue.setdefault("copy_blocks_batched_binding", []).append(time.perf_counter() - t0)
 
-    methods = _methods(ctx, host, dev, kernel, size, count, per_block, batched_py, c_ops)
+    methods = _methods(
+        ctx, host, dev, kernel, size, count, per_block, (batched_py, entry_name, batched_binding), c_ops
+    )
     row: list[BenchResult] = []
+    batched = [(key, desc, op) for key, desc, op, _gate in methods if key in BATCHED]
     for key, desc, op, gate in methods:
+        if key == BATCHED[0]:  # the three batched ways, measured together
+            row.extend(_measure_batched(ctx, dev, expected, params, issue, batched))
+        if key in BATCHED:
+            continue
         row.extend(
             run_case(
                 key,
@@ -188,6 +297,17 @@ def _block_row(
     return [
         with_metrics(r, ratio_to_coalesced=r.value / coalesced) if coalesced and r.value else r for r in row
     ]
+
+
+def _c_batch_entry() -> str:
+    """The entry point the C loop's batch calls on this driver (its own choice, read back)."""
+    from gdrdiag.hw import copy_native
+
+    try:
+        abi = copy_native.batch_abi()
+    except NotSupported:  # no C loop here: the row is WAIVED with the reason
+        return "cuMemcpyBatchAsync"
+    return "cuMemcpyBatchAsync_v2" if abi == 13000 else "cuMemcpyBatchAsync"
 
 
 def _c_block_ops(

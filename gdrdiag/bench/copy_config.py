@@ -96,6 +96,21 @@ class CopyBenchOptions:
                 raise UserInputError(f"{what}: needs {need} bytes of host memory, only {host_free} available")
 
 
+#: What a bare ``gdrdiag copy-bench`` runs, a user's first questions in under a minute on an H100:
+#: pinned and pageable copies at one large size, host->GPU, GPU->host and both at once, then a short
+#: many-small-blocks sweep (2 KiB-512 KiB, blocks capped at a 512 MiB region). CopyBenchOptions()'s
+#: own defaults are the whole matrix: ``copy-bench --full``, and what ``report --full`` runs.
+FIRST_LOOK = CopyBenchOptions(
+    kinds=(MemoryKind.PINNED, MemoryKind.PAGEABLE),
+    modes=("async",),
+    sizes=(256 * MiB,),
+    parts=("sweep", "blocks"),
+    block_sizes=(2 * KiB, 8 * KiB, 32 * KiB, 128 * KiB, 512 * KiB),
+    block_region_max=512 * MiB,
+    reference=False,
+)
+
+
 @dataclass
 class CopyContext:
     """What every case needs: the GPU, a stream pair, the gate, and the options."""

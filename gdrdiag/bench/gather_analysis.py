@@ -117,6 +117,29 @@ def measured_request_rate(gbytes_per_s: float, layout: Layout, src, link: pcie_m
     return gbytes_per_s / R * pred.requests_per_record * n_read / layout.records
 
 
+def _planned_model(spec: KernelSpec, layout: Layout, src, link: pcie_model.LinkParams, ce_gbps, group: int):
+    """A planned kernel: (prediction of its reads, ratio to CE capped at the request rate, slots read, cap).
+
+    Its exact read plan: each distinct slot crosses PCIe once (native/gather.cu DEDUPE), priced
+    sector by sector (gather_requests): planned-flat's warp load covers 512 / R whole records,
+    planned-lines' step 8 or 32 records, each segment its own instructions. The request count is
+    exact, so the read-request rate caps the plan too.
+    """
+    R, n = layout.record_bytes, layout.records
+    group = group or (flat_records_per_load(R) if spec.flat else planned_records_per_step(R))
+    plan = planned_sector_plan(src, layout, group, spec.flat)
+    if plan is not None:
+        eff = plan_efficiency(plan, R, link)
+        pred = pcie_model.prediction_of(eff, spec.model_mode, line_aware=True, p=link)
+        n_read = plan.reads
+    else:  # odd layouts: both kernels read record by record (warp_record), every record
+        hist, n_read = planned_read_plan(src, layout, group)
+        pred = pcie_model.predict(hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
+    per_request = _bytes_per_request(R, n, n_read, pred)
+    model = pcie_model.request_capped_ratio(pred.ratio_to_ce * n / max(1, n_read), per_request, ce_gbps, link)
+    return pred, model, n_read, pcie_model.request_cap(per_request, ce_gbps, link)
+
+
 def model_metrics(
     spec: KernelSpec,
     layout: Layout,
@@ -148,23 +171,8 @@ def model_metrics(
     out: dict[str, Optional[float]] = {}
     R, n = layout.record_bytes, layout.records
     if spec.dedupe:
-        # Its exact read plan: each distinct slot crosses PCIe once (native/gather.cu DEDUPE),
-        # priced sector by sector (gather_requests): planned-flat's warp load covers 512 / R whole
-        # records, planned-lines' step 8 or 32 records, each segment its own instructions.
-        group = group or (flat_records_per_load(R) if spec.flat else planned_records_per_step(R))
-        plan = planned_sector_plan(src, layout, group, spec.flat)
-        if plan is not None:
-            eff = plan_efficiency(plan, R, link)
-            pred = pcie_model.prediction_of(eff, spec.model_mode, line_aware=True, p=link)
-            n_read = plan.reads
-        else:  # odd layouts: both kernels read record by record (warp_record), every record
-            hist, n_read = planned_read_plan(src, layout, group)
-            pred = pcie_model.predict(hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
-        model = pred.ratio_to_ce * n / max(1, n_read)
-        # The request count is exact now, so the read-request rate caps the plan too.
-        per_request = _bytes_per_request(R, n, n_read, pred)
-        out["request_cap_ratio_to_ce"] = pcie_model.request_cap(per_request, ce_gbps, link)
-        model = pcie_model.request_capped_ratio(model, per_request, ce_gbps, link)
+        pred, model, n_read, cap = _planned_model(spec, layout, src, link, ce_gbps, group)
+        out["request_cap_ratio_to_ce"] = cap
         out["model_ratio_to_ce"] = model
         out["records_read_fraction"] = n_read / n
         out["model_ratio_if_repeats_hit_l1"] = model

@@ -55,7 +55,7 @@ class GatherConfig:
     # 0.75 that LinkParams assumes. The rate is a property of the machine, not of the GPU alone.
     request_rate: Optional[float] = None
     request_rate_source: str = "assumed: 0.75 G/s, measured on the H100 VM (docs/gather-bench.md)"
-    link_source: str = "assumed (MPS 256, MRRS 4096 as on the H200 VM, docs/gather-bench.md)"
+    link_source: str = "assumed (MPS 256 / MRRS 4096 / RCB 128, as read on an H200 VM)"
     link_explicit: bool = False  # True when the user gave --mps/--mrrs/--rcb
 
     def validate(self) -> "GatherConfig":

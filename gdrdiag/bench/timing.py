@@ -145,6 +145,49 @@ def time_stream(
     return Timed(seconds, f"{what}: {method}" if what else method)
 
 
+def time_interleaved(
+    stream: cuda.Stream,
+    ops: dict[str, Callable[[cuda.Stream], None]],
+    *,
+    iterations: int,
+    warmup: int = 1,
+) -> dict[str, Timed]:
+    """Time several ways of doing the same work on one stream, in interleaved rounds.
+
+    Every call starts on a drained stream (events around it, waited for before the next call), and
+    round i runs each op once, the order rotated by one each round: drift on a shared machine (a
+    co-tenant, the CPU's clock) falls on every op alike, and no op's sample depends on how soon the
+    op before it returned. For copy-bench's batched rows (the same driver call from Python, from C
+    and through cuda-bindings), whose cost depends on whether the stream is busy when it is made.
+    """
+    names = list(ops)
+    for _ in range(warmup):
+        for name in names:
+            ops[name](stream)
+            stream.synchronize()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    stream.synchronize()
+    for i in range(iterations):
+        k = i % len(names) if names else 0
+        for name in names[k:] + names[:k]:
+            with cuda.Event() as start, cuda.Event() as end:
+                start.record(stream)
+                ops[name](stream)
+                end.record(stream)
+                samples[name].append(elapsed_seconds(start, end))
+    method = (
+        f"CUDA events around each call on one stream, each waited for before the next (the stream "
+        f"drained at every call); {', '.join(names)} interleaved over {iterations} rounds, the order "
+        f"rotated each round; {warmup} warm-up, median reported"
+    )
+    return {name: Timed(tuple(samples[name]), method) for name in names}
+
+
+def elapsed_seconds(start: cuda.Event, end: cuda.Event) -> float:
+    """Seconds between two recorded events (waits for ``end``)."""
+    return cuda.elapsed_ms(start, end) / 1e3
+
+
 def time_host(fn: Callable[[], None], *, iterations: int, warmup: int = 1, what: str = "") -> Timed:
     """Time a host-synchronous call with ``time.perf_counter`` (wall clock)."""
     for _ in range(warmup):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -20,12 +21,20 @@ from gdrdiag.cli.common import (
     wants_json,
 )
 from gdrdiag.cli.progress import QUIET_HELP, Progress
+from gdrdiag.model.vocabulary import MemoryKind
 from gdrdiag.model.words import NUMA_HELP
-from gdrdiag.units import parse_size, parse_size_list
+from gdrdiag.units import KiB, MiB, parse_size, parse_size_list
 
-DEFAULT_KINDS = "pinned,pinned-wc,registered,pageable,managed"
-DEFAULT_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M,256M,1G"
-DEFAULT_BLOCKS = "128..2M"
+if TYPE_CHECKING:
+    from gdrdiag.bench.copy_config import CopyBenchOptions
+
+FULL_HELP = (
+    "The whole matrix (about 2.5 minutes on an H100): five memory kinds x three directions x ten sizes "
+    "(4K..1G) x async and sync, the CuPy/PyTorch reference, the pinning trade-off, the overlap pipeline "
+    "and the block sweep 128..2M. Without it (and without CASEs or --quick) copy-bench runs a first "
+    "look in under a minute: pinned and pageable at 256M in each direction and both at once, and the "
+    "block sweep 2K,8K,32K,128K,512K."
+)
 
 
 def _narrowed_to(opts, selected):
@@ -107,17 +116,38 @@ def copy_bench(
         None, help=CASES_HELP, show_default=False, metavar="[CASE]..."
     ),
     list_cases: bool = typer.Option(False, "--list", help=LIST_HELP),
-    kinds: str = typer.Option(
-        DEFAULT_KINDS,
+    full: bool = typer.Option(False, "--full", help=FULL_HELP),
+    kinds: Optional[str] = typer.Option(
+        None,
         "--kinds",
         "--memory",
         "-G",
-        help="Host memory kinds, comma-separated (-m is perftest's MTU, so not used here).",
+        help="Host memory kinds, comma-separated (-m is perftest's MTU, so not used here). "
+        "Default pinned,pageable; --full: pinned,pinned-wc,registered,pageable,managed.",
+        show_default=False,
     ),
-    directions: str = typer.Option("h2d,d2h,bidir", "--directions", help="h2d, d2h, bidir."),
-    sizes: str = typer.Option(DEFAULT_SIZES, "--sizes", "-s", help="Sizes (4K,1M,...) or a range 4K..1G."),
-    modes: str = typer.Option("async,sync", "--modes", help="async (events) and/or sync (wall clock)."),
-    parts: str = typer.Option("sweep,pinning,overlap,blocks", "--parts", help="Which parts to run."),
+    directions: Optional[str] = typer.Option(
+        None, "--directions", help="h2d, d2h, bidir (default: all three).", show_default=False
+    ),
+    sizes: Optional[str] = typer.Option(
+        None,
+        "--sizes",
+        "-s",
+        help="Sizes (4K,1M,...) or a range 4K..1G. Default 256M; --full: 4K,16K,...,1G.",
+        show_default=False,
+    ),
+    modes: Optional[str] = typer.Option(
+        None,
+        "--modes",
+        help="async (events) and/or sync (wall clock). Default async; --full: async,sync.",
+        show_default=False,
+    ),
+    parts: Optional[str] = typer.Option(
+        None,
+        "--parts",
+        help="Which parts to run: sweep, pinning, overlap, blocks. Default sweep,blocks; --full: all four.",
+        show_default=False,
+    ),
     iterations: int = typer.Option(10, "--iters", "-n", help="Timed samples per case."),
     warmup: int = typer.Option(2, "--warmup", help="Warm-up iterations per case."),
     device: int = typer.Option(0, "--device", help="CUDA device ordinal (-d is perftest's RDMA device)."),
@@ -125,23 +155,35 @@ def copy_bench(
     layers: int = typer.Option(16, "--layers", help="Layers in the overlap pipeline."),
     chunk: str = typer.Option("64M", "--chunk", help="Bytes per layer in the overlap pipeline."),
     block_count: int = typer.Option(10_000, "--blocks", help="Blocks per block-sweep point."),
-    block_sizes: str = typer.Option(DEFAULT_BLOCKS, "--block-sizes", help="Block sizes, list or range."),
-    reference: bool = typer.Option(
-        True, "--reference/--no-reference", help="Also time CuPy/PyTorch copies of the same size."
+    block_sizes: Optional[str] = typer.Option(
+        None,
+        "--block-sizes",
+        help="Block sizes, list or range. Default 2K,8K,32K,128K,512K; --full: 128..2M.",
+        show_default=False,
     ),
-    quick: bool = typer.Option(False, "--quick", help="A small run: a few sizes and kinds."),
+    reference: Optional[bool] = typer.Option(
+        None,
+        "--reference/--no-reference",
+        help="Also time CuPy/PyTorch copies of the same size (default: with --full or CASEs).",
+        show_default=False,
+    ),
+    quick: bool = typer.Option(
+        False, "--quick", help="A small run of the whole matrix: a few sizes and kinds."
+    ),
     numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
 ) -> None:
-    """Host<->GPU copy bandwidth: memory kinds, directions, sizes, pinning, overlap, many small blocks."""
+    """Host<->GPU copy bandwidth: by default a first look in under a minute; --full for every case.
+
+    The first look: pinned and pageable memory at 256M, host->GPU, GPU->host and both at once, and
+    many small blocks (one call each, batched, coalesced, a kernel), verdict first.
+    """
     from gdrdiag.bench.copy import run_copy_bench
-    from gdrdiag.bench.copy_config import CopyBenchOptions
     from gdrdiag.bench.registry import copy_registry
     from gdrdiag.hw.placement import check_request
     from gdrdiag.model.results import Status
-    from gdrdiag.model.words import parse_memory_kind, parse_numa
 
     registry = copy_registry()
     if list_cases:
@@ -149,26 +191,18 @@ def copy_bench(
 
         print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx))
     selected = registry.select(cases or ())
-
-    if quick:
-        kinds, sizes, block_sizes = "pinned,pageable", "64K,16M,256M", "4K,64K,1M"
-        iterations, layers, chunk = min(iterations, 5), 8, "32M"
-    opts = CopyBenchOptions(
-        kinds=tuple(parse_memory_kind(k) for k in split_list(kinds, "--kinds")),
-        directions=split_list(directions, "--directions"),
-        modes=split_list(modes, "--modes"),
-        sizes=tuple(parse_size_list(sizes, what="--sizes")),
-        parts=split_list(parts, "--parts"),
+    opts = copy_options(
+        full=full or bool(cases),
+        quick=quick,
+        given=CopyChoices(kinds, directions, sizes, modes, parts, block_sizes, reference),
         iterations=iterations,
         warmup=warmup,
         device=device,
-        pin_size=parse_size(pin_size, what="--pin-size"),
-        overlap_layers=layers,
-        overlap_chunk=parse_size(chunk, what="--chunk"),
+        pin_size=pin_size,
+        layers=layers,
+        chunk=chunk,
         block_count=block_count,
-        block_sizes=tuple(parse_size_list(block_sizes, what="--block-sizes")),
-        reference=reference,
-        numa=parse_numa(numa),
+        numa=numa,
     )
     check_request(opts.numa)
     if cases:
@@ -191,3 +225,87 @@ def copy_bench(
         else:
             echo_text(ctx, _text(report, output_width(ctx)))
         raise typer.Exit(EXIT_FAIL if any(r.status is Status.ERROR for r in results) else EXIT_OK)
+
+
+@dataclass(frozen=True)
+class CopyChoices:
+    """The options whose default depends on the run (first look or --full): None = not given."""
+
+    kinds: Optional[str] = None
+    directions: Optional[str] = None
+    sizes: Optional[str] = None
+    modes: Optional[str] = None
+    parts: Optional[str] = None
+    block_sizes: Optional[str] = None
+    reference: Optional[bool] = None
+
+
+def copy_options(
+    *,
+    full: bool,
+    quick: bool,
+    given: CopyChoices,
+    iterations: int = 10,
+    warmup: int = 2,
+    device: int = 0,
+    pin_size: str = "256M",
+    layers: int = 16,
+    chunk: str = "64M",
+    block_count: int = 10_000,
+    numa: str = "auto",
+) -> "CopyBenchOptions":
+    """The options a copy-bench command line asks for (before a CASE selection narrows them).
+
+    The base is the first look (``copy_config.FIRST_LOOK``) unless ``full`` (``--full``, or cases
+    named) or ``quick`` (a small run of the whole matrix, as it always was); what the user gave
+    replaces the base's value. Bad input raises UserInputError (one line, exit 2).
+    """
+    import dataclasses
+
+    from gdrdiag.bench.copy_config import FIRST_LOOK, CopyBenchOptions
+    from gdrdiag.errors import UserInputError
+    from gdrdiag.model.words import parse_memory_kind, parse_numa
+
+    if full and quick:
+        raise UserInputError("--quick and --full ask for different runs: choose one")
+    base = CopyBenchOptions() if full or quick else FIRST_LOOK
+    chosen = dataclasses.replace(
+        base,
+        iterations=iterations,
+        warmup=warmup,
+        device=device,
+        pin_size=parse_size(pin_size, what="--pin-size"),
+        overlap_layers=layers,
+        overlap_chunk=parse_size(chunk, what="--chunk"),
+        block_count=block_count,
+        numa=parse_numa(numa),
+    )
+    g = given
+    if g.kinds is not None:
+        chosen = dataclasses.replace(
+            chosen, kinds=tuple(parse_memory_kind(k) for k in split_list(g.kinds, "--kinds"))
+        )
+    if g.directions is not None:
+        chosen = dataclasses.replace(chosen, directions=split_list(g.directions, "--directions"))
+    if g.sizes is not None:
+        chosen = dataclasses.replace(chosen, sizes=tuple(parse_size_list(g.sizes, what="--sizes")))
+    if g.modes is not None:
+        chosen = dataclasses.replace(chosen, modes=split_list(g.modes, "--modes"))
+    if g.parts is not None:
+        chosen = dataclasses.replace(chosen, parts=split_list(g.parts, "--parts"))
+    if g.block_sizes is not None:
+        sizes_ = tuple(parse_size_list(g.block_sizes, what="--block-sizes"))
+        chosen = dataclasses.replace(chosen, block_sizes=sizes_)
+    if g.reference is not None:
+        chosen = dataclasses.replace(chosen, reference=g.reference)
+    if quick:  # --quick has always meant these, whatever else is given
+        chosen = dataclasses.replace(
+            chosen,
+            kinds=(MemoryKind.PINNED, MemoryKind.PAGEABLE),
+            sizes=(64 * KiB, 16 * MiB, 256 * MiB),
+            block_sizes=(4 * KiB, 64 * KiB, 1 * MiB),
+            iterations=min(iterations, 5),
+            overlap_layers=8,
+            overlap_chunk=32 * MiB,
+        )
+    return chosen

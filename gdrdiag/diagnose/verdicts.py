@@ -3,7 +3,8 @@
 A bench prints hundreds of rows; its verdict says what they add up to before the detail:
 
 - copy-bench: pinned H2D and D2H at the largest size measured, their fraction of what the PCIe
-  model gives this GPU's link (when the machine is known), and pageable over pinned;
+  model gives this GPU's link (when the machine is known), both ways at once, pageable over pinned,
+  and the block sizes at which per-block and batched copies reach half the coalesced rate;
 - gather-bench: the best kernel of the ladder, its fraction of the copy engine measured in the
   same run and of the PCIe model's ceiling for the layout;
 - mr-bench: the best RDMA WRITE rate per memory kind, and relaxed ordering's on/off ratio
@@ -56,6 +57,10 @@ def copy_verdict(results: Sequence[BenchResult], machine: Optional[MachineInfo] 
         and r.params.mode == mode
     ]
     model = expected_ce_gbytes(machine)[0] if h2d is not None or d2h is not None else None
+    summary = next((r for r in results if r.key == "copy_blocks_summary" and r.status is Status.OK), None)
+    blocks = [
+        r.params.block_bytes for r in results if r.key == "copy_blocks_coalesced" and r.params.block_bytes
+    ]
     return CopyVerdict(
         size_bytes=size,
         h2d_gbps=h2d.value if h2d else None,
@@ -63,7 +68,28 @@ def copy_verdict(results: Sequence[BenchResult], machine: Optional[MachineInfo] 
         model_gbps=model,
         pageable_h2d_gbps=max((r.value for r in pageable if r.value is not None), default=None),
         waived=waived_summary(r for r in results if r.key.startswith("copy_")),
+        pageable_d2h_gbps=_like(results, "copy_d2h_pageable", d2h),
+        bidir_gbps=_like(results, "copy_bidir_pinned", h2d),
+        half_block_per_call=summary.metrics.half_bandwidth_block_bytes_per_call if summary else None,
+        half_block_batched=summary.metrics.half_bandwidth_block_bytes_batched if summary else None,
+        largest_block=max(blocks) if summary and blocks else None,
     )
+
+
+def _like(results: Sequence[BenchResult], key: str, like: Optional[BenchResult]) -> Optional[float]:
+    """The best OK ``key`` at the size and mode of ``like`` (a ratio compares like with like)."""
+    if like is None:
+        return None
+    values = [
+        r.value
+        for r in results
+        if r.key == key
+        and r.status is Status.OK
+        and r.value is not None
+        and r.params.size_bytes == like.params.size_bytes
+        and (r.params.mode == like.params.mode or key.startswith("copy_bidir"))
+    ]
+    return max(values, default=None)
 
 
 def gather_verdict(results: Sequence[BenchResult]) -> GatherVerdict:

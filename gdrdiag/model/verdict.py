@@ -34,6 +34,14 @@ class CopyVerdict:
     model_gbps: Optional[float]  # what the PCIe model gives this GPU's link for payload
     pageable_h2d_gbps: Optional[float]
     waived: Waived
+    pageable_d2h_gbps: Optional[float] = None
+    bidir_gbps: Optional[float] = None  # pinned, H2D and D2H at once on two streams: both directions' bytes
+    # The block sweep (host->device): the block size at which one copy call per block, and one
+    # batched call (cuMemcpyBatchAsync), reach half the coalesced copy's rate; None: not reached
+    # up to ``largest_block`` (or not measured, when that is None too).
+    half_block_per_call: Optional[float] = None
+    half_block_batched: Optional[float] = None
+    largest_block: Optional[int] = None
 
     @property
     def h2d_of_model(self) -> Optional[float]:
@@ -46,6 +54,17 @@ class CopyVerdict:
     @property
     def pageable_over_pinned(self) -> Optional[float]:
         return _ratio(self.pageable_h2d_gbps, self.h2d_gbps)
+
+    @property
+    def pageable_d2h_over_pinned(self) -> Optional[float]:
+        return _ratio(self.pageable_d2h_gbps, self.d2h_gbps)
+
+    @property
+    def bidir_of_sum(self) -> Optional[float]:
+        """Both ways at once over H2D + D2H measured alone: 1.0 when the two directions overlap fully."""
+        if self.h2d_gbps is None or self.d2h_gbps is None:
+            return None
+        return _ratio(self.bidir_gbps, self.h2d_gbps + self.d2h_gbps)
 
 
 @dataclass(frozen=True)

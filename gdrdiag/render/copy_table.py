@@ -143,7 +143,15 @@ def _blocks(results: list[BenchResult], out: list[str], width: Optional[int]) ->
         for bs in sorted(by_size):
             row = by_size[bs]
             cells = [size(bs), str(next(iter(row.values())).params.blocks)]
-            for m in ("per_call", "per_call_c", "batched", "batched_c", "coalesced", "kernel"):
+            for m in (
+                "per_call",
+                "per_call_c",
+                "batched",
+                "batched_c",
+                "batched_binding",
+                "coalesced",
+                "kernel",
+            ):
                 r = row.get(m)
                 cells.append(
                     "-"
@@ -152,7 +160,8 @@ def _blocks(results: list[BenchResult], out: list[str], width: Optional[int]) ->
                 )
             rows.append(cells)
         out.append(
-            "Block sweep, host->device, GB/s (microseconds per block)\n"
+            "Block sweep, host->device, GB/s (microseconds per block); batched: one batch at a time on a\n"
+            "drained stream; bindings: the same call through cuda-bindings (lists converted in each call)\n"
             + table(
                 rows,
                 [
@@ -162,11 +171,12 @@ def _blocks(results: list[BenchResult], out: list[str], width: Optional[int]) ->
                     "per call (C)",
                     "batched (Python)",
                     "batched (C)",
+                    "bindings",
                     "coalesced",
                     "kernel",
                 ],
                 width=width,
-                wrap=(2, 3, 4, 5, 6, 7),
+                wrap=(2, 3, 4, 5, 6, 7, 8),
             )
         )
         issue = [
@@ -174,17 +184,24 @@ def _blocks(results: list[BenchResult], out: list[str], width: Optional[int]) ->
                 size(bs),
                 *[
                     num(row[m].metrics.issue_us_per_call, 2) if m in row else "-"
-                    for m in ("per_call", "per_call_c", "batched", "batched_c")
+                    for m in ("per_call", "per_call_c", "batched", "batched_c", "batched_binding")
                 ],
             ]
             for bs, row in sorted(by_size.items())
         ]
         if any(cell != "-" for r in issue for cell in r[1:]):
             out.append(
-                "Host time to issue one driver call, microseconds (Python loop vs C loop)\n"
+                "Host time to issue one driver call, us (bindings: their list conversion included)\n"
                 + table(
                     issue,
-                    ["block", "per call (Python)", "per call (C)", "batched (Python)", "batched (C)"],
+                    [
+                        "block",
+                        "per call (Python)",
+                        "per call (C)",
+                        "batched (Python)",
+                        "batched (C)",
+                        "bindings",
+                    ],
                     width=width,
                 )
             )

@@ -18,6 +18,7 @@ _SWEEP_TITLES = {
     "pattern": "Index pattern",
     "sm": "SM limit (one CTA per SM)",
     "threads": "Threads per block",
+    "request-rate": "Read-request rate calibration (one request per record; sets the model's cap)",
 }
 
 # Columns that distinguish rows within a sweep.
@@ -29,6 +30,7 @@ _SWEEP_COLUMNS = {
     "pattern": ("pattern",),
     "sm": ("sm_limit",),
     "threads": ("threads",),
+    "request-rate": (),
 }
 _HEAD = {
     "record_bytes": "R",

@@ -49,7 +49,11 @@ def _block(title: str, lines: list[str], findings: Sequence[Finding], width: Opt
 def render_copy_verdict(
     v: CopyVerdict, findings: Sequence[Finding] = (), width: Optional[int] = DEFAULT_WIDTH
 ) -> str:
-    """Pinned H2D/D2H at the largest size, their share of the link model, pageable vs pinned."""
+    """The copy-bench verdict lines: pinned copies and their share of the link model, then the rest.
+
+    The rest: both ways at once, pageable vs pinned, and the block sizes where per-block and batched
+    copies reach half the coalesced rate (each line only where measured).
+    """
     lines = []
     if v.h2d_gbps is not None or v.d2h_gbps is not None:
         lines.append(
@@ -64,8 +68,28 @@ def render_copy_verdict(
             lines.append("of the PCIe model: unknown here (the GPU's link is not in these results)")
     else:
         lines.append("pinned copies: not measured")
+    if v.bidir_gbps is not None:
+        lines.append(
+            f"both ways at once (pinned, two streams): {num(v.bidir_gbps)} GB/s"
+            + (f" = {num(v.bidir_of_sum)} x (H2D + D2H)" if v.bidir_of_sum is not None else "")
+        )
+    pageable = []
     if v.pageable_over_pinned is not None:
-        lines.append(f"pageable H2D {num(v.pageable_h2d_gbps)} GB/s = {num(v.pageable_over_pinned)} x pinned")
+        pageable.append(
+            f"pageable H2D {num(v.pageable_h2d_gbps)} GB/s = {num(v.pageable_over_pinned)} x pinned"
+        )
+    if v.pageable_d2h_over_pinned is not None:
+        pageable.append(f"D2H {num(v.pageable_d2h_gbps)} GB/s = {num(v.pageable_d2h_over_pinned)} x pinned")
+    if pageable:
+        lines.append(", ".join(pageable))
+    if v.largest_block is not None:
+        not_reached = f"not by {size(v.largest_block)}"
+        per_call = size(round(v.half_block_per_call)) if v.half_block_per_call is not None else not_reached
+        batched = size(round(v.half_block_batched)) if v.half_block_batched is not None else not_reached
+        lines.append(
+            f"many small blocks: half the coalesced rate at {per_call} blocks with one copy call each, "
+            f"{batched} with one cuMemcpyBatchAsync"
+        )
     return _block("copy-bench", lines + _waived_line(v.waived), findings, width)
 
 

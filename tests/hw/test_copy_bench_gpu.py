@@ -11,6 +11,7 @@ from gdrdiag.hw import cuda
 pytestmark = pytest.mark.gpu
 
 SMALL = [
+    "--full",  # every part (pinning and overlap too) and both modes, at small sizes
     "--kinds",
     "pinned,pinned-wc,registered,pageable,managed",
     "--sizes",

@@ -108,6 +108,27 @@ def test_batched_copy_from_c_moves_every_byte_or_says_why(rig):
     assert _landed(rig)
 
 
+def test_batched_copy_from_python_through_ctypes_moves_every_byte(rig):
+    """hw/memcpy_batch.py on the real driver: blocks in reverse order, the C loop's entry point."""
+    from gdrdiag.errors import NotSupported
+    from gdrdiag.hw import memcpy_batch
+
+    order = list(range(COUNT))[::-1]
+    try:
+        batch = memcpy_batch.BatchCopy(
+            [rig["dev"].ptr + i * BLOCK for i in order],
+            [rig["host"].ptr + i * BLOCK for i in order],
+            [BLOCK] * COUNT,
+        )
+    except NotSupported as exc:
+        pytest.skip(exc.reason)
+    assert batch.entry.abi == copy_native.batch_abi()
+    seconds = batch.issue(int(rig["stream"].handle))
+    rig["stream"].synchronize()
+    assert 0 < seconds < 1
+    assert _landed(rig)
+
+
 def test_copy_bench_block_sweep_shows_c_beside_python():
     opts = copy_bench.CopyBenchOptions(
         parts=("blocks",), block_sizes=(4096, 65536), block_count=500, iterations=3, reference=False
@@ -120,10 +141,16 @@ def test_copy_bench_block_sweep_shows_c_beside_python():
         rows = by_key[key]
         assert all(r.status is Status.OK and r.verified for r in rows), rows
         assert all(r.metrics.issue_us_per_call > 0 and r.metrics.us_per_block > 0 for r in rows)
-    for r in by_key["copy_blocks_batched_c"]:
-        assert r.status in (Status.OK, Status.WAIVED), r
-        if r.status is Status.OK:
-            assert r.verified and r.metrics.issue_us_per_call > 0
+    for key in ("copy_blocks_batched", "copy_blocks_batched_c", "copy_blocks_batched_binding"):
+        for r in by_key[key]:
+            assert r.status in (Status.OK, Status.WAIVED), r
+            if r.status is Status.OK:
+                assert r.verified and r.metrics.issue_us_per_call > 0
+    # The Python row and the C row make the same driver call (the entry point is in both descriptions).
+    py, c = by_key["copy_blocks_batched"][0], by_key["copy_blocks_batched_c"][0]
+    if py.status is Status.OK and c.status is Status.OK:
+        entry = "cuMemcpyBatchAsync_v2" if copy_native.batch_abi() == 13000 else "cuMemcpyBatchAsync"
+        assert f"one {entry} for all" in py.description and f"one {entry} for all" in c.description
     (summary,) = by_key["copy_blocks_summary"]
     # The summary covers the C rows: a half-bandwidth size where they reach half the coalesced rate,
     # unknown (None, never a made-up size) where no measured block size gets there.

@@ -195,3 +195,62 @@ def test_pageable_over_pinned_compares_the_same_size_and_mode():
     ]
     verdict = copy_verdict(results)
     assert verdict.h2d_gbps == 55.10 and verdict.pageable_h2d_gbps == 7.94
+
+
+def test_copy_verdict_answers_the_first_look_questions():
+    """Both directions pinned and pageable, both ways at once, and the small-block cost, in the block."""
+    from gdrdiag.bench.copy_blocks import block_summary
+    from gdrdiag.model.params import CopyMetrics, CopyParams
+    from gdrdiag.model.results import BenchResult, SampleStats
+    from gdrdiag.model.vocabulary import Direction, MemoryKind
+
+    def result(key: str, params: CopyParams, gbps: float, **metrics) -> BenchResult:
+        stats = SampleStats(n=1, median=gbps, minimum=gbps, maximum=gbps, mean=gbps, stdev=0.0)
+        return BenchResult(
+            key=key,
+            status=Status.OK,
+            unit="GB/s",
+            params=params,
+            samples=(gbps,),
+            stats=stats,
+            metrics=CopyMetrics(**metrics),
+        )
+
+    def copy(direction: str, memory: MemoryKind, gbps: float) -> BenchResult:
+        params = CopyParams(memory=memory, direction=Direction(direction), mode="async", size_bytes=256 << 20)
+        return result(f"copy_{direction}_{memory.value}", params, gbps)
+
+    blocks = [
+        result(f"copy_blocks_{m}", CopyParams(block_bytes=b, blocks=10_000), 1.0, ratio_to_coalesced=r)
+        for m, points in (
+            ("per_call", ((8192, 0.1), (131072, 0.4), (524288, 0.8))),
+            ("batched", ((8192, 0.25), (32768, 0.75), (524288, 1.0))),
+            ("coalesced", ((8192, 1.0), (32768, 1.0), (131072, 1.0), (524288, 1.0))),
+        )
+        for b, r in points
+    ]
+    results = [
+        copy("h2d", MemoryKind.PINNED, 55.0),
+        copy("d2h", MemoryKind.PINNED, 53.0),
+        copy("bidir", MemoryKind.PINNED, 97.2),
+        copy("h2d", MemoryKind.PAGEABLE, 11.0),
+        copy("d2h", MemoryKind.PAGEABLE, 5.3),
+        *blocks,
+        block_summary(blocks),
+    ]
+    v = copy_verdict(results)
+    assert v.bidir_gbps == 97.2 and v.bidir_of_sum == pytest.approx(97.2 / 108.0)
+    assert v.pageable_d2h_over_pinned == pytest.approx(0.1)
+    assert v.half_block_per_call == pytest.approx(2 ** (17 + 2 * 0.25))  # 0.4 -> 0.8 over 128K..512K
+    assert v.half_block_batched == pytest.approx(2 ** (13 + 2 * 0.5)) and v.largest_block == 524288
+    text = render_copy_verdict(v)
+    for shown in (
+        "both ways at once (pinned, two streams): 97.20 GB/s = 0.90 x (H2D + D2H)",
+        "pageable H2D 11.00 GB/s = 0.20 x pinned, D2H 5.30 GB/s = 0.10 x pinned",
+        "half the coalesced rate at 181.0 KiB blocks with one copy call each, 16 KiB with one",
+    ):
+        assert shown in " ".join(text.split()), text
+    # A curve that never gets there says so, with the largest block measured.
+    never = [b for b in blocks if b.key != "copy_blocks_per_call"]
+    text = render_copy_verdict(copy_verdict([*results[:5], *never, block_summary(never)]))
+    assert "not by 512 KiB blocks with one copy call each" in " ".join(text.split())
