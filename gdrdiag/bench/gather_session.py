@@ -592,7 +592,7 @@ class GatherSession:
 
     # -- orchestration ---------------------------------------------------------------------------
     def sample_link(self) -> None:
-        """Read the GPU link from sysfs while copies run (GPUs downclock idle links, LINK-01)."""
+        """Read the GPU link from sysfs while copies run (GPUs downclock idle links)."""
         from gdrdiag.hw import gpu_link
 
         nbytes = min(self.table.size, self.dst.size, 256 << 20)

@@ -124,7 +124,7 @@ def best_pairs(m: MachineInfo) -> list:
     """For each GPU, its closest NIC pair(s): what NCCL would pair it with.
 
     A server has far GPU<->NIC pairs by design (across sockets); only a GPU whose *closest*
-    NIC is far is a finding (TOPO-02).
+    NIC is far is a finding.
     """
     by_gpu: dict[str, list] = {}
     for p in m.topology:

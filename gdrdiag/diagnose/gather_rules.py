@@ -283,7 +283,7 @@ def _weak_copy_engine(results: Sequence[BenchResult]) -> list[Finding]:
                         f"results[{CE_KEY}].metrics.ratio_to_raw = {raw_ratio:.3f}",
                         f"model efficiency at MPS {link.mps} / MRRS {link.mrrs} = {eff:.3f}",
                     ),
-                    advice="check the negotiated link (LINK-01/02), MPS/MRRS, IOMMU mode and NUMA "
+                    advice="check the negotiated link, MPS/MRRS, IOMMU mode and NUMA "
                     "placement of the "
                     "pinned table before reading gather ratios",
                     reference="",

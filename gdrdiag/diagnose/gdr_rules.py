@@ -116,7 +116,7 @@ ATTRIBUTE_CHECKS = (
 
 
 def gpu_attributes(m: MachineInfo) -> Iterable[Finding]:
-    """One finding per attribute check, listing every GPU that fails it (GPU-01, 03..06)."""
+    """One finding per attribute check, listing every GPU that fails it."""
     nic = bool(m.nics)
     for attr, bad, code, sev_nic, sev_alone, title, advice, ref in ATTRIBUTE_CHECKS:
         hit = [g.bdf for g in m.gpus if _attr(g, attr) == bad]
@@ -133,7 +133,7 @@ def gpu_attributes(m: MachineInfo) -> Iterable[Finding]:
 
 
 def registration_path(m: MachineInfo) -> Iterable[Finding]:
-    """GDR-NO-REG-PATH (FAIL), GDR-DMABUF-UNAVAILABLE, GDR-PEERMEM-MISSING (GPU-11/12/13)."""
+    """GDR-NO-REG-PATH (FAIL), GDR-DMABUF-UNAVAILABLE, GDR-PEERMEM-MISSING."""
     if not m.gpus:
         return
     k = m.kernel
@@ -201,7 +201,7 @@ def registration_path(m: MachineInfo) -> Iterable[Finding]:
 
 
 def bar1(m: MachineInfo) -> Iterable[Finding]:
-    """GDR-BAR1-SMALL: BAR1 smaller than GPU memory limits what can be pinned for GDR (LINK-09)."""
+    """GDR-BAR1-SMALL: BAR1 smaller than GPU memory limits what can be pinned for GDR."""
     for g in m.gpus:
         size = g.nvml_bar1_total * 1024 * 1024 if g.nvml_bar1_total else g.bar1_bytes
         if size and g.total_memory and size < g.total_memory:
@@ -222,7 +222,7 @@ def bar1(m: MachineInfo) -> Iterable[Finding]:
 
 
 def path_class(m: MachineInfo) -> Iterable[Finding]:
-    """GDR-PATH-CLASS and GDR-NUMA-MISMATCH for each GPU's closest NIC (TOPO-02, TOPO-05)."""
+    """GDR-PATH-CLASS and GDR-NUMA-MISMATCH for each GPU's closest NIC."""
     for p in best_pairs(m):
         key = f"topology[{p.gpu_bdf},{p.nic}]"
         if p.reliable and p.path_class in (PathClass.PHB, PathClass.NODE, PathClass.SYS):

@@ -86,7 +86,7 @@ def link_downgrade(m: MachineInfo) -> Iterable[Finding]:
 
 
 def path_narrow(m: MachineInfo) -> Iterable[Finding]:
-    """PCIE-PATH-NARROW: a bridge on the GPU<->NIC path is slower than both endpoints (LINK-03)."""
+    """PCIE-PATH-NARROW: a bridge on the GPU<->NIC path is slower than both endpoints."""
     for p in best_pairs(m):
         hop = p.narrowest_capable
         if not p.reliable or hop is None or hop.bdf in (p.gpu_bdf, p.nic_bdf):
@@ -112,7 +112,7 @@ def path_narrow(m: MachineInfo) -> Iterable[Finding]:
 
 
 def mps_mrrs_tags(m: MachineInfo) -> Iterable[Finding]:
-    """PCIE-MPS-MISMATCH, PCIE-MPS-SMALL, PCIE-MRRS-SMALL, PCIE-EXTTAG-OFF (LINK-05/06/07)."""
+    """PCIE-MPS-MISMATCH, PCIE-MPS-SMALL, PCIE-MRRS-SMALL, PCIE-EXTTAG-OFF."""
     in_vm = not on_bare_metal(m)
     for role, f in endpoints(m):
         if f.pcie is None or f.is_vf:

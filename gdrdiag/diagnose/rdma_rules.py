@@ -10,7 +10,7 @@ Findings (codes are stable):
   by strict PCIe ordering (docs/kb/rdma.md#ro-ab-sensitive). FAIL at >= 2x (an app without RO loses
   half or more), WARN otherwise.
 - ``RO-AB-IGNORED``    GPU-memory path slow against host memory (< 0.7x) yet RO changes nothing:
-  the flag was probably dropped (RO-04, RO-05).
+  the flag was probably dropped.
 - ``RO-AB-NO-EFFECT``  RO changes nothing and the path is not slow: ordering does not limit it.
 - ``GDR-DEVICE-SLOW``  device-memory WRITE bandwidth below 0.7x the host-memory reference of the
   same run (FAIL below 0.5x): the "84 Gb/s vs 400 Gb/s" pattern.
@@ -52,11 +52,10 @@ REF_RO = ""
 REF_GDR = ""
 
 CAVEATS_RO = (
-    "a VF in a guest on a kernel older than 6.4 (mlx5) silently ignored the RO flag; the MR still "
-    "registered (RO-05)",
+    "a VF in a guest on a kernel older than 6.4 (mlx5) silently ignored the RO flag; the MR still registered",
     "libibverbs drops optional access flags where the kernel lacks optional-MR-access support, and "
-    "ibv_reg_mr still succeeds: there is no query for 'RO applied' (RO-04)",
-    "NIC firmware PCI_WR_ORDERING=force_relax makes every write relaxed, so off and on look alike (RO-02)",
+    "ibv_reg_mr still succeeds: there is no query for 'RO applied'",
+    "NIC firmware PCI_WR_ORDERING=force_relax makes every write relaxed, so off and on look alike",
     "loopback on one port: the same NIC also reads the source buffer, so both DMA directions are in "
     "the number",
 )

@@ -70,7 +70,7 @@ def pf_bit(m: MachineInfo) -> Iterable[Finding]:
 
 
 def kernel_honours_ro(m: MachineInfo) -> Iterable[Finding]:
-    """RO-KERNEL-VF: a VF NIC under a kernel older than 6.4 ignores the RO access flag (RO-05)."""
+    """RO-KERNEL-VF: a VF NIC under a kernel older than 6.4 ignores the RO access flag."""
     vfs = [n for n in m.nics if n.is_vf]
     if not vfs:
         return
@@ -121,7 +121,7 @@ def kernel_honours_ro(m: MachineInfo) -> Iterable[Finding]:
 
 
 def ro_on_mrs(m: MachineInfo) -> Iterable[Finding]:
-    """RO-ACCESS-FLAG: where RO decides GDR throughput, say to request it on bulk MRs (RO-03)."""
+    """RO-ACCESS-FLAG: where RO decides GDR throughput, say to request it on bulk MRs."""
     if not has_gpu_and_nic(m):
         return
     crosses_rc = any(
@@ -147,7 +147,7 @@ def ro_on_mrs(m: MachineInfo) -> Iterable[Finding]:
 
 
 def platform(m: MachineInfo) -> Iterable[Finding]:
-    """RO-PLATFORM: CPUs where missing RO is a known 2-3x loss even on bare metal (RO-09)."""
+    """RO-PLATFORM: CPUs where missing RO is a known 2-3x loss even on bare metal."""
     if not m.nics:
         return
     k = m.kernel

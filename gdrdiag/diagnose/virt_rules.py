@@ -49,7 +49,7 @@ def no_viommu(m: MachineInfo) -> Iterable[Finding]:
 
 
 def flat_topology(m: MachineInfo) -> Iterable[Finding]:
-    """VIRT-FLAT-TOPOLOGY: endpoints straight on a guest root bus; NCCL sees PHB (TOPO-04)."""
+    """VIRT-FLAT-TOPOLOGY: endpoints straight on a guest root bus; NCCL sees PHB."""
     if not (m.virt.is_vm and m.virt.flat_pci):
         return
     classes = sorted({p.path_class.value for p in m.topology if p.path_class})
@@ -135,7 +135,7 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
 
 
 def iommu_translated(m: MachineInfo) -> Iterable[Finding]:
-    """IOMMU-TRANSLATED: bare-metal GPU/NIC in DMA-translated IOMMU groups (IOMMU-01)."""
+    """IOMMU-TRANSLATED: bare-metal GPU/NIC in DMA-translated IOMMU groups."""
     if not on_bare_metal(m):
         return
     devs = [(g.bdf, m.function(g.bdf)) for g in m.gpus] + [(n.name, m.function(n.bdf)) for n in m.nics]

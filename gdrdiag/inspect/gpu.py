@@ -95,7 +95,7 @@ def nvlinks(nv: dict, unknown: dict[str, str]) -> tuple[NvLink, ...]:
 
 
 def bar1(f: PciFunction) -> tuple[Optional[int], Optional[int]]:
-    """(size, index) of the largest 64-bit prefetchable memory BAR (LINK-09)."""
+    """(size, index) of the largest 64-bit prefetchable memory BAR."""
     cands = [b for b in f.bars if b.index <= 5 and not b.is_io and b.is_64bit and b.prefetchable]
     if not cands:
         return None, None

@@ -53,7 +53,7 @@ def parse_cmdline(cmdline: str) -> tuple[dict[str, str], tuple[str, ...]]:
 
 
 def flavour_of(version_line: str) -> Optional[DriverFlavour]:
-    """Driver flavour from the first line of /proc/driver/nvidia/version (GPU-13)."""
+    """Driver flavour from the first line of /proc/driver/nvidia/version."""
     if "VirtualGPU" in version_line:
         return DriverFlavour.VGPU_GUEST
     if "Open Kernel Module" in version_line:
@@ -148,7 +148,7 @@ def inspect_kernel(tree: SysfsTree, verbs_facts: dict) -> KernelInfo:
         if sep and key.strip():
             params[key.strip()[:80]] = value.strip()[:200]
 
-    # nvidia_peermem (GPU-11): /proc/modules is authoritative when the kernel has modules.
+    # nvidia_peermem: /proc/modules is authoritative when the kernel has modules.
     modules = tree.try_text("/proc/modules")
     if modules.value is not None:
         names = {ln.split()[0] for ln in str(modules.value).splitlines() if ln.split()}

@@ -1,11 +1,11 @@
 """RDMA NICs: /sys/class/infiniband joined with PCI functions, netdevs and pyverbs facts.
 
-- ``/sys/class/infiniband/<dev>/device`` -> PCI function; ``device/net/*`` -> netdevs (SRIOV-06)
+- ``/sys/class/infiniband/<dev>/device`` -> PCI function; ``device/net/*`` -> netdevs
 - ports: ``ports/<p>/{state,phys_state,rate,link_layer}``, ``gids/<i>`` (NIC-01)
 - ``fw_ver``, ``node_guid``, ``hca_type``, ``board_id`` (NIC-02)
-- PF/VF from the PCI function (SRIOV-01/02); a VF's link is its PF's physical link.
+- PF/VF from the PCI function; a VF's link is its PF's physical link.
 - Functions of one device (dual-port PFs ``.0``/``.1``) and the VFs of one PF share one PCIe
-  link: running both ports at once splits that link's bandwidth (SRIOV-06; a dual-port case:
+  link: running both ports at once splits that link's bandwidth (a dual-port case:
   https://github.com/NVIDIA/nccl/issues/1731).
 """
 

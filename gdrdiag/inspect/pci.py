@@ -82,7 +82,7 @@ def make_link(speed, width, max_speed, max_width, source: str, unknown: Optional
 
 
 def _sysfs_link(tree: SysfsTree, dev: str) -> Optional[PcieLink]:
-    """Link from the text attributes every user may read (LINK-01/02 fallback)."""
+    """Link from the text attributes every user may read (the fallback when config space is unreadable)."""
     cur = tree.try_text(f"{dev}/current_link_speed")
     if cur.value is None and not tree.exists(f"{dev}/max_link_speed"):
         return None
@@ -228,7 +228,7 @@ def _iommu_group(tree: SysfsTree, dev: str, unknown: dict[str, str]) -> tuple:
             unknown["iommu_group_type"] = gt.reason or "unreadable"
         group_size = len(tree.listdir(f"/sys/kernel/iommu_groups/{group_n}/devices")) or None
     else:
-        unknown["iommu_group"] = "no iommu_group link: IOMMU off, or no vIOMMU in a VM (VIRT-06)"
+        unknown["iommu_group"] = "no iommu_group link: IOMMU off, or no vIOMMU in a VM"
     return group_n, group_type, group_size
 
 

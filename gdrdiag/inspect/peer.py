@@ -10,7 +10,7 @@ For every ordered pair of CUDA devices (the CUDA facts' ``peers`` list, live or 
   (:func:`gdrdiag.inspect.topology.classify`: PIX, PXB, PHB, NODE, SYS), with the narrowest link.
 
 In a VM the guest's PCI tree is synthetic, so a PCIe class is the guest's view only (``reliable``
-False, TOPO-04); NVLink facts come from the GPU itself and stay reliable.
+False); NVLink facts come from the GPU itself and stay reliable.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def _pcie(
         note = (
             "VM: the guest PCI tree is synthetic"
             + (" (GPUs straight on the root bus)" if virt.flat_pci else "")
-            + "; the physical PCIe path between the GPUs and its ACS routing depend on the host (TOPO-04)"
+            + "; the physical PCIe path between the GPUs and its ACS routing depend on the host"
         )
     if cls is None:
         unknown["path_class"] = note

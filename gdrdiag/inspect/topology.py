@@ -13,9 +13,9 @@ printed legend) report:
 - Different host bridges: same NUMA node -> **NODE**, different -> **SYS**.
 
 In a VM the guest's PCI tree is synthetic (flat bus 0, or QEMU root ports), so the class says
-nothing about the physical path; ``reliable`` is False and ``note`` says why (TOPO-04).
+nothing about the physical path; ``reliable`` is False and ``note`` says why.
 
-The narrowest link (LINK-03) is the minimum over every function on the path below the meeting
+The narrowest link is the minimum over every function on the path below the meeting
 point - each of them reports a link the traffic crosses - by capable rate (what NCCL uses) and
 by current rate.
 """
@@ -106,7 +106,7 @@ def inspect_topology(
                 note = (
                     "VM: the guest PCI tree is synthetic"
                     + (" (endpoints straight on the root bus)" if virt.flat_pci else "")
-                    + "; the physical path and its class depend on the host (TOPO-04)"
+                    + "; the physical path and its class depend on the host"
                 )
             unknown = {"path_class": note} if cls is None else {}
             out.append(

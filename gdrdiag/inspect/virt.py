@@ -4,16 +4,16 @@ No single signal is reliable (systemd's src/basic/virt.c combines several,
 https://github.com/systemd/systemd), so each one seen is recorded with a short label and the
 verdict is made from *strong* signals:
 
-- VIRT-01 ``hypervisor`` in /proc/cpuinfo flags (CPUID.1:ECX[31])              strong
-- VIRT-02 DMI vendor strings of a hypervisor (QEMU, KVM, VMware, ...)            strong
-          DMI of a cloud vendor, or no DMI at all (Firecracker has none)         hint
-- VIRT-03 /sys/hypervisor/type, /proc/device-tree/hypervisor/compatible          strong
-- VIRT-04 QEMU bridge ids (1b36:0008/000b/000c), virtio (1af4:*)                strong
-          GPU/NIC endpoints straight on a root bus with no root port            strong
-- VIRT-05 NVML virtualization mode PASSTHROUGH / VGPU (NVML API reference)       strong
-- SRIOV-02 a VF with no physfn link: the VF was assigned to this guest           strong
+- cpu flag:  ``hypervisor`` in /proc/cpuinfo flags (CPUID.1:ECX[31])              strong
+- DMI:       DMI vendor strings of a hypervisor (QEMU, KVM, VMware, ...)            strong
+             DMI of a cloud vendor, or no DMI at all (Firecracker has none)         hint
+- hypervisor: /sys/hypervisor/type, /proc/device-tree/hypervisor/compatible          strong
+- PCI bus:   QEMU bridge ids (1b36:0008/000b/000c), virtio (1af4:*)                strong
+             GPU/NIC endpoints straight on a root bus with no root port            strong
+- NVML:      NVML virtualization mode PASSTHROUGH / VGPU (NVML API reference)       strong
+- SR-IOV:    a VF with no physfn link: the VF was assigned to this guest           strong
 
-IOMMU (VIRT-06, IOMMU-01): group count, each group's ``type`` (kernel >= 5.11, Linux
+IOMMU: group count, each group's ``type`` (kernel >= 5.11, Linux
 Documentation/ABI/testing/sysfs-kernel-iommu_groups), and the mode of the groups holding GPUs
 and NICs.
 
@@ -117,79 +117,79 @@ def inspect_virt(
 
 
 def _cpu_signal(tree: SysfsTree, sig: _Signals) -> None:
-    """VIRT-01: the CPU's 'hypervisor' flag in /proc/cpuinfo."""
+    """The CPU's 'hypervisor' flag in /proc/cpuinfo."""
     cpuinfo = tree.try_text("/proc/cpuinfo")
     if cpuinfo.value is None:
         sig.unknown["cpuinfo"] = cpuinfo.reason or "unreadable"
         return
     flags = next((ln for ln in str(cpuinfo.value).splitlines() if ln.startswith("flags")), "")
     if " hypervisor" in f" {flags.partition(':')[2]} ":
-        sig.strong.append("VIRT-01: /proc/cpuinfo flags include 'hypervisor'")
+        sig.strong.append("cpu flag: /proc/cpuinfo flags include 'hypervisor'")
 
 
 def _hypervisor_signals(tree: SysfsTree, sig: _Signals) -> None:
-    """VIRT-03: /sys/hypervisor/type and a device-tree hypervisor node."""
+    """/sys/hypervisor/type and a device-tree hypervisor node."""
     hv = tree.try_text("/sys/hypervisor/type").value
     if hv:
-        sig.strong.append(f"VIRT-03: /sys/hypervisor/type = {str(hv).strip()[:40]}")
+        sig.strong.append(f"hypervisor: /sys/hypervisor/type = {str(hv).strip()[:40]}")
         sig.names.append(str(hv).strip()[:40])
     dt = tree.try_text("/proc/device-tree/hypervisor/compatible").value
     if dt:
-        sig.strong.append(f"VIRT-03: device-tree hypervisor node {str(dt).strip(chr(0))[:40]!r}")
+        sig.strong.append(f"hypervisor: device-tree hypervisor node {str(dt).strip(chr(0))[:40]!r}")
 
 
 def _dmi_signals(tree: SysfsTree, sig: _Signals) -> tuple[bool, str]:
-    """VIRT-02: DMI vendor strings (a VM's, or a cloud's, which bare metal shows too); (present, text)."""
+    """DMI vendor strings (a VM's, or a cloud's, which bare metal shows too); (present, text)."""
     dmi = {k: tree.try_text(f"/sys/class/dmi/id/{k}").value for k in DMI_FILES}
     dmi_present = any(v is not None for v in dmi.values()) or tree.is_dir("/sys/class/dmi/id")
     dmi_text = " ".join(str(v).strip() for v in dmi.values() if v)
     if not dmi_present:
         sig.hints.append(
-            "VIRT-02: no DMI tables at all (/sys/class/dmi/id missing; a microVM such as Firecracker)"
+            "DMI: no DMI tables at all (/sys/class/dmi/id missing; a microVM such as Firecracker)"
         )
         return dmi_present, dmi_text
     for key, name in VM_DMI.items():
         if key in dmi_text:
-            sig.strong.append(f"VIRT-02: DMI says {dmi_text[:80]!r}")
+            sig.strong.append(f"DMI: says {dmi_text[:80]!r}")
             sig.names.append(name)
             return dmi_present, dmi_text
     for key in CLOUD_DMI:
         if key in dmi_text:
-            sig.hints.append(f"VIRT-02: cloud vendor DMI {dmi_text[:80]!r} (cloud bare metal shows it too)")
+            sig.hints.append(f"DMI: cloud vendor {dmi_text[:80]!r} (cloud bare metal shows it too)")
             break
     return dmi_present, dmi_text
 
 
 def _pci_signals(pci, endpoints, nvml_modes: dict[str, Optional[str]], sig: _Signals) -> Optional[bool]:
-    """VIRT-04 (QEMU bridges, virtio, a flat bus), VIRT-05 (NVML mode), SRIOV-02 (a guest VF); flat_pci."""
+    """QEMU bridges, virtio and a flat bus; NVML's virtualization mode; a guest VF; and flat_pci."""
     qemu = sorted(
         {QEMU_BRIDGES[f.device_id] for f in pci if f.vendor_id == VENDOR_QEMU and f.device_id in QEMU_BRIDGES}
     )
     if qemu:
-        sig.strong.append(f"VIRT-04: {', '.join(qemu)} on the PCI bus")
+        sig.strong.append(f"PCI bus: {', '.join(qemu)} on the PCI bus")
         sig.names.append("QEMU/KVM")
     virtio = [f.bdf for f in pci if f.vendor_id == VENDOR_VIRTIO]
     if virtio:
-        sig.strong.append(f"VIRT-04: {len(virtio)} virtio device(s) (1af4:*), e.g. {virtio[0]}")
+        sig.strong.append(f"PCI bus: {len(virtio)} virtio device(s) (1af4:*), e.g. {virtio[0]}")
     flat = [f.bdf for f in endpoints if f.parent_bdf is None and f.sysfs_path]
     if flat:
         sig.strong.append(
-            f"VIRT-04: GPU/NIC endpoint(s) {', '.join(flat[:4])} sit directly on a root bus (no root port)"
+            f"PCI bus: GPU/NIC endpoint(s) {', '.join(flat[:4])} sit directly on a root bus (no root port)"
         )
     for bdf, mode in sorted(nvml_modes.items()):
         if mode in ("PASSTHROUGH", "VGPU"):
-            sig.strong.append(f"VIRT-05: NVML virtualization mode of {bdf} is {mode}")
+            sig.strong.append(f"NVML: virtualization mode of {bdf} is {mode}")
             break
     guest_vfs = [f.bdf for f in pci if f.is_vf and not f.physfn]
     if guest_vfs:
-        sig.strong.append(f"SRIOV-02: VF {guest_vfs[0]} has no physfn link: a VF assigned to this guest")
+        sig.strong.append(f"SR-IOV: VF {guest_vfs[0]} has no physfn link: a VF assigned to this guest")
     return bool(flat) if endpoints else None
 
 
 def iommu_mode(
     endpoints: list[PciFunction], ngroups: int, kernel: KernelInfo, all_types: tuple[str, ...] = ()
 ) -> Optional[str]:
-    """Off / passthrough / translated / mixed for the GPU and NIC groups (IOMMU-01).
+    """Off / passthrough / translated / mixed for the GPU and NIC groups.
 
     Judged from the GPU and NIC groups when they say; otherwise (no GPU or NIC on the PCI bus,
     e.g. a Soft-RoCE guest) from every group's ``type``, which is the kernel's default domain

@@ -331,7 +331,7 @@ class NicInfo:
     link: Optional[PcieLink] = None
     shares_pcie_link_with: tuple[str, ...] = ()
     numa_node: Optional[int] = None
-    dmabuf_probe: Optional[str] = None  # "supported" | "unsupported: ..." (GPU-12)
+    dmabuf_probe: Optional[str] = None  # "supported" | "unsupported: ..."
     verbs: dict[str, str] = field(default_factory=dict)  # extra pyverbs facts, as text
     unknown: dict[str, str] = field(default_factory=dict)
 
@@ -408,7 +408,7 @@ class TopologyPair:
     """One GPU<->NIC pair: path class, bridges crossed, narrowest link, NUMA nodes.
 
     ``reliable`` is False when the class is computed from a synthetic tree (a VM's flat PCI
-    bus): the physical path then depends on the host, which the guest cannot see (TOPO-04).
+    bus): the physical path then depends on the host, which the guest cannot see.
     """
 
     gpu_bdf: str
