@@ -103,25 +103,8 @@ PRIVATE_NOTE_CITATION = re.compile(r"diagnostics-kb|perf-anchors|style-anchors|p
 #: the docs and the README.
 SCANNED = ("gdrdiag", "scripts", "native", "tests", "docs", "README.md")
 
-#: Not scanned: this file (its cases above are such citations on purpose) and, for now, the files
-#: other branches are editing at the same time. The second group goes once those branches are
-#: merged and their citations replaced.
-NOT_SCANNED = (
-    "tests/unit/test_findings_catalogue.py",
-    # --- until the gather/copy/peer branches are merged ---
-    "gdrdiag/pcie_model.py",
-    "gdrdiag/peer_model.py",
-    "gdrdiag/path_bounds.py",
-    "gdrdiag/bench/gather_*.py",
-    "gdrdiag/bench/copy*.py",
-    "gdrdiag/bench/peer*.py",
-    "gdrdiag/diagnose/causes*.py",
-    "gdrdiag/diagnose/peer_rules.py",
-    "native/gather.cu",
-    "native/peer.cu",
-    "native/copy.cu",
-    "tests/cases/*",
-)
+#: Not scanned: this file (its cases above are such citations on purpose).
+NOT_SCANNED = ("tests/unit/test_findings_catalogue.py",)
 SKIPPED_DIRS = {"__pycache__", ".git", ".venv", ".hypothesis", ".pytest_cache", "build"}
 
 
