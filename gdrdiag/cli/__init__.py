@@ -114,7 +114,7 @@ def _shared_options() -> dict[str, Any]:
             help="Text output unwrapped and untruncated (the default fits $COLUMNS, else 100).",
         ),
         force_flag: bool = typer.Option(
-            False, "--force", callback=_force_flag, expose_value=False,
+            False, "--force", "-f", callback=_force_flag, expose_value=False,
             help="Overwrite existing output files.",
         ),
     ) -> None:  # fmt: skip

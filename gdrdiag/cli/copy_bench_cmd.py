@@ -132,7 +132,7 @@ def copy_bench(
     quick: bool = typer.Option(False, "--quick", help="A small run: a few sizes and kinds."),
     numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
+    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing --json-out file."),
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
 ) -> None:
     """Host<->GPU copy bandwidth: memory kinds, directions, sizes, pinning, overlap, many small blocks."""

@@ -66,7 +66,7 @@ def peer_bench(
     reference_size: str = typer.Option("256M", "--reference-size", help="Size of the CuPy reference copy."),
     rounds: int = typer.Option(5, "--rounds", help="Interleaved rounds of the reference comparison."),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
+    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing --json-out file."),
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
 ) -> None:
     """GPU<->GPU paths: CE peer copies (peer access on/off), SM peer reads/writes, against the path model."""
