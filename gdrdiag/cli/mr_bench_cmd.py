@@ -242,9 +242,7 @@ def mr_bench(
     if mode.matrix:
         cfg = mrb.matrix_config(cfg)
     cfg.validate()
-    steps = planned_points(cfg, mode, server, connect, gpu_here=_gpu_here(cfg))
-    plan = loop_cost_plan(cfg) if mode.loop_cost else None
-    progress = Progress("mr-bench", steps, enabled=not quiet, plan=plan)
+    progress = _progress(cfg, mode, server, connect, quiet)
     results, stopped = measure(lambda: _run(cfg, mode, peer, link_gbps, progress), list)
     notes = (
         [_loop_cost_note(results, link_gbps)]
@@ -293,6 +291,13 @@ def _gpu_here(cfg) -> bool:
     except NotSupported:
         return False
     return True
+
+
+def _progress(cfg, mode: "_Mode", server: bool, connect: Optional[str], quiet: bool) -> Progress:
+    """The run's progress lines: its planned steps, and for ``--loop-cost`` each step's planned seconds."""
+    steps = planned_points(cfg, mode, server, connect, gpu_here=_gpu_here(cfg))
+    plan = loop_cost_plan(cfg) if mode.loop_cost else None
+    return Progress("mr-bench", steps, enabled=not quiet, plan=plan)
 
 
 def planned_points(
