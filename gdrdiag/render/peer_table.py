@@ -8,6 +8,7 @@ from gdrdiag.model.params import PeerParams
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.render.layout import DEFAULT_WIDTH, wrap_lines
 from gdrdiag.render.results_table import check_mark, num, problems, size, spread, table
+from gdrdiag.render.sanitize import shown
 
 _REFERENCE_KEYS = ("peer_ce_gdrdiag", "peer_ce_reference")
 
@@ -24,7 +25,7 @@ def _what(r: BenchResult) -> str:
     p = r.params
     assert isinstance(p, PeerParams)
     if p.mover == "sm":
-        return f"SM {p.op}"
+        return f"SM {shown(p.op)}"
     return "CE both ways" if p.bidirectional else "CE copy"
 
 
@@ -50,7 +51,7 @@ def _sweep(results: list[BenchResult], out: list[str], width: Optional[int]) -> 
                 extra += " on/off"
             rows.append(
                 [
-                    f"{p.src_gpu}->{p.dst_gpu}" if not p.bidirectional else f"{p.src_gpu}<->{p.dst_gpu}",
+                    f"{shown(p.src_gpu)}{'<->' if p.bidirectional else '->'}{shown(p.dst_gpu)}",
                     p.path or "?",
                     _what(r),
                     _access(p),
@@ -91,7 +92,7 @@ def _references(results: list[BenchResult], out: list[str], width: Optional[int]
     if refs:
         rows = [
             [
-                f"{r.params.src_gpu}->{r.params.dst_gpu}",  # type: ignore[union-attr]
+                f"{shown(r.params.src_gpu)}->{shown(r.params.dst_gpu)}",  # type: ignore[union-attr]
                 _access(r.params),  # type: ignore[arg-type]
                 r.params.library or "gdrdiag",  # type: ignore[union-attr]
                 size(r.params.size_bytes),  # type: ignore[union-attr]
@@ -122,7 +123,7 @@ def _latencies(results: list[BenchResult], out: list[str], width: Optional[int])
     if rows_in:
         rows = [
             [
-                f"{r.params.src_gpu}->{r.params.dst_gpu}",  # type: ignore[union-attr]
+                f"{shown(r.params.src_gpu)}->{shown(r.params.dst_gpu)}",  # type: ignore[union-attr]
                 r.params.path or "?",  # type: ignore[union-attr]
                 _access(r.params),  # type: ignore[arg-type]
                 size(r.params.size_bytes),  # type: ignore[union-attr]
