@@ -262,9 +262,9 @@ def relaxed_ordering_setting(
     ``--access``); they are folded here, at the boundary, into one value the bench asks
     (``cfg.ro.access(cfg.access)``). Options that contradict each other are refused, never overridden.
     """
-    from gdrdiag.hw.verbs import parse_access
+    from gdrdiag.model.words import parse_access
 
-    flags = AccessFlags(parse_access(access))
+    flags = parse_access(access)
     in_access = bool(flags & AccessFlags.RELAXED_ORDERING)
     base = flags & ~AccessFlags.RELAXED_ORDERING
     if relaxed_ordering is False and in_access:
