@@ -1,13 +1,27 @@
-"""The ``gdrdiag`` console script: Ctrl-C while the CLI is still importing is a clean exit too.
+"""The ``gdrdiag`` console script: a Ctrl-C is one line and exit 130 in whichever phase it lands.
 
-Importing the CLI (typer, click, the command modules) takes a few tenths of a second; a Ctrl-C
-in that window used to print a ``KeyboardInterrupt`` traceback, because the CLI's own handler
-(gdrdiag/cli/__init__.py, exit 130) was not installed yet. This module imports nothing heavy
-itself, so the window left is the interpreter's own start-up.
+Importing the CLI (typer, click, the command modules) and building typer's command take a few
+tenths of a second; a Ctrl-C in that window used to print a ``KeyboardInterrupt`` traceback,
+because the CLI's own handler (gdrdiag/cli/__init__.py, exit 130) was not installed yet. This
+module imports nothing heavy itself, so the window left is the interpreter's own start-up.
+
+Two CPython behaviours made an interrupted run end silently, killed by SIGINT (issue 22: inspect
+exited 130 without a word 5 times in 8):
+
+- A Ctrl-C that interrupts ``exec`` of a source string (``dataclasses`` builds ``__init__`` that
+  way while a module is imported) marks the interpreter, and once the run is over it kills itself
+  with SIGINT however the exception was handled (``run_eval_code_obj`` and ``exit_sigint`` in
+  CPython's Python/pythonrun.c and Modules/main.c). An interrupted run therefore leaves with
+  ``os._exit(130)`` after flushing its output: everything was released while the interrupt unwound.
+- The interpreter's shutdown restores the default SIGINT action (``_PySignal_Fini``), so a Ctrl-C
+  in the last tenths of a second, after the command had written everything, killed the process.
+  Once the command has finished, SIGINT is ignored: the run's work and exit code stand.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it (same code as gdrdiag.cli)
@@ -15,12 +29,10 @@ EXIT_USAGE = 2
 
 
 def main() -> None:
-    """Import and run the CLI; an interrupt during the import exits 130 with one line."""
+    """Import and run the CLI; an interrupt at any point exits 130 with one line."""
+    _forget_interrupt()
     try:
         from gdrdiag.cli import main as cli_main
-    except KeyboardInterrupt:
-        sys.stderr.write("gdrdiag: interrupted\n")
-        sys.exit(EXIT_INTERRUPTED)
     except ModuleNotFoundError as exc:
         # Run from the source tree (PYTHONPATH=.) by a Python without the dependencies.
         if exc.name is None or exc.name.split(".")[0] == "gdrdiag":
@@ -30,4 +42,52 @@ def main() -> None:
             "run bash scripts/setup.sh (then .venv/bin/gdrdiag), or pip install -e . (README)\n"
         )
         sys.exit(EXIT_USAGE)
-    cli_main()
+    except BaseException as exc:
+        if not _interrupt(exc):
+            raise
+        _leave(_interrupted())
+    try:
+        cli_main()
+        code: object = 0
+    except SystemExit as exc:
+        code = exc.code
+    except BaseException as exc:
+        if not _interrupt(exc):
+            raise
+        code = _interrupted()
+    _leave(code)
+
+
+def _interrupt(exc: BaseException) -> bool:
+    """A Ctrl-C, or an error Python raised because of one (errors.caused_by_interrupt)."""
+    from gdrdiag.errors import caused_by_interrupt
+
+    return caused_by_interrupt(exc)
+
+
+def _forget_interrupt() -> None:
+    """A run starts: no interruption said yet (the CLI is already imported where tests call main)."""
+    common = sys.modules.get("gdrdiag.cli.common")
+    if common is not None:
+        common.forget_interrupt()
+
+
+def _interrupted() -> int:
+    """Say so, unless the CLI already did (common.say_interrupted)."""
+    common = sys.modules.get("gdrdiag.cli.common")
+    if common is None or not common.interrupt_said():
+        sys.stderr.write("gdrdiag: interrupted\n")
+    return EXIT_INTERRUPTED
+
+
+def _leave(code: object) -> None:
+    """Exit with ``code``; an interrupted run without the interpreter's shutdown (see the module doc)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if code == EXIT_INTERRUPTED:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(EXIT_INTERRUPTED)
+    sys.exit(code)

@@ -36,3 +36,31 @@ class HardwareError(GdrdiagError):
         self.explanation = explanation
         detail = f" ({explanation})" if explanation else ""
         super().__init__(f"{call} failed: {name} [{code}]{detail}")
+
+
+def caused_by_interrupt(exc: BaseException) -> bool:
+    """True when ``exc`` is a Ctrl-C, or an error raised because of one (its cause or context chain).
+
+    Python wraps an exception raised in ``__set_name__`` (a dataclass field's, during a lazy import)
+    into a RuntimeError (Python 3.11 "Error calling __set_name__"; https://docs.python.org/3.11/
+    reference/datamodel.html#object.__set_name__), so a Ctrl-C landing there reaches the handlers
+    as a RuntimeError whose cause is the KeyboardInterrupt.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < 32:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def reraise_interrupt(exc: BaseException) -> None:
+    """In a handler that records failures as facts (``except Exception``): a Ctrl-C behind ``exc`` goes on.
+
+    Without this, a Ctrl-C wrapped into another error (see :func:`caused_by_interrupt`) while a
+    collector runs became "CUDA query failed: RuntimeError ..." and the run went on.
+    """
+    if caused_by_interrupt(exc):
+        raise KeyboardInterrupt from exc

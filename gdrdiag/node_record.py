@@ -217,9 +217,14 @@ def _parse(text: str, report_len: Optional[int]) -> NodeRecordHead:
     if not isinstance(data, dict):
         raise SchemaError("not a JSON object")
     if data.get("record") != RECORD_KIND:
-        raise SchemaError(f"not a gdrdiag node record (record = {str(data.get('record'))[:60]!r})")
+        # A missing key is said in words: formatting it printed ``record = 'None'`` (issue 22).
+        found = data.get("record")
+        kind = "no record field" if found is None else f"record = {str(found)[:60]!r}"
+        raise SchemaError(f"not a gdrdiag node record ({kind})")
     version = data.get("record_version")
     if version not in SUPPORTED_RECORD_VERSIONS:
+        if version is None:
+            raise SchemaError("no record_version: not a record this gdrdiag reads")
         raise SchemaError(f"record_version {str(version)[:20]} is not one this gdrdiag reads")
     if report_len is None:
         report = data.pop("report", None)

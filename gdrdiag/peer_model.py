@@ -113,7 +113,8 @@ def expect(
         what = "copy engine" if mover == "ce" else "SM loads/stores (128-B payloads)"
         return Expectation(
             pair.nvlink_gbytes_per_s * eff * factor,
-            f"{pair.path_text}: {pair.nvlinks} links, {pair.nvlink_gbytes_per_s:.1f} GB/s one way x "
+            f"{pair.path_text}: {'' if pair.nvlinks is None else f'{pair.nvlinks} links, '}"
+            f"{pair.nvlink_gbytes_per_s:.1f} GB/s one way x "
             f"{eff:.3f} ({what}){both}",
         )
     hop = (pair.narrowest_current or pair.narrowest_capable) if trained else pair.narrowest_capable

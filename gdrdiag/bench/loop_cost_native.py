@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Callable, Optional, Sequence
 
 from gdrdiag.bench import rdma_math
+from gdrdiag.bench.mr_loop_cost import LOOP_COST_POST_LISTS, warmup_seconds
 from gdrdiag.errors import NotSupported
 from gdrdiag.model.params import MrMetrics, MrParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats, Status
@@ -27,13 +28,40 @@ NULL_NOTE = (
 )
 
 
+def split_seconds(duration: float) -> float:
+    """The extra run with every call timed (its split is reported apart from the rate)."""
+    return min(duration, 0.5)
+
+
+def planned_seconds(
+    *,
+    duration: float = 1.0,
+    tx_depth: int = 128,
+    repeats: int = 3,
+    post_lists: Sequence[int] = LOOP_COST_POST_LISTS,
+) -> tuple[float, ...]:
+    """Seconds each progress step of :func:`native_loop_cost` is planned to take; none without the library.
+
+    Without the C library the whole bench is one WAIVED result and reports no step, so planning
+    its steps made the ETA count seconds that never come.
+    """
+    from gdrdiag.hw import verbs_native
+
+    try:
+        verbs_native.lib()
+    except NotSupported:
+        return ()
+    step = warmup_seconds(duration) + repeats * duration + split_seconds(duration)
+    return tuple(step for pl in post_lists if pl <= tx_depth)
+
+
 def native_loop_cost(
     *,
     duration: float = 1.0,
     tx_depth: int = 128,
     size: int = 64,
     repeats: int = 3,
-    post_lists: Sequence[int] = (1, 4, 16, 64),
+    post_lists: Sequence[int] = LOOP_COST_POST_LISTS,
     link_gbps: float = 400.0,
     progress: Optional[Callable[[str], None]] = None,
 ) -> list[BenchResult]:
@@ -52,11 +80,11 @@ def native_loop_cost(
             progress(f"{KEY} post list {pl}")
         se = rdma_math.signal_interval(tx_depth, pl, None)
         kw = dict(post_list=pl, size=size, tx_depth=tx_depth, signal_every=se)
-        verbs_native.null_loop(duration=min(0.1, duration), **kw)  # warm-up
+        verbs_native.null_loop(duration=warmup_seconds(duration), **kw)  # warm-up
         outs = [verbs_native.null_loop(duration=duration, **kw) for _ in range(repeats)]
         # One more run with every post and poll timed: the split costs two clock reads per call,
         # so it is reported separately and never used for the rate.
-        split = verbs_native.null_loop(duration=min(duration, 0.5), time_calls=True, **kw).per_wr_ns()
+        split = verbs_native.null_loop(duration=split_seconds(duration), time_calls=True, **kw).per_wr_ns()
         rates = tuple(o.messages / o.seconds for o in outs)
         med = SampleStats.of(rates).median
         metrics = MrMetrics(

@@ -21,6 +21,26 @@ from gdrdiag.model.results import BenchResult, SampleStats
 LOOP_COST_POST_LISTS = (1, 4, 16, 64)
 
 
+def warmup_seconds(duration: float) -> float:
+    """The untimed run before each post-list length's measured runs (both loops)."""
+    return min(0.1, duration)
+
+
+def planned_seconds(
+    *,
+    duration: float = 1.0,
+    tx_depth: int = 128,
+    repeats: int = 3,
+    post_lists: Sequence[int] = LOOP_COST_POST_LISTS,
+) -> tuple[float, ...]:
+    """Seconds each progress step of :func:`loop_cost` is planned to take (warm-up + timed runs).
+
+    The runs are timed by ``duration``, so the plan is what the progress ETA weighs each step by;
+    post-list lengths above ``tx_depth`` are skipped there and are not planned here.
+    """
+    return tuple(warmup_seconds(duration) + repeats * duration for pl in post_lists if pl <= tx_depth)
+
+
 def loop_cost(
     *,
     duration: float = 1.0,
@@ -55,7 +75,7 @@ def loop_cost(
                 progress(f"mr_loop_cost post list {pl}")
             lanes = build_lanes(wiring.req, [write_wrs(src, dst, 0, size, size, pl)])
             se = rdma_math.signal_interval(tx_depth, pl, None)
-            run_bw(lanes, wiring.cq, tx_depth=tx_depth, signal_every=se, duration=min(0.1, duration))
+            run_bw(lanes, wiring.cq, tx_depth=tx_depth, signal_every=se, duration=warmup_seconds(duration))
             outs = [
                 run_bw(lanes, wiring.cq, tx_depth=tx_depth, signal_every=se, duration=duration)
                 for _ in range(repeats)

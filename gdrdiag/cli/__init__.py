@@ -114,7 +114,7 @@ def _shared_options() -> dict[str, Any]:
             help="Text output unwrapped and untruncated (the default fits $COLUMNS, else 100).",
         ),
         force_flag: bool = typer.Option(
-            False, "--force", callback=_force_flag, expose_value=False,
+            False, "--force", "-f", callback=_force_flag, expose_value=False,
             help="Overwrite existing output files.",
         ),
     ) -> None:  # fmt: skip
@@ -165,6 +165,10 @@ class GdrdiagGroup(TyperGroup):
 
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
              standalone_mode: bool = True, **extra: Any) -> Any:  # fmt: skip
+        from gdrdiag.cli.common import EXIT_INTERRUPTED, forget_interrupt, interrupt_said, say_interrupted
+        from gdrdiag.errors import caused_by_interrupt
+
+        forget_interrupt()
         try:
             rv = super().main(args=args, prog_name=prog_name or "gdrdiag", complete_var=complete_var,
                               standalone_mode=False, **extra)  # fmt: skip
@@ -179,10 +183,22 @@ class GdrdiagGroup(TyperGroup):
                 raise
             sys.exit(2 if isinstance(exc, UsageError) else exc.exit_code)
         except Abort:
-            sys.stderr.write("gdrdiag: interrupted\n")
+            say_interrupted("gdrdiag: interrupted")
             if not standalone_mode:
                 raise
-            sys.exit(130)
+            sys.exit(EXIT_INTERRUPTED)
+        except Exception as exc:  # a Ctrl-C that Python wrapped (errors.caused_by_interrupt)
+            if not caused_by_interrupt(exc):
+                raise
+            say_interrupted("gdrdiag: interrupted")
+            rv = EXIT_INTERRUPTED
+        except KeyboardInterrupt:  # before typer's own handler is in place
+            say_interrupted("gdrdiag: interrupted")
+            rv = EXIT_INTERRUPTED
+        if rv == EXIT_INTERRUPTED and not interrupt_said():
+            # typer turns a Ctrl-C outside a command's body (while the options are parsed) into
+            # exit 130 without a word (typer/core.py _main: ``except KeyboardInterrupt: raise Exit(130)``).
+            say_interrupted("gdrdiag: interrupted")
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)

@@ -33,7 +33,7 @@ def collect(
     if os.path.isdir(out):
         raise UserInputError(f"--output {out} is a folder; give a file name such as node.tar.gz")
     if os.path.exists(out) and not force:
-        raise UserInputError(f"--output {out} exists; use --force to overwrite")
+        raise UserInputError(f"--output {out} exists; use -f/--force to overwrite")
     parent = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(parent):
         raise UserInputError(f"--output: folder {parent} does not exist")

@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 import typer
 
-from gdrdiag.errors import GdrdiagError, HardwareError, NotSupported, UserInputError
+from gdrdiag.errors import GdrdiagError, HardwareError, NotSupported, UserInputError, caused_by_interrupt
 from gdrdiag.model.words import WordError
 
 EXIT_OK = 0
@@ -47,7 +47,7 @@ def handles_errors(func: F) -> F:
             error_line(f"gdrdiag: error: {exc}")
             raise typer.Exit(EXIT_FAIL) from None
         except KeyboardInterrupt:
-            error_line("gdrdiag: interrupted; resources released")
+            say_interrupted("gdrdiag: interrupted; resources released")
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except OSError as exc:
             # Last resort: a path the user gave that the OS refuses (name too long, a loop of
@@ -58,8 +58,37 @@ def handles_errors(func: F) -> F:
             name = name if len(name) <= 120 else "..." + name[-117:]
             error_line(f"gdrdiag: error: {name}: {exc.strerror or exc}")
             raise typer.Exit(EXIT_USAGE) from None
+        except Exception as exc:
+            if not caused_by_interrupt(exc):  # a Ctrl-C wrapped by Python (errors.caused_by_interrupt)
+                raise
+            say_interrupted("gdrdiag: interrupted; resources released")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+# Whether this run has said on stderr that it was interrupted. typer turns a Ctrl-C that lands
+# outside a command's body (parsing the options, say) into exit 130 without a word; the root
+# group (cli/__init__.py) adds the line then, and only then.
+_interrupt_said = False
+
+
+def say_interrupted(text: str) -> None:
+    """The one ``gdrdiag: interrupted...`` line of a run (see :func:`interrupt_said`)."""
+    global _interrupt_said
+    error_line(text)
+    _interrupt_said = True
+
+
+def interrupt_said() -> bool:
+    """True once :func:`say_interrupted` wrote its line in this run."""
+    return _interrupt_said
+
+
+def forget_interrupt() -> None:
+    """A new run starts (the root group's ``main``; tests invoke many runs in one process)."""
+    global _interrupt_said
+    _interrupt_said = False
 
 
 # Parameters that name a file a command writes -> the option as the user typed it.

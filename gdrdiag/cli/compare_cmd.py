@@ -21,7 +21,7 @@ def compare_cmd(
     b_path: Path = typer.Argument(..., metavar="B.json", help="Second Report (e.g. the VM)."),
     all_cases: bool = typer.Option(False, "--all", help="Show every matched case, not only large deltas."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML page with plots."),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing --html file."),
+    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing --html file."),
 ) -> None:
     """Match cases, show ratios (B/A), machine facts that differ and the causes of each large delta.
 

@@ -172,7 +172,7 @@ def copy_bench(
     ),
     numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
+    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing --json-out file."),
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
 ) -> None:
     """Host<->GPU copy bandwidth: by default a first look in under a minute; --full for every case.

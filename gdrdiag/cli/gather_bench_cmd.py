@@ -120,7 +120,7 @@ def gather_bench(
     quick: bool = typer.Option(False, "--quick", help="A short run: fewer sweep points and samples."),
     numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the Report as JSON here."),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
+    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing --json-out file."),
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
 ) -> None:
     """Gather R-byte records from pinned host memory into the GPU by zero-copy, against the copy engine."""

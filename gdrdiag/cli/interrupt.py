@@ -15,7 +15,7 @@ from typing import Callable, Iterator, Optional, TypeVar
 
 import typer
 
-from gdrdiag.cli.common import EXIT_INTERRUPTED, error_line
+from gdrdiag.cli.common import EXIT_INTERRUPTED, say_interrupted
 from gdrdiag.model.results import BenchResult
 
 T = TypeVar("T")
@@ -65,5 +65,5 @@ def exit_130_after(stopped: Optional[Interruption]) -> Iterator[None]:
             if stopped.results == 1
             else (f"{stopped.results} results measured before it were")
         )
-        error_line(f"gdrdiag: interrupted; the {kept} kept (the Report says it is partial)")
+        say_interrupted(f"gdrdiag: interrupted; the {kept} kept (the Report says it is partial)")
         raise typer.Exit(EXIT_INTERRUPTED)

@@ -242,8 +242,7 @@ def mr_bench(
     if mode.matrix:
         cfg = mrb.matrix_config(cfg)
     cfg.validate()
-    steps = planned_points(cfg, mode, server, connect, gpu_here=_gpu_here(cfg))
-    progress = Progress("mr-bench", steps, enabled=not quiet)
+    progress = _progress(cfg, mode, server, connect, quiet)
     results, stopped = measure(lambda: _run(cfg, mode, peer, link_gbps, progress), list)
     notes = (
         [_loop_cost_note(results, link_gbps)]
@@ -263,9 +262,9 @@ def relaxed_ordering_setting(
     ``--access``); they are folded here, at the boundary, into one value the bench asks
     (``cfg.ro.access(cfg.access)``). Options that contradict each other are refused, never overridden.
     """
-    from gdrdiag.hw.verbs import parse_access
+    from gdrdiag.model.words import parse_access
 
-    flags = AccessFlags(parse_access(access))
+    flags = parse_access(access)
     in_access = bool(flags & AccessFlags.RELAXED_ORDERING)
     base = flags & ~AccessFlags.RELAXED_ORDERING
     if relaxed_ordering is False and in_access:
@@ -294,6 +293,13 @@ def _gpu_here(cfg) -> bool:
     return True
 
 
+def _progress(cfg, mode: "_Mode", server: bool, connect: Optional[str], quiet: bool) -> Progress:
+    """The run's progress lines: its planned steps, and for ``--loop-cost`` each step's planned seconds."""
+    steps = planned_points(cfg, mode, server, connect, gpu_here=_gpu_here(cfg))
+    plan = loop_cost_plan(cfg) if mode.loop_cost else None
+    return Progress("mr-bench", steps, enabled=not quiet, plan=plan)
+
+
 def planned_points(
     cfg, mode: "_Mode", server: bool, connect: Optional[str], gpu_here: bool = True
 ) -> Optional[int]:
@@ -303,12 +309,11 @@ def planned_points(
     stopped `-a` at [23/69] and put the ETA of the measured cases at 0 s.
     """
     from gdrdiag.bench.mr_config import case_key
-    from gdrdiag.bench.mr_loop_cost import LOOP_COST_POST_LISTS
 
     if server:
         return None
-    if mode.loop_cost:  # the Python loop, then the C loop, over the same post-list lengths
-        return 2 * sum(1 for pl in LOOP_COST_POST_LISTS if pl <= cfg.tx_depth)
+    if mode.loop_cost:
+        return len(loop_cost_plan(cfg))
     if connect:  # one step per measured run to the server
         return cfg.repeats
     prefix = {"reg": "mr_reg", "latency": "rdma_write_lat", "blocks": "rdma_write_blocks"}.get(
@@ -322,6 +327,24 @@ def planned_points(
     )
     per_case = {"reg": len(cfg.reg_sizes), "blocks": 3}.get(mode.name, len(cfg.sizes))
     return cases * per_case
+
+
+def loop_cost_plan(cfg) -> tuple[float, ...]:
+    """Planned seconds of each ``--loop-cost`` step: the Python loop's, then the C loop's (if built).
+
+    The steps differ in length (the C loop adds a timed-calls run) and the C loop takes none when
+    its library is absent (one WAIVED result): counting 8 equal steps there said ETA 22 s at [2/8]
+    with three 3 s steps left, and the run ended at [4/8] (issue 22).
+    """
+    from gdrdiag.bench import loop_cost_native, mr_loop_cost
+
+    common = dict(duration=loop_cost_duration(cfg), tx_depth=cfg.tx_depth, repeats=cfg.repeats)
+    return mr_loop_cost.planned_seconds(**common) + loop_cost_native.planned_seconds(**common)
+
+
+def loop_cost_duration(cfg) -> float:
+    """Seconds per timed run of ``--loop-cost`` (``-D``, else 1 s)."""
+    return cfg.duration or 1.0
 
 
 @dataclass
@@ -359,7 +382,7 @@ def _run(cfg, mode: _Mode, peer: Peer, link_gbps: float, steps: Progress) -> lis
     try:
         if mode.loop_cost:
             common = dict(
-                duration=cfg.duration or 1.0,
+                duration=loop_cost_duration(cfg),
                 tx_depth=cfg.tx_depth,
                 repeats=cfg.repeats,
                 link_gbps=link_gbps,

@@ -74,7 +74,7 @@ def peer_bench(
         "512M", "--block-region-max", help="Most bytes peer_blocks moves per block size (fewer blocks above)."
     ),
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the results as JSON here."),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing --json-out file."),
+    force: bool = typer.Option(False, "--force", "-f", help="Overwrite an existing --json-out file."),
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
 ) -> None:
     """GPU<->GPU paths: CE and SM peer copies, latencies, all-to-one, many small blocks; vs the path model."""

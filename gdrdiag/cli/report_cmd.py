@@ -246,7 +246,7 @@ def _write_node_outputs(
         try:
             write_record_file(record, line, force=force)
         except FileExistsError:
-            raise UserInputError(f"--record {record} exists; use --force to overwrite") from None
+            raise UserInputError(f"--record {record} exists; use -f/--force to overwrite") from None
         written.append(str(record))
     if jsonl is not None:
         append_record_line(jsonl, line)

@@ -67,7 +67,7 @@ def check_output_path(path: Path, what: str, force: bool = False, append: bool =
         if not os.path.isfile(text):
             raise UserInputError(f"{what} {name} exists and is not a regular file")
         if not (force or append):
-            raise UserInputError(f"{what} {name} exists; use --force to overwrite")
+            raise UserInputError(f"{what} {name} exists; use -f/--force to overwrite")
     try:
         fd, probe = tempfile.mkstemp(prefix=".gdrdiag-probe-", dir=parent)
     except OSError as exc:
@@ -123,10 +123,10 @@ def _move_into_place(tmp: str, path: Path, force: bool) -> None:
     try:
         os.link(tmp, path)
     except FileExistsError:
-        raise UserInputError(f"{path} exists; use --force to overwrite") from None
+        raise UserInputError(f"{path} exists; use -f/--force to overwrite") from None
     except OSError:  # a file system without hard links: check, then rename
         if os.path.lexists(path):
-            raise UserInputError(f"{path} exists; use --force to overwrite") from None
+            raise UserInputError(f"{path} exists; use -f/--force to overwrite") from None
         os.replace(tmp, path)
         return
     os.unlink(tmp)

@@ -59,8 +59,20 @@ def finding(
 
 
 def ev(path: str, value: object) -> str:
-    """One evidence line: ``path = value``."""
-    return f"{path} = {value}"
+    """One evidence line: ``path = value``; a value the Report does not hold (None) reads ``unknown``."""
+    return f"{path} = {shown(value, UNKNOWN)}"
+
+
+UNKNOWN = "unknown"
+
+
+def shown(value: object, unknown: str = "?") -> str:
+    """``value`` as user text; None (a fact not read, a parameter not recorded) as ``unknown``.
+
+    Optional fields are None where a fact is unknown (docs/architecture.md: unknown = null plus a
+    reason); formatting them straight into a title or evidence line printed the word ``None``.
+    """
+    return unknown if value is None else str(value)
 
 
 def gpu_functions(m: MachineInfo) -> Iterator[PciFunction]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
+from gdrdiag.diagnose._common import shown
 from gdrdiag.diagnose.evidence import GdrGap, WriteRow, gdr_gaps
 from gdrdiag.diagnose.thresholds import GPU_VS_HOST_FAIL, RO_GAIN
 from gdrdiag.model.findings import Finding, Severity
@@ -250,12 +251,12 @@ def ro_not_honoured(ctx: Context, gap: GdrGap) -> Optional[Cause]:
     if vfs and honours is False:
         strength = 0.9
         pro.append(
-            f"kernel {k.release if k else '?'} < 6.4 with the in-tree mlx5 driver: RO is ignored on "
+            f"kernel {shown(k.release if k else None)} < 6.4 with the in-tree mlx5 driver: RO is ignored on "
             f"VF {', '.join(vfs)}"
         )
     elif vfs and honours is None:
         strength = 0.3
-        pro.append(f"kernel {k.release if k else '?'} < 6.4 on VF {', '.join(vfs)}")
+        pro.append(f"kernel {shown(k.release if k else None)} < 6.4 on VF {', '.join(vfs)}")
         con.append("mlx5 is an out-of-tree (OFED/DOCA) build that may carry the VF RO backport")
     elif ctx.has("RO-PF-DISABLED") or ctx.has("RO-PF-OF-VF"):
         strength = 0.8

@@ -16,6 +16,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Iterable, Optional
 
 from gdrdiag.diagnose import causes_path, causes_peer, causes_rdma
+from gdrdiag.diagnose._common import ev
 from gdrdiag.diagnose.causes import Cause, Context, context, gap_causes, reconcile
 from gdrdiag.diagnose.causes_path import SMALL_SHARE
 from gdrdiag.diagnose.evidence import gpu_rows_without_host, write_rows
@@ -364,9 +365,9 @@ def failed_measurements(report: "Report") -> list[Finding]:
                     severity=Severity.FAIL,
                     title=f"{r.key}: the measurement failed ({(r.reason or 'payload check failed')[:120]})",
                     evidence=(
-                        f"results[{r.key}].status = {r.status.value}",
-                        f"results[{r.key}].verified = {r.verified}",
-                        f"results[{r.key}].reason = {r.reason}",
+                        ev(f"results[{r.key}].status", r.status.value),
+                        ev(f"results[{r.key}].verified", r.verified),
+                        ev(f"results[{r.key}].reason", r.reason),
                     ),
                     advice="A failed payload check means bytes arrived wrong: treat every number of this "
                     "path as void until it passes. Re-run the case alone; check dmesg for AER/IOMMU faults.",

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, Sequence
 
 from gdrdiag import pcie_model
+from gdrdiag.diagnose._common import ev
 from gdrdiag.diagnose.catalogue import with_reference
 from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY
 from gdrdiag.model.findings import Finding, Severity
@@ -314,7 +315,7 @@ def _sm_budget(results: Sequence[BenchResult]) -> list[Finding]:
                 "all-SM bandwidth",
                 evidence=(
                     f"results[{r.key}].metrics.min_sms_for_95pct = {int(need)}",
-                    f"results[{r.key}].metrics.bytes_in_flight_per_sm = {r.metrics.bytes_in_flight_per_sm}",
+                    ev(f"results[{r.key}].metrics.bytes_in_flight_per_sm", r.metrics.bytes_in_flight_per_sm),
                 ),
                 advice="cap the gather's grid at this many SMs (leave the rest to compute)"
                 if frac <= 0.25

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from gdrdiag.diagnose._common import best_pairs, endpoints, ev, finding, on_bare_metal, upstream_chain
+from gdrdiag.diagnose._common import (
+    best_pairs,
+    endpoints,
+    ev,
+    finding,
+    on_bare_metal,
+    shown,
+    upstream_chain,
+)
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo
 
@@ -50,8 +58,8 @@ def link_downgrade(m: MachineInfo) -> Iterable[Finding]:
             yield finding(
                 "PCIE-LINK-WIDTH",
                 Severity.WARN,
-                f"{role} link trained at x{link.width} of x{link.max_width} (downgraded): "
-                f"{link.raw_gbytes_per_s} of {link.max_raw_gbytes_per_s} GB/s raw",
+                f"{role} link trained at x{shown(link.width)} of x{shown(link.max_width)} (downgraded): "
+                f"{shown(link.raw_gbytes_per_s)} of {shown(link.max_raw_gbytes_per_s)} GB/s raw",
                 evidence,
                 "Reseat the card or riser, check the slot's electrical width and the BIOS "
                 "bifurcation setting; "
@@ -64,7 +72,7 @@ def link_downgrade(m: MachineInfo) -> Iterable[Finding]:
                 yield finding(
                     "PCIE-LINK-SPEED-IDLE",
                     Severity.INFO,
-                    f"{role} link at {link.speed_gts} of {link.max_speed_gts} GT/s while idle",
+                    f"{role} link at {shown(link.speed_gts)} of {shown(link.max_speed_gts)} GT/s while idle",
                     evidence + ["machine.gpus[].link_sampled_idle = True"],
                     "GPUs lower link speed at idle to save power; re-check under load "
                     "(`gdrdiag copy-bench` samples the link during a copy, or watch nvidia-smi "
@@ -76,7 +84,8 @@ def link_downgrade(m: MachineInfo) -> Iterable[Finding]:
                 yield finding(
                     "PCIE-LINK-SPEED",
                     Severity.WARN,
-                    f"{role} link at {link.speed_gts} of {link.max_speed_gts} GT/s (downgraded)",
+                    f"{role} link at {shown(link.speed_gts)} of {shown(link.max_speed_gts)} GT/s "
+                    "(downgraded)",
                     evidence,
                     "Check BIOS PCIe generation settings for the slot, retimers/risers and cabling; update "
                     "firmware. The device and slot should train at the device's maximum speed.",
@@ -101,7 +110,7 @@ def path_narrow(m: MachineInfo) -> Iterable[Finding]:
                 [
                     ev(
                         f"topology[{p.gpu_bdf},{p.nic}].narrowest_capable",
-                        f"{hop.bdf} {hop.speed_gts} GT/s x{hop.width}",
+                        f"{hop.bdf} {shown(hop.speed_gts)} GT/s x{shown(hop.width)}",
                     ),
                     ev("endpoints.max_raw_gbytes_per_s", min(ends)),
                 ],

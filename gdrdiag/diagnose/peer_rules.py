@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable
 
-from gdrdiag.diagnose._common import ev, finding, is_downstream_facing
+from gdrdiag.diagnose._common import ev, finding, is_downstream_facing, shown
 from gdrdiag.diagnose.virt_rules import REDIRECT_BITS
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import GpuPeerPair, MachineInfo, PathClass
@@ -72,7 +72,7 @@ def _imported_staged(results: Iterable[BenchResult]) -> list[BenchResult]:
 def _row_ev(r: BenchResult) -> str:
     p = r.params
     return (
-        f"results[{r.key} {p.src_gpu}->{p.dst_gpu} size={format_size(p.size_bytes)}] = "  # type: ignore[union-attr,arg-type]
+        f"results[{r.key} {shown(p.src_gpu)}->{shown(p.dst_gpu)} size={format_size(p.size_bytes)}] = "  # type: ignore[union-attr,arg-type]
         f"{r.value:.1f} GB/s"
     )
 
@@ -87,7 +87,7 @@ def _measured_ab(p: PeerParams, path: str, off: BenchResult, on: BenchResult, ra
         finding(
             "PEER-ACCESS-OFF",
             Severity.INFO,
-            f"GPU {p.src_gpu} -> {p.dst_gpu} ({path}): copies without peer access run "
+            f"GPU {shown(p.src_gpu)} -> {shown(p.dst_gpu)} ({path}): copies without peer access run "
             f"{ratio:.1f}x slower "
             "(staged through host memory); anything that does not enable peer access pays this",
             [

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
 from gdrdiag.diagnose import thresholds
-from gdrdiag.diagnose._common import per_results
+from gdrdiag.diagnose._common import per_results, shown
 from gdrdiag.diagnose.catalogue import with_reference
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import identity_items
@@ -176,7 +176,7 @@ class RoPair:
     def subject(self) -> str:
         """Memory kind / registration path / size, for titles."""
         p = self.off.params
-        return f"{p.memory}/{p.reg_path} {p.size_bytes} B"
+        return f"{shown(p.memory)}/{shown(p.reg_path)} {shown(p.size_bytes)} B"
 
 
 @per_results  # asked for by every host_reference call: once per Report (issue 12)
@@ -304,7 +304,8 @@ def interpret_matrix(results: Sequence[BenchResult]) -> list[MatrixRow]:
 def _ev(r: BenchResult, label: str) -> str:
     p = r.params
     return (
-        f"results[{r.key} size={p.size_bytes} qps={p.qps} ro={'on' if p.relaxed_ordering else 'off'}]"
+        f"results[{r.key} size={shown(p.size_bytes)} qps={shown(p.qps)} "
+        f"ro={'on' if p.relaxed_ordering else 'off'}]"
         f".{label} = {r.value:.1f} {r.unit}"
     )
 

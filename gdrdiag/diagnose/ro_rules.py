@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from gdrdiag.diagnose._common import best_pairs, ev, finding, gpu_functions, has_gpu_and_nic, nic_functions
+from gdrdiag.diagnose._common import (
+    best_pairs,
+    ev,
+    finding,
+    gpu_functions,
+    has_gpu_and_nic,
+    nic_functions,
+    shown,
+)
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo, PathClass
 
@@ -99,7 +107,8 @@ def kernel_honours_ro(m: MachineInfo) -> Iterable[Finding]:
         yield finding(
             "RO-KERNEL-VF",
             Severity.INFO,
-            f"{where} kernel {k.release} is older than 6.4 but mlx5 is an out-of-tree (OFED/DOCA) build",
+            f"{where} kernel {shown(k.release)} is older than 6.4 "
+            "but mlx5 is an out-of-tree (OFED/DOCA) build",
             evidence,
             "Verify that this OFED carries 'Allow relaxed ordering read in VFs and VMs'; "
             "measure with `gdrdiag mr-bench --ro-ab`.",
@@ -109,7 +118,7 @@ def kernel_honours_ro(m: MachineInfo) -> Iterable[Finding]:
     yield finding(
         "RO-KERNEL-VF",
         Severity.FAIL if m.gpus else Severity.WARN,
-        f"{where} kernel {k.release} < 6.4 silently ignores IBV_ACCESS_RELAXED_ORDERING on VF {names}",
+        f"{where} kernel {shown(k.release)} < 6.4 silently ignores IBV_ACCESS_RELAXED_ORDERING on VF {names}",
         evidence,
         "Before 6.4, mlx5 enabled RO only when the function's DevCtl RO bit was set - always 0 on a VF - so "
         "NIC->GPU writes stay strictly ordered through the root complex (the upstream series reports "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from gdrdiag.diagnose._common import shown
 from gdrdiag.model.machine import MachineInfo, PcieLink
 from gdrdiag.pcie_model import LinkParams, ce_efficiency
 
@@ -78,7 +79,8 @@ def expected_ce_gbytes(machine: Optional[MachineInfo]) -> tuple[Optional[float],
     eff = ce_efficiency(params or LinkParams())
     note = "" if params else " (MPS/MRRS unknown: model defaults 256/4096)"
     ev = ev + [
-        f"gpus[0].link = {link.max_speed_gts or link.speed_gts:g} GT/s x{link.max_width or link.width} "
+        f"gpus[0].link = {link.max_speed_gts or link.speed_gts:g} GT/s "
+        f"x{shown(link.max_width or link.width)} "
         f"-> {raw:.2f} GB/s raw; model efficiency {eff:.3f}{note} -> {raw * eff:.1f} GB/s expected"
     ]
     return raw * eff, ev

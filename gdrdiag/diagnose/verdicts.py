@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Sequence
 
+from gdrdiag.diagnose._common import shown
 from gdrdiag.diagnose.thresholds import expected_ce_gbytes
 from gdrdiag.model.machine import MachineInfo
 from gdrdiag.model.results import BenchResult, Status
@@ -29,7 +30,7 @@ def waived_summary(results: Iterable[BenchResult]) -> Waived:
     results = list(results)
     waived = [r for r in results if r.status is Status.WAIVED]
     errors = sum(1 for r in results if r.status is Status.ERROR)
-    return Waived(count=len(waived), reason=waived[0].reason if waived else "", errors=errors)
+    return Waived(count=len(waived), reason=(waived[0].reason or "") if waived else "", errors=errors)
 
 
 def _largest(results: Sequence[BenchResult], key: str) -> Optional[BenchResult]:
@@ -127,26 +128,32 @@ def mr_verdict(results: Sequence[BenchResult], pairs: Sequence = ()) -> MrVerdic
             continue
         if r.params.mode != "bw" or r.params.role == "server":
             continue
-        memory = str(r.params.memory)
+        memory = shown(r.params.memory)
         if memory not in best or r.value > (best[memory].value or 0.0):
             best[memory] = r
     return MrVerdict(
         best=tuple(
             MrBest(
-                str(r.params.memory), str(r.params.reg_path), r.params.size_bytes, r.value or 0.0, r.provider
+                shown(r.params.memory),
+                shown(r.params.reg_path),
+                r.params.size_bytes,
+                r.value or 0.0,
+                r.provider,
             )
             for r in best.values()
         ),
         ro=tuple(
-            RoRatio(str(p.off.params.memory), str(p.off.params.reg_path), p.verdict.ratio, p.verdict.words)
+            RoRatio(
+                shown(p.off.params.memory), shown(p.off.params.reg_path), p.verdict.ratio, p.verdict.words
+            )
             for p in pairs
         ),
         software=any(r.provider == "soft" for r in results if r.status is Status.OK),
         waived=waived_summary(results),
         latency=tuple(
             MrLatency(
-                str(r.params.memory),
-                str(r.params.reg_path),
+                shown(r.params.memory),
+                shown(r.params.reg_path),
                 r.params.size_bytes,
                 r.metrics.lat_p50_us,
                 r.metrics.lat_p99_us,

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from gdrdiag.diagnose._common import ev, finding, has_gpu_and_nic, is_downstream_facing, on_bare_metal
+from gdrdiag.diagnose._common import (
+    ev,
+    finding,
+    has_gpu_and_nic,
+    is_downstream_facing,
+    on_bare_metal,
+    shown,
+)
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo, PathClass
 
@@ -164,7 +171,7 @@ def sriov_roles(m: MachineInfo) -> Iterable[Finding]:
                 Severity.INFO,
                 f"{n.name} is an SR-IOV virtual function ({n.model or 'VF'})",
                 [
-                    ev(f"pci[{n.bdf}].vf_evidence", f.vf_evidence if f else ""),
+                    ev(f"pci[{shown(n.bdf)}].vf_evidence", f.vf_evidence if f else None),
                     ev(f"nics[{n.name}].pf_bdf", n.pf_bdf),
                 ],
                 "A VF's link is its PF's physical link (shared with the PF's other VFs); "

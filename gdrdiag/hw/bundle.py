@@ -35,7 +35,7 @@ import time
 import zlib
 from typing import Any, Iterator, Optional
 
-from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.errors import NotSupported, UserInputError, reraise_interrupt
 from gdrdiag.hw import safefs
 from gdrdiag.hw.sysfs import SysfsTree
 
@@ -156,11 +156,13 @@ def _live_cuda() -> dict:
 
             out["peers"] = peer_facts()  # every ordered GPU pair (absent in bundles before issue 21)
         except Exception as exc:
+            reraise_interrupt(exc)
             out["peers_reason"] = f"CUDA peer query failed: {type(exc).__name__}: {exc}"[:300]
         return out
     except NotSupported as exc:
         return _unavailable(exc.reason, devices=[])
     except Exception as exc:  # a broken driver must not stop inspect: record why
+        reraise_interrupt(exc)
         return _unavailable(f"CUDA query failed: {type(exc).__name__}: {exc}"[:300], devices=[])
 
 
@@ -193,6 +195,7 @@ def _live_verbs() -> dict:
     try:
         from gdrdiag.hw import verbs_facts, verbs_providers
     except Exception as exc:  # ImportError, or pyverbs failing inside it
+        reraise_interrupt(exc)
         out.update(
             status="unavailable", reason=f"verbs adapter unavailable: {type(exc).__name__}: {exc}"[:300]
         )
@@ -203,6 +206,7 @@ def _live_verbs() -> dict:
         out.update(status="none", reason=exc.reason)
         return out
     except Exception as exc:
+        reraise_interrupt(exc)
         out.update(
             status="unavailable", reason=f"listing RDMA devices failed: {type(exc).__name__}: {exc}"[:300]
         )
@@ -213,12 +217,14 @@ def _live_verbs() -> dict:
         try:
             out["devices"][str(name)] = _plain(verbs_facts.device_facts(name))
         except Exception as exc:
+            reraise_interrupt(exc)
             out["device_errors"][str(name)] = f"{type(exc).__name__}: {exc}"[:300]
         try:
             out["dmabuf_probe"][str(name)] = str(verbs_facts.dmabuf_probe(name))
         except NotSupported as exc:
             out["dmabuf_probe"][str(name)] = f"unsupported: {exc.reason}"
         except Exception as exc:
+            reraise_interrupt(exc)
             out["dmabuf_probe"][str(name)] = f"probe failed: {type(exc).__name__}: {exc}"[:300]
     return out
 

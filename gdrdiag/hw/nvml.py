@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from gdrdiag.errors import reraise_interrupt
+
 # nvmlGpuVirtualizationMode_t (NVML API reference, https://docs.nvidia.com/deploy/nvml-api/;
 # verified with cuda-bindings 13.5.0)
 VIRTUALIZATION_MODES = {0: "NONE", 1: "PASSTHROUGH", 2: "VGPU", 3: "HOST_VGPU", 4: "HOST_VSGA"}
@@ -69,10 +71,12 @@ def gpu_facts(pci_bus_ids: list[str]) -> dict:
     try:
         from cuda.bindings import nvml  # lazy: heavy, and only present with cuda-bindings >= 13
     except Exception as exc:
+        reraise_interrupt(exc)  # a Ctrl-C during the import is not "NVML unavailable"
         return {"status": "unavailable", "reason": f"cuda.bindings.nvml not importable: {exc}", "gpus": {}}
     try:
         nvml.init_v2()
     except Exception as exc:
+        reraise_interrupt(exc)
         return {"status": "unavailable", "reason": f"NVML init failed: {exc}"[:300], "gpus": {}}
     out: dict = {"status": "ok", "reason": None, "gpus": {}}
     try:
@@ -110,6 +114,7 @@ def gpu_facts(pci_bus_ids: list[str]) -> dict:
 
                 facts["nvlinks"] = nvlink_facts(nvml, h)
             except Exception as exc:  # NVLink facts are optional like the rest
+                reraise_interrupt(exc)
                 unknown["nvlinks"] = f"NVML: {type(exc).__name__}: {exc}"[:200]
             facts["unknown"] = unknown
             out["gpus"][bdf] = facts

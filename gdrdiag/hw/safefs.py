@@ -146,11 +146,11 @@ def publish(tmp: str, out_path: str, replace: bool) -> None:
         os.link(tmp, out_path)
     except FileExistsError:
         raise UserInputError(
-            f"--output {out_path} exists (another run wrote it meanwhile); use --force to replace it"
+            f"--output {out_path} exists (another run wrote it meanwhile); use -f/--force to replace it"
         ) from None
     except OSError:  # a file system without hard links: check, then rename (not atomic there)
         if os.path.lexists(out_path):
-            raise UserInputError(f"--output {out_path} exists; use --force to replace it") from None
+            raise UserInputError(f"--output {out_path} exists; use -f/--force to replace it") from None
         os.replace(tmp, out_path)
         return
     os.unlink(tmp)

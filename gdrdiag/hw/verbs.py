@@ -26,16 +26,17 @@ from __future__ import annotations
 import enum
 import weakref
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
-from gdrdiag.errors import GdrdiagError, UserInputError
+from gdrdiag.errors import GdrdiagError
 from gdrdiag.model.vocabulary import AccessFlags
 
 PROVIDERS = ("auto", "pyverbs", "native", "soft")
 
 # -- libibverbs ABI values ---------------------------------------------------------------------
 
-#: ``ibv_access_flags`` by the names users type (``--access``); the bits are model.AccessFlags.
+#: ``ibv_access_flags`` bits by name (the typed values are model.AccessFlags; users' ``--access``
+#: words are parsed in model/words.py): what the providers pass to libibverbs and name in messages.
 ACCESS_FLAGS: dict[str, int] = {flag.name.lower(): int(flag) for flag in AccessFlags}  # type: ignore[union-attr]
 ACCESS_LOCAL_WRITE = ACCESS_FLAGS["local_write"]
 ACCESS_REMOTE_WRITE = ACCESS_FLAGS["remote_write"]
@@ -171,28 +172,6 @@ def status_name(status: int) -> str:
 
 
 # -- access flag names --------------------------------------------------------------------------
-
-
-def parse_access(names: Iterable[str] | str) -> int:
-    """Turn flag names (``"local_write,remote_write"`` or a list) into an access mask.
-
-    Accepts ``ibv_access_flags`` names with or without the ``IBV_ACCESS_`` prefix, any case,
-    ``-`` or ``_``. Unknown names raise :class:`UserInputError` listing the known ones.
-    """
-    if isinstance(names, str):
-        names = [n for n in names.split(",")]
-    mask = 0
-    for raw in names:
-        name = raw.strip().lower().replace("-", "_")
-        if name.startswith("ibv_access_"):
-            name = name[len("ibv_access_") :]
-        if not name:
-            continue
-        if name not in ACCESS_FLAGS:
-            allowed = ", ".join(ACCESS_FLAGS)
-            raise UserInputError(f"unknown access flag {raw.strip()!r} (known: {allowed})")
-        mask |= ACCESS_FLAGS[name]
-    return mask
 
 
 def access_names(mask: int) -> list[str]:

@@ -1,4 +1,4 @@
-"""User words -> the vocabulary: the values the CLI parses from its options (memory kinds, --numa).
+"""User words -> the vocabulary: the values the CLI parses from its options (memory kinds, --numa, --access).
 
 Parsing what a user typed belongs with the vocabulary it names, so ``cli`` imports ``hw`` only to
 open the live machine. A word that names nothing raises :class:`WordError` (a ``ValueError``) with
@@ -9,9 +9,9 @@ gdrdiag, so the exception is its own.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterable, Optional
 
-from gdrdiag.model.vocabulary import MemoryKind
+from gdrdiag.model.vocabulary import AccessFlags, MemoryKind
 
 
 class WordError(ValueError):
@@ -57,3 +57,29 @@ def parse_numa(text: str) -> NumaRequest:
     if value.isdigit() and len(value) <= 4:
         return NumaRequest("node", int(value))
     raise WordError(f"--numa {text[:40]!r}: expected auto, none or a NUMA node number")
+
+
+#: ``--access`` words -> the ``ibv_access_flags`` bit each names (local_write, remote_write, ...).
+ACCESS_WORDS: dict[str, AccessFlags] = {flag.name.lower(): flag for flag in AccessFlags}  # type: ignore[union-attr]
+
+
+def parse_access(words: Iterable[str] | str) -> AccessFlags:
+    """``--access`` (``"local_write,remote_write"`` or a list of names) -> the access flags it names.
+
+    Accepts ``ibv_access_flags`` names with or without the ``IBV_ACCESS_`` prefix, any case, ``-``
+    or ``_``; empty names are skipped. An unknown name is a WordError listing the known ones.
+    """
+    if isinstance(words, str):
+        words = words.split(",")
+    flags = AccessFlags(0)
+    for raw in words:
+        name = raw.strip().lower().replace("-", "_")
+        if name.startswith("ibv_access_"):
+            name = name[len("ibv_access_") :]
+        if not name:
+            continue
+        if name not in ACCESS_WORDS:
+            allowed = ", ".join(ACCESS_WORDS)
+            raise WordError(f"unknown access flag {raw.strip()[:40]!r} (known: {allowed})")
+        flags |= ACCESS_WORDS[name]
+    return flags

@@ -8,6 +8,7 @@ from gdrdiag.model.params import CopyParams
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.render.layout import DEFAULT_WIDTH, wrap_lines
 from gdrdiag.render.results_table import check_mark, num, placement_line, problems, size, spread, table
+from gdrdiag.render.sanitize import shown
 
 
 def _ms(seconds: "float | None") -> "float | None":
@@ -40,9 +41,9 @@ def _sweep(results: list[BenchResult], out: list[str], width: Optional[int]) -> 
     if sweep:
         rows = [
             [
-                str(r.params.memory),
-                str(r.params.direction),
-                str(r.params.mode),
+                shown(r.params.memory),
+                shown(r.params.direction),
+                shown(r.params.mode),
                 size(r.params.size_bytes),
                 num(r.value),
                 spread(r),
@@ -111,7 +112,7 @@ def _overlap(results: list[BenchResult], out: list[str], width: Optional[int]) -
         rows = [
             [
                 r.key.removeprefix("copy_overlap_"),
-                str(r.params.layers),
+                shown(r.params.layers),
                 size(r.params.chunk_bytes),
                 num(_ms(r.metrics.seconds_median), 1),
                 num(r.metrics.parts_sum_ms, 1),
@@ -142,7 +143,7 @@ def _blocks(results: list[BenchResult], out: list[str], width: Optional[int]) ->
         rows = []
         for bs in sorted(by_size):
             row = by_size[bs]
-            cells = [size(bs), str(next(iter(row.values())).params.blocks)]
+            cells = [size(bs), shown(next(iter(row.values())).params.blocks)]
             for m in (
                 "per_call",
                 "per_call_c",

@@ -137,7 +137,10 @@ def _nodes_table(result: "FleetResult", top: int) -> str:
                 _z(n.worst_z, worst is not None and worst.value is None),
                 n.why or "-",
                 "; ".join(n.reasons[:6]),
-                "; ".join(f"{d.name} = {d.value} (group: {d.majority})" for d in n.differing[:6]),
+                "; ".join(
+                    f"{d.name} = {d.value if d.value is not None else 'absent'} (group: {d.majority})"
+                    for d in n.differing[:6]
+                ),
             ]
         )
     title = (

@@ -7,6 +7,7 @@ from typing import Iterable, Optional
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.render.layout import DEFAULT_WIDTH, wrap_lines
 from gdrdiag.render.results_table import check_mark, num, placement_line, problems, size, spread, table
+from gdrdiag.render.sanitize import shown
 
 CE_KEY = "gather_ce_reference"
 
@@ -53,7 +54,7 @@ def _pct(v: Optional[float]) -> str:
 def _row(r: BenchResult, cols: Iterable[str]) -> list[str]:
     m = r.metrics
     lead = [
-        size(getattr(r.params, c)) if c in ("record_bytes", "stride_bytes") else str(getattr(r.params, c))
+        size(getattr(r.params, c)) if c in ("record_bytes", "stride_bytes") else shown(getattr(r.params, c))
         for c in cols
     ]
     return lead + [
@@ -132,9 +133,9 @@ def render_gather_results(
             ""
             if sweep in ("record-size", "stride", "offset")
             else (
-                f" - R={first.record_bytes} B, stride {first.stride_bytes} B, "
-                f"offset {first.base_offset_bytes} B, "
-                f"{first.pattern} indices, {first.records} records"
+                f" - R={shown(first.record_bytes)} B, stride {shown(first.stride_bytes)} B, "
+                f"offset {shown(first.base_offset_bytes)} B, "
+                f"{shown(first.pattern)} indices, {shown(first.records)} records"
             )
         )
         title = f"{_SWEEP_TITLES.get(sweep, sweep)}{where} (GB/s = 1e9 B/s of records, median)"

@@ -13,6 +13,7 @@ from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.render.findings_table import render_findings
 from gdrdiag.render.layout import DEFAULT_WIDTH, wrap_lines
 from gdrdiag.render.results_table import check_mark, num, placement_line, problems, size, spread, table
+from gdrdiag.render.sanitize import shown
 
 SOFT_BANNER = (
     "SOFT PROVIDER: the numbers below were produced in software (memcpy / cuMemcpy), not by an "
@@ -43,16 +44,16 @@ def bw_table(results: Sequence[BenchResult], width: Optional[int] = DEFAULT_WIDT
         p = r.params
         rows.append(
             [
-                str(p.memory),
-                str(p.reg_path),
+                shown(p.memory),
+                shown(p.reg_path),
                 size(p.size_bytes),
-                str(p.qps),
+                shown(p.qps),
                 _ro(r),
                 num(r.value, 1),
                 spread(r),
                 num((r.metrics.msgs_per_s or 0) / 1e6, 3),
                 num(r.metrics.cpu_us_per_msg, 2),
-                str(p.landing),
+                shown(p.landing),
                 check_mark(r),
                 r.provider,
             ]
@@ -88,8 +89,8 @@ def latency_table(results: Sequence[BenchResult], width: Optional[int] = DEFAULT
         m, p = r.metrics, r.params
         rows.append(
             [
-                str(p.memory),
-                str(p.reg_path),
+                shown(p.memory),
+                shown(p.reg_path),
                 size(p.size_bytes),
                 _ro(r),
                 num(m.lat_p50_us),
@@ -118,12 +119,12 @@ def blocks_table(results: Sequence[BenchResult], width: Optional[int] = DEFAULT_
         p, m = r.params, r.metrics
         rows.append(
             [
-                str(p.memory),
-                str(p.reg_path),
-                str(p.blocks),
+                shown(p.memory),
+                shown(p.reg_path),
+                shown(p.blocks),
                 size(p.size_bytes),
-                str(p.variant),
-                str(p.post_list),
+                shown(p.variant),
+                shown(p.post_list),
                 num(r.value, 3),
                 num(m.gbps, 1),
                 num(m.cpu_us_per_block, 3),
@@ -160,8 +161,8 @@ def reg_table(results: Sequence[BenchResult], width: Optional[int] = DEFAULT_WID
         u = reuse.get((p.memory, p.reg_path, p.size_bytes))
         rows.append(
             [
-                str(p.memory),
-                str(p.reg_path),
+                shown(p.memory),
+                shown(p.reg_path),
                 size(p.size_bytes),
                 num(r.value, 1),
                 num(r.metrics.dereg_us, 1),
@@ -187,7 +188,7 @@ def loop_cost_table(results: Sequence[BenchResult], width: Optional[int] = DEFAU
         rows.append(
             [
                 "C + null provider" if r.key == "mr_loop_cost_native" else "Python + soft (no copy)",
-                str(r.params.post_list),
+                shown(r.params.post_list),
                 num((r.value or 0) / 1e6, 3),
                 num((m.posts_per_s or 0) / 1e6, 3),
                 num(m.cpu_us_per_wr, 3),
@@ -229,8 +230,8 @@ def ro_ab_table(pairs: Sequence, width: Optional[int] = DEFAULT_WIDTH) -> str:
         p = pr.off.params
         rows.append(
             [
-                str(p.memory),
-                str(p.reg_path),
+                shown(p.memory),
+                shown(p.reg_path),
                 size(p.size_bytes),
                 num(pr.off.value, 1),
                 num(pr.on.value, 1),
@@ -304,9 +305,9 @@ def server_table(results: Sequence[BenchResult], width: Optional[int] = DEFAULT_
     """The server side of a two-machine run."""
     rows = [
         [
-            str(r.params.memory),
-            str(r.params.reg_path),
-            str(r.params.qps),
+            shown(r.params.memory),
+            shown(r.params.reg_path),
+            shown(r.params.qps),
             num(r.metrics.runs, 0),
             num(r.metrics.verified_runs, 0),
             check_mark(r),
@@ -329,7 +330,8 @@ def lands_in_notes(results: Sequence[BenchResult]) -> str:
             seen.setdefault((r.params.memory, r.params.reg_path), r.params.lands_in)
     if not seen:
         return ""
-    return "where the bytes land:\n" + "\n".join(f"  {m}/{g}: {w}" for (m, g), w in seen.items())
+    lines = (f"  {shown(m)}/{shown(g)}: {w}" for (m, g), w in seen.items())
+    return "where the bytes land:\n" + "\n".join(lines)
 
 
 def render_mr_results(

@@ -8,6 +8,7 @@ from gdrdiag.model.params import PeerParams
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.render.layout import DEFAULT_WIDTH, wrap_lines
 from gdrdiag.render.results_table import check_mark, num, problems, size, spread, table
+from gdrdiag.render.sanitize import shown
 
 _REFERENCE_KEYS = ("peer_ce_gdrdiag", "peer_ce_reference")
 _BLOCK_WAYS = (
@@ -35,7 +36,7 @@ def _what(r: BenchResult) -> str:
     p = r.params
     assert isinstance(p, PeerParams)
     if p.mover == "sm":
-        return f"SM {p.op}"
+        return f"SM {shown(p.op)}"
     if p.op == "all_to_one":
         return "CE all-to-one"
     return "CE both ways" if p.bidirectional else "CE copy"
@@ -43,8 +44,8 @@ def _what(r: BenchResult) -> str:
 
 def _gpus(p: PeerParams) -> str:
     if p.op == "all_to_one" and p.src_gpu is None:
-        return f"{p.sources or '?'} GPUs->{p.dst_gpu}"
-    return f"{p.src_gpu}->{p.dst_gpu}" if not p.bidirectional else f"{p.src_gpu}<->{p.dst_gpu}"
+        return f"{p.sources or '?'} GPUs->{shown(p.dst_gpu)}"
+    return f"{shown(p.src_gpu)}{'<->' if p.bidirectional else '->'}{shown(p.dst_gpu)}"
 
 
 def _sweep(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
@@ -112,7 +113,7 @@ def _references(results: list[BenchResult], out: list[str], width: Optional[int]
     if refs:
         rows = [
             [
-                f"{r.params.src_gpu}->{r.params.dst_gpu}",  # type: ignore[union-attr]
+                f"{shown(r.params.src_gpu)}->{shown(r.params.dst_gpu)}",  # type: ignore[union-attr]
                 _access(r.params),  # type: ignore[arg-type]
                 r.params.library or "gdrdiag",  # type: ignore[union-attr]
                 size(r.params.size_bytes),  # type: ignore[union-attr]
@@ -143,7 +144,7 @@ def _latencies(results: list[BenchResult], out: list[str], width: Optional[int])
     if rows_in:
         rows = [
             [
-                f"{r.params.src_gpu}->{r.params.dst_gpu}",  # type: ignore[union-attr]
+                f"{shown(r.params.src_gpu)}->{shown(r.params.dst_gpu)}",  # type: ignore[union-attr]
                 r.params.path or "?",  # type: ignore[union-attr]
                 "SM load round trip" if r.params.mover == "sm" else "CE copy",  # type: ignore[union-attr]
                 _access(r.params),  # type: ignore[arg-type]

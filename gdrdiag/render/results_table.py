@@ -11,6 +11,7 @@ import tabulate as tabulate_module
 from tabulate import tabulate
 
 from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.render.sanitize import shown
 from gdrdiag.units import format_size
 
 
@@ -44,8 +45,13 @@ def placement_line(results: Iterable[BenchResult]) -> str:
     if s is None:
         return ""
     if s.numa_node is not None:
-        return f"numa: {s.numa} -> node {s.numa_node}, CPUs {s.numa_cpus} ({s.numa_reason})"
-    return f"numa: {s.numa} -> not applied ({s.numa_reason})"
+        return f"numa: {s.numa} -> node {s.numa_node}, CPUs {shown(s.numa_cpus)}{_why(s.numa_reason)}"
+    return f"numa: {s.numa} -> not applied{_why(s.numa_reason)}"
+
+
+def _why(reason: Optional[str]) -> str:
+    """`` (reason)``, or nothing where the Report holds none."""
+    return f" ({reason})" if reason else ""
 
 
 def placement_lines(results: Iterable[BenchResult]) -> str:

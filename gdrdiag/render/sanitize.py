@@ -39,6 +39,15 @@ def terminal_safe(text: str) -> str:
     return _SURROGATES.sub("\ufffd", text)
 
 
+def shown(value: object, unknown: str = "?") -> str:
+    """``value`` as a table cell or in a title; None (a parameter the Report does not hold) as ``?``.
+
+    A Report's optional fields are None where unknown; ``str()`` or an f-string printed the word
+    ``None`` into tables and titles (issue 22).
+    """
+    return unknown if value is None else str(value)
+
+
 def one_line(text: str, limit: int = 400) -> str:
     """:func:`terminal_safe` text on one line (newlines and tabs become spaces), at most ``limit`` chars."""
     flat = " ".join(terminal_safe(text).split())

@@ -12,6 +12,7 @@ from gdrdiag.model.findings import Finding
 from gdrdiag.model.verdict import CopyVerdict, GatherVerdict, MrVerdict, Waived
 from gdrdiag.render.layout import DEFAULT_WIDTH, wrap_lines
 from gdrdiag.render.results_table import num, size
+from gdrdiag.render.sanitize import shown
 
 MAX_FINDINGS = 6  # in the block; the full list (with evidence) is printed after the tables
 
@@ -23,7 +24,7 @@ def _pct(fraction: Optional[float]) -> str:
 def _waived_line(w: Waived) -> list[str]:
     lines = []
     if w.count:
-        lines.append(f"WAIVED: {w.count} case(s) - {w.reason}")
+        lines.append(f"WAIVED: {w.count} case(s)" + (f" - {w.reason}" if w.reason else ""))
     if w.errors:
         lines.append(f"ERROR: {w.errors} case(s) failed (reasons below)")
     return lines
@@ -100,7 +101,7 @@ def render_gather_verdict(
     lines = []
     if v.best_kernel is not None:
         lines.append(
-            f"best kernel at R={v.record_bytes} B: {v.best_kernel}, {num(v.best_gbps)} GB/s"
+            f"best kernel at R={shown(v.record_bytes)} B: {v.best_kernel}, {num(v.best_gbps)} GB/s"
             f" = {num(v.best_ratio_to_ce, 3)} x the copy engine ({num(v.ce_gbps)} GB/s, same run)"
         )
         if v.model_ratio_to_ce is not None:

@@ -202,3 +202,76 @@ def test_waived_cases_take_no_progress_steps(mode, steps):
     assert res.exit_code == 0, res.output
     counted = [ln.split("]")[0] + "]" for ln in res.stderr.splitlines() if ln.startswith("[")]
     assert counted == [f"[{i}/{steps}]" for i in range(1, steps + 1)], res.stderr
+
+
+def test_a_plan_of_step_seconds_weighs_unequal_steps(capsys):
+    """Steps planned at 1, 1, 4 and 4 s: the ETA is the remaining plan at the pace measured against it."""
+    now = [0.0]
+    progress = Progress("x", None, clock=lambda: now[0], plan=(1.0, 1.0, 4.0, 4.0))
+    for label, took in (("a", 2.0), ("b", 2.0), ("c", 8.0), ("d", 8.0)):
+        progress.step(label)
+        now[0] += took  # every step takes twice its plan
+    assert capsys.readouterr().err.splitlines() == [
+        "[1/4] a ... ETA 10 s",  # the plan itself before any step finished
+        "[2/4] b ... ETA 18 s",  # 9 s planned left, at 2 s per planned second
+        "[3/4] c ... ETA 16 s",
+        "[4/4] d ... ETA 8 s",
+    ]
+
+
+def _fake_loop_cost(monkeypatch, native_built: bool) -> list[float]:
+    """Both loop-cost benches as fakes that advance a fake clock by each step's real length.
+
+    Each fake takes exactly the seconds the real bench spends per post-list length: warm-up plus
+    the timed runs (the C loop one timed-calls run more). Returns the ETA each step should show.
+    """
+    from gdrdiag.bench import loop_cost_native, mr, mr_loop_cost
+    from gdrdiag.cli import progress as progress_mod
+    from gdrdiag.errors import NotSupported as NS
+    from gdrdiag.hw import verbs_native
+
+    now = [0.0]
+    monkeypatch.setattr(progress_mod, "monotonic", lambda: now[0])
+    duration, repeats = 2.0, 2
+    python_step, c_step = 0.1 + repeats * duration, 0.1 + repeats * duration + 0.5
+    pls = mr_loop_cost.LOOP_COST_POST_LISTS
+
+    def fake(key, step_s):
+        def run(*, duration, tx_depth, repeats, link_gbps, progress):
+            for pl in pls:
+                progress(f"{key} post list {pl}")
+                now[0] += step_s
+            return []
+
+        return run
+
+    def no_lib():
+        raise NS("libgdr_verbs.so not built (test)")
+
+    monkeypatch.setattr(verbs_native, "lib", (lambda: object()) if native_built else no_lib)
+    monkeypatch.setattr(mr, "loop_cost", fake("mr_loop_cost", python_step))
+    if native_built:
+        monkeypatch.setattr(loop_cost_native, "native_loop_cost", fake(loop_cost_native.KEY, c_step))
+    else:
+        monkeypatch.setattr(loop_cost_native, "native_loop_cost", lambda **kw: [])
+    real = [python_step] * len(pls) + ([c_step] * len(pls) if native_built else [])
+    return [sum(real[i:]) for i in range(len(real))]
+
+
+@pytest.mark.parametrize("native_built", [True, False])
+def test_loop_cost_eta_follows_the_steps_real_lengths(monkeypatch, native_built):
+    """Issue 22 item 4: --loop-cost counted 8 equal steps (said 22 s with more to go, or ran 4 of 8)."""
+    expected = _fake_loop_cost(monkeypatch, native_built)
+    res = runner.invoke(app, ["mr-bench", "--loop-cost", "-D", "2", "--repeats", "2"])
+    assert res.exit_code == 1 and "no case ran" in res.stderr, res.output  # the fakes measure nothing
+    got = steps(res.stderr)
+    assert [(n, t) for n, t, _, _ in got] == [(i, len(expected)) for i in range(1, len(expected) + 1)]
+    shown = [_seconds(eta) for _, _, _, eta in got]
+    assert all(abs(a - b) <= 0.5 + 1e-9 for a, b in zip(shown, expected, strict=True)), (shown, expected)
+
+
+def _seconds(eta: str) -> int:
+    """``12 s`` or ``1 min 5 s`` back to whole seconds."""
+    m = re.fullmatch(r"(?:(\d+) min )?(\d+) s", eta)
+    assert m is not None, eta
+    return int(m[1] or 0) * 60 + int(m[2])

@@ -239,9 +239,9 @@ def test_no_function_body_is_over_the_size_limit():
 
 
 def test_cli_parses_user_words_through_the_vocabulary_not_hw():
-    """Issue 22: the CLI parsed --memory and --numa through hw/; the parsers live in model/words.py,
+    """Issue 22: the CLI parsed --memory, --numa and --access through hw/; the parsers live in model/words.py,
     so cli imports hw only to open the live machine."""
-    words = {"parse_memory_kind", "parse_numa", "NUMA_HELP", "NumaRequest", "AUTO"}
+    words = {"parse_memory_kind", "parse_numa", "NUMA_HELP", "NumaRequest", "AUTO", "parse_access"}
     through_hw = []
     for m in MODULES:
         if m.layer != "cli":

@@ -12,20 +12,10 @@ from gdrdiag.hw import verbs as v
 from gdrdiag.hw import verbs_facts, verbs_providers, verbs_pyverbs
 
 
-def test_parse_access_names_any_spelling():
-    assert v.parse_access("local_write,remote_write") == 3
-    assert v.parse_access(["IBV_ACCESS_RELAXED_ORDERING", "Remote-Read"]) == (1 << 20) | 4
-    assert v.parse_access("") == 0
-
-
-def test_parse_access_rejects_unknown_names_listing_the_known_ones():
-    with pytest.raises(UserInputError) as exc:
-        v.parse_access("local_write,relaxed_ordring")
-    assert "relaxed_ordring" in str(exc.value) and "relaxed_ordering" in str(exc.value)
-
-
 def test_access_names_round_trip_and_unknown_bits():
-    mask = v.parse_access("local_write,remote_write,relaxed_ordering")
+    from gdrdiag.model.words import parse_access  # users' words are parsed in model/, not here
+
+    mask = int(parse_access("local_write,remote_write,relaxed_ordering"))
     assert v.access_names(mask) == ["local_write", "remote_write", "relaxed_ordering"]
     assert v.access_names(1 << 25) == [hex(1 << 25)]
     assert v.ACCESS_RELAXED_ORDERING & v.ACCESS_OPTIONAL_RANGE
