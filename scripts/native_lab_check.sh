@@ -20,11 +20,15 @@
 #
 # Soft-RoCE is software: its absolute numbers say nothing about a NIC, only the ratios matter.
 # Exit status: 0 when every run produced a number, 1 otherwise (the table says which are missing).
-# Environment: ROUNDS (default 2), INLINE (default 0), GID (skip the GID lookup), PT_PORT, GDRDIAG.
+# Environment: ROUNDS (default 2), INLINE (default 0), GID (skip the GID lookup), PT_PORT, GDRDIAG,
+# SIZES and POST_LISTS (comma-separated subsets of the defaults, for a quick check), TIME_CALLS
+# (default 1; 0 skips the --time-calls runs).
 set -u
 DEV=${1:-rxe0}
 OUT=${2:-/tmp/native-lab}
 ROUNDS=${ROUNDS:-2}
+SIZES=${SIZES:-64,4096,65536,1048576}
+POST_LISTS=${POST_LISTS:-1,16}
 INLINE=${INLINE:-0}
 PORT=${PT_PORT:-18750}
 G=${GDRDIAG:-python3 -m gdrdiag}
@@ -93,8 +97,8 @@ gdrdiag_run() {  # provider size post-list round [extra options]
 }
 
 for round in $(seq "$ROUNDS"); do
-    for size in 64 4096 65536 1048576; do
-        for pl in 1 16; do
+    for size in $(echo "$SIZES" | tr ',' ' '); do
+        for pl in $(echo "$POST_LISTS" | tr ',' ' '); do
             echo "== round $round, $size B, post list $pl"
             perftest_run "$size" "$pl" "$round" || { echo "   ib_write_bw failed (see $OUT)"; fail=1; }
             if [ "$why" = ok ]; then
@@ -104,13 +108,13 @@ for round in $(seq "$ROUNDS"); do
         done
     done
 done
-if [ "$why" = ok ]; then
+if [ "$why" = ok ] && [ "${TIME_CALLS:-1}" != 0 ]; then
     for pl in 1 16; do
         gdrdiag_run native 64 "$pl" timed --time-calls || fail=1
     done
 fi
 
-python3 - "$OUT" >"$OUT/table.md" <<'PY'
+python3 - "$OUT" "$SIZES" "$POST_LISTS" >"$OUT/table.md" <<'PY'
 """Medians over rounds; ratios to ib_write_bw of the same size and post list, same boot."""
 import json
 import re
@@ -157,8 +161,8 @@ def fmt(x, scale=1.0, nd=3):
 
 rows = []
 missing = 0
-for size in (64, 4096, 65536, 1048576):
-    for pl in (1, 16):
+for size in (int(x) for x in sys.argv[2].split(",")):
+    for pl in (int(x) for x in sys.argv[3].split(",")):
         pt = [perftest(p) for p in sorted(out.glob(f"pt-{size}-l{pl}-r*.txt")) if not p.name.endswith("-server.txt")]
         nat = [gdrdiag(p, "native") for p in sorted(out.glob(f"gd-native-{size}-l{pl}-r[0-9]*.json"))]
         py = [gdrdiag(p, "pyverbs") for p in sorted(out.glob(f"gd-pyverbs-{size}-l{pl}-r*.json"))]

@@ -16,7 +16,12 @@
 #
 # Environment: LAB_OUT, LAB_SRC (tree shared as /src), LAB_TIMEOUT (s per boot, default 1800: a hang guard, about twice the verbs plan on a loaded 2-core machine), LAB_ACCEL (auto|kvm|tcg, default auto: KVM
 # only when a probe boot proves it works; this project's build machines have a paravirtual
-# /dev/kvm that does not boot stock kernels), LAB_CPUS (default 2), LAB_MEM (MiB, default 2048).
+# /dev/kvm that does not boot stock kernels), LAB_CPUS (default 2), LAB_MEM (MiB, default 2048),
+# LAB_ICOUNT (TCG only; unset = off: a shift N in 0..10 boots with `-icount shift=N,sleep=off`,
+# guest time derived from the instructions executed, 2^N ns each, so a timing plan's numbers do
+# not depend on the host's load; forces single-threaded TCG; docs/lab.md "Deterministic time"),
+# LAB_GUEST_ENV (NAME=VALUE words put in the guest plan's environment through the kernel command
+# line, e.g. "ROUNDS=5"; the kernel hands parameters it does not know to init as environment).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -82,12 +87,45 @@ if [ "$accel" = auto ]; then
         echo "$accel" >"$image/accel" 2>/dev/null || true
     fi
 fi
+icount=${LAB_ICOUNT:-}
+icount=${icount#shift=}
+case $icount in
+    '' | [0-9] | 10) ;;
+    # shift=auto lets QEMU tune the shift to follow the host's clock, which is the very
+    # dependence on host load this mode exists to remove.
+    *) echo "run.sh: LAB_ICOUNT must be a shift 0..10 (got '${LAB_ICOUNT}'; 'auto' follows host time)" >&2; exit 2 ;;
+esac
+if [ -n "$icount" ] && [ "$accel" = kvm ]; then
+    echo "run.sh: LAB_ICOUNT needs TCG (LAB_ACCEL=tcg); KVM runs guest code on the host CPU" >&2
+    exit 2
+fi
 case $accel in
     kvm) accel_args=(-accel kvm -cpu host) ;;
     # TCG: "max" gives the guest every CPU feature QEMU can emulate; one thread per vCPU.
     *) accel=tcg; accel_args=(-accel tcg,thread=multi -cpu max) ;;
 esac
-lab_log "accelerator: $accel"
+# icount (QEMU's docs, "-icount"): the virtual clock advances 2^shift ns per guest instruction and,
+# with sleep=off, jumps straight to the next timer when every vCPU is idle, so guest time measures
+# the work done, not the host's wall clock. It needs single-threaded (round-robin) TCG. The guest's
+# TSC then ticks with the virtual clock too (QEMU's cpu_get_ticks() returns the icount clock).
+if [ -n "$icount" ]; then
+    accel_args=(-accel tcg,thread=single -cpu max -icount "shift=$icount,sleep=off")
+    # One vCPU unless LAB_CPUS says otherwise: with two, QEMU 7.2's round-robin icount stalled
+    # the guest kernel at "x86: Booting SMP configuration" for minutes (2026-11-26), and one
+    # vCPU runs the client, the server and rxe's kernel work in one deterministic order.
+    export LAB_CPUS=${LAB_CPUS:-1}
+    accel="tcg, icount shift=$icount, sleep=off"
+fi
+guest_env=""
+for kv in ${LAB_GUEST_ENV:-}; do
+    # No dots (the kernel keeps dotted parameters for modules) and nothing the shell would split.
+    [[ $kv =~ ^[A-Z_][A-Z0-9_]*=[A-Za-z0-9_,:/+-]*$ ]] || {
+        echo "run.sh: LAB_GUEST_ENV word '$kv' is not NAME=VALUE (upper-case name; value without dots or spaces)" >&2
+        exit 2
+    }
+    guest_env+=" $kv"
+done
+lab_log "accelerator: $accel${guest_env:+; guest environment:$guest_env}"
 
 # -- machines ------------------------------------------------------------------------------------
 # verbs: the default pc machine, one virtio NIC (rxe0 sits on it). User networking gives the NIC
@@ -141,7 +179,7 @@ boot() {
         -smp "${LAB_CPUS:-2}" -m "${LAB_MEM:-2048}" -nodefaults -display none -no-reboot \
         -serial "file:$res/console.log" \
         -kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
-        -append "root=/dev/vda ro console=ttyS0 panic=-1 init=/sbin/lab-init lab.plan=$plan net.ifnames=1 intel_iommu=on" \
+        -append "root=/dev/vda ro console=ttyS0 panic=-1 init=/sbin/lab-init lab.plan=$plan net.ifnames=1 intel_iommu=on$guest_env" \
         -drive "file=$image/rootfs.img,format=raw,if=virtio,snapshot=on" \
         -virtfs "local,path=$src,mount_tag=src,security_model=none,readonly=on" \
         -virtfs "local,path=$res,mount_tag=results,security_model=none" \

@@ -30,6 +30,21 @@ try() {
     _run_step "$@"
 }
 
+# clock_facts: what guest time is made of, to $R/clock.txt: the kernel's clocksource, its TSC
+# calibration, the "cpu MHz" perftest reads from /proc/cpuinfo (it checks its own TSC sample
+# against it), and the kernel command line (icount runs say so in the run's notes, not here).
+clock_facts() {
+    {
+        echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+        echo "available: $(cat /sys/devices/system/clocksource/clocksource0/available_clocksource)"
+        grep -m2 'cpu MHz\|model name' /proc/cpuinfo
+        dmesg | grep -i -E 'tsc|clocksource' | head -20
+        echo "cmdline: $(cat /proc/cmdline)"
+        echo "env: ROUNDS=${ROUNDS:-} SIZES=${SIZES:-} POST_LISTS=${POST_LISTS:-}"
+    } >"$R/clock.txt" 2>&1
+    cat "$R/clock.txt"
+}
+
 # rxe_setup: Soft-RoCE device rxe0 on the first NIC (10.0.2.15/24), waits for its port to be ACTIVE.
 rxe_setup() {
     _nic=$(ls /sys/class/net | grep -v '^lo$' | head -1)

@@ -24,7 +24,9 @@ case $plan in
     twohost-server) sh /src/scripts/lab/guest/twohost.sh server ;;
     twohost-client) sh /src/scripts/lab/guest/twohost.sh client ;;
     # Issue 14: the native provider (C loop) beside ib_write_bw and the pyverbs provider on rxe0.
-    native) step rxe-setup rxe_setup && step native-check sh /src/scripts/native_lab_check.sh rxe0 "$R" ;;
+    # Under LAB_ICOUNT the clock facts (clocksource, TSC, what perftest reads) go to clock.txt.
+    native) step clock-facts clock_facts && step rxe-setup rxe_setup &&
+        step native-check sh /src/scripts/native_lab_check.sh rxe0 "$R" ;;
     *) echo "plan.sh: unknown plan '$plan'" >&2; exit 2 ;;
 esac
 rc=$?
