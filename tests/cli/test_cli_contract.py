@@ -314,3 +314,152 @@ def test_unwritable_folder_as_a_non_root_user(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "cannot write" in proc.stderr
     assert written == []
+
+
+# ---- hostile inputs (issue 22): import, fleet, show ------------------------------------------------
+#
+# Each is refused (one line on stderr, exit 2, no traceback, nothing written), or, where the input
+# holds something legitimately usable, accepted: exit 0/1, no traceback, a valid output (a Report that
+# reads back, an HTML page) and the hostile part said or skipped. Every case also ends in bounded time
+# (the quadratic header regex took 46 s on an 80 KB line; 100,000 metric names 285 s over 5,000 nodes).
+# The number past float in a Report field is in the battery above ("holds a number past float") for
+# show, diagnose, compare and report --from-report.
+
+REFUSED = "refused"
+ACCEPTED_REPORT = "accepted: the Report written reads back"
+ACCEPTED_FLEET = "accepted: the record is skipped and said so, the others make the page"
+HOSTILE_SECONDS = 20.0
+
+
+def _perftest_json(value: str) -> str:
+    return (
+        (FIXTURES / "imported" / "perftest_write.json").read_text().replace('"BW_average": 10049.81', value)
+    )
+
+
+def _hostile_inputs(folder: Path) -> None:
+    """Every hostile input file, written once into ``folder`` (outside the sandbox)."""
+    import json
+
+    from gdrdiag.cli.report_files import load_report
+    from gdrdiag.node_record import record_line
+
+    host = (FIXTURES / "imported" / "ib_write_bw_host.txt").read_text()
+    (folder / "long_header.txt").write_text("x" * 80_000 + "\n" + host)  # 76 s before the M1 fix
+    with open(folder / "huge.txt", "wb") as f:
+        f.truncate(1 << 40)  # sparse: a TiB that takes no disk
+    (folder / "deep.json").write_text('{"a": ' * 1000 + "1" + "}" * 1000)
+    (folder / "bigint.json").write_text(_perftest_json('"BW_average": 1' + "0" * 400))
+    (folder / "infinity.json").write_text(_perftest_json('"BW_average": Infinity'))
+    (folder / "inf.txt").write_text(host.replace("395.62", "inf"))
+    good = record_line(load_report(Path(GOOD_REPORT)), "good", 0)
+    many = json.dumps({f"m{i}": 1.0 for i in range(100_000)})
+    bad_records = {
+        "names": good.replace('"metrics":{', f'"metrics":{many[:-1]},', 1),
+        "sku_surrogate": good.replace('"sku":"', '"sku":"\\udc80', 1),
+        "metric_surrogate": good.replace('"metrics":{', '"metrics":{"x\\ud800":1.0,', 1),
+        "host_newline": good.replace('"host":"good"', '"host":"n1\\n"', 1),
+    }
+    for name, line in bad_records.items():
+        assert line != good, name
+        for variant, hosts in ((name, ()), (f"{name}_beside_good", ("a", "b", "c"))):
+            (folder / variant).mkdir()
+            (folder / variant / "x.json").write_text(line + "\n")
+            for h in hosts:
+                (folder / variant / f"{h}.json").write_text(
+                    good.replace('"host":"good"', f'"host":"{h}"', 1) + "\n"
+                )
+    (folder / "good").mkdir()
+    (folder / "good" / "a.json").write_text(good + "\n")
+    (folder / "deep_list.toml").write_text("a = " + "[" * 100_000 + "]" * 100_000)
+    (folder / "deep_table.toml").write_text("a = " + "{x=" * 20_000 + "1" + "}" * 20_000)
+    (folder / "deep_report.json").write_text(
+        '{"schema_version": 2, "results": ' + "[" * 1000 + "]" * 1000 + "}"
+    )
+    (folder / "infinity_report.json").write_text(
+        Path(GOOD_REPORT).read_text().replace('"median": 55.3', '"median": Infinity', 1)
+    )
+
+
+IMPORT_OUT = ["-o", "{sandbox}/out.json"]
+FLEET_OUT = ["--html", "{sandbox}/fleet.html"]
+HOSTILE = [
+    ("import", "an 80 KB perftest header line", ["{in}/long_header.txt", *IMPORT_OUT], ACCEPTED_REPORT),
+    ("import", "a file of 1 TiB", ["{in}/huge.txt", *IMPORT_OUT], REFUSED),
+    ("import", "JSON 1,000 levels deep", ["{in}/deep.json", *IMPORT_OUT], REFUSED),
+    ("import", "an integer >= 2^1024", ["{in}/bigint.json", *IMPORT_OUT], REFUSED),
+    ("import", "Infinity in JSON", ["{in}/infinity.json", *IMPORT_OUT], REFUSED),
+    ("import", "inf in perftest text", ["{in}/inf.txt", *IMPORT_OUT], REFUSED),
+    ("fleet", "a record of 100,000 metric names", ["{in}/names", *FLEET_OUT], REFUSED),
+    ("fleet", "a lone surrogate in the SKU", ["{in}/sku_surrogate", *FLEET_OUT], REFUSED),
+    ("fleet", "a lone surrogate in a metric name", ["{in}/metric_surrogate", *FLEET_OUT], REFUSED),
+    ("fleet", "a host name ending in a newline", ["{in}/host_newline", *FLEET_OUT], REFUSED),
+    *[
+        ("fleet", f"{what}, beside good records", [f"{{in}}/{name}_beside_good", *FLEET_OUT], ACCEPTED_FLEET)
+        for name, what in (
+            ("names", "a record of 100,000 metric names"),
+            ("sku_surrogate", "a lone surrogate in the SKU"),
+            ("metric_surrogate", "a lone surrogate in a metric name"),
+            ("host_newline", "a host name ending in a newline"),
+        )
+    ],
+    (
+        "fleet",
+        "--baseline lists 100,000 deep",
+        ["{in}/good", "--baseline", "{in}/deep_list.toml", *FLEET_OUT],
+        REFUSED,
+    ),
+    (
+        "fleet",
+        "--baseline tables 20,000 deep",
+        ["{in}/good", "--baseline", "{in}/deep_table.toml", *FLEET_OUT],
+        REFUSED,
+    ),
+    ("show", "JSON 1,000 levels deep", ["{in}/deep_report.json"], REFUSED),
+    ("show", "Infinity in a float field", ["{in}/infinity_report.json"], REFUSED),
+    ("diagnose", "Infinity in a float field", ["{in}/infinity_report.json"], REFUSED),
+]
+
+
+@pytest.fixture(scope="module")
+def hostile_inputs(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("hostile")
+    _hostile_inputs(folder)
+    return folder
+
+
+@pytest.mark.parametrize("command, case, argv, outcome", HOSTILE, ids=[f"{c}: {n}" for c, n, _, _ in HOSTILE])
+def test_hostile_input_is_refused_in_one_line_or_accepted_with_a_valid_output(
+    sandbox, hostile_inputs, command, case, argv, outcome
+):
+    import time
+
+    from gdrdiag.model.report import Report
+
+    args = [
+        command,
+        *(a.replace("{in}", str(hostile_inputs)).replace("{sandbox}", str(sandbox)) for a in argv),
+    ]
+    before = _snapshot(sandbox)
+    start = time.monotonic()
+    result = CliRunner().invoke(app, args)
+    took = time.monotonic() - start
+    assert "Traceback" not in result.output and "Traceback" not in result.stderr, result.stderr[-800:]
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert took < HOSTILE_SECONDS, (case, took)
+    err = result.stderr.strip().splitlines()
+    if outcome == REFUSED:
+        assert result.exit_code == 2, (args, result.exit_code, result.stdout[-300:], result.stderr[-300:])
+        assert len(err) == 1 and err[0].startswith("gdrdiag"), result.stderr
+        assert _snapshot(sandbox) == before, args
+        return
+    assert result.exit_code in (0, 1), (args, result.exit_code, result.stderr[-500:])
+    written = set(_snapshot(sandbox)) - set(before)
+    if outcome == ACCEPTED_REPORT:
+        assert written == {"out.json"}
+        report = Report.from_json((sandbox / "out.json").read_text())
+        assert report.results and Report.from_json(report.to_json()) == report
+    else:
+        assert written == {"fleet.html"} and "1 record(s) skipped" in result.stdout
+        page = (sandbox / "fleet.html").read_text(encoding="utf-8")
+        assert page.lstrip().lower().startswith("<!doctype html") and "x.json" in page
