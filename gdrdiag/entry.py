@@ -11,8 +11,9 @@ exited 130 without a word 5 times in 8):
 - A Ctrl-C that interrupts ``exec`` of a source string (``dataclasses`` builds ``__init__`` that
   way while a module is imported) marks the interpreter, and once the run is over it kills itself
   with SIGINT however the exception was handled (``run_eval_code_obj`` and ``exit_sigint`` in
-  CPython's Python/pythonrun.c and Modules/main.c). An interrupted run therefore leaves with
-  ``os._exit(130)`` after flushing its output: everything was released while the interrupt unwound.
+  CPython's Python/pythonrun.c and Modules/main.c). An interrupted run therefore blocks SIGINT
+  before it exits: that kill stays pending, exit_sigint falls through to exit code 130, and the
+  shutdown (atexit handlers, library destructors) runs in full.
 - The interpreter's shutdown restores the default SIGINT action (``_PySignal_Fini``), so a Ctrl-C
   in the last tenths of a second, after the command had written everything, killed the process.
   Once the command has finished, SIGINT is ignored: the run's work and exit code stand.
@@ -20,7 +21,6 @@ exited 130 without a word 5 times in 8):
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 
@@ -81,13 +81,12 @@ def _interrupted() -> int:
 
 
 def _leave(code: object) -> None:
-    """Exit with ``code``; an interrupted run without the interpreter's shutdown (see the module doc)."""
+    """Exit with ``code``, through the interpreter's normal shutdown (see the module doc)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if code == EXIT_INTERRUPTED:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(EXIT_INTERRUPTED)
+    if code == EXIT_INTERRUPTED and hasattr(signal, "pthread_sigmask"):
+        # After an interrupted exec CPython still sends itself SIGINT once finalised (exit_sigint in
+        # Modules/main.c). With SIGINT blocked that kill stays pending and exit_sigint returns
+        # 128 + SIGINT: the process exits 130 after a full shutdown (atexit handlers, library
+        # destructors) instead of dying by the signal or skipping that shutdown with os._exit.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     sys.exit(code)

@@ -87,16 +87,11 @@ def test_ctrl_c_in_every_phase_is_one_line_and_exit_130(monkeypatch, phase, argv
 
 
 def _patched_entry(monkeypatch):
-    """entry's exits as exceptions, and SIGINT left alone (this is the test process)."""
-    exits: list[int] = []
-
-    def fake_exit(code):
-        exits.append(code)
-        raise SystemExit(code)
-
-    monkeypatch.setattr(entry.os, "_exit", fake_exit)
+    """SIGINT left alone (this is the test process); returns the signals entry blocks before exiting."""
+    blocked: list[int] = []
     monkeypatch.setattr(entry.signal, "signal", lambda *a: None)
-    return exits
+    monkeypatch.setattr(entry.signal, "pthread_sigmask", lambda how, sigs: blocked.extend(sigs))
+    return blocked
 
 
 @pytest.mark.parametrize("raised", [_interrupt, _wrapped_interrupt], ids=["plain", "wrapped"])
@@ -104,11 +99,11 @@ def test_ctrl_c_while_typer_builds_the_command_is_one_line_and_exit_130(monkeypa
     """``app()`` builds typer's command before any handler of the CLI runs: a traceback before."""
     import gdrdiag.cli
 
-    exits = _patched_entry(monkeypatch)
+    blocked = _patched_entry(monkeypatch)
     monkeypatch.setattr(gdrdiag.cli, "main", raised)
     with pytest.raises(SystemExit) as exc:
         entry.main()
-    assert exc.value.code == 130 and exits == [130]
+    assert exc.value.code == 130 and blocked == [signal.SIGINT]
     assert capsys.readouterr().err == "gdrdiag: interrupted\n"
 
 

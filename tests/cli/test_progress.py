@@ -248,7 +248,12 @@ def _fake_loop_cost(monkeypatch, native_built: bool) -> list[float]:
     def no_lib():
         raise NS("libgdr_verbs.so not built (test)")
 
+    def no_devices():
+        raise NS("no RDMA devices: libibverbs lists none (test)")
+
     monkeypatch.setattr(verbs_native, "lib", (lambda: object()) if native_built else no_lib)
+    # --provider auto asks the library for devices where a real one is built (CI's set-up builds it)
+    monkeypatch.setattr(verbs_native, "list_device_names", no_devices)
     monkeypatch.setattr(mr, "loop_cost", fake("mr_loop_cost", python_step))
     if native_built:
         monkeypatch.setattr(loop_cost_native, "native_loop_cost", fake(loop_cost_native.KEY, c_step))
