@@ -17,6 +17,7 @@ from typing import Callable, Optional, Sequence
 
 from gdrdiag.bench import rdma_math
 from gdrdiag.bench.mr_loop_cost import LOOP_COST_POST_LISTS, warmup_seconds
+from gdrdiag.bench.mr_loop_cost import planned_seconds as planned_python
 from gdrdiag.errors import NotSupported
 from gdrdiag.model.params import MrMetrics, MrParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats, Status
@@ -51,8 +52,9 @@ def planned_seconds(
         verbs_native.lib()
     except NotSupported:
         return ()
-    step = warmup_seconds(duration) + repeats * duration + split_seconds(duration)
-    return tuple(step for pl in post_lists if pl <= tx_depth)
+    # the Python loop's plan per post list, plus the C loop's extra timed-calls run
+    python_plan = planned_python(duration=duration, tx_depth=tx_depth, repeats=repeats, post_lists=post_lists)
+    return tuple(step + split_seconds(duration) for step in python_plan)
 
 
 def native_loop_cost(
