@@ -39,7 +39,8 @@ SMALL_SHARE = 0.5
 NARROW_RAW_GBYTES = 25.0
 
 
-def _ev(j: Judgement) -> str:
+def row_evidence(j: Judgement) -> str:
+    """One judged row as evidence: measured, its share of the expectation, and the bound."""
     return (
         f"results[{j.index}] {j.label} = {j.measured_gbytes_per_s:.2f} GB/s = {j.ratio:.0%} of "
         f"{j.expected_gbytes_per_s:.2f} GB/s expected ({j.bound})"
@@ -49,7 +50,7 @@ def _ev(j: Judgement) -> str:
 def _ev_any(j: Judgement) -> str:
     """Evidence for a row that may have no expectation (measured, but nothing to judge it by)."""
     if j.ratio is not None:
-        return _ev(j)
+        return row_evidence(j)
     return f"results[{j.index}] {j.label} = {j.measured_gbytes_per_s:.2f} GB/s ({j.reason})"
 
 
@@ -100,7 +101,7 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
             and "bidir" not in j.key
         ]
         pro = [
-            _ev(worst),
+            row_evidence(worst),
             f"{(_host_memory(worst) or MemoryKind.PAGEABLE).value} memory is copied through a "
             "pinned staging buffer by the driver, one chunk at a time",
         ]
@@ -170,7 +171,7 @@ def small_copies(report: "Report", ctx: Context) -> list[Cause]:
             basis,
             1 - (j.measured_gbytes_per_s or 0) / peak,
             (
-                _ev(j),
+                row_evidence(j),
                 f"per-copy cost: {j.per_op_us:.2f} us ({j.per_op_source})",
                 f"link peak {peak:.1f} GB/s",
             ),
@@ -217,7 +218,7 @@ def link_narrow(report: "Report", ctx: Context) -> list[Cause]:
             1.0,
             "measured",
             0.0,
-            (_ev(j),),
+            (row_evidence(j),),
             (),
             "Nothing is broken: the number is what this link gives. For more, use a Gen4/Gen5 x16 slot "
             "wired to the CPU (not the chipset), or a card (or NIC attach) that supports it.",
@@ -260,9 +261,12 @@ def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
             if healthy_on and by_tool
             else ""
         )
-        pro = [_ev(worst), "peer access off: the copy is staged through host memory (two PCIe crossings)"]
+        pro = [
+            row_evidence(worst),
+            "peer access off: the copy is staged through host memory (two PCIe crossings)",
+        ]
         if healthy_on:
-            pro.append(f"with peer access on: {_ev(max(healthy_on, key=lambda j: j.ratio or 0))}")
+            pro.append(f"with peer access on: {row_evidence(max(healthy_on, key=lambda j: j.ratio or 0))}")
         share = 1.0 if healthy_on else 0.8
         return [
             Cause(
@@ -284,11 +288,11 @@ def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
         ]
     if not vm and worst.verdict is not Verdict.LOST:
         return []  # slow but not staged-slow: a narrower or busier path, not P2P refused
-    pro = [_ev(worst)]
+    pro = [row_evidence(worst)]
     if vm:
         pro.append("VM: the hypervisor decides whether passed-through GPUs may reach each other peer to peer")
     if healthy_on:
-        pro.append(f"where P2P was allowed: {_ev(max(healthy_on, key=lambda j: j.ratio or 0))}")
+        pro.append(f"where P2P was allowed: {row_evidence(max(healthy_on, key=lambda j: j.ratio or 0))}")
     share = 1.0 if healthy_on else (0.7 if vm else 0.6)
     return [
         Cause(
@@ -329,7 +333,7 @@ def no_peer_memory(report: "Report", ctx: Context) -> list[Cause]:
             "inferred",
             worst.loss,
             (
-                _ev(worst),
+                row_evidence(worst),
                 f"kernel.peermem_loaded = False ({m.kernel.peermem_evidence or 'nvidia_peermem not loaded'})",
             ),
             (),
@@ -371,7 +375,8 @@ def collective_far(report: "Report", ctx: Context) -> list[Cause]:
     if not rows or m is None or not m.topology or m.virt.is_vm or not any(p.reliable for p in m.topology):
         return []
     worst = min(rows, key=lambda j: j.ratio or 0)
-    classes = _gpu_nic_classes(m, _row_gpu(worst))
+    gpu = _row_gpu(worst)
+    classes = _gpu_nic_classes(m, gpu)
     if not classes:
         classes = [p.path_class.value for p in m.topology if p.path_class is not None]
     if not classes or any(c in _NEAR for c in classes):
@@ -385,9 +390,8 @@ def collective_far(report: "Report", ctx: Context) -> list[Cause]:
         and any(c in _NEAR for c in _gpu_nic_classes(m, _row_gpu(j)))
     ]
     pro = [
-        _ev(worst),
-        f"GPU {_row_gpu(worst) if _row_gpu(worst) is not None else '*'} to its NICs: "
-        f"{', '.join(sorted(set(classes)))}",
+        row_evidence(worst),
+        f"GPU {gpu if gpu is not None else '*'} to its NICs: {', '.join(sorted(set(classes)))}",
     ]
     if near_healthy:
         best = max(near_healthy, key=lambda j: j.ratio or 0)
@@ -506,7 +510,10 @@ def link_degraded(report: "Report", ctx: Context) -> list[Cause]:
             share,
             "measured",
             worst.loss,
-            (_ev(worst), f"with every link as trained the path allows {worst.trained_gbytes_per_s:.2f} GB/s"),
+            (
+                row_evidence(worst),
+                f"with every link as trained the path allows {worst.trained_gbytes_per_s:.2f} GB/s",
+            ),
             (),
             "Reseat the card, riser or cable; check the slot's wiring and bifurcation, the BIOS link speed "
             "setting and retimers; lspci -vv LnkSta against LnkCap shows the link.",
@@ -548,9 +555,10 @@ def numa_placement(report: "Report", ctx: Context) -> list[Cause]:
         for j in ctx.judgements
         if j.mover is worst.mover and j.verdict is Verdict.OK and node(j) == home(worst)
     ]
-    pro = [_ev(worst), f"host buffers on node {node(worst)}; the device is on node {home(worst)}"]
+    pro = [row_evidence(worst), f"host buffers on node {node(worst)}; the device is on node {home(worst)}"]
     if local:
-        pro.append(f"on the device's own node: {_ev(max(local, key=lambda j: j.measured_gbytes_per_s or 0))}")
+        best_local = max(local, key=lambda j: j.measured_gbytes_per_s or 0)
+        pro.append(f"on the device's own node: {row_evidence(best_local)}")
     share = 1.0 if local else 0.7
     return [
         Cause(
@@ -612,7 +620,10 @@ def unexplained_losses(report: "Report", ctx: Context, causes: Iterable[Cause]) 
                 severity=Severity.WARN,
                 title=f"{j.label} reaches {j.ratio:.0%} of what its path allows; no cause in this "
                 f"Report explains it",
-                evidence=(_ev(j), f"per-operation cost: {j.per_op_us or 0:.2f} us ({j.per_op_source})"),
+                evidence=(
+                    row_evidence(j),
+                    f"per-operation cost: {j.per_op_us or 0:.2f} us ({j.per_op_source})",
+                ),
                 advice="Measure the path with gdrdiag (or attach the machine: gdrdiag import ... "
                 "--bundle) so the "
                 "cause model can weigh the link, NUMA, IOMMU and memory-kind candidates.",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from gdrdiag.diagnose.causes import Cause, Context
-from gdrdiag.diagnose.causes_path import _ev
+from gdrdiag.diagnose.causes_path import row_evidence
 from gdrdiag.diagnose.peer_rules import redirecting_bridges
 from gdrdiag.model.machine import GpuPeerPair, PathClass
 from gdrdiag.model.path import Judgement, Mover, Place
@@ -58,13 +58,13 @@ def peer_acs_redirect(report: "Report", ctx: Context) -> list[Cause]:
         j for j in ctx.judgements if _gpu_pair(j) in unordered and j.ratio is not None and not j.is_loss
     ]
     pro = [
-        _ev(worst),
+        row_evidence(worst),
         f"GPU {pair.src_ordinal} and GPU {pair.dst_ordinal} are {pair.path_text}: one switch joins them",
         *(f"pci[{b}].acs.ctl_flags has {'/'.join(bits)}" for b, bits in bridges),
     ]
     if healthy:
         best = max(healthy, key=lambda j: j.ratio or 0)
-        pro.append(f"the same pair reaches its path in another run: {_ev(best)}")
+        pro.append(f"the same pair reaches its path in another run: {row_evidence(best)}")
     share = 1.0 if healthy else 0.8
     names = ", ".join(b for b, _ in bridges)
     return [
