@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _STAGED = (MemoryKind.PAGEABLE, MemoryKind.MANAGED)
 _NEAR = ("PIX", "PXB")  # a NIC under the GPU's own switch (nvidia-smi topo -m)
+_STAGED_THROUGH_HOST = "peer access off: the copy is staged through host memory (two PCIe crossings)"
 # A row whose size leaves it this fraction of its link's peak or less is "small": its per-operation
 # cost, not bandwidth, sets it.
 SMALL_SHARE = 0.5
@@ -261,10 +262,7 @@ def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
             if healthy_on and by_tool
             else ""
         )
-        pro = [
-            row_evidence(worst),
-            "peer access off: the copy is staged through host memory (two PCIe crossings)",
-        ]
+        pro = [row_evidence(worst), _STAGED_THROUGH_HOST]
         if healthy_on:
             pro.append(f"with peer access on: {row_evidence(max(healthy_on, key=lambda j: j.ratio or 0))}")
         share = 1.0 if healthy_on else 0.8
