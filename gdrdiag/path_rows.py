@@ -48,6 +48,7 @@ class RowPath:
     ranks: Optional[int] = None
     baseline: Optional[str] = None  # a rung built to be slow: why it is never a loss
     reference: Optional[str] = None  # a measured yardstick of the same Report (key) when facts are missing
+    issue_us_per_op: Optional[float] = None  # host time per operation, measured with the row (issue loops)
 
 
 def to_gbytes_per_s(value: float, unit: str) -> Optional[float]:
@@ -100,9 +101,10 @@ def _copy_path(r: BenchResult, p: CopyParams) -> tuple[Optional[RowPath], Option
         if key.endswith("_coalesced") or key.endswith("_kernel"):
             size = (p.block_bytes or 0) * (p.blocks or 1) or None
         # The batched rows time one cuMemcpyBatchAsync at a time on a drained stream, where the
-        # driver's cost grows with the bytes (its idle-stream path) rather than per copy: no per-copy
-        # model fits them, and the same call behind queued work runs at the link's rate
-        # (docs/benchmarks.md, issue 24). The block summary's half-bandwidth sizes judge them.
+        # driver's cost grows with the bytes (its idle-stream path) rather than per copy; the same
+        # call behind queued work runs at the link's rate (docs/benchmarks.md, issue 24). Their
+        # ratio (host call against stream, paths._host_issued_at) is shown; the block summary's
+        # half-bandwidth sizes judge them.
         baseline = (
             "one batched call at a time on a drained stream: the driver's idle-stream path, judged by "
             "the block summary"
@@ -110,7 +112,15 @@ def _copy_path(r: BenchResult, p: CopyParams) -> tuple[Optional[RowPath], Option
             else None
         )
         return RowPath(
-            _host(MemoryKind.PINNED), _gpu(0), mover, size, 0, None, (key,), baseline=baseline
+            _host(MemoryKind.PINNED),
+            _gpu(0),
+            mover,
+            size,
+            0,
+            None,
+            (key,),
+            baseline=baseline,
+            issue_us_per_op=issue_per_op(r),
         ), None
     if direction not in ("h2d", "d2h", "bidir"):
         return None, f"copy direction {direction!r} is not a host<->GPU path"
@@ -274,7 +284,21 @@ def _peer_path(r: BenchResult, p: PeerParams) -> tuple[Optional[RowPath], Option
         peer_gpu=p.dst_gpu,
         peer_access=p.peer_access,
         peer_sources=p.sources if p.op == "all_to_one" else None,
+        issue_us_per_op=issue_per_op(r) if r.key in _PER_BLOCK_KEYS else None,
     ), None
+
+
+def issue_per_op(r: BenchResult) -> Optional[float]:
+    """The host's time per block (us) of a row that issues its blocks from a loop or one batched call.
+
+    ``issue_us_per_call`` is measured per driver call: per block for one call per block, for the
+    whole set for a batched call (so divided by its blocks here). None for rows without it.
+    """
+    issue = getattr(r.metrics, "issue_us_per_call", None)
+    blocks = getattr(r.params, "blocks", None) or 1
+    if not issue or issue <= 0 or not getattr(r.params, "block_bytes", None):
+        return None
+    return issue / blocks if "batched" in r.key else issue
 
 
 def best_gathers(results: Sequence[BenchResult]) -> dict:

@@ -65,9 +65,12 @@ PER_OP_DEFAULTS = {
     ),
 }
 
-# A sweep fits its own per-operation cost only when its smallest size is at most this: above it the
-# per-operation cost is a few % of the time and a fit would only absorb bandwidth losses.
-FIT_BELOW_BYTES = 1 << 20
+# A sweep fits its own per-operation cost only when its smallest size moves within this time at the
+# path's peak (5x the copy engine's 4 us default, so the cost is still a sixth of the row's time or
+# more): above it the per-operation cost is a few % of the time and a fit would only absorb bandwidth
+# losses. 20 us is 1.1 MB at PCIe Gen5 x16's 55 GB/s and 7.9 MB over 18 NVLinks (396.8 GB/s), where
+# one gated 1.28 MB peer copy still pays 5.2 us beside its 3.2 us of bytes (docs/benchmarks.md).
+FIT_WITHIN_US = 20.0
 
 # ---------------------------------------------------------------------------------------------
 # judging
@@ -81,17 +84,40 @@ def _expected_at(peak: float, size: Optional[int], per_op_us: float, ops: int) -
     return size / seconds / 1e9
 
 
+# A sweep row whose stream ran this much longer than its host loop was bound by the stream, not the host.
+STREAM_BOUND_AFTER = 1.1
+
+
+def _host_issued_at(peak: float, size: int, issue_us: float, stream_us: float) -> float:
+    """GB/s of blocks issued from a host loop (or one batched call) that overlaps the stream.
+
+    A copy call returns once its copy is queued, so the host issues block k+1 while the stream
+    moves block k: the rate is the slower of the two, the host's measured time per block or the
+    stream's cost per copy plus the block's bytes at ``peak`` (not their sum, which the sweep
+    disproves). Measured (docs/benchmarks.md, issue 21): 10,000 peer copies one call each on 2 x
+    H100 NV18 run at the host loop's 2.1-2.3 us per block up to 128 KiB (the stream keeps up),
+    and at 2.4 us + bytes / 396.8 GB/s from 512 KiB, where the stream outlasts the loop; one
+    batched call's blocks at bytes / 396.8 GB/s from 512 KiB (no cost per entry on the stream).
+    """
+    return size / (max(issue_us, stream_us + size / (peak * 1e3)) * 1e3)
+
+
 @dataclass(frozen=True)
 class _Sweep:
-    """One path's sweep in a Report, summarised once: how many sizes, and the smallest point."""
+    """One path's sweep in a Report, summarised once: its points, and the smallest one.
+
+    A point is (bytes per operation, GB/s, host us per operation or None when the row did not
+    measure its issue loop).
+    """
 
     sizes: int
     smallest: Optional[tuple[int, float]]  # (bytes, GB/s) at the smallest size
+    points: tuple[tuple[int, float, Optional[float]], ...] = ()
 
     @classmethod
-    def of(cls, points: Iterable[tuple[int, float]]) -> "_Sweep":
-        pts = [(s, v) for s, v in points if s and v > 0]
-        return cls(len({s for s, _ in pts}), min(pts) if pts else None)
+    def of(cls, points: Iterable[tuple[int, float, Optional[float]]]) -> "_Sweep":
+        pts = tuple((s, v, i) for s, v, i in points if s and v > 0)
+        return cls(len({s for s, _, _ in pts}), min((s, v) for s, v, _ in pts) if pts else None, pts)
 
     def per_op_us(self, peak: float) -> Optional[float]:
         """The per-operation time (us) the sweep's smallest size shows, when it is a sweep.
@@ -101,10 +127,25 @@ class _Sweep:
         batched or pipelined mover hides its cost at large sizes, which only makes those rows
         look better.
         """
-        if self.sizes < 2 or self.smallest is None or self.smallest[0] > FIT_BELOW_BYTES:
+        if self.sizes < 2 or self.smallest is None or self.smallest[0] / (peak * 1e3) > FIT_WITHIN_US:
             return None
         size, value = self.smallest
         return max(0.0, size / (value * 1e3) - size / (peak * 1e3))
+
+    def stream_per_op_us(self, peak: float) -> tuple[float, int]:
+        """The stream's own cost per operation (us) beside its bytes, and how many rows showed it.
+
+        Only rows whose stream ran past their host loop (by :data:`STREAM_BOUND_AFTER`) show it: the
+        least time beyond the bytes among them, so a slow link or one slow row does not become the
+        cost. No such row: 0 (every row was bound by its host loop, which the model takes as
+        measured).
+        """
+        costs = [
+            size / (value * 1e3) - size / (peak * 1e3)
+            for size, value, issue in self.points
+            if issue is not None and size / (value * 1e3) >= STREAM_BOUND_AFTER * issue
+        ]
+        return (max(0.0, min(costs)), len(costs)) if costs else (0.0, 0)
 
 
 def _verdict(ratio: float) -> Verdict:
@@ -308,11 +349,54 @@ def _peak_from_rows(yardsticks: _Yardsticks, row: _Row) -> Optional[_Peak]:
     )
 
 
+@dataclass(frozen=True)
+class _OpCost:
+    """What a row pays per operation beside its bytes, and where that figure comes from.
+
+    Rows issued from a host loop (or one batched call) also carry the host's measured time per
+    block and the stream's cost per copy (0 while the host loop bounds the row): their expected
+    rate is the slower of the two (:func:`_host_issued_at`), not their sum.
+    """
+
+    us: float
+    source: str
+    issue_us: Optional[float] = None
+    stream_us: float = 0.0
+
+    def expected_at(self, bound: float, path: RowPath) -> float:
+        if self.issue_us is not None and path.size:
+            return _host_issued_at(bound, path.size, self.issue_us, self.stream_us)
+        return _expected_at(bound, path.size, self.us, path.ops_in_flight)
+
+
+def _op_cost(row: _Row, sweep: _Sweep, peak: float) -> _OpCost:
+    """The row's per-operation cost: host-issued rows from their own loop, others from the sweep."""
+    path, issue = row.path, row.path.issue_us_per_op
+    if issue is None or not path.size:
+        return _OpCost(*_per_op(path, sweep, peak))
+    stream, rows = sweep.stream_per_op_us(peak)
+    transfer = path.size / (peak * 1e3)
+    if path.size / (row.value * 1e3) < STREAM_BOUND_AFTER * issue:
+        stream, bound_by = 0.0, "the host loop bounds this row (its stream kept up)"
+    else:
+        bound_by = (
+            f"the stream outlasted the host loop: {stream:.2f} us per copy beside its bytes, "
+            f"from {rows} such rows"
+        )
+    return _OpCost(
+        max(issue, stream + transfer) - transfer,
+        f"fitted from this Report's own sweep: host loop {issue:.2f} us per block (measured in this row); "
+        + bound_by,
+        issue,
+        stream,
+    )
+
+
 def _judge_row(row: _Row, peak: _Peak, sweep: _Sweep) -> Judgement:
     """Measured / expected at the row's size, with the verdict."""
     path = row.path
-    per_op, per_op_source = _per_op(path, sweep, peak.gbytes_per_s)
-    expected = _expected_at(peak.gbytes_per_s, path.size, per_op, path.ops_in_flight)
+    cost = _op_cost(row, sweep, peak.gbytes_per_s)
+    expected = cost.expected_at(peak.gbytes_per_s, path)
     ratio = row.value / expected if expected > 0 else None
     trained = peak.trained_gbytes_per_s
     if ratio is None:
@@ -331,12 +415,10 @@ def _judge_row(row: _Row, peak: _Peak, sweep: _Sweep) -> Judgement:
         bound=peak.bound,
         bound_pcie_raw_gbytes_per_s=peak.link.pcie_raw_gbytes_per_s if peak.link else None,
         bound_on_nic=bool(peak.link and peak.link.on_nic),
-        per_op_us=per_op,
-        per_op_source=per_op_source,
+        per_op_us=cost.us,
+        per_op_source=cost.source,
         trained_gbytes_per_s=(
-            _expected_at(trained, path.size, per_op, path.ops_in_flight)
-            if trained and trained < peak.gbytes_per_s * 0.98
-            else None
+            cost.expected_at(trained, path) if trained and trained < peak.gbytes_per_s * 0.98 else None
         ),
         source=path.source,
         destination=path.destination,
@@ -376,7 +458,9 @@ def _judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo]
     yardsticks = _Yardsticks(rows)
     families: dict[tuple, list[tuple[int, float]]] = {}
     for row in rows:
-        families.setdefault((row.path.mover, row.path.family), []).append((row.path.size or 0, row.value))
+        families.setdefault((row.path.mover, row.path.family), []).append(
+            (row.path.size or 0, row.value, row.path.issue_us_per_op)
+        )
     sweeps = {key: _Sweep.of(points) for key, points in families.items()}
     peaks: dict[tuple, Optional[_Peak]] = {}
     for row in rows:

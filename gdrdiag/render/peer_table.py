@@ -205,7 +205,8 @@ def _half_bandwidth(results: list[BenchResult], out: list[str], width: Optional[
             parts.append(f"{name}: {size(round(v)) if v is not None else 'never'}")
         out.append(
             wrap_lines(
-                f"GPU {r.params.src_gpu} -> GPU {r.params.dst_gpu}: half the coalesced rate is reached at "
+                f"GPU {shown(r.params.src_gpu)} -> GPU {shown(r.params.dst_gpu)}: half the coalesced rate is "
+                "reached at "
                 "block size -> " + "; ".join(parts),
                 width,
             )

@@ -55,6 +55,24 @@ def test_a_small_copy_is_judged_at_its_size_with_the_sweep_fitted_cost():
     assert big.verdict is Verdict.LOST  # 20 of 57 GB/s at 256 MiB: bandwidth, not per-call cost
 
 
+def test_a_sweep_fits_its_cost_only_while_its_smallest_size_is_quick_at_the_path_peak():
+    """20 us at the peak: 4 MiB at Gen5 x16's 58 GB/s takes 72 us, so that sweep keeps the default
+    cost and its loss shows; 1 MiB (18 us) fits its own."""
+    m = machine("baremetal_hgx")
+    slow = [
+        _copy("copy_h2d_pinned", 20.0, 4 * MiB, MemoryKind.PINNED, Direction.H2D),
+        _copy("copy_h2d_pinned", 21.0, 256 * MiB, MemoryKind.PINNED, Direction.H2D),
+    ]
+    small, _ = judge(report(m, slow).results, m)
+    assert "default" in small.per_op_source and small.verdict is Verdict.LOST
+    fits = [
+        _copy("copy_h2d_pinned", 40.0, MiB, MemoryKind.PINNED, Direction.H2D),
+        _copy("copy_h2d_pinned", 55.0, 256 * MiB, MemoryKind.PINNED, Direction.H2D),
+    ]
+    small, _ = judge(report(m, fits).results, m)
+    assert "fitted" in small.per_op_source and small.ratio == pytest.approx(1.0)
+
+
 def test_pageable_is_judged_in_both_directions_and_named():
     m = machine("baremetal_hgx")
     rows = [

@@ -67,20 +67,26 @@ def _timed(seconds: float, n: int = 5) -> Timed:
     return Timed(tuple(seconds * (1 + 0.001 * k) for k in range(n)), "events (synthetic)")
 
 
-def _sweep(session, src=0, dst=1, count=10_000, sizes=(128, 4 * KiB, 64 * KiB, 1 * MiB)):
-    """Rows as a healthy NVLink pair would give them: ~2.5 us per call, ~0.8 us per batched entry."""
-    peak = 396.8e9
+def _sweep(
+    session, src=0, dst=1, count=10_000, sizes=(128, 4 * KiB, 64 * KiB, 1 * MiB), link=1.0, slow_host=()
+):
+    """Rows as a healthy NVLink pair gives them (2 x H100, docs/benchmarks.md): one call per block
+    costs the host loop 2.5 us and the stream 2.45 us per copy beside its bytes (the slower wins);
+    a batched entry 0.6 us of the host's call, its bytes pipelined on the stream. ``link`` scales the
+    link's rate; ``slow_host`` lists block sizes whose host loop ran at 8 us per call."""
+    peak = 396.8e9 * link
     rows = []
     for size in sizes:
         total = size * count
+        per_call_issue = 8.0 if size in slow_host else 2.5
         t = {
-            PER_CALL: count * max(2.5e-6, size / peak),
-            BATCHED: count * max(0.8e-6, size / peak),
+            PER_CALL: count * max(per_call_issue * 1e-6, 2.45e-6 + size / peak),
+            BATCHED: count * max(0.6e-6, size / peak),
             COALESCED: 5e-6 + total / peak,
-            KERNEL: 8e-6 + total / (0.9 * 370e9),
+            KERNEL: 8e-6 + total / (0.9 * 370e9 * link),
         }
         for key, seconds in t.items():
-            issue = 2.4 if key == PER_CALL else (900.0 if key == BATCHED else None)
+            issue = per_call_issue if key == PER_CALL else (0.6 * count if key == BATCHED else None)
             rows.append(
                 block_row(session, key, src, dst, size, count, _timed(seconds), None, issue, "synthetic")
             )
@@ -185,7 +191,7 @@ def test_block_rows_carry_the_sweep_and_the_models_numbers(session):
     p, m = per_call.params, per_call.metrics
     assert p.src_gpu == 0 and p.dst_gpu == 1 and p.path == "NV18" and p.peer_access is True
     assert p.blocks == 10_000 and p.size_bytes == 128 * 10_000 and p.mover == "ce"
-    assert m.us_per_block == pytest.approx(2.5, rel=0.01) and m.issue_us_per_call == 2.4
+    assert m.us_per_block == pytest.approx(2.5, rel=0.01) and m.issue_us_per_call == 2.5
     assert m.expected_gbytes_per_s == pytest.approx(NVLINK_ONE_WAY * CE_NVLINK_EFFICIENCY)
     kernel = next(r for r in rows if r.key == KERNEL)
     assert kernel.params.mover == "sm" and kernel.params.op == "read"
@@ -226,11 +232,46 @@ def test_the_path_model_fits_the_per_call_cost_from_the_sweep(session, report):
     js = {j.index: j for j in judge(rows, report.machine)}
     assert len(js) == len(rows) - 1  # every bandwidth row judged; the summary has no value
     small = next(j for i, j in js.items() if rows[i].key == PER_CALL and rows[i].params.block_bytes == 128)
-    assert "fitted" in small.per_op_source and small.per_op_us == pytest.approx(2.5, rel=0.02)
+    assert "host loop 2.50 us per block" in small.per_op_source and small.per_op_us == pytest.approx(
+        2.5, rel=0.01
+    )
     assert small.ratio == pytest.approx(1.0, rel=0.01) and small.verdict is Verdict.OK
     big = next(j for i, j in js.items() if rows[i].key == COALESCED and rows[i].params.block_bytes == 1 * MiB)
     assert big.ratio is not None and 0.95 < big.ratio < 1.05
     assert all(j.ratio is not None and j.expected_gbytes_per_s for j in js.values())
+
+
+def _per_block_ratios(session, report, **sweep):
+    rows = _sweep(session, sizes=(128, 4 * KiB, 512 * KiB, 1 * MiB, 2 * MiB), **sweep)
+    return {
+        (rows[j.index].key, rows[j.index].params.block_bytes): j
+        for j in judge(rows, report.machine)
+        if rows[j.index].key in (PER_CALL, BATCHED)
+    }
+
+
+def test_per_block_rows_run_at_the_slower_of_the_host_loop_and_the_stream(session, report):
+    """Healthy: every per-call and batched row at 1.0 of the model, small blocks bound by the host
+    loop, large ones by the stream (2.45 us per copy, fitted from the rows where it outlasted the
+    loop); a row whose host loop ran slow is the host's, not the path's."""
+    js = _per_block_ratios(session, report, slow_host=(4 * KiB,))
+    assert all(j.ratio == pytest.approx(1.0, abs=0.02) and j.verdict is Verdict.OK for j in js.values()), {
+        k: j.ratio for k, j in js.items()
+    }
+    assert "host loop bounds this row" in js[(PER_CALL, 4 * KiB)].per_op_source
+    assert js[(PER_CALL, 4 * KiB)].per_op_us == pytest.approx(8.0, rel=0.01)
+    stream = js[(PER_CALL, 2 * MiB)]
+    assert "stream outlasted the host loop" in stream.per_op_source
+    assert stream.per_op_us == pytest.approx(2.45, rel=0.01)
+
+
+def test_a_slow_link_shows_in_the_stream_bound_block_rows(session, report):
+    """At half the link's rate the per-call rows the stream bounds fall below the model (the fitted
+    stream cost is the least of theirs, so it cannot absorb the loss), and so do the batched rows."""
+    js = _per_block_ratios(session, report, link=0.5)
+    assert js[(PER_CALL, 2 * MiB)].verdict is not Verdict.OK
+    assert js[(BATCHED, 2 * MiB)].verdict is not Verdict.OK
+    assert js[(PER_CALL, 128)].verdict is Verdict.OK  # host-bound: the link is not what it waits for
 
 
 def test_diagnose_with_a_block_sweep_adds_no_warning(report):
