@@ -404,6 +404,15 @@ ENTRIES = (
         "Measure with gdrdiag (or import with --bundle) so the cause model can weigh the candidates.",
     ),
     E(
+        "PERF-PATH-UNSTABLE",
+        "causes",
+        "INFO",
+        "a loss no cause explains whose best samples reach 90% of what its path allows",
+        "The path carries its rate: something else used the link or host memory for part of the run.",
+        "Run it again; if it repeats, watch the GPU's PCIe traffic while measuring (nvidia-smi dmon -s t).",
+        "https://docs.nvidia.com/deploy/nvidia-smi/index.html",
+    ),
+    E(
         "CAUSE-MPS-MRRS",
         "causes",
         CAUSE_SEVERITY,
