@@ -93,12 +93,13 @@ def _numa_evidence(r: BenchResult, report: "Report") -> tuple[float, tuple[str, 
     gpu_node = gpu.numa_node if gpu is not None and gpu.numa_node is not None and gpu.numa_node >= 0 else None
     if s.numa is None:
         return 0.3, (), ("this Report does not record which node the buffers were allocated on",)
+    why = f"--numa {s.numa}: {s.numa_reason}" if s.numa_reason else f"--numa {s.numa}"
     if s.numa_node is None:
         # No NUMA affinity (numa_node -1: one node, or a VM that cannot see the host's) is no
         # evidence for a far node either: the cause stays a weak candidate, below WARN.
         weak = 0.3 if gpu_node is not None else 0.1
-        return weak, (), (f"the run was not bound to a node (--numa {s.numa}: {s.numa_reason})",)
-    bound = f"the run was bound to node {s.numa_node}, CPUs {s.numa_cpus} (--numa {s.numa}: {s.numa_reason})"
+        return weak, (), (f"the run was not bound to a node ({why})",)
+    bound = f"the run was bound to node {s.numa_node}, CPUs {s.numa_cpus} ({why})"
     if gpu_node is not None and s.numa_node != gpu_node:
         return 0.9, (f"{bound}; the GPU is on node {gpu_node}",), ()
     return (0.1 if s.numa == "auto" or s.numa_node == gpu_node else 0.3), (), (bound,)

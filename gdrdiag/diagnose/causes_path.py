@@ -630,6 +630,20 @@ def _unstable(j: Judgement, shares: list[float]) -> Finding:
     )
 
 
+def _slow(j: Judgement) -> Finding:
+    return Finding(
+        code="PERF-PATH-SLOW",
+        severity=Severity.WARN,
+        title=f"{j.label} reaches {j.ratio:.0%} of what its path allows; no cause in this Report explains it",
+        evidence=(row_evidence(j), f"per-operation cost: {j.per_op_us or 0:.2f} us ({j.per_op_source})"),
+        advice="Measure the path with gdrdiag (or attach the machine: gdrdiag import ... --bundle) so the "
+        "cause model can weigh the link, NUMA, IOMMU and memory-kind candidates.",
+        subject=j.key,
+        basis="measured",
+        next_step="gdrdiag report -o node.json",
+    )
+
+
 def unexplained_losses(report: "Report", ctx: Context, causes: Iterable[Cause]) -> list[Finding]:
     """PERF-PATH-SLOW for the worst loss of each mover that no cause explains (a symptom: after causes).
 
@@ -656,25 +670,5 @@ def unexplained_losses(report: "Report", ctx: Context, causes: Iterable[Cause]) 
         if same_key or (j.mover is Mover.NIC_DMA and any(g.slow for g in ctx.gaps)):
             continue
         shares = sample_shares(report, j)
-        if shares and max(shares) >= TRANSIENT_BEST:
-            out.append(_unstable(j, shares))
-            continue
-        out.append(
-            Finding(
-                code="PERF-PATH-SLOW",
-                severity=Severity.WARN,
-                title=f"{j.label} reaches {j.ratio:.0%} of what its path allows; no cause in this "
-                f"Report explains it",
-                evidence=(
-                    row_evidence(j),
-                    f"per-operation cost: {j.per_op_us or 0:.2f} us ({j.per_op_source})",
-                ),
-                advice="Measure the path with gdrdiag (or attach the machine: gdrdiag import ... "
-                "--bundle) so the "
-                "cause model can weigh the link, NUMA, IOMMU and memory-kind candidates.",
-                subject=j.key,
-                basis="measured",
-                next_step="gdrdiag report -o node.json",
-            )
-        )
+        out.append(_unstable(j, shares) if shares and max(shares) >= TRANSIENT_BEST else _slow(j))
     return out
