@@ -35,7 +35,7 @@ ratio to the copy engine, which is why the model predicts *ratios to CE*, not ab
 One limit is not the wire's: read *requests* per second. Reads of 16 and 32 B, one request
 each, ran at 0.60-0.75 G requests/s on the H100 VM, where the wire would carry 1.1 G/s of them,
 and 64-B reads at 0.62-0.67 G/s, under both that and the wire's ~0.70 G/s (docs/benchmarks.md,
-"small reads: a request rate"). ``request_capped_ratio`` caps a read plan at
+"small reads: a request rate"). ``request_cap`` caps a read plan at
 ``LinkParams.read_requests_per_ns``; it needs the copy engine's absolute rate, so it is applied
 where one was measured (bench/gather_analysis.model_metrics), to every read plan whose requests
 are counted exactly (the planned kernels' sector plans, bench/gather_requests.py, included).
@@ -431,12 +431,49 @@ def request_cap(
     return p.read_requests_per_ns * useful_bytes_per_request / ce_gbytes_per_s
 
 
-def request_capped_ratio(
-    ratio_to_ce: float, useful_bytes_per_request: float, ce_gbytes_per_s: Optional[float], p: LinkParams
+# What a gather batch costs besides its reads: its launch, the first requests' round trip and the
+# last warps' tail. Fitted on four H100 record-size sweeps (16 B-4 KiB, both patterns) and held
+# unchanged on the H200 (docs/benchmarks.md, "the copy engine's cost per copy"); planned-flat
+# batches of 4096 to 262144 records measured 1.0-2.3 us of it directly.
+BATCH_FIXED_US = 3.0
+
+
+def batch_ratio(
+    link_ratio_to_ce: float,
+    cap: Optional[float],
+    nbytes: int,
+    ce_gbytes_per_s: Optional[float],
+    ce_fixed_us: Optional[float],
+    batch_fixed_us: float = BATCH_FIXED_US,
 ) -> float:
-    """``ratio_to_ce``, or :func:`request_cap` where that is lower."""
-    cap = request_cap(useful_bytes_per_request, ce_gbytes_per_s, p)
-    return ratio_to_ce if cap is None else min(ratio_to_ce, cap)
+    """Ratio to the CE of one batch of ``nbytes`` that reads at ``link_ratio_to_ce``, capped at ``cap``.
+
+    The copy-engine reference pays a cost per copy (``ce_fixed_us``, measured in the run from
+    copies of two sizes): a 4 MiB copy ran at 50-52.5 GB/s where 64 MiB ran at 55 (H100 and H200,
+    docs/benchmarks.md). The link's own rate is the CE's without it, and a kernel pays its own
+    fixed cost, ``batch_fixed_us``, instead. So the batch takes the longer of its wire time plus
+    that cost and its request time (``cap``: what the read-request rate allows, as a ratio to the
+    CE), and the ratio is the CE's time over the batch's. Without a measured CE cost (None) the
+    two fixed costs are taken as proportional to the bytes: min(link ratio, cap), the model as it
+    was before the copy engine's cost was measured.
+    """
+    capped = link_ratio_to_ce if cap is None else min(link_ratio_to_ce, cap)
+    if ce_fixed_us is None or not ce_gbytes_per_s or nbytes <= 0 or link_ratio_to_ce <= 0:
+        return capped
+    t_ce = nbytes / (ce_gbytes_per_s * 1e3)  # us
+    t_link = max(t_ce - max(0.0, ce_fixed_us), 0.5 * t_ce)  # the CE's bytes at the link's own rate
+    t_batch = t_link / link_ratio_to_ce + max(0.0, batch_fixed_us)
+    if cap:
+        t_batch = max(t_batch, t_ce / cap)
+    return t_ce / t_batch
+
+
+def fixed_cost_of_two_copies(small_bytes: int, small_s: float, large_bytes: int, large_s: float) -> float:
+    """The cost per copy in t = fixed + bytes / rate, from copies of two sizes (seconds in, us out; >= 0)."""
+    if large_bytes <= small_bytes or small_s <= 0 or large_s <= 0:
+        raise ValueError("need two positive times and large_bytes > small_bytes")
+    fixed_s = (small_s * large_bytes - large_s * small_bytes) / (large_bytes - small_bytes)
+    return max(0.0, fixed_s * 1e6)
 
 
 def ratio_with_fixed_cost(

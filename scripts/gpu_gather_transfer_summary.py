@@ -7,8 +7,14 @@ indices (the seed is in the Report), the CE rate and the plan time the Report re
 - ``h100``: the model as calibrated on the H100, parameters unchanged: planned kernels priced
   per sorted segment, no request cap for them, 0.75 G requests/s for the rest;
 - ``q075``: the sector-by-sector model (gdrdiag/bench/gather_requests.py) with the H100's rate;
-- ``now``: the same with the rate this run measured (its request-rate calibration row), which
-  is what the Report's own columns say (checked: they must agree).
+- ``now``: the same with the rate this run measured (the fastest of its warp-kernel gathers of
+  16-32-B records, the request-rate calibration among them), which is what the Report's own
+  columns say (checked: they must agree).
+
+``q075`` and ``now`` time each batch at the link's rate, without the copy engine's cost per copy
+(``ce_fixed_us``, in the rows of Reports written since gather-bench measures it; for older
+Reports ``--fit-ce-fixed`` fits it over their 4-32 MiB CE references), plus the kernel's own
+fixed cost (pcie_model.batch_ratio).
 
 Also writes ``rows.csv`` and ``summary.json`` (the record-size summary: best / ceiling per size and
 pattern under each model) beside the Reports, and with ``--fixture PATH`` the compact fixture the
@@ -23,6 +29,7 @@ import csv
 import json
 import sys
 from pathlib import Path
+from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -60,18 +67,42 @@ def h100_model(spec, layout, src, link, ce, plan_us, reuse, group) -> tuple[floa
     return ceiling, pred
 
 
-def rows_of(report: dict) -> list[dict]:
-    """One row per OK gather of the record-size sweep and the request-rate calibration."""
-    rows, rate = [], None
+def ce_fixed_from_references(report: dict) -> Optional[float]:
+    """The CE's cost per copy fitted over the Report's CE references of at most 32 MiB (us).
+
+    For Reports written before gather-bench measured it (from a 4 MiB and a 1 MiB copy): a
+    least-squares line t = fixed + bytes / rate through the sweep's references of 4-32 MiB.
+    """
+    refs = [
+        (r["params"]["copy_bytes"], r["params"]["copy_bytes"] / r["stats"]["median"] / 1e3)
+        for r in report["results"]
+        if r["key"] == g.CE_KEY and r["status"] == "OK" and r["params"].get("copy_bytes", 1 << 40) <= 32 << 20
+    ]
+    if len(refs) < 2:
+        return None
+    n = len(refs)
+    mb, mt = sum(b for b, _ in refs) / n, sum(t for _, t in refs) / n
+    slope = sum((b - mb) * (t - mt) for b, t in refs) / sum((b - mb) ** 2 for b, _ in refs)
+    return max(0.0, mt - slope * mb)
+
+
+def rows_of(report: dict, fitted_ce_fixed: bool = False) -> list[dict]:
+    """One row per OK gather of the record-size sweep and the request-rate calibration.
+
+    The run's read-request rate is the fastest of its warp-kernel gathers of 16-32-B records (the
+    calibration among them), as gather-bench takes it.
+    """
+    rows, rates = [], []
+    fixed = ce_fixed_from_references(report) if fitted_ce_fixed else None
     for r in report["results"]:
         p, m = r["params"], r["metrics"]
         sweep = (r.get("settings") or {}).get("sweep")
         if r["status"] != "OK" or not p.get("kernel") or sweep not in ("record-size", "request-rate"):
             continue
         lay = _layout({**p, "seed": (r.get("settings") or {}).get("seed")})
-        if sweep == "request-rate":
+        if p["kernel"] == g.REQUEST_RATE_KERNEL and lay.record_bytes <= g.REQUEST_RATE_MAX_RECORD_BYTES:
             src, _ = g.make_indices(lay)
-            rate = g.measured_request_rate(r["stats"]["median"], lay, src, pcie_model.LinkParams())
+            rates.append(g.measured_request_rate(r["stats"]["median"], lay, src, pcie_model.LinkParams()))
         rows.append(
             dict(
                 sweep=sweep,
@@ -91,10 +122,11 @@ def rows_of(report: dict) -> list[dict]:
                 _rcb=p.get("rcb_bytes") or 128,
                 _mps=p.get("mps_bytes") or 256,
                 _mrrs=p.get("mrrs_bytes") or 4096,
+                ce_fixed_us=m.get("ce_fixed_us") if m.get("ce_fixed_us") is not None else fixed,
             )
         )
     for row in rows:
-        row["request_rate"] = rate
+        row["request_rate"] = max(rates) if rates else None
     return rows
 
 
@@ -115,7 +147,7 @@ def score(rows: list[dict]) -> None:
             link = pcie_model.LinkParams(
                 mps=base.mps, mrrs=base.mrrs, rcb=base.rcb, read_requests_per_ns=rate
             )
-            m = g.model_metrics(spec, lay, src, link, ce, plan, reuse, group)
+            m = g.model_metrics(spec, lay, src, link, ce, plan, reuse, group, row["ce_fixed_us"])
             row[f"ceiling_{name}"] = m["ceiling_ratio_to_ce"]
             row[f"pred_{name}"] = m.get("model_kernel_ratio_to_ce") or m["ceiling_ratio_to_ce"]
 
@@ -148,12 +180,17 @@ def main() -> int:
     ap.add_argument("dir", type=Path)
     ap.add_argument("--fixture", type=Path)
     ap.add_argument("--label", default="")
+    ap.add_argument(
+        "--fit-ce-fixed",
+        action="store_true",
+        help="Reports without ce_fixed_us: fit the CE's cost per copy over their 4-32 MiB references",
+    )
     args = ap.parse_args()
     rows: list[dict] = []
     device = ""
     for path in sorted(args.dir.glob("rs-*.json")):
         report = json.loads(path.read_text())
-        rows += rows_of(report)
+        rows += rows_of(report, args.fit_ce_fixed)
         gpus = (report.get("machine") or {}).get("gpus") or []
         device = device or (gpus[0].get("name", "") if gpus else "")
     score(rows)
@@ -203,6 +240,7 @@ def main() -> int:
             "plan_us",
             "plan_reuse",
             "group",
+            "ce_fixed_us",
         )
         lay = rows[0]["_layout"] if rows else g.Layout()
         fixture = dict(

@@ -29,6 +29,7 @@ import contextlib
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from gdrdiag import pcie_model
 from gdrdiag.bench.gather_analysis import (  # noqa: F401 - gather-bench's public names, re-exported
     REQUEST_RATE_KERNEL,
     fmt_ratio,
@@ -53,6 +54,7 @@ from gdrdiag.bench.gather_kernels import (  # noqa: F401 - gather-bench's public
 )
 from gdrdiag.bench.gather_layout import (  # noqa: F401 - gather-bench's public names, re-exported
     POISON,
+    REQUEST_RATE_BELOW_BYTES,
     SWEEPS,
     Case,
     Layout,
@@ -71,6 +73,14 @@ from gdrdiag.bench.gather_layout import (  # noqa: F401 - gather-bench's public 
 from gdrdiag.errors import NotSupported
 from gdrdiag.model.params import GatherParams
 from gdrdiag.model.results import BenchResult, Status
+
+# The copy engine's cost per copy comes from copies of this size and a quarter of it (the table
+# start; fewer bytes where the run copies fewer), if that quarter is at least the minimum.
+CE_FIXED_COPY_BYTES = 4 << 20
+CE_FIXED_MIN_BYTES = 16 << 10
+# Warp-kernel gathers of records up to this size send one read request per record: each measures
+# the read-request rate (the calibration reads 16-B records; docs/benchmarks.md).
+REQUEST_RATE_MAX_RECORD_BYTES = 32
 
 
 def run(config: GatherConfig, progress: ProgressFn = None) -> GatherRun:
@@ -142,6 +152,9 @@ class _Run:
     results: list[BenchResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     ce_cache: dict[int, BenchResult] = field(default_factory=dict)
+    ce_fixed: dict[int, Optional[float]] = field(default_factory=dict)  # by the copies' size
+    cases: dict[int, Case] = field(default_factory=dict)  # id(result) -> the case it measured
+    calibration_failure: str = ""  # why the request-rate calibration did not measure, if it did not
     done: int = 0
     total: int = 0
 
@@ -165,6 +178,8 @@ class _Run:
         best_name = str(best.params.kernel) if best is not None else "lines"
         for sweep in sweeps:
             self._sweep(sweep, best_name)
+        if calibrate:
+            self._fastest_request_rate()
         self._summary_notes()
         return GatherRun(
             results=self.results, notes=self.notes, link=s.link, gpu_name=s.facts.name, sm_count=s.sm_count
@@ -206,7 +221,8 @@ class _Run:
         res = out[0] if out else None
         if res is None or res.status is not Status.OK or not res.value:
             why = f"{res.status.value}: {res.reason}" if res is not None else "no result"
-            cfg.request_rate_source += f"; the request-rate calibration did not measure ({why})"
+            self.calibration_failure = f"; the request-rate calibration did not measure ({why})"
+            cfg.request_rate_source += self.calibration_failure
             return
         src, _ = s.indices(lay)
         rate = measured_request_rate(res.value, lay, src, cfg.link)
@@ -218,6 +234,7 @@ class _Run:
         model = s._model_metrics(KERNELS[REQUEST_RATE_KERNEL], lay, src, res.metrics.ce_gbytes_per_s)
         fixed = replace(res, metrics=replace(res.metrics, **model))
         self.results = [fixed if r is res else r for r in self.results]
+        self.cases[id(fixed)] = self.cases[id(res)]
 
     def _sweep_case_estimate(self, sweeps: list[str]) -> int:
         """Cases the sweeps will run (for progress; the sweep kernels are not known before the ladder)."""
@@ -230,15 +247,99 @@ class _Run:
             for w in sweeps
         )
 
+    def _fastest_request_rate(self) -> None:
+        """Re-cap the small-record rows at the fastest read-request rate this run measured.
+
+        The rate is the path's: read requests in flight over their round trip, and the round
+        trip moves with the host's load, which only ever slows it. One calibration is a few ms of
+        samples; five a minute apart on one H100 gave 0.67-0.74 G/s (docs/benchmarks.md). Every
+        warp-kernel row of 16-32-B records sends one request per record as well, so each is
+        another measurement of the same rate: the fastest is the machine's, and the rows the
+        cap can bind (records under 128 B) are modelled again with it.
+        """
+        s, cfg = self.session, self.session.config  # type: ignore[attr-defined]
+        rates = []
+        for r in self.results:
+            case = self.cases.get(id(r))
+            if case is None or case.kernel != REQUEST_RATE_KERNEL or r.status is not Status.OK or not r.value:
+                continue
+            if case.layout.record_bytes <= REQUEST_RATE_MAX_RECORD_BYTES:
+                rates.append(measured_request_rate(r.value, case.layout, s.indices(case.layout)[0], cfg.link))
+        if not rates or max(rates) <= (cfg.link.read_requests_per_ns or 0.0):
+            return
+        cfg.link = replace(cfg.link, read_requests_per_ns=max(rates))
+        cfg.request_rate_source = (
+            f"measured in this run: the fastest of {len(rates)} gathers of 16-32-B records by the "
+            f"{REQUEST_RATE_KERNEL} kernel, one request each"
+            + (self.calibration_failure or ", the calibration included")
+        )
+        self.results = [self._remodelled(r) for r in self.results]
+
+    def _remodelled(self, r: BenchResult) -> BenchResult:
+        """``r`` with its model columns computed again at the run's request rate (small records only)."""
+        case = self.cases.get(id(r))
+        if case is None or r.status is not Status.OK or case.layout.record_bytes >= REQUEST_RATE_BELOW_BYTES:
+            return r
+        s, m = self.session, r.metrics
+        src, _ = s.indices(case.layout)  # type: ignore[attr-defined]
+        group = r.params.depth or 0
+        model = s._model_metrics(  # type: ignore[attr-defined]
+            KERNELS[case.kernel],
+            case.layout,
+            src,
+            m.ce_gbytes_per_s,
+            m.plan_us,
+            r.params.plan_reuse or 1,
+            group,
+            ce_fixed_us=m.ce_fixed_us,
+        )
+        new = replace(r, metrics=replace(m, **model), params=replace(r.params, link_params=s._link_params()))  # type: ignore[attr-defined]
+        self.cases[id(new)] = case
+        return new
+
     def _ce_for(self, layout: Layout) -> BenchResult:
         """The copy-engine reference for this many bytes, measured once per byte count."""
         from gdrdiag.bench.runner import run_case
 
         if layout.nbytes not in self.ce_cache:
             res = run_case(CE_KEY, lambda: self.session.ce_reference(layout.nbytes, layout))  # type: ignore[attr-defined]
-            self.ce_cache[layout.nbytes] = res[0]
-            self.results.extend(res)
+            ref = self._with_ce_fixed(res[0], layout)
+            self.ce_cache[layout.nbytes] = ref
+            self.results.extend([ref, *res[1:]])
         return self.ce_cache[layout.nbytes]
+
+    def _with_ce_fixed(self, ref: BenchResult, layout: Layout) -> BenchResult:
+        """``ref`` with the copy engine's cost per copy in its metrics (None where not measured).
+
+        Measured once per run from CE copies of 4 MiB and 1 MiB from the table start (fewer
+        bytes where the run copies fewer): t = fixed + bytes / rate through the fastest sample
+        of each (a tenant's traffic only adds time; pcie_model.fixed_cost_of_two_copies). Large
+        copies keep a few us of it, so it is measured where it is a large share of the time.
+        """
+        from gdrdiag.bench.runner import run_case
+
+        if ref.status is not Status.OK:
+            return ref
+        size = min(layout.nbytes, CE_FIXED_COPY_BYTES) // 64 * 64
+        if size not in self.ce_fixed:
+            self.ce_fixed[size] = None
+            if size >= 4 * CE_FIXED_MIN_BYTES:
+                small, large = (
+                    run_case(CE_KEY, lambda n=n: self.session.ce_reference(n, layout))[0]  # type: ignore[attr-defined]
+                    for n in (size // 4, size)
+                )
+                if all(r.status is Status.OK and r.samples for r in (small, large)):
+                    small_s, large_s = (
+                        n / (max(r.samples) * 1e9) for n, r in ((size // 4, small), (size, large))
+                    )
+                    fixed = pcie_model.fixed_cost_of_two_copies(size // 4, small_s, size, large_s)
+                    self.ce_fixed[size] = fixed
+                    self.notes.append(
+                        f"copy engine: {fixed:.2f} us per copy (its fastest copies of {size // 4 >> 10} "
+                        f"and {size >> 10} KiB); the model times kernels at the link's rate without it, "
+                        f"plus {pcie_model.BATCH_FIXED_US:.1f} us of their own per batch"
+                    )
+        return replace(ref, metrics=replace(ref.metrics, ce_fixed_us=self.ce_fixed[size]))
 
     def _measure(self, case: Case) -> list[BenchResult]:
         """One case through the runner: a failure is a WAIVED/ERROR result that says what it was."""
@@ -257,7 +358,8 @@ class _Run:
             # A fresh reference for this case; the Report keeps the once-per-size one, and the
             # case's ce_gbytes_per_s metric records the one its ratios used.
             fresh = run_case(CE_KEY, lambda: self.session.ce_reference(lay.nbytes, lay))[0]  # type: ignore[attr-defined]
-            ce = fresh if fresh.status is Status.OK else ce
+            if fresh.status is Status.OK:
+                ce = replace(fresh, metrics=replace(fresh.metrics, ce_fixed_us=ce.metrics.ce_fixed_us))
         fields = dict(
             params=GatherParams(
                 kernel=case.kernel,
@@ -271,6 +373,7 @@ class _Run:
             settings=self.session._settings(case),  # type: ignore[attr-defined]
         )
         out = run_case(KERNELS[case.kernel].key, lambda: self.session.gather(case, ce), **fields)  # type: ignore[attr-defined]
+        self.cases.update((id(r), case) for r in out)
         self.results.extend(out)
         return out
 

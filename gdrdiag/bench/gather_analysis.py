@@ -117,7 +117,9 @@ def measured_request_rate(gbytes_per_s: float, layout: Layout, src, link: pcie_m
     return gbytes_per_s / R * pred.requests_per_record * n_read / layout.records
 
 
-def _planned_model(spec: KernelSpec, layout: Layout, src, link: pcie_model.LinkParams, ce_gbps, group: int):
+def _planned_model(
+    spec: KernelSpec, layout: Layout, src, link: pcie_model.LinkParams, ce_gbps, group: int, ce_fixed_us=None
+):
     """A planned kernel: (prediction of its reads, ratio to CE capped at the request rate, slots read, cap).
 
     Its exact read plan: each distinct slot crosses PCIe once (native/gather.cu DEDUPE), priced
@@ -135,9 +137,11 @@ def _planned_model(spec: KernelSpec, layout: Layout, src, link: pcie_model.LinkP
     else:  # odd layouts: both kernels read record by record (warp_record), every record
         hist, n_read = planned_read_plan(src, layout, group)
         pred = pcie_model.predict(hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
-    per_request = _bytes_per_request(R, n, n_read, pred)
-    model = pcie_model.request_capped_ratio(pred.ratio_to_ce * n / max(1, n_read), per_request, ce_gbps, link)
-    return pred, model, n_read, pcie_model.request_cap(per_request, ce_gbps, link)
+    cap = pcie_model.request_cap(_bytes_per_request(R, n, n_read, pred), ce_gbps, link)
+    model = pcie_model.batch_ratio(
+        pred.ratio_to_ce * n / max(1, n_read), cap, layout.nbytes, ce_gbps, ce_fixed_us
+    )
+    return pred, model, n_read, cap
 
 
 def model_metrics(
@@ -149,6 +153,7 @@ def model_metrics(
     plan_us: Optional[float] = None,
     reuse: int = 1,
     group: int = 0,
+    ce_fixed_us: Optional[float] = None,
 ) -> dict[str, Optional[float]]:
     """The model's columns for one gather row (pure: tested without a GPU).
 
@@ -159,10 +164,13 @@ def model_metrics(
     ``model_kernel_ratio_to_ce`` (sort-first kernels, given the measured plan time): the ceiling
     with the sort's cost per batch added, ``plan_us / reuse`` (pcie_model.ratio_with_fixed_cost).
     Given the CE's GB/s, the read-request rate caps the kernels whose request count is exact
-    (``request_cap_ratio_to_ce``, pcie_model.request_capped_ratio): what binds 16-64-B reads.
+    (``request_cap_ratio_to_ce``, pcie_model.request_cap, pcie_model.batch_ratio): what binds 16-64-B reads.
     Those are the kernels that read in the given order and the planned ones, whose requests
     are counted sector by sector (gather_requests). Not sorted-lines: its repeats are left to
     L1, so its count is an upper bound and a cap made from it would be a floor.
+    With ``ce_fixed_us`` (the CE reference's cost per copy, measured in the run) every ratio is
+    a batch's time against the CE's (pcie_model.batch_ratio): the link's rate without the CE's
+    cost per copy, the kernel's own fixed cost instead.
     """
     import numpy as np
 
@@ -171,7 +179,7 @@ def model_metrics(
     out: dict[str, Optional[float]] = {}
     R, n = layout.record_bytes, layout.records
     if spec.dedupe:
-        pred, model, n_read, cap = _planned_model(spec, layout, src, link, ce_gbps, group)
+        pred, model, n_read, cap = _planned_model(spec, layout, src, link, ce_gbps, group, ce_fixed_us)
         out["request_cap_ratio_to_ce"] = cap
         out["model_ratio_to_ce"] = model
         out["records_read_fraction"] = n_read / n
@@ -184,20 +192,23 @@ def model_metrics(
             segment_histogram(order, layout, spec), R, spec.model_mode, line_aware=spec.line_aware, p=link
         )
         exact = not spec.presort  # in the given order runs rarely share a line: the count holds
-        model = pred.ratio_to_ce
+        cap = pcie_model.request_cap(_bytes_per_request(R, n, n, pred), ce_gbps, link) if exact else None
         if exact:
-            per_request = _bytes_per_request(R, n, n, pred)
-            out["request_cap_ratio_to_ce"] = pcie_model.request_cap(per_request, ce_gbps, link)
-            model = pcie_model.request_capped_ratio(model, per_request, ce_gbps, link)
+            out["request_cap_ratio_to_ce"] = cap
+        model = pcie_model.batch_ratio(pred.ratio_to_ce, cap, layout.nbytes, ce_gbps, ce_fixed_us)
         out["model_ratio_to_ce"] = model
         # If back-to-back repeats of a slot hit L1, fewer bytes cross PCIe than are delivered.
         read_hist, n_read = read_plan(src, layout, spec)
         read_pred = pcie_model.predict(read_hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
         out["records_read_fraction"] = n_read / n
-        l1_model = read_pred.ratio_to_ce * n / max(1, n_read)
-        if exact:
-            per_read = _bytes_per_request(R, n, n_read, read_pred)
-            l1_model = pcie_model.request_capped_ratio(l1_model, per_read, ce_gbps, link)
+        l1_cap = (
+            pcie_model.request_cap(_bytes_per_request(R, n, n_read, read_pred), ce_gbps, link)
+            if exact
+            else None
+        )
+        l1_model = pcie_model.batch_ratio(
+            read_pred.ratio_to_ce * n / max(1, n_read), l1_cap, layout.nbytes, ce_gbps, ce_fixed_us
+        )
         out["model_ratio_if_repeats_hit_l1"] = l1_model
         ceiling = model
         if spec.l1_dedupe:

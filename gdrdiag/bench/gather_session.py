@@ -461,7 +461,10 @@ class GatherSession:
             / 32
             * bytes_in_flight_per_warp(spec, layout.record_bytes, launch.depth)
         )
-        model = self._model_metrics(spec, layout, src, ce_gbps, launch.plan_us, launch.reuse, launch.depth)
+        ce_fixed = ce.metrics.ce_fixed_us if ce is not None and ce.metrics is not None else None
+        model = self._model_metrics(
+            spec, layout, src, ce_gbps, launch.plan_us, launch.reuse, launch.depth, ce_fixed_us=ce_fixed
+        )
         return GatherMetrics(
             us_per_batch=float(sorted(per_batch)[len(per_batch) // 2] * 1e6),
             rounds=float(self.rounds),
@@ -469,6 +472,7 @@ class GatherSession:
             ratio_to_ce=ratio_to_ce,
             ratio_to_ce_unpaired=unpaired,
             ce_gbytes_per_s=ce_gbps,
+            ce_fixed_us=ce_fixed,
             ratio_to_raw=self._ratio_raw(stats.median),
             sms_used=float(sms_used),
             bytes_in_flight_per_sm=per_sm,
@@ -551,10 +555,11 @@ class GatherSession:
         plan_us: Optional[float] = None,
         reuse: int = 1,
         group: int = 0,
+        ce_fixed_us: Optional[float] = None,
     ) -> dict[str, Optional[float]]:
         if spec.model_mode is None:
             return {"model_ratio_to_ce": None}
-        return model_metrics(spec, layout, src, self.config.link, ce_gbps, plan_us, reuse, group)
+        return model_metrics(spec, layout, src, self.config.link, ce_gbps, plan_us, reuse, group, ce_fixed_us)
 
     def _params(self, case: Case) -> GatherParams:
         lay = case.layout

@@ -256,9 +256,12 @@ class GatherMetrics:
     ratio_to_ce_unpaired: Optional[float] = None
     ceiling_ratio_to_ce: Optional[float] = None  # the model for the bytes this kernel reads
     model_kernel_ratio_to_ce: Optional[float] = None  # the ceiling with the sort's cost added
-    # what the read-request rate alone allows this read plan (pcie_model.request_capped_ratio);
+    # what the read-request rate alone allows this read plan (pcie_model.request_cap);
     # the ceiling is the lower of this and the wire's
     request_cap_ratio_to_ce: Optional[float] = None
+    # the CE reference's cost per copy (us), from copies of two sizes in the same run: the model
+    # judges kernels at the link's rate without it (pcie_model.batch_ratio)
+    ce_fixed_us: Optional[float] = None
 
 
 @dataclass(frozen=True)

@@ -296,8 +296,11 @@ def test_ce_per_case_divides_each_case_by_its_own_fresh_reference(monkeypatch):
     run = _run(lay, kernels=("warp", "planned-flat"), ce_per_case=True)
     (ce,) = [r for r in run.results if r.key == gather.CE_KEY]  # the once-per-size one stays
     cases = list(_by_kernel(run.results).values())
-    assert len(measured) == 1 + len(cases) and measured[0] == ce.value
-    for r, own in zip(cases, measured[1:], strict=True):
+    # The once-per-size reference, the pair that prices a copy (a quarter of the bytes, then all
+    # of them), then one fresh reference per case.
+    assert len(measured) == 3 + len(cases) and measured[0] == ce.value
+    assert ce.metrics.ce_fixed_us is not None and ce.metrics.ce_fixed_us >= 0
+    for r, own in zip(cases, measured[3:], strict=True):
         assert r.status is Status.OK and r.verified, r.reason
         m = r.metrics
         assert "measured just before this case" in r.method

@@ -20,8 +20,11 @@ class FakeSession:
     _params = GatherSession._params  # the real session's params (link parameters and rate included)
     _link_params = GatherSession._link_params
 
-    def __init__(self, config, calibration_gbps):
+    _model_metrics = GatherSession._model_metrics  # the real model, at the config's rate
+
+    def __init__(self, config, calibration_gbps, warp_gbps=12.0):
         self.config = config
+        self.warp_gbps = warp_gbps  # the warp kernel's rows after the calibration
         self.sm_count = 8
         self.facts = type("F", (), {"name": "fake GPU"})()
         self.calibration_gbps = calibration_gbps
@@ -40,9 +43,6 @@ class FakeSession:
 
     def _settings(self, case):
         return RunSettings(sweep=case.sweep, seed=case.layout.seed)
-
-    def _model_metrics(self, spec, layout, src, ce_gbps, plan_us=None, reuse=1, group=0):
-        return g.model_metrics(spec, layout, src, self.config.link, ce_gbps, plan_us, reuse, group)
 
     def _result(self, key, gbps, metrics, params):
         return BenchResult(
@@ -67,18 +67,23 @@ class FakeSession:
             raise NotSupported(problem)  # as GatherSession.gather
         self.seen.append((case.kernel, lay.record_bytes, case.sweep, self.config.link.read_requests_per_ns))
         gbps = self.calibration_gbps if case.sweep == "request-rate" else 20.0
+        gbps = self.warp_gbps if case.kernel == "warp" and case.sweep != "request-rate" else gbps
         src, _ = g.make_indices(lay)
-        model = self._model_metrics(spec, lay, src, ce.value, 30.0 if spec.presort else None, 32)
-        metrics = GatherMetrics(ratio_to_ce=gbps / ce.value, ce_gbytes_per_s=ce.value, **model)
+        plan = (30.0, 32) if spec.presort else (None, 1)
+        fixed = ce.metrics.ce_fixed_us
+        model = self._model_metrics(spec, lay, src, ce.value, *plan, ce_fixed_us=fixed)
+        metrics = GatherMetrics(
+            ratio_to_ce=gbps / ce.value, ce_gbytes_per_s=ce.value, ce_fixed_us=fixed, **model
+        )
         return replace(
             self._result(spec.key, gbps, metrics, self._params(case)),
             settings=self._settings(case),
         )
 
 
-def _run(base, calibration_gbps=14.4, **kw):
+def _run(base, calibration_gbps=14.4, warp_gbps=12.0, **kw):
     cfg = GatherConfig(base=base, kernels=("warp", "planned-flat"), **kw)
-    session = FakeSession(cfg, calibration_gbps)
+    session = FakeSession(cfg, calibration_gbps, warp_gbps)
     return g._Run(session, None).all(), session
 
 
@@ -142,3 +147,68 @@ def test_the_calibration_layout_and_its_request_count():
     link = pm.LinkParams()
     assert g.measured_request_rate(16.0, few, src, link) == pytest.approx((4_096 - repeats) / 4_096)
     assert g.needs_request_rate([g.Layout(), lay]) and not g.needs_request_rate([g.Layout()])
+
+
+def test_a_faster_warp_row_raises_the_rate_and_the_small_rows_are_modelled_again():
+    # The ladder's warp row reads the same 16-B records, one request each, at 16 GB/s = 1.0 G/s:
+    # faster than the calibration's 0.9, so that is the run's rate, and every small row's cap.
+    run, session = _run(SMALL, warp_gbps=16.0)
+    assert all(rate == pytest.approx(0.9) for *_, rate in session.seen[1:])  # as they were measured
+    assert session.config.link.read_requests_per_ns == pytest.approx(1.0, rel=1e-3)
+    note = next(n for n in run.notes if n.startswith("read-request rate"))
+    assert "1.000 G requests/s" in note and "the fastest of 2 gathers" in note
+    planned = [r for r in run.results if r.params.kernel == "planned-flat"]
+    src, _ = g.make_indices(SMALL)
+    link = session.config.link
+    again = g.model_metrics(g.KERNELS["planned-flat"], SMALL, src, link, 50.0, 30.0, 32, 0, 0.0)
+    assert planned and all(
+        r.metrics.request_cap_ratio_to_ce == pytest.approx(again["request_cap_ratio_to_ce"]) for r in planned
+    )
+    assert all(
+        "read-request rate 1.000 G/s (measured in this run: the fastest" in r.params.link_params
+        for r in planned
+    )
+
+
+def test_a_slower_warp_row_keeps_the_calibration_and_a_given_rate_is_never_replaced():
+    run, session = _run(SMALL, warp_gbps=12.0)  # 0.75 G/s, under the calibration's 0.9
+    assert session.config.link.read_requests_per_ns == pytest.approx(0.9)
+    run, session = _run(SMALL, warp_gbps=40.0, request_rate=0.5)
+    assert session.config.link.read_requests_per_ns == 0.5
+
+
+def test_the_copy_engine_cost_per_copy_is_measured_once_and_every_row_carries_it():
+    class SlowStart(FakeSession):
+        """A copy engine with 1 us per copy on top of 55 GB/s."""
+
+        def ce_reference(self, nbytes, layout):
+            self.sizes = [*getattr(self, "sizes", []), nbytes]
+            res = super().ce_reference(nbytes, layout)
+            gbps = nbytes / (1e-6 + nbytes / 55e9) / 1e9
+            return replace(res, samples=(gbps,), stats=SampleStats.of((gbps,)))
+
+    # A given rate far above what binds: the wire decides, so the test can price it alone.
+    cfg = GatherConfig(base=SMALL, kernels=("warp", "planned-flat"), request_rate=100.0)
+    session = SlowStart(cfg, 14.4)
+    run = g._Run(session, None).all()
+    # The reference of the run's one byte count (the calibration's is the same), then the pair
+    # that prices a copy: a quarter of it and all of it, once.
+    assert session.sizes == [SMALL.nbytes, SMALL.nbytes // 4, SMALL.nbytes]
+    refs = [r for r in run.results if r.key == g.CE_KEY]
+    rows = [r for r in run.results if r.key != g.CE_KEY]
+    assert len(refs) == 1 and all(r.metrics.ce_fixed_us == pytest.approx(1.0) for r in refs + rows)
+    # Judged at the link's own rate plus the kernel's fixed cost, not at the CE's rate.
+    planned = next(r for r in rows if r.params.kernel == "planned-flat")
+    src, _ = g.make_indices(SMALL)
+    ce = planned.metrics.ce_gbytes_per_s
+    plain = g.model_metrics(g.KERNELS["planned-flat"], SMALL, src, cfg.link, ce, group=0)
+    t_ce = SMALL.nbytes / (ce * 1e3)
+    wire = plain["model_ratio_to_ce"]  # the link-bound ratio (the cap is 100 G/s)
+    expected = t_ce / ((t_ce - 1.0) / wire + pm.BATCH_FIXED_US)
+    assert planned.metrics.model_ratio_to_ce == pytest.approx(expected)
+
+
+def test_no_pair_is_copied_for_a_cost_per_copy_when_the_copies_would_be_tiny():
+    tiny = g.Layout(record_bytes=16, stride=16, slots=20_000, records=2_048, seed=3)  # 32 KiB
+    run, _ = _run(tiny)
+    assert all(r.metrics.ce_fixed_us is None for r in run.results)

@@ -134,9 +134,37 @@ def test_the_request_rate_caps_small_reads_only():
     p = m.LinkParams()  # 0.75 G requests/s
     # 16-B reads, one request each, CE at 50 GB/s: 0.75 x 16 = 12 GB/s at most = 0.24 of CE,
     # far under the wire's 16 / (32 + 22) sector-rounded share.
-    assert m.request_capped_ratio(0.9, 16, 50.0, p) == pytest.approx(0.75 * 16 / 50.0)
+    cap16, cap128 = m.request_cap(16, 50.0, p), m.request_cap(128, 50.0, p)
+    assert cap16 == pytest.approx(0.75 * 16 / 50.0)
+    assert m.batch_ratio(0.9, cap16, 1 << 20, 50.0, None) == pytest.approx(cap16)
     # 128-B reads: 96 GB/s of requests, more than the wire's ratio, which stands.
-    assert m.request_capped_ratio(0.93, 128, 50.0, p) == 0.93
-    # No CE rate measured, or no request limit: the wire's ratio as it is.
-    assert m.request_capped_ratio(0.9, 16, None, p) == 0.9
-    assert m.request_capped_ratio(0.9, 16, 50.0, m.LinkParams(read_requests_per_ns=None)) == 0.9
+    assert m.batch_ratio(0.93, cap128, 1 << 20, 50.0, None) == 0.93
+    # No CE rate measured, or no request limit: no cap, the wire's ratio as it is.
+    assert m.request_cap(16, None, p) is None
+    assert m.request_cap(16, 50.0, m.LinkParams(read_requests_per_ns=None)) is None
+    assert m.batch_ratio(0.9, None, 1 << 20, 50.0, None) == 0.9
+
+
+def test_a_batch_is_timed_at_the_links_rate_with_its_own_fixed_cost():
+    # 4 MiB against a CE at 50 GB/s whose copy costs 4 us: the link moves the bytes in
+    # 83.89 - 4 = 79.89 us; a kernel at 0.8 of the CE's efficiency takes 79.89 / 0.8 + 3 us.
+    n = 4 << 20
+    t_ce = n / 50e3
+    t = (t_ce - 4.0) / 0.8 + m.BATCH_FIXED_US
+    assert m.batch_ratio(0.8, None, n, 50.0, 4.0) == pytest.approx(t_ce / t)
+    # Held by its requests where they take longer: 0.5 of the CE's time is the cap.
+    assert m.batch_ratio(0.8, 0.5, n, 50.0, 4.0) == pytest.approx(0.5)
+    # With no fixed cost on either side the ratio is the link's, as before.
+    assert m.batch_ratio(0.8, None, n, 50.0, 0.0, batch_fixed_us=0.0) == pytest.approx(0.8)
+    # A CE cost of more than half the copy is not believed: the link is at most twice the CE.
+    assert m.batch_ratio(1.0, None, n, 50.0, 1e6, batch_fixed_us=0.0) == pytest.approx(2.0)
+
+
+def test_the_cost_per_copy_from_two_copy_sizes():
+    # t = 4 us + bytes / 55 GB/s, exactly, at 1 and 4 MiB.
+    t = [4e-6 + b / 55e9 for b in (1 << 20, 4 << 20)]
+    assert m.fixed_cost_of_two_copies(1 << 20, t[0], 4 << 20, t[1]) == pytest.approx(4.0)
+    # Noise that makes the line cross below zero gives 0, not a negative cost.
+    assert m.fixed_cost_of_two_copies(1 << 20, 1e-6, 4 << 20, 1e-3) == 0.0
+    with pytest.raises(ValueError):
+        m.fixed_cost_of_two_copies(4 << 20, t[1], 1 << 20, t[0])
