@@ -241,6 +241,7 @@ def main() -> int:
             "plan_reuse",
             "group",
             "ce_fixed_us",
+            "request_rate",
         )
         lay = rows[0]["_layout"] if rows else g.Layout()
         fixture = dict(

@@ -58,6 +58,7 @@ from gdrdiag.bench.gather_layout import (  # noqa: F401 - gather-bench's public 
     SWEEPS,
     Case,
     Layout,
+    layout_of,
     make_indices,
     needs_request_rate,
     parse_pattern,
@@ -153,7 +154,6 @@ class _Run:
     notes: list[str] = field(default_factory=list)
     ce_cache: dict[int, BenchResult] = field(default_factory=dict)
     ce_fixed: dict[int, Optional[float]] = field(default_factory=dict)  # by the copies' size
-    cases: dict[int, Case] = field(default_factory=dict)  # id(result) -> the case it measured
     calibration_failure: str = ""  # why the request-rate calibration did not measure, if it did not
     done: int = 0
     total: int = 0
@@ -234,7 +234,6 @@ class _Run:
         model = s._model_metrics(KERNELS[REQUEST_RATE_KERNEL], lay, src, res.metrics.ce_gbytes_per_s)
         fixed = replace(res, metrics=replace(res.metrics, **model))
         self.results = [fixed if r is res else r for r in self.results]
-        self.cases[id(fixed)] = self.cases[id(res)]
 
     def _sweep_case_estimate(self, sweeps: list[str]) -> int:
         """Cases the sweeps will run (for progress; the sweep kernels are not known before the ladder)."""
@@ -260,11 +259,10 @@ class _Run:
         s, cfg = self.session, self.session.config  # type: ignore[attr-defined]
         rates = []
         for r in self.results:
-            case = self.cases.get(id(r))
-            if case is None or case.kernel != REQUEST_RATE_KERNEL or r.status is not Status.OK or not r.value:
-                continue
-            if case.layout.record_bytes <= REQUEST_RATE_MAX_RECORD_BYTES:
-                rates.append(measured_request_rate(r.value, case.layout, s.indices(case.layout)[0], cfg.link))
+            lay = layout_of(r.params, r.settings.seed) if r.status is Status.OK and r.value else None
+            if lay is not None and r.params.kernel == REQUEST_RATE_KERNEL:
+                if lay.record_bytes <= REQUEST_RATE_MAX_RECORD_BYTES:
+                    rates.append(measured_request_rate(r.value, lay, s.indices(lay)[0], cfg.link))
         if not rates or max(rates) <= (cfg.link.read_requests_per_ns or 0.0):
             return
         cfg.link = replace(cfg.link, read_requests_per_ns=max(rates))
@@ -277,25 +275,22 @@ class _Run:
 
     def _remodelled(self, r: BenchResult) -> BenchResult:
         """``r`` with its model columns computed again at the run's request rate (small records only)."""
-        case = self.cases.get(id(r))
-        if case is None or r.status is not Status.OK or case.layout.record_bytes >= REQUEST_RATE_BELOW_BYTES:
+        lay = layout_of(r.params, r.settings.seed) if r.status is Status.OK else None
+        if lay is None or lay.record_bytes >= REQUEST_RATE_BELOW_BYTES:
             return r
         s, m = self.session, r.metrics
-        src, _ = s.indices(case.layout)  # type: ignore[attr-defined]
-        group = r.params.depth or 0
+        src, _ = s.indices(lay)  # type: ignore[attr-defined]
         model = s._model_metrics(  # type: ignore[attr-defined]
-            KERNELS[case.kernel],
-            case.layout,
+            KERNELS[str(r.params.kernel)],
+            lay,
             src,
             m.ce_gbytes_per_s,
             m.plan_us,
             r.params.plan_reuse or 1,
-            group,
+            r.params.depth or 0,
             ce_fixed_us=m.ce_fixed_us,
         )
-        new = replace(r, metrics=replace(m, **model), params=replace(r.params, link_params=s._link_params()))  # type: ignore[attr-defined]
-        self.cases[id(new)] = case
-        return new
+        return replace(r, metrics=replace(m, **model), params=replace(r.params, link_params=s._link_params()))  # type: ignore[attr-defined]
 
     def _ce_for(self, layout: Layout) -> BenchResult:
         """The copy-engine reference for this many bytes, measured once per byte count."""
@@ -373,7 +368,6 @@ class _Run:
             settings=self.session._settings(case),  # type: ignore[attr-defined]
         )
         out = run_case(KERNELS[case.kernel].key, lambda: self.session.gather(case, ce), **fields)  # type: ignore[attr-defined]
-        self.cases.update((id(r), case) for r in out)
         self.results.extend(out)
         return out
 

@@ -310,6 +310,31 @@ def planned_read_plan(
     return hist, int(owner.sum())
 
 
+def layout_of(params, seed: Optional[int]) -> Optional[Layout]:
+    """The Layout a gather row measured, from its GatherParams and its seed; None for a CE row."""
+    fields = (
+        params.kernel,
+        params.record_bytes,
+        params.stride_bytes,
+        params.pattern,
+        params.slots,
+        params.records,
+    )
+    if any(f is None for f in fields):
+        return None
+    pattern, run_length = parse_pattern(params.pattern)
+    return Layout(
+        record_bytes=params.record_bytes,
+        stride=params.stride_bytes,
+        base_offset=params.base_offset_bytes or 0,
+        pattern=pattern,
+        run_length=run_length,
+        slots=params.slots,
+        records=params.records,
+        seed=DEFAULT_SEED if seed is None else seed,
+    )
+
+
 # Records under this size are where the read-request rate can bind (a request carries at most one
 # record's bytes, and at 0.75 G/s x 128 B the cap is far above any CE): runs that gather them
 # measure the rate first (gather.py, the request-rate calibration).

@@ -212,3 +212,20 @@ def test_no_pair_is_copied_for_a_cost_per_copy_when_the_copies_would_be_tiny():
     tiny = g.Layout(record_bytes=16, stride=16, slots=20_000, records=2_048, seed=3)  # 32 KiB
     run, _ = _run(tiny)
     assert all(r.metrics.ce_fixed_us is None for r in run.results)
+
+
+def test_a_rows_layout_is_rebuilt_from_its_params_and_seed():
+    lay = g.Layout(
+        record_bytes=24, stride=32, base_offset=16, pattern="runs", run_length=4, slots=999, records=64
+    )
+    params = GatherParams(
+        kernel="warp",
+        record_bytes=24,
+        stride_bytes=32,
+        base_offset_bytes=16,
+        pattern=g.pattern_name("runs", 4),
+        slots=999,
+        records=64,
+    )
+    assert g.layout_of(params, lay.seed) == lay
+    assert g.layout_of(GatherParams(copy_bytes=1 << 20, record_bytes=24), 1) is None  # a CE row
