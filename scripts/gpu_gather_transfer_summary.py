@@ -35,22 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gdrdiag import pcie_model  # noqa: E402
 from gdrdiag.bench import gather as g  # noqa: E402
+from gdrdiag.model.params import GatherParams  # noqa: E402
+from gdrdiag.model.serde import from_jsonable  # noqa: E402
 
 H100_RATE = 0.75
-
-
-def _layout(p: dict) -> g.Layout:
-    pat, k = g.parse_pattern(p["pattern"])
-    return g.Layout(
-        record_bytes=p["record_bytes"],
-        stride=p["stride_bytes"],
-        base_offset=p["base_offset_bytes"],
-        pattern=pat,
-        run_length=k,
-        slots=p["slots"],
-        records=p["records"],
-        seed=p.get("seed") or g.Layout().seed,
-    )
 
 
 def h100_model(spec, layout, src, link, ce, plan_us, reuse, group) -> tuple[float, float]:
@@ -99,7 +87,7 @@ def rows_of(report: dict, fitted_ce_fixed: bool = False) -> list[dict]:
         sweep = (r.get("settings") or {}).get("sweep")
         if r["status"] != "OK" or not p.get("kernel") or sweep not in ("record-size", "request-rate"):
             continue
-        lay = _layout({**p, "seed": (r.get("settings") or {}).get("seed")})
+        lay = g.layout_of(from_jsonable(GatherParams, p), (r.get("settings") or {}).get("seed"))
         if p["kernel"] == g.REQUEST_RATE_KERNEL and lay.record_bytes <= g.REQUEST_RATE_MAX_RECORD_BYTES:
             src, _ = g.make_indices(lay)
             rates.append(g.measured_request_rate(r["stats"]["median"], lay, src, pcie_model.LinkParams()))

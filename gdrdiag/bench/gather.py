@@ -55,6 +55,7 @@ from gdrdiag.bench.gather_kernels import (  # noqa: F401 - gather-bench's public
 from gdrdiag.bench.gather_layout import (  # noqa: F401 - gather-bench's public names, re-exported
     POISON,
     REQUEST_RATE_BELOW_BYTES,
+    REQUEST_RATE_MAX_RECORD_BYTES,
     SWEEPS,
     Case,
     Layout,
@@ -79,9 +80,6 @@ from gdrdiag.model.results import BenchResult, Status
 # start; fewer bytes where the run copies fewer), if that quarter is at least the minimum.
 CE_FIXED_COPY_BYTES = 4 << 20
 CE_FIXED_MIN_BYTES = 16 << 10
-# Warp-kernel gathers of records up to this size send one read request per record: each measures
-# the read-request rate (the calibration reads 16-B records; docs/benchmarks.md).
-REQUEST_RATE_MAX_RECORD_BYTES = 32
 
 
 def run(config: GatherConfig, progress: ProgressFn = None) -> GatherRun:
@@ -231,7 +229,13 @@ class _Run:
             f"measured in this run: {REQUEST_RATE_KERNEL} kernel, 16-B records from {lay.slots} slots, "
             f"{lay.pattern} order, one request each"
         )
-        model = s._model_metrics(KERNELS[REQUEST_RATE_KERNEL], lay, src, res.metrics.ce_gbytes_per_s)
+        model = s._model_metrics(
+            KERNELS[REQUEST_RATE_KERNEL],
+            lay,
+            src,
+            res.metrics.ce_gbytes_per_s,
+            ce_fixed_us=res.metrics.ce_fixed_us,
+        )
         fixed = replace(res, metrics=replace(res.metrics, **model))
         self.results = [fixed if r is res else r for r in self.results]
 

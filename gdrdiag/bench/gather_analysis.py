@@ -137,11 +137,23 @@ def _planned_model(
     else:  # odd layouts: both kernels read record by record (warp_record), every record
         hist, n_read = planned_read_plan(src, layout, group)
         pred = pcie_model.predict(hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
-    cap = pcie_model.request_cap(_bytes_per_request(R, n, n_read, pred), ce_gbps, link)
-    model = pcie_model.batch_ratio(
-        pred.ratio_to_ce * n / max(1, n_read), cap, layout.nbytes, ce_gbps, ce_fixed_us
+    model, cap = _timed(
+        pred.ratio_to_ce * n / max(1, n_read),
+        _bytes_per_request(R, n, n_read, pred),
+        layout,
+        link,
+        ce_gbps,
+        ce_fixed_us,
     )
     return pred, model, n_read, cap
+
+
+def _timed(
+    ratio: float, bytes_per_request: Optional[float], layout: Layout, link, ce_gbps, ce_fixed_us
+) -> tuple[float, Optional[float]]:
+    """(the batch's ratio to CE, the request cap) for a read plan at ``ratio``; no cap without a count."""
+    cap = None if bytes_per_request is None else pcie_model.request_cap(bytes_per_request, ce_gbps, link)
+    return pcie_model.batch_ratio(ratio, cap, layout.nbytes, ce_gbps, ce_fixed_us), cap
 
 
 def model_metrics(
@@ -192,22 +204,24 @@ def model_metrics(
             segment_histogram(order, layout, spec), R, spec.model_mode, line_aware=spec.line_aware, p=link
         )
         exact = not spec.presort  # in the given order runs rarely share a line: the count holds
-        cap = pcie_model.request_cap(_bytes_per_request(R, n, n, pred), ce_gbps, link) if exact else None
+        model, cap = _timed(
+            pred.ratio_to_ce,
+            _bytes_per_request(R, n, n, pred) if exact else None,
+            layout,
+            link,
+            ce_gbps,
+            ce_fixed_us,
+        )
         if exact:
             out["request_cap_ratio_to_ce"] = cap
-        model = pcie_model.batch_ratio(pred.ratio_to_ce, cap, layout.nbytes, ce_gbps, ce_fixed_us)
         out["model_ratio_to_ce"] = model
         # If back-to-back repeats of a slot hit L1, fewer bytes cross PCIe than are delivered.
         read_hist, n_read = read_plan(src, layout, spec)
         read_pred = pcie_model.predict(read_hist, R, spec.model_mode, line_aware=spec.line_aware, p=link)
         out["records_read_fraction"] = n_read / n
-        l1_cap = (
-            pcie_model.request_cap(_bytes_per_request(R, n, n_read, read_pred), ce_gbps, link)
-            if exact
-            else None
-        )
-        l1_model = pcie_model.batch_ratio(
-            read_pred.ratio_to_ce * n / max(1, n_read), l1_cap, layout.nbytes, ce_gbps, ce_fixed_us
+        per_read = _bytes_per_request(R, n, n_read, read_pred) if exact else None
+        l1_model, _ = _timed(
+            read_pred.ratio_to_ce * n / max(1, n_read), per_read, layout, link, ce_gbps, ce_fixed_us
         )
         out["model_ratio_if_repeats_hit_l1"] = l1_model
         ceiling = model

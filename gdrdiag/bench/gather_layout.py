@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 from gdrdiag import pcie_model
 from gdrdiag.bench.gather_kernels import KERNELS, LINES_RECORDS_PER_WARP, KernelSpec, round_up
 from gdrdiag.errors import UserInputError
+from gdrdiag.model.params import GatherParams
 
 POISON = 0xA5
 
@@ -310,7 +311,7 @@ def planned_read_plan(
     return hist, int(owner.sum())
 
 
-def layout_of(params, seed: Optional[int]) -> Optional[Layout]:
+def layout_of(params: GatherParams, seed: Optional[int]) -> Optional[Layout]:
     """The Layout a gather row measured, from its GatherParams and its seed; None for a CE row."""
     fields = (
         params.kernel,
@@ -339,6 +340,9 @@ def layout_of(params, seed: Optional[int]) -> Optional[Layout]:
 # record's bytes, and at 0.75 G/s x 128 B the cap is far above any CE): runs that gather them
 # measure the rate first (gather.py, the request-rate calibration).
 REQUEST_RATE_BELOW_BYTES = 128
+# Warp-kernel gathers of records up to this size send one read request per record: each measures
+# the read-request rate (the calibration reads 16-B records; docs/benchmarks.md).
+REQUEST_RATE_MAX_RECORD_BYTES = 32
 
 
 def request_rate_layout(base: Layout) -> Layout:

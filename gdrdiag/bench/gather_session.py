@@ -461,7 +461,7 @@ class GatherSession:
             / 32
             * bytes_in_flight_per_warp(spec, layout.record_bytes, launch.depth)
         )
-        ce_fixed = ce.metrics.ce_fixed_us if ce is not None and ce.metrics is not None else None
+        ce_fixed = ce.metrics.ce_fixed_us if ce is not None else None
         model = self._model_metrics(
             spec, layout, src, ce_gbps, launch.plan_us, launch.reuse, launch.depth, ce_fixed_us=ce_fixed
         )
