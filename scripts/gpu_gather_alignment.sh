@@ -14,20 +14,10 @@ export PYTHONPATH=. PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gather-align}
 RAW="$OUT/align"
 mkdir -p "$RAW"
-{
-  nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv
-  date -u +%Y-%m-%dT%H:%M:%SZ
-  git rev-parse --short HEAD 2>/dev/null
-} > "$RAW/gpu.txt" 2>&1
-cat "$RAW/gpu.txt"
-bench() {  # NAME ARGS...: one gather-bench run, its Report as NAME.json, one line of log
-  local name=$1 s
-  shift
-  s=$(date +%s)
-  timeout 120 python3 -m gdrdiag gather-bench --quiet --rounds 3 --min-rounds 2 --ce-per-case \
-    -k planned-lines,lines,warp --json-out "$RAW/$name.json" "$@" > "$RAW/$name.txt" 2>&1
-  echo "$name rc=$? wall_s=$(( $(date +%s) - s ))"
-}
+# shellcheck source=scripts/gather_run_lib.sh
+. scripts/gather_run_lib.sh
+gpu_header "$RAW"
+bench() { gather_run "$RAW" "$1" --ce-per-case -k planned-lines,lines,warp "${@:2}"; }
 for rep in 1 2; do
   for pat in random unique; do
     for R in 640 656 672 688 704 720 736 752 768; do

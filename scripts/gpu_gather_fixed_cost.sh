@@ -16,20 +16,10 @@ cd "$(dirname "$0")/.." || exit 1
 export PYTHONPATH=. PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gather-fixed}
 mkdir -p "$OUT"
-{
-  nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv
-  date -u +%Y-%m-%dT%H:%M:%SZ
-  git rev-parse --short HEAD 2>/dev/null
-} > "$OUT/gpu.txt" 2>&1
-cat "$OUT/gpu.txt"
-bench() {  # NAME ARGS...: one gather-bench run, its Report as NAME.json, one line of log
-  local name=$1 s
-  shift
-  s=$(date +%s)
-  timeout 120 python3 -m gdrdiag gather-bench --quiet --request-rate 0.75 --rounds 3 --min-rounds 2 \
-    --json-out "$OUT/$name.json" "$@" > "$OUT/$name.txt" 2>&1
-  echo "$name rc=$? wall_s=$(( $(date +%s) - s ))"
-}
+# shellcheck source=scripts/gather_run_lib.sh
+. scripts/gather_run_lib.sh
+gpu_header "$OUT"
+bench() { gather_run "$OUT" "$1" --request-rate 0.75 "${@:2}"; }
 for n in 128 32 8 2; do
   bench "batch-u16-$n" -s 16 --pattern unique -k planned-flat,planned-lines,warp --requests $n --ce-per-case
   bench "batch-r32-$n" -s 32 --pattern random -k planned-flat,planned-lines,warp --requests $n --ce-per-case
