@@ -149,7 +149,12 @@ def _planned_model(
 
 
 def _timed(
-    ratio: float, bytes_per_request: Optional[float], layout: Layout, link, ce_gbps, ce_fixed_us
+    ratio: float,
+    bytes_per_request: Optional[float],
+    layout: Layout,
+    link: pcie_model.LinkParams,
+    ce_gbps: Optional[float],
+    ce_fixed_us: Optional[float],
 ) -> tuple[float, Optional[float]]:
     """(the batch's ratio to CE, the request cap) for a read plan at ``ratio``; no cap without a count."""
     cap = None if bytes_per_request is None else pcie_model.request_cap(bytes_per_request, ce_gbps, link)
