@@ -33,10 +33,10 @@ from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gdrdiag import pcie_model  # noqa: E402
 from gdrdiag.bench import gather as g  # noqa: E402
 from gdrdiag.model.params import GatherParams  # noqa: E402
 from gdrdiag.model.serde import from_jsonable  # noqa: E402
+from gdrdiag.pathmodel import pcie as pcie_model  # noqa: E402
 
 H100_RATE = 0.75
 

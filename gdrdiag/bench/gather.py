@@ -16,7 +16,7 @@ Method, per case (docs/gather-bench.md):
 4. every destination byte is checked on the host with numpy (records gathered by fancy indexing
    of the pinned table; bytes past each record must still hold the poison); one wrong byte makes
    the result ERROR;
-5. the PCIe model (gdrdiag/pcie_model.py) predicts the best ratio to CE the layout allows for the
+5. the PCIe model (gdrdiag/pathmodel/pcie.py) predicts the best ratio to CE the layout allows for the
    kernel's way of reading, from the exact start offsets of the indices used.
 
 Only ``hw/`` talks to the driver; this module uses it through ``hw.cuda``, ``hw.memory``,
@@ -29,7 +29,6 @@ import contextlib
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from gdrdiag import pcie_model
 from gdrdiag.bench.gather_analysis import (  # noqa: F401 - gather-bench's public names, re-exported
     REQUEST_RATE_KERNEL,
     fmt_ratio,
@@ -75,6 +74,7 @@ from gdrdiag.bench.gather_layout import (  # noqa: F401 - gather-bench's public 
 from gdrdiag.errors import NotSupported
 from gdrdiag.model.params import GatherParams
 from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.pathmodel import pcie as pcie_model
 
 # The copy engine's cost per copy comes from copies of this size and a quarter of it (the table
 # start; fewer bytes where the run copies fewer), if that quarter is at least the minimum.

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from gdrdiag import pcie_model
 from gdrdiag.bench.gather_kernels import (
     BEST_CANDIDATES,
     KERNELS,
@@ -18,6 +17,7 @@ from gdrdiag.bench.gather_kernels import (
 from gdrdiag.bench.gather_layout import Layout, planned_read_plan, read_plan, segment_histogram
 from gdrdiag.bench.gather_requests import plan_efficiency, planned_sector_plan
 from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.pathmodel import pcie as pcie_model
 
 
 def fmt_ratio(v: Optional[float]) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from gdrdiag import pcie_model
 from gdrdiag.bench.gather_kernels import DEFAULT_PLAN_REUSE, LADDER, kernel_spec
 from gdrdiag.bench.gather_layout import TABLE_PAD, Layout
 from gdrdiag.errors import UserInputError
 from gdrdiag.model.results import BenchResult
 from gdrdiag.model.words import AUTO, NumaRequest
+from gdrdiag.pathmodel import pcie as pcie_model
 
 CE_KEY = "gather_ce_reference"
 

@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from gdrdiag import pcie_model
 from gdrdiag.errors import NotSupported, UserInputError
+from gdrdiag.pathmodel import pcie as pcie_model
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
-from gdrdiag import pcie_model
 from gdrdiag.bench.gather_kernels import KERNELS, LINES_RECORDS_PER_WARP, KernelSpec, round_up
 from gdrdiag.errors import UserInputError
 from gdrdiag.model.params import GatherParams
+from gdrdiag.pathmodel import pcie as pcie_model
 
 POISON = 0xA5
 

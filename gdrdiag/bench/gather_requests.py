@@ -31,8 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from gdrdiag import pcie_model
 from gdrdiag.bench.gather_layout import Layout, planned_segments
+from gdrdiag.pathmodel import pcie as pcie_model
 
 SECTORS_PER_LINE = pcie_model.LINE // pcie_model.SECTOR  # 4
 

@@ -25,7 +25,7 @@ Every destination is poisoned before a case and checked byte for byte after it; 
 the row ERROR. Timing is :mod:`gdrdiag.bench.timing` (CUDA events, warm-up, every sample kept,
 median); with peer access on, iterations queue behind a spin gate (enqueue cost excluded); staged
 copies (peer access off) run ungated, because the driver's staging may wait on the host. Each row's
-``expected_gbytes_per_s`` and ``measured_over_expected`` come from :mod:`gdrdiag.peer_model`.
+``expected_gbytes_per_s`` and ``measured_over_expected`` come from :mod:`gdrdiag.pathmodel.peer`.
 With fewer than two GPUs every case is WAIVED with the reason.
 """
 
@@ -54,7 +54,7 @@ from gdrdiag.hw.memory import Buffer, MemoryKind
 from gdrdiag.model.machine import MachineInfo
 from gdrdiag.model.params import PeerMetrics, PeerParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats, Status
-from gdrdiag.peer_model import Expectation, expect, pair_of
+from gdrdiag.pathmodel.peer import Expectation, expect, pair_of
 from gdrdiag.units import GiB, KiB, MiB
 
 DEFAULT_SIZES = (4 * KiB, 64 * KiB, 1 * MiB, 16 * MiB, 256 * MiB)

@@ -7,7 +7,7 @@ stream waits for, and waits for each source's join event (CUDA events; queued be
 gate, so the copies start together and host enqueue cost is excluded). The value is every source's
 bytes over the time. Every slice is poisoned first and checked byte for byte after.
 
-The expectation is the destination's ingress (:func:`gdrdiag.peer_model.expect_all_to_one`): the
+The expectation is the destination's ingress (:func:`gdrdiag.pathmodel.peer.expect_all_to_one`): the
 sum of the sources' pair paths, capped by the destination's active NVLinks or its PCIe link. With
 two GPUs there is one source, so the row is that pair's copy under another name; the case is there
 for machines with more GPUs (the description and ``sources`` say so).
@@ -25,7 +25,7 @@ from gdrdiag.hw import cuda, memory
 from gdrdiag.hw import peer as hw_peer
 from gdrdiag.hw.memory import Buffer, MemoryKind
 from gdrdiag.model.results import BenchResult
-from gdrdiag.peer_model import expect_all_to_one
+from gdrdiag.pathmodel.peer import expect_all_to_one
 from gdrdiag.units import KiB
 
 ALL_TO_ONE_KEY = "peer_all_to_one"

@@ -31,7 +31,7 @@ def diagnose_cmd(
     from gdrdiag.diagnose import diagnose
     from gdrdiag.model.findings import Severity
     from gdrdiag.model.serde import to_jsonable
-    from gdrdiag.paths import judge
+    from gdrdiag.pathmodel.judge import judge
     from gdrdiag.render.findings_table import render_findings
     from gdrdiag.render.path_table import render_judgements
 

@@ -124,10 +124,10 @@ def gather_bench(
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
 ) -> None:
     """Gather R-byte records from pinned host memory into the GPU by zero-copy, against the copy engine."""
-    from gdrdiag import pcie_model
     from gdrdiag.bench import gather
     from gdrdiag.hw.placement import check_request
     from gdrdiag.model.words import parse_numa
+    from gdrdiag.pathmodel import pcie as pcie_model
 
     numa_request = parse_numa(numa)
     check_request(numa_request)

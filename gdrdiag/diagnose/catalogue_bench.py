@@ -399,7 +399,7 @@ ENTRIES = (
         "PERF-PATH-SLOW",
         "causes",
         "WARN",
-        "a row below 80% of what its path allows (gdrdiag/paths.py) that no cause in the Report explains",
+        "a row below 80% of what its path allows (gdrdiag/pathmodel/) that no cause in the Report explains",
         "The symptom with no candidate: the Report lacks the facts or measurements that would name one.",
         "Measure with gdrdiag (or import with --bundle) so the cause model can weigh the candidates.",
     ),

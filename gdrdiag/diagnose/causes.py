@@ -25,7 +25,7 @@ from gdrdiag.diagnose.thresholds import GPU_VS_HOST_FAIL, RO_GAIN
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo, PathClass
 from gdrdiag.model.path import Judgement, Mover, Place
-from gdrdiag.paths import judge
+from gdrdiag.pathmodel.judge import judge
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
@@ -101,7 +101,7 @@ class Context:
     machine: Optional[MachineInfo]
     machine_codes: dict[str, Finding]
     gaps: tuple[GdrGap, ...]
-    judgements: tuple[Judgement, ...] = ()  # every numeric row against its path (gdrdiag.paths)
+    judgements: tuple[Judgement, ...] = ()  # every numeric row against its path (gdrdiag.pathmodel.judge)
     losses: tuple[Judgement, ...] = ()  # the judgements that are losses (most rules look at these only)
 
     def has(self, code: str) -> bool:

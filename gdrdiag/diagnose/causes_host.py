@@ -188,7 +188,7 @@ def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
 
     The large pinned H2D copy is judged against the PCIe model as before (the 0.90 threshold); every
     other pinned copy row (smaller sizes, D2H, imported bandwidthTest/nvbandwidth) through the path
-    model's judgement of it (:mod:`gdrdiag.paths`), worst first.
+    model's judgement of it (:mod:`gdrdiag.pathmodel.judge`), worst first.
     """
     found = _copy_loss(report, ctx)
     if found is None:

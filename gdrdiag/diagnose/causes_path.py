@@ -1,4 +1,4 @@
-"""Cause rules over the path model's losses (:mod:`gdrdiag.paths`): every judged row, any tool.
+"""Cause rules over the path model's losses (:mod:`gdrdiag.pathmodel.judge`): every judged row, any tool.
 
 Each rule takes the Report and the cause Context (which holds every row's ``Judgement``) and
 returns :class:`gdrdiag.diagnose.causes.Cause` objects, one per cause per path:
@@ -27,7 +27,7 @@ from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import ImportedParams, PeerParams
 from gdrdiag.model.path import SLOW_BELOW, Judgement, Mover, Place, Verdict
 from gdrdiag.model.vocabulary import MemoryKind, Provider
-from gdrdiag.path_rows import to_gbytes_per_s
+from gdrdiag.pathmodel.rows import to_gbytes_per_s
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.machine import MachineInfo

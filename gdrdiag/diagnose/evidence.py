@@ -188,7 +188,7 @@ def gdr_gaps(results: Iterable[BenchResult], model_reference: Optional[WriteRow]
     """One gap per GPU registration path that has a host reference (largest GPU size first).
 
     ``model_reference`` stands in for the host-memory row when the Report has none: what the path
-    model (:mod:`gdrdiag.paths`) says the GPU rows' own path allows (NIC port, NIC and GPU links).
+    model (:mod:`gdrdiag.pathmodel.judge`) says the GPU rows' own path allows (NIC port, NIC and GPU links).
     """
     rows = write_rows(results)
     host_rows = [r for r in rows if not r.on_gpu and r.ro is not True] or [r for r in rows if not r.on_gpu]

@@ -1,7 +1,7 @@
 """Findings from gather-bench results: ALIGN-* (layout) and PERF-GATHER-* (measurement vs model).
 
 Pure functions of ``BenchResult`` lists (saved Reports work the same); the PCIe model they call
-(gdrdiag/pcie_model.py) is pure too. Codes are stable:
+(gdrdiag/pathmodel/pcie.py) is pure too. Codes are stable:
 
 - ``ALIGN-01`` (WARN): the layout loses more than 5% to partial-line reads even when read the
   best SM way (line-aware); advice lists the layout changes the model says recover it.
@@ -23,13 +23,13 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Sequence
 
-from gdrdiag import pcie_model
 from gdrdiag.diagnose._common import ev
 from gdrdiag.diagnose.catalogue import with_reference
 from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import GatherParams
 from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.pathmodel import pcie as pcie_model
 
 ALIGN_LOSS_THRESHOLD = 0.05
 ALIGN_GAIN_THRESHOLD = 0.05

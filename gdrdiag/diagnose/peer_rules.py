@@ -10,7 +10,7 @@
 - PEER-ACS-REDIRECT: a PCIe peer pair whose switch ports have ACS request/completion redirect on,
   so every peer TLP climbs to the root complex (PCIe Base Spec r5.0 sec. 6.12).
 - PEER-SLOW: a large copy-engine peer copy with peer access on reaches under
-  :data:`PEER_OF_MODEL_HEALTHY` of the path model (links x rate x efficiency, :mod:`gdrdiag.peer_model`).
+  :data:`PEER_OF_MODEL_HEALTHY` of the path model (links x rate x efficiency, :mod:`gdrdiag.pathmodel.peer`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from gdrdiag.model.machine import GpuPeerPair, MachineInfo, PathClass
 from gdrdiag.model.params import ImportedParams, PeerParams
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import BenchResult, Status
-from gdrdiag.peer_model import expect, pair_of
+from gdrdiag.pathmodel.peer import expect, pair_of
 from gdrdiag.units import MiB, format_size
 
 PEER_OF_MODEL_HEALTHY = 0.9

@@ -1,6 +1,6 @@
 """Every "slow" threshold of the cause model, one per quantity, with the yardstick it divides by.
 
-Where a yardstick depends on the machine, it comes from the PCIe model (:mod:`gdrdiag.pcie_model`)
+Where a yardstick depends on the machine, it comes from the PCIe model (:mod:`gdrdiag.pathmodel.pcie`)
 for *this* link, MaxPayload, MaxReadReq and request size, never from a fixed fraction of the raw
 rate: a host with MaxPayload 128 moves fewer payload bytes per wire byte than one with 256, and is
 healthy at a lower number. docs/diagnosis.md lists these values and why.
@@ -12,7 +12,7 @@ from typing import Optional
 
 from gdrdiag.diagnose._common import shown
 from gdrdiag.model.machine import MachineInfo, PcieLink
-from gdrdiag.pcie_model import LinkParams, ce_efficiency
+from gdrdiag.pathmodel.pcie import LinkParams, ce_efficiency
 
 # RDMA WRITE into GPU memory / the same run's RDMA WRITE into host memory (same size, nearest
 # size otherwise). Below SLOW the GPU path is slow; below FAIL more than half the bandwidth is lost.

@@ -2,7 +2,7 @@
 
 What moved them, and what the model expected of that path at that size.
 
-Plain data (the logic is :mod:`gdrdiag.paths`): diagnose reads ``Judgement``s to find losses, render
+Plain data (the logic is :mod:`gdrdiag.pathmodel.judge`): diagnose reads ``Judgement``s to find losses, render
 prints ``measured / expected`` beside each row. Every numeric row of a Report gets exactly one
 ``Judgement``: a ratio to its expectation, or the reason it has none.
 """

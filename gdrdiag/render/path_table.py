@@ -1,4 +1,4 @@
-"""Every numeric row against its own path (gdrdiag/paths.py), as text: formatting only."""
+"""Every numeric row against its own path (gdrdiag/pathmodel/judge.py), as text: formatting only."""
 
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from gdrdiag.diagnose import diagnose
 from gdrdiag.model.machine import PathClass
-from gdrdiag.paths import judge
-from gdrdiag.peer_model import expect, pair_of
+from gdrdiag.pathmodel.judge import judge
+from gdrdiag.pathmodel.peer import expect, pair_of
 from tests.cases.casefile import load
 
 _HEAD = 'url = "https://example.org/t"\ntitle = "t"\nsource = "blog"\ncause = "HEALTHY"\n'

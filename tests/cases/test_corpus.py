@@ -11,7 +11,7 @@ import pytest
 
 from gdrdiag.diagnose import diagnose
 from gdrdiag.model.findings import Severity
-from gdrdiag.paths import judge
+from gdrdiag.pathmodel.judge import judge
 from tests.cases.casefile import all_cases
 
 CASES = {c.name: c for c in all_cases()}

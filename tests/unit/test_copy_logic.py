@@ -252,7 +252,7 @@ def test_batched_rows_are_not_judged_against_a_per_copy_model():
 
     The per-call rows keep their per-copy judgement (CAUSE-SMALL-COPIES comes from it).
     """
-    from gdrdiag.path_rows import path_of
+    from gdrdiag.pathmodel.rows import path_of
 
     def row(key):
         return BenchResult(key=key, status=Status.OK, params=CopyParams(block_bytes=8192, blocks=10_000))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gdrdiag import pcie_model as pm
 from gdrdiag.bench import gather as g
+from gdrdiag.pathmodel import pcie as pm
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gather"
 H100 = FIXTURES / "h100_record_size_2026-11-26.json"

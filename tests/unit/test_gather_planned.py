@@ -4,10 +4,10 @@ the record-size summary."""
 import numpy as np
 import pytest
 
-from gdrdiag import pcie_model as pm
 from gdrdiag.bench import gather as g
 from gdrdiag.model.params import GatherMetrics, GatherParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats, Status
+from gdrdiag.pathmodel import pcie as pm
 
 LINK = pm.LinkParams(rcb=64)
 

@@ -5,13 +5,13 @@ from dataclasses import replace
 
 import pytest
 
-from gdrdiag import pcie_model as pm
 from gdrdiag.bench import gather as g
 from gdrdiag.bench.gather_config import GatherConfig
 from gdrdiag.bench.gather_session import GatherSession
 from gdrdiag.errors import NotSupported
 from gdrdiag.model.params import GatherMetrics, GatherParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats, Status
+from gdrdiag.pathmodel import pcie as pm
 
 
 class FakeSession:

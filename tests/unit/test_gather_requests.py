@@ -4,9 +4,9 @@ emulations of native/gather.cu's gather_flat_dedupe and gather_lines_dedupe; the
 import numpy as np
 import pytest
 
-from gdrdiag import pcie_model as pm
 from gdrdiag.bench import gather as g
 from gdrdiag.bench.gather_requests import planned_sector_plan
+from gdrdiag.pathmodel import pcie as pm
 
 LINK = pm.LinkParams(rcb=64)
 

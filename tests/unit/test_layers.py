@@ -169,7 +169,7 @@ def test_model_imports_nothing_else_from_gdrdiag():
         ("hw", ("bench", "inspect", "diagnose", "compare", "render", "cli")),
         ("inspect", ("bench", "diagnose", "compare", "render", "cli")),
         ("bench", ("diagnose", "compare", "render", "cli", "inspect")),
-        ("pcie_model", ("bench", "hw", "inspect", "diagnose", "render", "cli")),
+        ("pathmodel", ("bench", "hw", "inspect", "diagnose", "compare", "render", "cli")),
     ],
 )
 def test_pure_layers_import_no_layer_above_or_beside(layer, forbidden):

@@ -1,4 +1,4 @@
-"""The path model (gdrdiag/paths.py) and the ranking it feeds (issue 20).
+"""The path model (gdrdiag/pathmodel/judge.py) and the ranking it feeds (issue 20).
 
 Unit tests of the expectation for each mover, then property tests over generated Reports: a cause
 of a measured loss always outranks a finding with no measured loss, a symptom never outranks its
@@ -21,8 +21,8 @@ from gdrdiag.model.params import CopyParams, ImportedParams
 from gdrdiag.model.path import Mover, Verdict
 from gdrdiag.model.report import Report
 from gdrdiag.model.vocabulary import Direction, MemoryKind, Provider
-from gdrdiag.path_bounds import posted_write_efficiency, wire_efficiency
-from gdrdiag.paths import judge
+from gdrdiag.pathmodel.bounds import posted_write_efficiency, wire_efficiency
+from gdrdiag.pathmodel.judge import judge
 from tests.unit.diagnosis_scenarios import copy_h2d, machine, ok, report, write
 
 MiB = 1 << 20

@@ -1,10 +1,10 @@
-"""The PCIe read-efficiency model (gdrdiag/pcie_model.py): spec rules and the known anchors."""
+"""The PCIe read-efficiency model (gdrdiag/pathmodel/pcie.py): spec rules and the known anchors."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gdrdiag import pcie_model as m
+from gdrdiag.pathmodel import pcie as m
 
 P = m.LinkParams(mps=256, mrrs=4096, rcb=128, cpl_overhead=20)  # closed forms below
 

@@ -29,7 +29,7 @@ from gdrdiag.model.machine import (
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import Status
 from gdrdiag.model.vocabulary import Bench
-from gdrdiag.peer_model import CE_NVLINK_EFFICIENCY, SM_NVLINK_EFFICIENCY, expect
+from gdrdiag.pathmodel.peer import CE_NVLINK_EFFICIENCY, SM_NVLINK_EFFICIENCY, expect
 from gdrdiag.render.peer_table import render_peer_results
 from gdrdiag.units import GiB
 from tests.conftest import FIXTURES

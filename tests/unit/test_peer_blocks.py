@@ -42,9 +42,9 @@ from gdrdiag.model.machine import PathClass
 from gdrdiag.model.path import Mover, Verdict
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import Status
-from gdrdiag.path_rows import path_of
-from gdrdiag.paths import judge
-from gdrdiag.peer_model import CE_NVLINK_EFFICIENCY, expect_all_to_one
+from gdrdiag.pathmodel.judge import judge
+from gdrdiag.pathmodel.peer import CE_NVLINK_EFFICIENCY, expect_all_to_one
+from gdrdiag.pathmodel.rows import path_of
 from gdrdiag.render.peer_table import render_peer_results
 from gdrdiag.units import KiB, MiB
 from tests.conftest import FIXTURES

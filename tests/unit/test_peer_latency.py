@@ -15,7 +15,7 @@ from gdrdiag.cli import app
 from gdrdiag.model.params import PeerParams
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import Status
-from gdrdiag.path_rows import path_of
+from gdrdiag.pathmodel.rows import path_of
 from gdrdiag.render.peer_table import render_peer_results
 
 

@@ -1,6 +1,6 @@
 """Machine facts -> the bounds on a path: each link's payload rate after its protocol's overhead.
 
-Pure. The second step of the path model (:mod:`gdrdiag.paths`): the GPU's and the NIC's PCIe links
+Pure. The second step of the path model (:mod:`gdrdiag.pathmodel.judge`): the GPU's and the NIC's PCIe links
 (as capable, or as trained under load), the NIC port at its MTU, the node's NICs together for NCCL
 across nodes, and PCIe peer-to-peer between GPUs.
 """
@@ -11,9 +11,9 @@ from typing import Optional
 
 from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, PathClass, PcieLink
 from gdrdiag.model.path import Bound, Mover, Place
-from gdrdiag.path_rows import RowPath
-from gdrdiag.pcie_model import LinkParams, ce_efficiency
-from gdrdiag.peer_model import expect, expect_all_to_one, pair_of
+from gdrdiag.pathmodel.pcie import LinkParams, ce_efficiency
+from gdrdiag.pathmodel.peer import expect, expect_all_to_one, pair_of
+from gdrdiag.pathmodel.rows import RowPath
 
 # PCIe peer-to-peer copies between GPUs reach less of the link than host copies: the peer's BAR
 # completes the writes and, across a root complex, the host bridge forwards them. Public A6000
@@ -167,7 +167,7 @@ def bounds_of(m: Optional[MachineInfo], path: RowPath, as_configured: bool) -> l
 
 
 def _peer_bound(m: MachineInfo, path: RowPath, trained: bool) -> Optional[Bound]:
-    """A GPU pair's path from inspect's peer facts (NVLink or PCIe; gdrdiag/peer_model.py), when known.
+    """A GPU pair's path from inspect's peer facts (NVLink or PCIe; gdrdiag/pathmodel/peer.py), when known.
 
     Per direction: a both-ways row doubles it later, as every bound does. A PCIe pair whose peer
     access is not stated is judged on its path's narrowest link: staged or peer to peer, the bytes

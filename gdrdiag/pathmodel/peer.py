@@ -19,7 +19,7 @@ The path of an ordered pair is read by inspect (:class:`gdrdiag.model.machine.Gp
 
   Both directions at once: twice the one-way figure (links are full duplex).
 - **PCIe peer-to-peer** (PIX/PXB/PHB/NODE/SYS, peer access on): the narrowest PCIe link on the path
-  at the copy-engine efficiency of :func:`gdrdiag.pcie_model.ce_efficiency` (MPS 256, MRRS 4096
+  at the copy-engine efficiency of :func:`gdrdiag.pathmodel.pcie.ce_efficiency` (MPS 256, MRRS 4096
   unless known). Paths through a root complex (PHB, NODE, SYS) often fall far short: that shortfall
   is what diagnose explains (ACS redirection, inter-socket links), not a different model.
 - **Peer access off**: the driver stages the copy through pinned host memory (device -> host ->
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from gdrdiag.model.machine import GpuInfo, GpuPeerPair, MachineInfo, PathClass
-from gdrdiag.pcie_model import LinkParams, ce_efficiency
+from gdrdiag.pathmodel.pcie import LinkParams, ce_efficiency
 
 CE_NVLINK_EFFICIENCY = 0.83
 SM_NVLINK_EFFICIENCY = 20.6 / 26.5625

@@ -1,6 +1,6 @@
 """Rows -> paths: what each kind of measured row moved, from where to where, and by what mover.
 
-Pure. The first step of the path model (:mod:`gdrdiag.paths`): a gdrdiag bench row, an imported
+Pure. The first step of the path model (:mod:`gdrdiag.pathmodel.judge`): a gdrdiag bench row, an imported
 tool's row or a posted number becomes a :class:`RowPath` (source, destination, mover, size, the
 sweep it belongs to), or the reason it has none.
 """

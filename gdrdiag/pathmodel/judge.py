@@ -6,7 +6,7 @@ p2pBandwidthLatencyTest, nccl-tests, numbers posted in a thread) :func:`judge` w
 - the **path**: source memory and where it lives, destination, and the **mover** (copy engine, SM,
   NIC DMA, a collective);
 - the **bounds** on it: each endpoint's PCIe link (as capable, and as trained when it was read under
-  load), the NIC port, times the protocol efficiency of that hop (:mod:`gdrdiag.pcie_model` for PCIe
+  load), the NIC port, times the protocol efficiency of that hop (:mod:`gdrdiag.pathmodel.pcie` for PCIe
   reads, posted-write TLPs for writes, packet headers for the wire);
 - the **expected value at the row's size**: the narrowest bound, lowered by the mover's cost per
   operation (a 4 KiB copy pays the same few microseconds as a 1 GiB one). The per-operation cost is
@@ -37,12 +37,12 @@ from gdrdiag.model.path import (
 )
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.vocabulary import MemoryKind, Provider
-from gdrdiag.path_bounds import bounds_of
-from gdrdiag.path_rows import RowPath, best_gathers, path_of, to_gbytes_per_s
+from gdrdiag.pathmodel.bounds import bounds_of
+from gdrdiag.pathmodel.rows import RowPath, best_gathers, path_of, to_gbytes_per_s
 from gdrdiag.units import format_size
 
-# The first two steps live beside this module: rows -> paths (path_rows), facts -> bounds
-# (path_bounds); re-exported here so callers import the path model from one place.
+# The first two steps live beside this module: rows -> paths (rows.py), facts -> bounds
+# (bounds.py); re-exported from the package so callers import the path model from one place.
 __all__ = ["judge", "losses", "path_of", "to_gbytes_per_s"]
 
 # Cost per operation of each mover (microseconds), when the Report has no sweep to fit it from.
@@ -197,7 +197,7 @@ def _kind(path: RowPath) -> tuple:
 
 
 def _shape(path: RowPath) -> tuple:
-    """Everything :func:`gdrdiag.path_bounds.bounds_of` reads of a path (all but size and family)."""
+    """Everything :func:`gdrdiag.pathmodel.bounds.bounds_of` reads of a path (all but size and family)."""
     return (
         path.mover,
         path.source,
@@ -512,7 +512,7 @@ def _judge_gather(
         expected_gbytes_per_s=expected,
         ratio=ratio,
         bound=f"the PCIe model for this layout: {ratio_to_ce:.3f} of the same run's copy engine "
-        "(gdrdiag/pcie_model.py)",
+        "(gdrdiag/pathmodel/pcie.py)",
         per_op_us=0.0,
         per_op_source="measured over many records: no per-call cost",
         source=path.source,

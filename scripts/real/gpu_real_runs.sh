@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Real outputs of the standard tools on the GPU machine, healthy and with faults injected through the
+# tools' or the libraries' own knobs, each beside the bundle `gdrdiag collect` wrote in the same call.
+# They become tests/real/ (scripts/real/import_runs.py lays them out; tests/real/test_real_runs.py
+# judges them). Run from the repository root on the GPU machine:
+#
+#   OUT=/some/dir bash scripts/real/gpu_real_runs.sh [TAG]
+#
+# Builds nccl-tests, CUDA samples' p2pBandwidthLatencyTest and bandwidthTest, and nvbandwidth from
+# scripts/real/src/ in /tmp (or takes the binaries from .real-bin/ when that folder was carried), runs
+# each tool, and hands back $OUT/real-TAG.tar.gz (one folder per run: output.txt, command.txt, env.txt,
+# rc, wall_s) plus $OUT/real-bin.tar.gz (the binaries, to carry to the next machine).
+# NVLink multicast stays off (NCCL_NVLS_ENABLE=0): the machine's rule.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+FINAL=${OUT:-./out}
+mkdir -p "$FINAL"
+NGPU=$(nvidia-smi -L | grep -c '^GPU ')
+GPUNAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '-')
+TAG=${1:-${NGPU}x-${GPUNAME}}
+W=/tmp/real-$TAG
+BIN=/tmp/realtools
+rm -rf "$W"; mkdir -p "$W" "$BIN"
+trap 'tar -czf "$FINAL/real-$TAG.tar.gz" -C "$W" . ; echo "results: $FINAL/real-$TAG.tar.gz"' EXIT
+export PYTHONPATH=$ROOT
+export NCCL_NVLS_ENABLE=0
+PY=${PYTHON:-python3}
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+CUDA_HOME=$(dirname "$(dirname "$NVCC")")
+
+build() {
+  local s; s=$(date +%s)
+  if [ -d .real-bin ] && [ -x .real-bin/all_reduce_perf ]; then
+    cp -a .real-bin/. "$BIN/"; echo "binaries carried in .real-bin"; return
+  fi
+  local src=$ROOT/scripts/real/src gen="-gencode=arch=compute_90,code=sm_90"
+  (cd "$src/nccl-tests" && make -j16 MPI=0 CUDA_HOME="$CUDA_HOME" NCCL_HOME=/usr NVCC_GENCODE="$gen" \
+     BUILDDIR=/tmp/nccl-tests-build > "$W/build-nccl-tests.txt" 2>&1) && cp /tmp/nccl-tests-build/*_perf "$BIN/"
+  local cs=$src/cuda-samples
+  "$NVCC" -O2 -std=c++17 $gen -I"$cs/Common" "$cs/p2pBandwidthLatencyTest/p2pBandwidthLatencyTest.cu" \
+    -o "$BIN/p2pBandwidthLatencyTest" > "$W/build-p2p.txt" 2>&1
+  "$NVCC" -O2 -std=c++17 $gen -I"$cs/Common" "$cs/bandwidthTest/bandwidthTest.cu" \
+    -o "$BIN/bandwidthTest" > "$W/build-bandwidthTest.txt" 2>&1
+  # nvbandwidth needs Boost.Program_options: Debian's packages, unpacked from the carried .real-deps/.
+  if ls .real-deps/*.deb > /dev/null 2>&1; then
+    mkdir -p /tmp/boost; for d in .real-deps/*.deb; do dpkg -x "$d" /tmp/boost; done
+    (mkdir -p /tmp/nvb && cd /tmp/nvb && cmake "$src/nvbandwidth" -DCMAKE_BUILD_TYPE=Release \
+       -DCMAKE_CUDA_ARCHITECTURES=90 -DBoost_ROOT=/tmp/boost/usr -DBoost_NO_SYSTEM_PATHS=ON \
+       -DCMAKE_PREFIX_PATH=/tmp/boost/usr && make -j16) > "$W/build-nvbandwidth.txt" 2>&1 \
+      && cp /tmp/nvb/nvbandwidth "$BIN/"
+  fi
+  echo "build: $(( $(date +%s) - s )) s; built: $(ls "$BIN" | tr '\n' ' ')"
+}
+
+# run NAME TIMEOUT [VAR=VALUE ...] -- PROGRAM ARGS...: one folder per run, output as the tool printed it.
+run() {
+  local name=$1 limit=$2; shift 2
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
+  local d=$W/runs/$name s rc
+  mkdir -p "$d"
+  printf '%s\n' "${envs[@]}" > "$d/env.txt"
+  echo "$*" > "$d/command.txt"
+  date -u +%Y-%m-%dT%H:%M:%SZ > "$d/started"
+  s=$(date +%s%N)
+  env "${envs[@]}" timeout "$limit" "$@" > "$d/output.txt" 2>&1; rc=$?
+  echo "$rc" > "$d/rc"
+  awk -v a="$s" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f\n", (b - a) / 1e9 }' > "$d/wall_s"
+  echo "$name rc=$rc $(cat "$d/wall_s" 2>/dev/null) s"
+}
+
+# A second process keeping GPU $1 busy (matrix products) for $2 seconds: time-slicing halves what
+# any other process gets of that GPU.
+hog() {
+  $PY - "$1" "$2" > "$W/hog-$1.txt" 2>&1 <<'EOF' &
+import sys, time, torch
+dev, secs = int(sys.argv[1]), float(sys.argv[2])
+a = torch.randn(8192, 8192, device=f"cuda:{dev}", dtype=torch.bfloat16)
+end = time.time() + secs
+n = 0
+while time.time() < end:
+    for _ in range(20):
+        a = (a @ a).clamp_(-1, 1)
+    torch.cuda.synchronize(dev); n += 20
+print("products", n)
+EOF
+  HOG=$!
+  sleep 4  # its context and first products are up
+}
+unhog() { kill "$HOG" 2>/dev/null; wait "$HOG" 2>/dev/null; }
+
+{ date -u; nvidia-smi; nvidia-smi topo -m; nvcc --version | tail -2; } > "$W/device.txt" 2>&1
+build
+$PY -m gdrdiag collect --force -o "$W/bundle.tar.gz" > "$W/collect.txt" 2>&1; echo "collect rc=$?"
+
+NT="$BIN"
+SWEEP=(-b 8 -e 512M -f 4)
+last=$((NGPU - 1))
+if [ "$NGPU" -ge 2 ]; then
+  # nccl-tests, healthy
+  for c in all_reduce all_gather reduce_scatter sendrecv alltoall broadcast reduce; do
+    run "nccl-$c" 120 NCCL_NVLS_ENABLE=0 -- "$NT/${c}_perf" -g "$NGPU" "${SWEEP[@]}"
+  done
+  run nccl-all_reduce-info 120 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
+  run nccl-sendrecv-info 120 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO -- "$NT/sendrecv_perf" -g "$NGPU" "${SWEEP[@]}"
+  run nccl-all_reduce-json 120 NCCL_NVLS_ENABLE=0 -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}" -J "$W/runs/nccl-all_reduce-json/result.json"
+  # nccl-tests, faults through NCCL's own knobs
+  run fault-nccl-p2p-disable-all_reduce-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
+  run fault-nccl-p2p-disable-all_reduce 180 NCCL_NVLS_ENABLE=0 NCCL_P2P_DISABLE=1 -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
+  run fault-nccl-p2p-disable-sendrecv-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 -- "$NT/sendrecv_perf" -g "$NGPU" "${SWEEP[@]}"
+  run fault-nccl-p2p-level-loc-all_gather-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_P2P_LEVEL=LOC -- "$NT/all_gather_perf" -g "$NGPU" "${SWEEP[@]}"
+  run fault-nccl-one-channel-all_reduce-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_MIN_NCHANNELS=1 NCCL_MAX_NCHANNELS=1 -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
+  run fault-nccl-proto-ll-all_reduce-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_PROTO=LL -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
+  run fault-nccl-socket-all_reduce-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- "$NT/all_reduce_perf" -g "$NGPU" -b 8 -e 64M -f 4
+  hog "$last" 40
+  run fault-nccl-busy-gpu-all_reduce-info 60 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
+  unhog
+  # p2pBandwidthLatencyTest (its P2P=Disabled matrices are part of every run, by design)
+  run p2p-sample 240 -- "$BIN/p2pBandwidthLatencyTest"
+  run p2p-sample-p2p-read 240 -- "$BIN/p2pBandwidthLatencyTest" --p2p_read
+  hog "$last" 120
+  run fault-p2p-sample-busy-gpu 240 -- "$BIN/p2pBandwidthLatencyTest"
+  unhog
+fi
+# bandwidthTest: host<->GPU copies of GPU 0 (and every GPU)
+run bandwidthTest-pinned 120 -- "$BIN/bandwidthTest" --memory=pinned
+run bandwidthTest-all 120 -- "$BIN/bandwidthTest" --device=all --memory=pinned
+run bandwidthTest-shmoo 240 -- "$BIN/bandwidthTest" --mode=shmoo --memory=pinned --htod
+run fault-bandwidthTest-pageable 120 -- "$BIN/bandwidthTest" --memory=pageable
+hog 0 40
+run fault-bandwidthTest-busy-gpu 60 -- "$BIN/bandwidthTest" --memory=pinned
+unhog
+# nvbandwidth (-j), where it was built
+if [ -x "$BIN/nvbandwidth" ]; then
+  run nvbandwidth-host 240 -- "$BIN/nvbandwidth" -j -t host_to_device_memcpy_ce device_to_host_memcpy_ce \
+    host_to_device_bidirectional_memcpy_ce device_to_host_bidirectional_memcpy_ce host_to_device_memcpy_sm device_to_host_memcpy_sm
+  if [ "$NGPU" -ge 2 ]; then
+    run nvbandwidth-peer 300 -- "$BIN/nvbandwidth" -j -t device_to_device_memcpy_read_ce device_to_device_memcpy_write_ce \
+      device_to_device_bidirectional_memcpy_read_ce device_to_device_memcpy_read_sm device_to_device_memcpy_write_sm
+  fi
+  hog 0 60
+  run fault-nvbandwidth-busy-gpu 120 -- "$BIN/nvbandwidth" -j -t host_to_device_memcpy_sm device_to_host_memcpy_sm
+  unhog
+fi
+tar -czf "$FINAL/real-bin.tar.gz" -C "$BIN" .
+ls "$W/runs" | wc -l
