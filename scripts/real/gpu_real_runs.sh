@@ -4,12 +4,12 @@
 # They become tests/real/ (scripts/real/import_runs.py lays them out; tests/real/test_real_runs.py
 # judges them). Run from the repository root on the GPU machine:
 #
-#   OUT=/some/dir bash scripts/real/gpu_real_runs.sh [TAG]
+#   OUT=/some/dir [TOOLS="nccl p2p bandwidthTest nvbandwidth"] bash scripts/real/gpu_real_runs.sh [TAG]
 #
 # Builds nccl-tests, CUDA samples' p2pBandwidthLatencyTest and bandwidthTest, and nvbandwidth from
 # scripts/real/src/ in /tmp (or takes the binaries from .real-bin/ when that folder was carried), runs
 # each tool, and hands back $OUT/real-TAG.tar.gz (one folder per run: output.txt, command.txt, env.txt,
-# rc, wall_s) plus $OUT/real-bin.tar.gz (the binaries, to carry to the next machine).
+# rc, wall_s) (the binaries stay there).
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0): the machine's rule.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,6 +26,8 @@ trap 'tar -czf "$FINAL/real-$TAG.tar.gz" -C "$W" . ; echo "results: $FINAL/real-
 export PYTHONPATH=$ROOT
 export NCCL_NVLS_ENABLE=0
 PY=${PYTHON:-python3}
+TOOLS=${TOOLS:-nccl p2p bandwidthTest nvbandwidth}
+want() { case " $TOOLS " in *" $1 "*) return 0;; esac; return 1; }
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 CUDA_HOME=$(dirname "$(dirname "$NVCC")")
 
@@ -97,13 +99,15 @@ $PY -m gdrdiag collect --force -o "$W/bundle.tar.gz" > "$W/collect.txt" 2>&1; ec
 NT="$BIN"
 SWEEP=(-b 8 -e 512M -f 4)
 last=$((NGPU - 1))
-if [ "$NGPU" -ge 2 ]; then
+if [ "$NGPU" -ge 2 ] && want nccl; then
   # nccl-tests, healthy
   for c in all_reduce all_gather reduce_scatter sendrecv alltoall broadcast reduce; do
     run "nccl-$c" 120 NCCL_NVLS_ENABLE=0 -- "$NT/${c}_perf" -g "$NGPU" "${SWEEP[@]}"
   done
   run nccl-all_reduce-info 120 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
   run nccl-sendrecv-info 120 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO -- "$NT/sendrecv_perf" -g "$NGPU" "${SWEEP[@]}"
+  # one thread per GPU (-t N -g 1): the rank lines come from several threads
+  run nccl-all_reduce-threads 120 NCCL_NVLS_ENABLE=0 -- "$NT/all_reduce_perf" -t "$NGPU" -g 1 "${SWEEP[@]}"
   run nccl-all_reduce-json 120 NCCL_NVLS_ENABLE=0 -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}" -J "$W/runs/nccl-all_reduce-json/result.json"
   # nccl-tests, faults through NCCL's own knobs
   run fault-nccl-p2p-disable-all_reduce-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
@@ -116,6 +120,8 @@ if [ "$NGPU" -ge 2 ]; then
   hog "$last" 40
   run fault-nccl-busy-gpu-all_reduce-info 60 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
   unhog
+fi
+if [ "$NGPU" -ge 2 ] && want p2p; then
   # p2pBandwidthLatencyTest (its P2P=Disabled matrices are part of every run, by design)
   run p2p-sample 240 -- "$BIN/p2pBandwidthLatencyTest"
   run p2p-sample-p2p-read 240 -- "$BIN/p2pBandwidthLatencyTest" --p2p_read
@@ -124,6 +130,7 @@ if [ "$NGPU" -ge 2 ]; then
   unhog
 fi
 # bandwidthTest: host<->GPU copies of GPU 0 (and every GPU)
+if want bandwidthTest; then
 run bandwidthTest-pinned 120 -- "$BIN/bandwidthTest" --memory=pinned
 run bandwidthTest-all 120 -- "$BIN/bandwidthTest" --device=all --memory=pinned
 run bandwidthTest-shmoo 240 -- "$BIN/bandwidthTest" --mode=shmoo --memory=pinned --htod
@@ -131,8 +138,9 @@ run fault-bandwidthTest-pageable 120 -- "$BIN/bandwidthTest" --memory=pageable
 hog 0 40
 run fault-bandwidthTest-busy-gpu 60 -- "$BIN/bandwidthTest" --memory=pinned
 unhog
+fi
 # nvbandwidth (-j), where it was built
-if [ -x "$BIN/nvbandwidth" ]; then
+if [ -x "$BIN/nvbandwidth" ] && want nvbandwidth; then
   run nvbandwidth-host 240 -- "$BIN/nvbandwidth" -j -t host_to_device_memcpy_ce device_to_host_memcpy_ce \
     host_to_device_bidirectional_memcpy_ce device_to_host_bidirectional_memcpy_ce host_to_device_memcpy_sm device_to_host_memcpy_sm
   if [ "$NGPU" -ge 2 ]; then
@@ -143,5 +151,4 @@ if [ -x "$BIN/nvbandwidth" ]; then
   run fault-nvbandwidth-busy-gpu 120 -- "$BIN/nvbandwidth" -j -t host_to_device_memcpy_sm device_to_host_memcpy_sm
   unhog
 fi
-tar -czf "$FINAL/real-bin.tar.gz" -C "$BIN" .
 ls "$W/runs" | wc -l

@@ -242,7 +242,10 @@ int runTest(const int argc, const char **argv) {
     if (error_id == cudaSuccess) {
       printf(" Device %d: %s\n", currentDevice, deviceProp.name);
 
-      if (deviceProp.computeMode == cudaComputeModeProhibited) {
+      // CUDA 13 removed cudaDeviceProp::computeMode; the attribute query says the same
+      int computeMode = 0;
+      cudaDeviceGetAttribute(&computeMode, cudaDevAttrComputeMode, currentDevice);
+      if (computeMode == cudaComputeModeProhibited) {
         fprintf(stderr,
                 "Error: device is running in <Compute Mode Prohibited>, no "
                 "threads can use ::cudaSetDevice().\n");
