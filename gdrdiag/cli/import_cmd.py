@@ -101,14 +101,7 @@ def import_cmd(
         report = results_report("import", results, machine=machine)
     report = dataclasses.replace(report, findings=tuple(diagnose(report)))
     text_out = _readable(report)
-    absent = _absent_devices(results, report.machine)
-    if absent:
-        where = "--into report's machine" if into is not None else "--bundle machine"
-        has = ", ".join(sorted(n.name for n in report.machine.nics)) or "no RDMA device"
-        error_line(
-            f"gdrdiag: warning: perftest ran on {', '.join(absent)}, which the {where} does not have "
-            f"(it has {has}); the results are judged against a NIC that did not move them"
-        )
+    _warn_other_machine(results, report.machine, into is not None)
     if output is not None:
         write_text_file(output, text_out, force=overwrite or force_requested(ctx))
     if wants_json(ctx):
@@ -204,6 +197,53 @@ def _absent_devices(results, machine) -> list[str]:
         and r.params.device_name
     }
     return sorted(named - present)
+
+
+def _warn_other_machine(results, machine, into: bool) -> None:
+    """One warning line each when the results name NICs or GPUs the machine facts do not have."""
+    absent = _absent_devices(results, machine)
+    if absent:
+        where = "--into report's machine" if into else "--bundle machine"
+        has = ", ".join(sorted(n.name for n in machine.nics)) or "no RDMA device"
+        error_line(
+            f"gdrdiag: warning: perftest ran on {', '.join(absent)}, which the {where} does not have "
+            f"(it has {has}); the results are judged against a NIC that did not move them"
+        )
+    gpu_mismatch = _gpu_mismatch(results, machine)
+    if gpu_mismatch:
+        error_line(f"gdrdiag: warning: {gpu_mismatch}")
+
+
+def _gpu_mismatch(results, machine) -> str:
+    """One line when the GPUs a tool's output names (model per ordinal) are not the machine facts' GPUs.
+
+    p2pBandwidthLatencyTest prints a ``Device: N, <name>, pciBusID: ...`` line per GPU; a bundle of
+    another machine (another count or model) would judge its numbers against links they never used.
+    """
+    from gdrdiag.model.params import ImportedParams
+
+    if machine is None or not machine.gpus:
+        return ""
+    named = {
+        r.params.gpu: r.params.device_name
+        for r in results
+        if isinstance(r.params, ImportedParams) and r.params.gpu is not None and r.params.gpu_bdf
+    }
+    if not named:
+        return ""
+    output = sorted(n or "?" for n in named.values())
+    bundle = sorted(g.name or "?" for g in machine.gpus)
+    if len(output) != len(bundle):
+        return (
+            f"the imported output names {len(output)} GPU(s) ({', '.join(sorted(set(output)))}), the "
+            f"bundle has {len(bundle)} ({', '.join(sorted(set(bundle)))}): not the machine the tool ran on?"
+        )
+    if output != bundle:
+        return (
+            f"the imported output's GPUs ({', '.join(output)}) are not the bundle's ({', '.join(bundle)}): "
+            "not the machine the tool ran on?"
+        )
+    return ""
 
 
 def _refuse_reimport(into: Path, base, per_file) -> None:

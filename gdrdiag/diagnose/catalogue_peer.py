@@ -16,6 +16,23 @@ NVSMI = "https://docs.nvidia.com/deploy/nvidia-smi/index.html"
 
 ENTRIES = (
     E(
+        "CAUSE-PEER-SLOWER-THAN-STAGED",
+        "peer",
+        "FAIL when it leads its loss and explains half or more of a loss of half or more; WARN for a "
+        "fair share; else INFO",
+        "a GPU pair's copy with peer access on runs slower than the same copy staged through host memory "
+        "(P2P enabled slower than disabled: p2pBandwidthLatencyTest, nvbandwidth or peer-bench)",
+        "A staged copy crosses both GPUs' PCIe links through host memory; a working peer path is never "
+        "slower. Something on the peer path throttles it: an IOMMU translating peer traffic, ACS redirect "
+        "on a port between the GPUs, a BAR1 too small or unassigned, or a driver that does not offer P2P "
+        "for the pair. It is not peer access left off.",
+        "Fix the fact the finding names first (iommu=pt, ACS redirect off, Resizable BAR, a P2P-capable "
+        "placement); without a bundle, run `gdrdiag collect -o node.tar.gz` on that machine and import "
+        "again with --bundle.",
+        PEER_ACCESS,
+        ACS_SEC,
+    ),
+    E(
         "PEER-ACCESS-OFF",
         "peer",
         "INFO when both were measured (peer access works here: the off rows are the cost of not "

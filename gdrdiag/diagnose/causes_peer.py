@@ -7,6 +7,17 @@
   the links, sets the rate. Measured when a row of the same pair reaches its path (ACS off, or
   another run); inferred otherwise.
 
+- ``CAUSE-PEER-SLOWER-THAN-STAGED``: a GPU pair's copy with peer access on runs slower than the same
+  copy staged through host memory (P2P enabled slower than disabled, same file or peer-bench run).
+  Staging crosses both GPUs' PCIe links twice, so a working peer path is never slower: something on
+  the peer path itself throttles it. The candidates are machine facts, ranked by what the bundle
+  shows: an IOMMU translating the peer traffic (every peer TLP takes an IOMMU lookup; DMA or DMA-FQ
+  group type, Documentation/ABI/testing/sysfs-kernel-iommu_groups), ACS redirect on a port between
+  the GPUs (PCIe Base Spec r5.0 sec. 6.12), a BAR1 too small or unassigned (the peer maps the
+  destination's memory through its BAR1), and the driver not offering P2P for the pair
+  (cuDeviceCanAccessPeer = 0, ``nvidia-smi topo -p2p``). Never "P2P not in effect": it is in effect,
+  and slow. Without a bundle the cause lists the hypotheses and the command that decides.
+
 Machine facts without a loss stay with :mod:`gdrdiag.diagnose.peer_rules` (``PEER-ACS-REDIRECT``).
 """
 
@@ -16,9 +27,14 @@ from typing import TYPE_CHECKING, Optional
 
 from gdrdiag.diagnose.causes import Cause, Context
 from gdrdiag.diagnose.causes_path import row_evidence
-from gdrdiag.diagnose.peer_rules import redirecting_bridges
-from gdrdiag.model.machine import GpuPeerPair, PathClass
+from gdrdiag.diagnose.peer_rules import imported_peer_rows, redirecting_bridges
+from gdrdiag.diagnose.virt_rules import REDIRECT_BITS
+from gdrdiag.model.machine import GpuPeerPair, MachineInfo, PathClass
+from gdrdiag.model.params import ImportedParams, PeerParams
 from gdrdiag.model.path import Judgement, Mover, Place
+from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.pathmodel.peer import pair_of
+from gdrdiag.pathmodel.rows import to_gbytes_per_s
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
@@ -88,4 +104,174 @@ def peer_acs_redirect(report: "Report", ctx: Context) -> list[Cause]:
     ]
 
 
-RULES = (peer_acs_redirect,)
+COLLECT = "gdrdiag collect -o node.tar.gz"
+HYPOTHESES = (
+    "an IOMMU translating peer traffic",
+    "ACS redirect on a port between the GPUs",
+    "a BAR1 too small or unassigned",
+    "P2P not supported by the driver for this pair",
+)
+
+
+def _gbs(r: BenchResult) -> float:
+    return to_gbytes_per_s(float(r.value or 0), r.unit) or 0.0  # type: ignore[arg-type]
+
+
+def _ab_pairs(results: tuple[BenchResult, ...]) -> list[tuple[BenchResult, BenchResult, int, int]]:
+    """(peer-access-on row, its staged row, source GPU, destination GPU) for every measured A/B.
+
+    Imported: the same file, test and data flow (a read row pulls the column's memory); peer-bench:
+    ``peer_ce_on`` beside ``peer_ce_off`` (and both ways) at the same size.
+    """
+    out = []
+    off: dict[tuple, BenchResult] = {}
+    for r in imported_peer_rows(results, False):
+        p = r.params
+        assert isinstance(p, ImportedParams)
+        off[(p.tool, p.source_file, p.test, p.gpu, p.peer_gpu)] = r
+    for r in imported_peer_rows(results, True):
+        p = r.params
+        assert isinstance(p, ImportedParams)
+        test = p.test or ""
+        src, dst = (p.peer_gpu, p.gpu) if test.endswith("_read") else (p.gpu, p.peer_gpu)
+        staged = off.get((p.tool, p.source_file, test.removesuffix("_read"), src, dst))
+        if staged is not None and src is not None and dst is not None:
+            out.append((r, staged, src, dst))
+    bench: dict[tuple, BenchResult] = {}
+    for r in results:
+        q = r.params
+        if isinstance(q, PeerParams) and r.status is Status.OK and r.value and r.key.startswith("peer_ce_"):
+            bench[(r.key, q.src_gpu, q.dst_gpu, q.size_bytes)] = r
+    for (key, src, dst, size), r in bench.items():
+        staged = (
+            bench.get((key.removesuffix("_on") + "_off", src, dst, size)) if key.endswith("_on") else None
+        )
+        if staged is not None and src is not None and dst is not None:
+            out.append((r, staged, src, dst))
+    return out
+
+
+def _facts(m: MachineInfo, pair: Optional[GpuPeerPair]) -> tuple[list[str], list[str], list[str]]:
+    """(facts that fit, facts checked and clear, hypotheses the machine facts leave open) for a pair."""
+    fit: list[str] = []
+    clear: list[str] = []
+    open_: list[str] = []
+    bdfs = [b for b in ((pair.src_bdf, pair.dst_bdf) if pair else ()) if b]
+    types = {b: (m.function(b).iommu_group_type if m.function(b) else None) for b in bdfs}
+    translated = [b for b, t in types.items() if t in ("DMA", "DMA-FQ")]
+    if translated:
+        fit.append(
+            "IOMMU translating peer traffic: "
+            + ", ".join(f"pci[{b}].iommu_group_type = {types[b]}" for b in translated)
+        )
+    elif m.virt.iommu_mode == "translated":
+        fit.append("IOMMU translating peer traffic: virt.iommu_mode = translated")
+    elif m.virt.iommu_mode in ("off", "passthrough") or any(types.values()):
+        clear.append(f"no IOMMU translation (virt.iommu_mode = {m.virt.iommu_mode})")
+    else:
+        open_.append(HYPOTHESES[0])
+    ports = [
+        (b, tuple(x for x in REDIRECT_BITS if x in f.acs.ctl_flags))
+        for b in (pair.bridges if pair else ())
+        if (f := m.function(b)) is not None and f.acs is not None
+    ]
+    redirect = [(b, bits) for b, bits in ports if bits]
+    if redirect:
+        fit.append(
+            "ACS redirect between the GPUs: "
+            + ", ".join(f"pci[{b}].acs.ctl_flags has {'/'.join(x)}" for b, x in redirect)
+        )
+    elif ports:
+        clear.append(f"no ACS redirect on the {len(ports)} port(s) between the GPUs")
+    else:
+        open_.append(HYPOTHESES[1] + (" (a VM's guest sees no host ports)" if m.virt.is_vm else ""))
+    gpus = [g for g in m.gpus if g.bdf in bdfs]
+    bar = []
+    for g in gpus:
+        size = g.nvml_bar1_total * 1024 * 1024 if g.nvml_bar1_total else g.bar1_bytes
+        if size == 0:
+            bar.append(f"gpus[{g.bdf}].bar1_bytes = 0 (BAR1 unassigned)")
+        elif size and g.total_memory and size < g.total_memory:
+            bar.append(f"gpus[{g.bdf}] BAR1 {size >> 20} MiB < memory {g.total_memory >> 20} MiB")
+    if bar:
+        fit.append("BAR1 too small or unassigned: " + "; ".join(bar))
+    elif gpus and all((g.nvml_bar1_total or g.bar1_bytes) for g in gpus):
+        clear.append("BAR1 covers each GPU's memory")
+    else:
+        open_.append(HYPOTHESES[2])
+    if pair is None or pair.can_access_peer is None:
+        open_.append(HYPOTHESES[3])
+    elif pair.can_access_peer is False or pair.access_supported is False:
+        where = f"machine.peers[{pair.src_ordinal}->{pair.dst_ordinal}]"
+        fit.append(f"P2P not supported by the driver: {where}.can_access_peer = {pair.can_access_peer}")
+    else:
+        bad = {k: v for k, v in pair.nvml_p2p.items() if v != "OK"}
+        if bad:
+            fit.append(f"P2P refused by the driver for this pair: nvidia-smi topo -p2p {bad}")
+        else:
+            clear.append("the driver offers P2P for this pair (cuDeviceCanAccessPeer = 1)")
+    return fit, clear, open_
+
+
+def peer_slower_than_staged(report: "Report", ctx: Context) -> list[Cause]:
+    """CAUSE-PEER-SLOWER-THAN-STAGED: peer access on slower than staged through host, per worst pair."""
+    slow = [(on, off, s, d) for on, off, s, d in _ab_pairs(report.results) if _gbs(on) < _gbs(off)]
+    if not slow:
+        return []
+    on, off, src, dst = min(slow, key=lambda x: _gbs(x[0]) / _gbs(x[1]))
+    m = ctx.machine
+    judged = {j.index: j for j in ctx.judgements}
+    index = next((i for i, r in enumerate(report.results) if r is on), None)
+    j = judged.get(index) if index is not None else None
+    loss = j.loss if j is not None and j.loss else 1 - _gbs(on) / _gbs(off)
+    pro = [
+        f"results[{on.key} {src}->{dst}] = {_gbs(on):.1f} GB/s with peer access on",
+        f"results[{off.key} {src}->{dst}] = {_gbs(off):.1f} GB/s staged through host memory",
+        f"{len(slow)} row(s) where peer access on is slower than staged",
+    ]
+    if j is not None and j.ratio is not None:
+        pro.append(row_evidence(j))
+    what = f"GPU {src} -> {dst}: copies with peer access on run slower than staged through host memory"
+    if m is None or not m.gpus:
+        return [
+            Cause(
+                "CAUSE-PEER-SLOWER-THAN-STAGED",
+                f"{what}; the peer path itself is throttled (hypotheses: {'; '.join(HYPOTHESES)})",
+                0.5,
+                0.5,
+                "inferred",
+                loss,
+                (*pro, "no machine facts: run the next step on that machine to tell the hypotheses apart"),
+                (),
+                "Collect the machine's facts where the test ran and import again with --bundle: the IOMMU "
+                "mode, the ACS bits of every port between the GPUs, each GPU's BAR1 and the driver's P2P "
+                "verdict decide which one it is.",
+                COLLECT,
+                subject=on.key,
+            )
+        ]
+    fit, clear, open_ = _facts(m, pair_of(m, src, dst))
+    share = 0.9 if fit else 0.5
+    lead = fit[0].split(":")[0] if fit else "a fact this bundle does not show"
+    return [
+        Cause(
+            "CAUSE-PEER-SLOWER-THAN-STAGED",
+            f"{what}: {lead}",
+            share,
+            share,
+            "measured" if fit else "inferred",
+            loss,
+            (*fit, *pro, *(f"not ruled out (no fact in the bundle): {h}" for h in open_)),
+            tuple(clear),
+            "Fix the fact named first: IOMMU translating peer traffic -> iommu=pt (or the IOMMU off) on "
+            "the host; ACS redirect -> disable it on the ports between the GPUs (BIOS, "
+            "pci=disable_acs_redir=); BAR1 -> enable Resizable BAR / large BAR1 in the BIOS; P2P "
+            "unsupported -> `nvidia-smi topo -p2p rw` names the reason. Until then, leave peer access "
+            "off for this pair (NCCL_P2P_LEVEL) so copies take the faster staged path.",
+            "gdrdiag inspect" if fit or not open_ else COLLECT,
+            subject=on.key,
+        )
+    ]
+
+
+RULES = (peer_acs_redirect, peer_slower_than_staged)

@@ -4,6 +4,9 @@
   a cudaMemcpyPeer device -> host -> device; on an NVLink pair that is ~10x slower. Measured: the
   on/off ratio of the same pair and size. When only staged copies were measured and the driver
   offers peer access, the loss against the path model is the evidence and the finding is FAIL.
+  Imported rows a tool measured with peer access off by design (p2pBandwidthLatencyTest's
+  P2P=Disabled matrices, ``ImportedParams.baseline``) are one INFO per file, like peer-bench's own
+  A/B: never a WARN on their own. Latency rows (us) are never read as bandwidth.
 - PEER-P2P-UNSUPPORTED: ``cuDeviceCanAccessPeer`` is 0 for a pair: every copy between them is staged
   and no kernel can touch the peer's memory.
 - PEER-NVLINK-DOWN: a GPU has NVLinks that are not active, so its pairs run on fewer links.
@@ -26,6 +29,7 @@ from gdrdiag.model.params import ImportedParams, PeerParams
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.pathmodel.peer import expect, pair_of
+from gdrdiag.pathmodel.rows import to_gbytes_per_s
 from gdrdiag.units import MiB, format_size
 
 PEER_OF_MODEL_HEALTHY = 0.9
@@ -55,18 +59,30 @@ def _large(results: Iterable[BenchResult], key: str) -> list[BenchResult]:
     return list(best.values())
 
 
-def _imported_staged(results: Iterable[BenchResult]) -> list[BenchResult]:
-    """Imported GPU->GPU rows measured with peer access disabled (p2pBandwidthLatencyTest P2P=Disabled)."""
+def is_bandwidth(r: BenchResult) -> bool:
+    """True when the row's unit is a bandwidth (a latency in us never is)."""
+    return to_gbytes_per_s(1.0, r.unit) is not None
+
+
+def imported_peer_rows(results: Iterable[BenchResult], peer_access: bool) -> list[BenchResult]:
+    """Imported GPU->GPU bandwidth rows between two GPUs with peer access as given (not the diagonal)."""
     return [
         r
         for r in results
         if r.status is Status.OK
         and isinstance(r.params, ImportedParams)
-        and r.params.peer_access is False
+        and r.params.peer_access is peer_access
         and r.params.gpu is not None
         and r.params.peer_gpu is not None
+        and r.params.gpu != r.params.peer_gpu
         and r.value
+        and is_bandwidth(r)
     ]
+
+
+def _imported_staged(results: Iterable[BenchResult]) -> list[BenchResult]:
+    """Imported GPU->GPU bandwidth rows measured with peer access off that no tool made so by design."""
+    return [r for r in imported_peer_rows(results, False) if r.params.baseline is None]  # type: ignore[union-attr]
 
 
 def _row_ev(r: BenchResult) -> str:
@@ -148,6 +164,66 @@ def access_off(report: Report) -> Iterable[Finding]:
             basis="inferred",
         )
     yield from _imported_access_off(report)
+    yield from _imported_by_design(report)
+
+
+def _gbs(r: BenchResult) -> float:
+    return to_gbytes_per_s(float(r.value or 0), r.unit) or 0.0  # type: ignore[arg-type]
+
+
+def _imported_by_design(report: Report) -> Iterable[Finding]:
+    """PEER-ACCESS-OFF INFO, one per imported file: the tool measured peer access off beside on by design.
+
+    The on/off ratio is taken pair by pair on the one-way rows of the same file; a pair whose peer
+    copy is not faster than its staged one is no by-design cost (causes_peer.py speaks for it).
+    """
+    staged = [r for r in imported_peer_rows(report.results, False) if r.params.baseline]  # type: ignore[union-attr]
+    on = {_ab_key(r): r for r in imported_peer_rows(report.results, True)}
+    files: dict[tuple, list[tuple[BenchResult, BenchResult]]] = {}
+    for off in staged:
+        p = off.params
+        assert isinstance(p, ImportedParams)
+        peer = on.get(_ab_key(off))
+        if peer is not None and _gbs(peer) > _gbs(off):
+            files.setdefault((p.tool, p.source_file), []).append((off, peer))
+    for (tool, source), ab in files.items():
+        ratios = [_gbs(peer) / _gbs(off) for off, peer in ab]
+        worst_off, worst_on = min(ab, key=lambda x: _gbs(x[1]) / _gbs(x[0]))
+        reason = worst_off.params.baseline  # type: ignore[union-attr]
+        yield dataclasses.replace(
+            finding(
+                "PEER-ACCESS-OFF",
+                Severity.INFO,
+                f"{tool or 'imported'}{f' ({source})' if source else ''}: copies with peer access off "
+                f"run {min(ratios):.1f}-{max(ratios):.1f}x slower than with it on ({len(ab)} pair rows, "
+                "staged through host memory); measured beside P2P on by design",
+                [
+                    f"results[{worst_off.key} {worst_off.params.gpu}->{worst_off.params.peer_gpu}] = "  # type: ignore[union-attr]
+                    f"{_gbs(worst_off):.1f} GB/s (peer access off)",
+                    f"results[{worst_on.key} {worst_on.params.gpu}->{worst_on.params.peer_gpu}] = "  # type: ignore[union-attr]
+                    f"{_gbs(worst_on):.1f} GB/s (peer access on)",
+                    f"by design: {reason}",
+                ],
+                ENABLE_ADVICE,
+                "",
+                source or (tool or ""),
+            ),
+            explains=round(1 - 1 / min(ratios), 3),
+            basis="by design",
+        )
+
+
+def _ab_key(r: BenchResult) -> tuple:
+    """What pairs an imported peer-access-off row with its peer-access-on row: file, test, data flow.
+
+    A read row (``unidirectional_read``: the row GPU pulls the column's memory) moves data column ->
+    row, so it pairs with the staged row of that direction.
+    """
+    p = r.params
+    assert isinstance(p, ImportedParams)
+    test = p.test or ""
+    src, dst = (p.peer_gpu, p.gpu) if test.endswith("_read") else (p.gpu, p.peer_gpu)
+    return (p.tool, p.source_file, test.removesuffix("_read"), src, dst)
 
 
 def _imported_access_off(report: Report) -> Iterable[Finding]:

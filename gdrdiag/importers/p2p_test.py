@@ -12,20 +12,29 @@ under a title line and a ``D\D 0 1 ...`` header, rows ``i  v(i,0) v(i,1) ...`` (
 - ``P2P=Disabled Latency Matrix (us)``, ``P2P=Enabled Latency (P2P Writes) Matrix (us)`` (and Reads):
   two tables each, ``GPU`` (event-timed) then ``CPU`` (host time to issue the copies).
 
-Each cell becomes one result: ``gpu`` = the row, ``peer_gpu`` = the column, direction ``d2d``. The
+Each cell becomes one result: ``gpu`` = the row, ``peer_gpu`` = the column, direction ``d2d``, the unit
+the title names (``GB/s``, or ``us`` for the latency tables: a latency is never a bandwidth). The
 row is the source in the write (and P2P=Disabled) matrices (``cudaMemcpyPeerAsync`` from row to
 column on the row's stream); in the *read* matrices the row GPU pulls the column GPU's memory (data
 column -> row). Diagonal cells are copies inside one GPU (``peer_gpu == gpu``; the sample counts their
 bytes twice). ``peer_access`` is whether peer access was in effect: P2P=Enabled and the pair CAN
 access (a CANNOT pair falls back to a copy through host memory, as the sample says); None on the
-diagonal. The key names the matrix (``p2p_unidirectional_enabled``), so the same pair in two matrices
-are two cases. Bandwidth copies are ``--numElems`` x 4 bytes (40,000,000 x 4 by default, not printed:
-``size_bytes`` stays unknown); latency copies are one int4 (16 bytes), unit ``us``.
+diagonal. ``can_access_peer`` is the pair's own CAN/CANNOT line, a fact even without a bundle.
+
+The P2P=Disabled matrices are a baseline by design: the sample measures every pair with peer access
+off beside on (as ``gdrdiag peer-bench`` does), so their rows carry ``baseline`` (why they are slow)
+and the path model never counts them as a loss. ``device_name`` and ``gpu_bdf`` are the row GPU's
+``Device:`` line (name, and ``pciDomainID:pciBusID:pciDeviceID.0``), which ``gdrdiag import`` checks
+against the bundle's GPUs (:func:`devices`). The key names the matrix
+(``p2p_unidirectional_enabled``), so the same pair in two matrices are two cases. Bandwidth copies
+are ``--numElems`` x 4 bytes (40,000,000 x 4 by default, not printed: ``size_bytes`` stays unknown);
+latency copies are one int4 (16 bytes), unit ``us``.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 from gdrdiag.errors import UserInputError
@@ -41,11 +50,41 @@ _TITLE = re.compile(
     r"(?: \(P2P (Writes|Reads)\))?(?: Bandwidth)? Matrix \((GB/s|us)\)[ \t]*"
 )
 _ACCESS = re.compile(r"[ \t]*Device=(\d{1,3}) (CAN|CANNOT) Access Peer Device=(\d{1,3})[ \t]*")
+# printf("Device: %d, %s, pciBusID: %x, pciDeviceID: %x, pciDomainID:%x\n", ...) in the sample's main()
+_DEVICE = re.compile(
+    r"[ \t]*Device: (\d{1,3}), (.{1,200}?), pciBusID: ([0-9a-fA-F]{1,2}), pciDeviceID: ([0-9a-fA-F]{1,2}), "
+    r"pciDomainID:([0-9a-fA-F]{1,4})[ \t]*"
+)
+STAGED_BY_DESIGN = (
+    "P2P=Disabled: the sample measures every pair with peer access off (copies staged through host "
+    "memory) beside P2P=Enabled, by design"
+)
 SAMPLE_TITLE = "P2P (Peer-to-Peer) GPU Bandwidth Latency Test"
 
 
 class P2pTestFormatError(UserInputError):
     """p2pBandwidthLatencyTest output this importer cannot read."""
+
+
+@dataclass(frozen=True)
+class SampleDevice:
+    """One ``Device: N, <name>, pciBusID: ...`` line: the GPU the sample calls ``N``."""
+
+    ordinal: int
+    name: str
+    bdf: str  # domain:bus:device.0, as the sample's hex numbers give it
+
+
+def devices(lines: list[str]) -> dict[int, SampleDevice]:
+    """The GPUs the output's ``Device:`` lines name, by the sample's ordinal."""
+    out: dict[int, SampleDevice] = {}
+    for ln in lines:
+        if len(ln) <= MAX_LINE and (m := _DEVICE.fullmatch(ln)):
+            bus, dev, dom = (int(m.group(i), 16) for i in (3, 4, 5))
+            out[int(m.group(1))] = SampleDevice(
+                int(m.group(1)), m.group(2).strip(), f"{dom:04x}:{bus:02x}:{dev:02x}.0"
+            )
+    return out
 
 
 def looks_like(lines: list[str]) -> bool:
@@ -60,6 +99,7 @@ def parse_text(text: str, source: str = "") -> list[BenchResult]:
     for ln in lines:
         if len(ln) <= MAX_LINE and (m := _ACCESS.fullmatch(ln)):
             access[(int(m.group(1)), int(m.group(3)))] = m.group(2) == "CAN"
+    gpus = devices(lines)
     out: list[BenchResult] = []
     section: Optional[tuple[str, bool, str]] = None  # (test, enabled, unit)
     table = ""  # "", or the header word of the table being read: D\D, GPU, CPU
@@ -94,7 +134,7 @@ def parse_text(text: str, source: str = "") -> list[BenchResult]:
         row = int(parts[0][:4])
         for col, cell in zip(columns, parts[1:], strict=True):
             value = number(cell, "p2pBandwidthLatencyTest: matrix cell")
-            add(out, _result(section, table, row, col, value, access, source))
+            add(out, _result(section, table, row, col, value, access, gpus.get(row), source))
     if not out:
         raise P2pTestFormatError(
             "p2pBandwidthLatencyTest: no bandwidth or latency matrix (truncated output?)"
@@ -132,13 +172,15 @@ def _result(
     col: int,
     value: float,
     access: dict[tuple[int, int], bool],
+    device: Optional[SampleDevice],
     source: str,
 ) -> BenchResult:
     test, enabled, unit = section
     if table == "CPU":
         test += "_cpu"
     local = row == col
-    peer = None if local else (enabled and access.get((row, col), True))
+    can = None if local else access.get((row, col))
+    peer = None if local else (enabled and can is not False)
     latency = unit == "us"
     params = ImportedParams(
         tool=Provider.P2P_TEST.value,
@@ -150,6 +192,10 @@ def _result(
         peer_gpu=col,
         peer_access=peer,
         source_file=source or None,
+        baseline=None if local or enabled else STAGED_BY_DESIGN,
+        can_access_peer=can,
+        device_name=device.name if device else None,
+        gpu_bdf=device.bdf if device else None,
     )
     if local:
         flow = f"copy inside GPU {row} (bytes counted twice)"

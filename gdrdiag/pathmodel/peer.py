@@ -22,10 +22,19 @@ The path of an ordered pair is read by inspect (:class:`gdrdiag.model.machine.Gp
   at the copy-engine efficiency of :func:`gdrdiag.pathmodel.pcie.ce_efficiency` (MPS 256, MRRS 4096
   unless known). Paths through a root complex (PHB, NODE, SYS) often fall far short: that shortfall
   is what diagnose explains (ACS redirection, inter-socket links), not a different model.
-- **Peer access off**: the driver stages the copy through pinned host memory (device -> host ->
-  device, pipelined in chunks), so at best the slower GPU's own PCIe copy rate (twice that both ways
-  at once: the links are full duplex). The x2 machine's staged copies reach about two thirds of it;
-  the staging loss against peer access shows as ``on_over_off`` in the bench's rows.
+- **Peer access off** (staged): the driver copies through pinned host memory (device -> host ->
+  device, pipelined in chunks), so the bytes take the trip through host memory over both GPUs' PCIe
+  links, never NVLink. While one chunk goes up from the source another comes down to the
+  destination: the host carries a read and a write stream at once, which is what a host<->GPU copy
+  both ways at once does, and that reaches :data:`STAGED_SHARE` of the link's one-way copy rate per
+  stream (0.69-0.71 of the sum on public A100 hosts: https://github.com/NVIDIA/nvbandwidth/issues/11,
+  https://github.com/NVIDIA/nvbandwidth/issues/53). So one way: the slower GPU link's copy rate x
+  0.7 (40.6 GB/s on PCIe Gen5 x16; measured 36.9-38.6 by peer-bench on 2 x H100 and ~37 by
+  p2pBandwidthLatencyTest on HGX H100, https://github.com/NVIDIA/nccl/issues/1264). Both ways at
+  once the two copies share those two links (each carries one copy's device->host and the other's
+  host->device) and reach :data:`STAGED_SHARE` of twice the one-way figure, not the links' full rate
+  both ways (peer-bench on 2 x H100: 59.6-64.4 GB/s against 56.8). The staging loss against peer
+  access shows as ``on_over_off`` in the bench's rows.
 - **All to one** (every other GPU's copy engine into one GPU at once, peer access on): the sum of
   each source's pair expectation, capped by what the destination can take in: its active NVLinks
   (links x per-link rate x the CE efficiency) for the NVLink sources, its own PCIe link at the
@@ -42,6 +51,9 @@ from gdrdiag.model.machine import GpuInfo, GpuPeerPair, MachineInfo, PathClass
 from gdrdiag.pathmodel.pcie import LinkParams, ce_efficiency
 
 CE_NVLINK_EFFICIENCY = 0.83
+# A staged (peer access off) copy: the share of a GPU link's one-way copy rate each stream through
+# host memory reaches while the host carries a read and a write at once (the module docstring).
+STAGED_SHARE = 0.7
 SM_NVLINK_EFFICIENCY = 20.6 / 26.5625
 NVLINK_SOURCES = (
     "NVIDIA/nccl src/graph/topo.h SM90_NVLINK_BW (20.6 GB/s per Hopper link, SM traffic)",
@@ -96,16 +108,7 @@ def expect(
         rates = [_gpu_link_rate(machine, b) for b in (pair.src_bdf, pair.dst_bdf)]
         if any(r is None for r in rates):
             return Expectation(None, "staged through host memory; a GPU's PCIe link rate is unknown")
-        eff = ce_efficiency(LinkParams())
-        raw = min(r for r in rates if r is not None)
-        # Both ways at once: each GPU's link carries one direction's D2H and the other's H2D, and
-        # PCIe is full duplex, so the yardstick doubles (measured: 64 GB/s both ways at 256 MiB on
-        # the x2 machine against 37 one way, above a single link's 58).
-        return Expectation(
-            raw * eff * factor,
-            f"peer access off: staged through host memory, at best the slower GPU's PCIe copy rate "
-            f"({raw:.1f} GB/s raw x {eff:.3f}){both}",
-        )
+        return _staged(rates, bidirectional)
     if pair.path_class is PathClass.NV:
         if pair.nvlink_gbytes_per_s is None:
             return Expectation(None, f"{pair.path_text}: the links' rate is unknown")
@@ -132,6 +135,26 @@ def expect(
         f"{' ' + link if link else ''} {raw:.1f} GB/s raw x {eff:.3f}{both}",
         raw,
         link,
+    )
+
+
+def _staged(rates: Sequence[Optional[float]], bidirectional: bool) -> Expectation:
+    """A copy with peer access off: the trip through host memory over both GPUs' PCIe links.
+
+    Not NVLink, and not the links' full rate both ways at once: see the module docstring.
+    """
+    eff = ce_efficiency(LinkParams())
+    raw = min(r for r in rates if r is not None)
+    one_way = raw * eff * STAGED_SHARE
+    text = (
+        f"peer access off: staged through host memory over both GPUs' PCIe links, the slower "
+        f"{raw:.1f} GB/s raw x {eff:.3f} x {STAGED_SHARE:g} (a read and a write through the host at once)"
+    )
+    if not bidirectional:
+        return Expectation(one_way, text)
+    return Expectation(
+        one_way * 2 * STAGED_SHARE,
+        text + f"; both ways at once the two copies share both links: x 2 x {STAGED_SHARE:g}",
     )
 
 

@@ -228,3 +228,16 @@ def test_nvbandwidth_all_to_host_host_to_all_and_local_copy():
     assert all(r.params.peer_gpu == r.params.gpu and r.params.direction == "d2d" for r in local)
     assert "nvbandwidth_device_to_device_bidirectional_memcpy_read_ce" not in by_key
     assert by_key["nvbandwidth_device_to_device_memcpy_write_sm"][0].status is Status.WAIVED
+
+
+def test_p2p_disabled_rows_are_a_baseline_and_devices_are_facts():
+    rows = _load("p2pBandwidthLatencyTest_4gpu.txt")
+    off = _cell(rows, "p2p_unidirectional_disabled", 0, 1)
+    assert off.params.baseline and "by design" in off.params.baseline and off.params.can_access_peer is True
+    on = _cell(rows, "p2p_unidirectional_enabled", 0, 1)
+    assert on.params.baseline is None and on.params.peer_access is True
+    cannot = _cell(rows, "p2p_unidirectional_enabled", 0, 2)
+    assert cannot.params.can_access_peer is False and cannot.params.baseline is None
+    assert _cell(rows, "p2p_unidirectional_disabled", 2, 2).params.baseline is None  # the diagonal
+    assert (off.params.device_name, off.params.gpu_bdf) == ("NVIDIA A100-PCIE-40GB", "0000:17:00.0")
+    assert _cell(rows, "p2p_latency_cpu_disabled", 0, 1).unit == "us"
