@@ -18,12 +18,13 @@ from typing import Iterable
 from gdrdiag.diagnose.catalogue_bench import ENTRIES as BENCH
 from gdrdiag.diagnose.catalogue_entry import Entry
 from gdrdiag.diagnose.catalogue_machine import ENTRIES as MACHINE
+from gdrdiag.diagnose.catalogue_nccl import ENTRIES as NCCL
 from gdrdiag.diagnose.catalogue_peer import ENTRIES as PEER
 from gdrdiag.model.findings import Finding
 
 
 def _entries() -> tuple[Entry, ...]:
-    return MACHINE + BENCH + PEER
+    return MACHINE + BENCH + PEER + NCCL
 
 
 # area -> (title, what the page covers, in a few sentences)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Iterable, Optional
 
-from gdrdiag.diagnose import causes_path, causes_peer, causes_rdma
+from gdrdiag.diagnose import causes_nccl, causes_path, causes_peer, causes_rdma
 from gdrdiag.diagnose._common import ev
 from gdrdiag.diagnose.causes import Cause, Context, context, gap_causes, reconcile
 from gdrdiag.diagnose.causes_path import SMALL_SHARE
@@ -92,7 +92,12 @@ def _numa_evidence(r: BenchResult, report: "Report") -> tuple[float, tuple[str, 
     gpu = report.machine.gpus[0] if report.machine and report.machine.gpus else None
     gpu_node = gpu.numa_node if gpu is not None and gpu.numa_node is not None and gpu.numa_node >= 0 else None
     if s.numa is None:
-        return 0.3, (), ("this Report does not record which node the buffers were allocated on",)
+        unknown = "this Report does not record which node the buffers were allocated on"
+        if gpu_node is None:
+            # the GPU shows no NUMA affinity (numa_node -1: one node, or a VM that cannot see the
+            # host's): nothing points at a far node, so the cause stays a weak candidate, below WARN
+            return 0.1, (), (unknown, "the GPU reports no NUMA node (numa_node -1)")
+        return 0.3, (), (unknown,)
     why = f"--numa {s.numa}: {s.numa_reason}" if s.numa_reason else f"--numa {s.numa}"
     if s.numa_node is None:
         # No NUMA affinity (numa_node -1: one node, or a VM that cannot see the host's) is no
@@ -435,7 +440,7 @@ def cause_findings(report: "Report") -> list[Finding]:
     machine_findings = diagnose_machine(report.machine) if report.machine is not None else []
     ctx = context(report, machine_findings)
     by_rule = [gap_causes(ctx), _leads(copy_causes(report, ctx)), _leads(working_set_cause(report, ctx))]
-    for rule in causes_rdma.RULES + causes_path.RULES + causes_peer.RULES:
+    for rule in causes_rdma.RULES + causes_path.RULES + causes_peer.RULES + causes_nccl.RULES:
         by_rule.append(_leads(rule(report, ctx)))
     causes = [c for found in by_rule for c in found]
     return (
@@ -443,6 +448,7 @@ def cause_findings(report: "Report") -> list[Finding]:
         + [c.finding(lead) for c, lead in _one_per_cause(by_rule)]
         + causes_path.unexplained_losses(report, ctx, [c for c, _ in causes])
         + next_measurements(report, ctx)
+        + causes_nccl.log_needed(report, ctx)
     )
 
 

@@ -27,7 +27,8 @@ from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import ImportedParams, PeerParams
 from gdrdiag.model.path import SLOW_BELOW, Judgement, Mover, Place, Verdict
 from gdrdiag.model.vocabulary import MemoryKind, Provider
-from gdrdiag.pathmodel.rows import to_gbytes_per_s
+from gdrdiag.pathmodel.bounds import collective_on_one_node
+from gdrdiag.pathmodel.rows import path_of, to_gbytes_per_s
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.machine import MachineInfo
@@ -317,11 +318,12 @@ def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
 def no_peer_memory(report: "Report", ctx: Context) -> list[Cause]:
     """CAUSE-NO-PEER-MEMORY: an NCCL or GPU-memory RDMA loss where nvidia_peermem is not loaded."""
     m = ctx.machine
-    if m is None or m.kernel.peermem_loaded is not False:
-        return []
+    if m is None or m.kernel.peermem_loaded is not False or not m.nics:
+        return []  # no RDMA NIC: there is no NIC for a peer-memory path to serve
     # A GPU-memory RDMA row that was measured was registered, so a peer-memory path existed for it:
-    # only NCCL, which falls back to host staging silently, can show this loss.
-    rows = [j for j in ctx.losses if j.is_loss and j.mover is Mover.COLLECTIVE]
+    # only NCCL, which falls back to host staging silently, can show this loss (across nodes only:
+    # within one host NCCL never touches a NIC).
+    rows = [j for j in _across_nodes(report, ctx, ctx.losses) if j.is_loss and j.mover is Mover.COLLECTIVE]
     if not rows:
         return []
     worst = min(rows, key=lambda j: j.ratio or 0)
@@ -344,6 +346,18 @@ def no_peer_memory(report: "Report", ctx: Context) -> list[Cause]:
             subject=worst.key,
         )
     ]
+
+
+def _across_nodes(report: "Report", ctx: Context, judgements: Iterable[Judgement]) -> list[Judgement]:
+    """The rows that may touch a NIC: all but NCCL collectives whose ranks sat on one host."""
+    out = []
+    for j in judgements:
+        if j.mover is Mover.COLLECTIVE and collective_on_one_node(
+            ctx.machine, path_of(report.results[j.index])[0]
+        ):
+            continue  # one host: NVLink / PCIe peer paths or host memory (gdrdiag/diagnose/causes_nccl.py)
+        out.append(j)
+    return out
 
 
 def _row_gpu(j: Judgement) -> Optional[int]:
@@ -370,7 +384,7 @@ def collective_far(report: "Report", ctx: Context) -> list[Cause]:
     m = ctx.machine
     rows = [
         j
-        for j in ctx.losses
+        for j in _across_nodes(report, ctx, ctx.losses)
         if j.is_loss and (j.mover is Mover.COLLECTIVE or (j.mover is Mover.NIC_DMA and _touches_gpu(j)))
     ]
     if not rows or m is None or not m.topology or m.virt.is_vm or not any(p.reliable for p in m.topology):
@@ -425,8 +439,10 @@ def gdr_ab(report: "Report", ctx: Context) -> list[Cause]:
     from the GPU (CAUSE-GPU-NIC-FAR) or when no peer-memory path exists (CAUSE-NO-PEER-MEMORY).
     """
     m = ctx.machine
+    if m is None or not m.nics:
+        return []  # GPUDirect RDMA needs an RDMA NIC
     runs: dict[tuple, dict[bool, Judgement]] = {}
-    for j in ctx.judgements:
+    for j in _across_nodes(report, ctx, ctx.judgements):
         p = report.results[j.index].params
         if j.mover is not Mover.COLLECTIVE or not isinstance(p, ImportedParams) or p.gpu_direct_rdma is None:
             continue

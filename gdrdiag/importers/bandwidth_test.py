@@ -158,6 +158,7 @@ def _result(
         memory=memory,
         gpu=gpu,
         source_file=source or None,
+        devices_summed=n_devs if n_devs > 1 else None,
     )
     words = {"h2d": "host to device", "d2h": "device to host", "d2d": "device to device"}[direction]
     notes = []

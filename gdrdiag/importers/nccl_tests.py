@@ -27,12 +27,14 @@ a fast wrong answer is a failure.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from gdrdiag.errors import UserInputError
-from gdrdiag.importers.common import add, integer, number
+from gdrdiag.importers.common import MAX_TEXT, add, integer, number
 from gdrdiag.importers.common import text as name_or_none
-from gdrdiag.model.params import ImportedMetrics, ImportedParams
+from gdrdiag.importers.nccl_log import LogReader
+from gdrdiag.model.params import ImportedMetrics, ImportedParams, NcclRankDevice, NcclRunFacts
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 from gdrdiag.model.vocabulary import MemoryKind, Provider
 
@@ -52,7 +54,13 @@ COLLECTIVES = (
 )
 _HEADER = re.compile(r"#\s+size\s+count\s+type\s+redop\s+root\s+(?:cpu)?time\s+algbw\s+busbw\s+#wrong.*")
 _STARTING = re.compile(r"# Collective test starting: ([A-Za-z0-9_.-]{1,60})\s*")
-_RANK = re.compile(r"#\s+Rank\s+\d{1,6} Group\s+\d{1,6} Pid\s+\d{1,10} on .{0,200}")
+_RANK = re.compile(
+    r"#\s+Rank\s+(\d{1,6}) Group\s+\d{1,6} Pid\s+\d{1,10} on\s+(\S{1,200})\s+device\s+(\d{1,4})"
+    r"\s+\[([^\]]{0,40})\].{0,200}"
+)
+# lines that begin a run's output (nccl-tests src/common.cu): the version, the collective, the options
+_NEW_RUN = re.compile(r"# (?:nccl-tests version|Collective test starting|nThread )")
+MAX_RANKS = 4096
 _AVG = re.compile(r"# Avg bus bandwidth\s*:.*")
 
 
@@ -76,57 +84,122 @@ def collective_of(name: str) -> Optional[str]:
     return next((c for c in COLLECTIVES if c in base), None)
 
 
-def parse_text(text: str, source: str = "") -> list[BenchResult]:
-    """Results of one nccl-tests run's stdout (one result per size)."""
-    lines = [ln.rstrip("\r") for ln in text.splitlines()]
-    collective, ranks, names = None, 0, None
-    out: list[BenchResult] = []
+@dataclass
+class _Run:
+    """One run's part of the text: its collective, rank lines, INFO facts and table header."""
+
+    collective: Optional[str] = None
+    ranks: dict[int, NcclRankDevice] = field(default_factory=dict)
+    log: LogReader = field(default_factory=LogReader)
+    names: Optional[list[str]] = None
+    rows: list[tuple[str, list[str]]] = field(default_factory=list)  # (line, its columns)
+
+
+def _runs(lines: list[str]) -> list[_Run]:
+    """The text cut into runs: a start line (version, collective, nThread) after a table begins the next.
+
+    Several ranks' or nodes' outputs pasted one after the other stay readable: INFO lines belong to
+    the run they follow, a run without a table of its own lends its facts to the run before it.
+    """
+    runs = [_Run()]
     for ln in lines:
+        run = runs[-1]
+        if run.log.feed(ln):
+            continue
         if len(ln) > MAX_LINE:
-            continue  # no header nor result row is this long (NCCL INFO lines can be)
+            continue  # no header nor result row is this long
         if ln.startswith("#"):
             s = ln.strip()
+            if _NEW_RUN.match(s) and run.rows:
+                run = _Run()
+                runs.append(run)
             if m := _STARTING.fullmatch(s):
-                collective = collective_of(m.group(1))
-            elif _RANK.fullmatch(s):
-                ranks += 1
+                run.collective = collective_of(m.group(1))
+            elif m := _RANK.fullmatch(s):
+                if len(run.ranks) < MAX_RANKS:
+                    run.ranks[int(m.group(1))] = _rank_device(m)
             elif _HEADER.fullmatch(s):
-                names = s.lstrip("#").split()
+                run.names = s.lstrip("#").split()
             continue
         parts = ln.split()
-        if names is None or not parts:
-            continue
-        if not (parts[0].isascii() and parts[0].isdigit()):
-            continue  # NCCL INFO/WARN lines interleaved with the table
-        if len(parts) < len(names):
-            raise NcclTestsFormatError(
-                f"nccl-tests output: row {ln.strip()[:60]!r} has {len(parts)} columns for "
-                f"{len(names)} in the header (truncated output?)"
-            )
-        # the first occurrence of each column name is the out-of-place one
-        first = {
-            n: parts[_index(names, n)] for n in ("time", "cputime", "algbw", "busbw", "#wrong") if n in names
-        }
-        add(
-            out,
-            _result(
-                collective=collective or collective_of(source),
-                ranks=ranks or None,
-                size=integer(parts[0], "nccl-tests output: size"),
-                dtype=parts[2][:20],
-                redop=parts[3][:20],
-                time_us=number(first.get("time", first.get("cputime")), "nccl-tests output: time"),
-                algbw=number(first["algbw"], "nccl-tests output: algbw"),
-                busbw=number(first["busbw"], "nccl-tests output: busbw"),
-                wrong=_wrong(first["#wrong"]),
-                source=source,
-            ),
-        )
-    if names is None:
+        if run.names is None or not parts or not (parts[0].isascii() and parts[0].isdigit()):
+            continue  # NCCL WARN lines and other text interleaved with the table
+        run.rows.append((ln, parts))
+    return runs
+
+
+def _rank_device(m: "re.Match[str]") -> NcclRankDevice:
+    return NcclRankDevice(
+        int(m.group(1)), host=m.group(2)[:MAX_TEXT], cuda_dev=int(m.group(3)), bus_id=m.group(4)
+    )
+
+
+def parse_text(text: str, source: str = "") -> list[BenchResult]:
+    """Results of nccl-tests' stdout (one result per size), with the facts of NCCL's INFO lines in it."""
+    runs = _runs([ln.rstrip("\r") for ln in text.splitlines()])
+    if all(r.names is None for r in runs):
         raise NcclTestsFormatError("nccl-tests output: no '# size count type redop root time ...' header")
+    out: list[BenchResult] = []
+    seen: set[tuple] = set()
+    for i, run in enumerate(runs):
+        if not run.rows:
+            continue
+        # a run pasted after this one without a table of its own (another rank's log) adds its facts
+        for later in runs[i + 1 :]:
+            if later.rows:
+                break
+            run.log.merge(later.log)
+            run.ranks.update(later.ranks)
+        ranks = len(run.ranks) or None
+        facts = run.log.facts(tuple(run.ranks.values()), ranks)
+        for ln, parts in run.rows:
+            _row(out, seen, run, ln, parts, ranks or (facts.ranks if facts else None), facts, source)
     if not out:
         raise NcclTestsFormatError("nccl-tests output: a result header without a result row (truncated?)")
     return out
+
+
+def _row(
+    out: list[BenchResult],
+    seen: set[tuple],
+    run: _Run,
+    ln: str,
+    parts: list[str],
+    ranks: Optional[int],
+    facts: Optional[NcclRunFacts],
+    source: str,
+) -> None:
+    names = run.names or []
+    if len(parts) < len(names):
+        raise NcclTestsFormatError(
+            f"nccl-tests output: row {ln.strip()[:60]!r} has {len(parts)} columns for "
+            f"{len(names)} in the header (truncated output?)"
+        )
+    # the first occurrence of each column name is the out-of-place one
+    first = {
+        n: parts[_index(names, n)] for n in ("time", "cputime", "algbw", "busbw", "#wrong") if n in names
+    }
+    collective = run.collective or collective_of(source)
+    once = (collective, ranks, tuple(parts))
+    if once in seen:
+        return  # the same run's table pasted twice (each node's copy of rank 0's output)
+    seen.add(once)
+    add(
+        out,
+        _result(
+            collective=collective,
+            ranks=ranks,
+            size=integer(parts[0], "nccl-tests output: size"),
+            dtype=parts[2][:20],
+            redop=parts[3][:20],
+            time_us=number(first.get("time", first.get("cputime")), "nccl-tests output: time"),
+            algbw=number(first["algbw"], "nccl-tests output: algbw"),
+            busbw=number(first["busbw"], "nccl-tests output: busbw"),
+            wrong=_wrong(first["#wrong"]),
+            source=source,
+            facts=facts,
+        ),
+    )
 
 
 def _index(names: list[str], name: str) -> int:
@@ -159,6 +232,7 @@ def parse_json(data: Any, source: str = "") -> list[BenchResult]:
         )
         if ranks >= 1 << 31:
             raise NcclTestsFormatError("nccl-tests JSON: more ranks than a run can have")
+    facts = _json_facts(devices, ranks)
     out: list[BenchResult] = []
     for r in data["results"]:
         if not isinstance(r, dict) or "size" not in r:
@@ -181,11 +255,34 @@ def parse_json(data: Any, source: str = "") -> list[BenchResult]:
                 busbw=number(oop.get("bus_bw"), "nccl-tests JSON: bus_bw"),
                 wrong=_wrong(oop.get("nwrong")),
                 source=source,
+                facts=facts,
             ),
         )
     if not out:
         raise NcclTestsFormatError("nccl-tests JSON: no out-of-place result")
     return out
+
+
+def _json_facts(devices: list, ranks: Optional[int]) -> Optional[NcclRunFacts]:
+    """The hosts of a ``-J`` file's processes (``config.devices``: one entry per process)."""
+    hosts: dict[str, None] = {}
+    for d in devices[:MAX_RANKS]:
+        host = name_or_none(d.get("hostname"), "nccl-tests JSON: hostname") if isinstance(d, dict) else None
+        if host:
+            hosts.setdefault(host, None)
+    if not hosts:
+        return None
+    return NcclRunFacts(ranks=ranks, nodes=len(hosts), hosts=tuple(hosts))
+
+
+def _gdr(facts: Optional[NcclRunFacts]) -> Optional[bool]:
+    """GPUDirect RDMA as NCCL's ``via NET/IB/...`` lines said: GDRDMA on any, or on none (None: no NET)."""
+    net = [
+        t
+        for t in (facts.transports if facts else ())
+        if t.kind == "NET" and not t.detail.startswith("Socket")
+    ]
+    return any("GDRDMA" in t.detail for t in net) if net else None
 
 
 def _result(
@@ -200,6 +297,7 @@ def _result(
     busbw: float,
     wrong: Optional[int],
     source: str,
+    facts: Optional[NcclRunFacts] = None,
 ) -> BenchResult:
     params = ImportedParams(
         tool=Provider.NCCL_TESTS.value,
@@ -209,6 +307,8 @@ def _result(
         collective=collective,
         ranks=ranks,
         source_file=source or None,
+        gpu_direct_rdma=_gdr(facts),
+        nccl=facts,
     )
     key = f"nccl_{collective or 'collective'}"
     what = (

@@ -168,6 +168,80 @@ class PeerParams:
 
 
 @dataclass(frozen=True)
+class NcclRankDevice:
+    """One NCCL rank's GPU, as NCCL's INFO log or nccl-tests' rank lines named it."""
+
+    rank: int
+    host: Optional[str] = None
+    cuda_dev: Optional[int] = None
+    bus_id: Optional[str] = None  # as printed: "18000" (NCCL) or "0000:18:00" / "0x18" (nccl-tests)
+
+
+@dataclass(frozen=True)
+class NcclTransport:
+    """A transport NCCL's channels took (``via P2P/CUMEM/read``) and how many connection lines said so."""
+
+    kind: str  # P2P, SHM, NET, COLLNET, NVLS
+    detail: str  # what follows the kind: "CUMEM/read", "direct/direct", "IB/0/GDRDMA", "Socket/0"
+    connections: int = 1
+
+
+@dataclass(frozen=True)
+class NcclSetting:
+    """An NCCL variable the run set (``NCCL_P2P_DISABLE set by environment to 1``)."""
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class NcclRunFacts:
+    """What one NCCL run said about itself: version, ranks and hosts, transports, settings, channels.
+
+    Read from NCCL's INFO log (``NCCL_DEBUG=INFO``) and nccl-tests' own rank lines
+    (gdrdiag/importers/nccl_log.py). ``debug_info`` False: no INFO line was read, so transports and
+    settings are unknown (not absent).
+    """
+
+    version: Optional[str] = None
+    ranks: Optional[int] = None
+    nodes: Optional[int] = None  # NCCL's nNodes, or the distinct hosts of the rank lines
+    hosts: tuple[str, ...] = ()
+    devices: tuple[NcclRankDevice, ...] = ()
+    transports: tuple[NcclTransport, ...] = ()
+    settings: tuple[NcclSetting, ...] = ()
+    coll_channels: Optional[int] = None
+    p2p_channels: Optional[int] = None
+    debug_info: bool = False
+
+    def setting(self, name: str) -> Optional[str]:
+        """The value the run set for ``name`` (the last one printed), or None."""
+        return next((s.value for s in reversed(self.settings) if s.name == name), None)
+
+    def uses(self, kind: str) -> bool:
+        """True when some channel went ``via <kind>/...``."""
+        return any(t.kind == kind for t in self.transports)
+
+    @property
+    def single_node(self) -> Optional[bool]:
+        """True when every rank sat on one host, False across hosts, None when not said."""
+        if self.nodes is not None:
+            return self.nodes == 1
+        return len(self.hosts) == 1 if self.hosts else None
+
+    def __str__(self) -> str:
+        """One line for tables: version, ranks/nodes, transports, settings."""
+        parts = [f"NCCL {self.version}" if self.version else "NCCL"]
+        if self.ranks or self.nodes:
+            parts.append(f"{self.ranks or '?'} ranks on {self.nodes or '?'} node(s)")
+        parts += [f"{t.kind}/{t.detail} x{t.connections}" for t in self.transports]
+        parts += [f"{s.name}={s.value}" for s in self.settings]
+        if self.coll_channels is not None:
+            parts.append(f"{self.coll_channels} coll channels")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
 class ImportedParams:
     """A measurement another tool made (perftest, nvbandwidth), as that tool described it."""
 
@@ -190,10 +264,24 @@ class ImportedParams:
     gpu_direct_rdma: Optional[bool] = None
     tx_depth: Optional[int] = None
     # How the tool was run, as its output said: shown, not identity.
+    # nccl-tests: what NCCL's INFO log and the rank lines said of the run (None: nothing read)
+    nccl: Optional[NcclRunFacts] = _not_identity()  # type: ignore[assignment]
     device_name: Optional[str] = _not_identity()  # type: ignore[assignment]
     connection: Optional[str] = _not_identity()  # type: ignore[assignment]
     mtu_bytes: Optional[int] = _not_identity()  # type: ignore[assignment]
     source_file: Optional[str] = _not_identity()  # type: ignore[assignment]
+    # GPU<->GPU tests: why the row is slow by design (p2pBandwidthLatencyTest's P2P=Disabled matrices
+    # measure the copy staged through host memory beside P2P=Enabled); the path model's RowPath.baseline
+    baseline: Optional[str] = _not_identity()  # type: ignore[assignment]
+    # GPU<->GPU tests: the tool's own "Device=i CAN/CANNOT Access Peer Device=j" for the pair
+    can_access_peer: Optional[bool] = _not_identity()  # type: ignore[assignment]
+    # the GPU's PCI address as the tool printed it (p2pBandwidthLatencyTest "pciBusID" lines)
+    gpu_bdf: Optional[str] = _not_identity()  # type: ignore[assignment]
+    # one direction timed while the reverse copy runs on the same link (nvbandwidth's *_bidirectional_*
+    # host testcases): the row is one direction's share of a link loaded both ways
+    reverse_load: Optional[bool] = _not_identity()  # type: ignore[assignment]
+    # bandwidthTest --device=all: the row is the sum of this many GPUs, measured one after another
+    devices_summed: Optional[int] = _not_identity()  # type: ignore[assignment]
 
 
 BenchParams = Union[CopyParams, GatherParams, MrParams, PeerParams, ImportedParams]
@@ -472,4 +560,6 @@ def _plain(value: object) -> ParamValue:
         return value._value_  # type: ignore[no-any-return]
     if hasattr(value, "value"):
         return value.value  # type: ignore[no-any-return, attr-defined]
+    if isinstance(value, NcclRunFacts):
+        return str(value)  # a record of facts: one line in tables
     return value  # type: ignore[return-value]

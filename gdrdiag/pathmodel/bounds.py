@@ -7,13 +7,14 @@ across nodes, and PCIe peer-to-peer between GPUs.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, PathClass, PcieLink
 from gdrdiag.model.path import Bound, Mover, Place
 from gdrdiag.pathmodel.pcie import LinkParams, ce_efficiency
-from gdrdiag.pathmodel.peer import expect, expect_all_to_one, pair_of
-from gdrdiag.pathmodel.rows import RowPath
+from gdrdiag.pathmodel.peer import SM_NVLINK_EFFICIENCY, expect, expect_all_to_one, pair_of
+from gdrdiag.pathmodel.rows import CollectiveRoute, RowPath
 
 # PCIe peer-to-peer copies between GPUs reach less of the link than host copies: the peer's BAR
 # completes the writes and, across a root complex, the host bridge forwards them. Public A6000
@@ -133,6 +134,10 @@ def bounds_of(m: Optional[MachineInfo], path: RowPath, as_configured: bool) -> l
     """Every bound on the path: capable links (as_configured=False) or links as trained and MTU as set."""
     if m is None:
         return []
+    if path.mover is Mover.COLLECTIVE and _one_node(m, path):
+        # within one node NCCL rides NVLink / PCIe peer paths (or host memory with P2P off), never a
+        # NIC, and never one GPU's PCIe link where NVLink carries the bytes
+        return _node_bounds(m, path, trained=as_configured)
     out: list[Bound] = []
     for end, is_source in ((path.source, True), (path.destination, False)):
         if end.place is Place.GPU:
@@ -197,6 +202,126 @@ def _peer_bound(m: MachineInfo, path: RowPath, trained: bool) -> Optional[Bound]
         exp.text,
         exp.pcie_raw_gbytes_per_s if access else None,
     )
+
+
+def collective_on_one_node(m: Optional[MachineInfo], path: Optional[RowPath]) -> bool:
+    """True for an NCCL row whose ranks all sat on this host (diagnose keeps NIC causes off it)."""
+    if path is None or path.mover is not Mover.COLLECTIVE:
+        return False
+    if path.collective is not None and path.collective.nodes is not None:
+        return path.collective.nodes == 1
+    return m is not None and _one_node(m, path)
+
+
+def peer_path_bound(m: Optional[MachineInfo], path: RowPath) -> Optional[Bound]:
+    """What a one-node collective's GPUs' peer paths allow with NCCL's P2P transport on (None: unknown)."""
+    if m is None or not collective_on_one_node(m, path):
+        return None
+    route = path.collective or CollectiveRoute()
+    bounds = _node_bounds(m, replace(path, collective=replace(route, staged=None)), trained=False)
+    return min(bounds, key=lambda b: b.gbytes_per_s) if bounds else None
+
+
+def _one_node(m: MachineInfo, path: RowPath) -> bool:
+    """True when the collective's ranks all sat on this host: NCCL said so, or they fit its GPUs."""
+    route = path.collective
+    if route is not None and route.nodes is not None:
+        return route.nodes == 1
+    return path.ranks is not None and 1 < path.ranks <= len(m.gpus)
+
+
+def _rank_gpus(m: MachineInfo, path: RowPath) -> list[int]:
+    """The CUDA ordinals of a one-node collective's ranks (from its output, else the first ``ranks``)."""
+    if path.collective is not None and len(path.collective.gpus) >= 2:
+        return list(path.collective.gpus)
+    n = path.ranks or len(m.gpus)
+    ordinals = [g.cuda_ordinal if g.cuda_ordinal is not None else i for i, g in enumerate(m.gpus)]
+    return sorted(ordinals)[:n]
+
+
+def _node_bounds(m: MachineInfo, path: RowPath, trained: bool) -> list[Bound]:
+    """One node: each rank's GPU bounds the bus bandwidth with what it can send to its peers at once.
+
+    nccl-tests' busbw is the traffic each GPU's links carry one way, so it compares with the per-GPU
+    link's one-way peak (nccl-tests doc/PERFORMANCE.md, "Bus bandwidth"). NCCL's kernels move the
+    bytes with SM loads/stores (its P2P transport), so NVLink is counted at the SM efficiency
+    (gdrdiag/pathmodel/peer.py). Per GPU: the sum over its NVLink peers among the ranks, capped by its
+    own active NVLinks (an NVSwitch shows every pair with all of the GPU's links); a peer reached over
+    PCIe only puts that pair's PCIe peer path on the ring. With P2P off (``route.staged``) the bytes go
+    through host memory, and each GPU's PCIe link carries its sends and its receives at once: half
+    of the staged both-ways copy of the pair.
+    """
+    gpus = _rank_gpus(m, path)
+    staged = path.collective.staged if path.collective is not None else None
+    ranks = path.ranks or len(gpus)
+    best: Optional[tuple[float, str, str, Optional[float]]] = None  # (GB/s, name, source, pcie raw)
+    for g in gpus:
+        pairs = [pair_of(m, g, h) for h in gpus if h != g]
+        if not pairs or any(p is None for p in pairs):
+            return []  # no peer facts (inspect's machine.peers): no bound, the judge says why
+        got = _gpu_share(m, g, [p for p in pairs if p is not None], staged, trained)
+        if got is None:
+            return []
+        if best is None or got[0] < best[0]:
+            best = got
+    if best is None:
+        return []
+    rate, name, source, raw = best
+    return [Bound(f"{name} ({ranks} ranks on one node)", rate, source, pcie_raw_gbytes_per_s=raw)]
+
+
+def _gpu_share(
+    m: MachineInfo, g: int, pairs: list, staged: Optional[str], trained: bool
+) -> Optional[tuple[float, str, str, Optional[float]]]:
+    """What GPU ``g`` can carry one way to its peers in the collective (see :func:`_node_bounds`)."""
+    if staged is not None:
+        exps = [
+            (p, expect(m, p, mover="sm", peer_access=False, bidirectional=True, trained=trained))
+            for p in pairs
+        ]
+        if any(e.gbytes_per_s is None for _, e in exps):
+            return None
+        p, e = min(exps, key=lambda pe: pe[1].gbytes_per_s or 0.0)
+        return (
+            (e.gbytes_per_s or 0.0) / 2,
+            f"GPU {g}<->{p.dst_ordinal} staged through host memory ({staged})",
+            f"{e.text}; each GPU's PCIe link carries sends and receives at once: / 2",
+            None,
+        )
+    pcie = [p for p in pairs if p.path_class is not PathClass.NV]
+    if pcie:
+        exps = [(p, expect(m, p, mover="sm", peer_access=True, trained=trained)) for p in pcie]
+        if any(e.gbytes_per_s is None for _, e in exps):
+            return None
+        p, e = min(exps, key=lambda pe: pe[1].gbytes_per_s or 0.0)
+        return (
+            e.gbytes_per_s or 0.0,
+            f"GPU {g}->{p.dst_ordinal} {p.path_text} PCIe peer path",
+            e.text,
+            e.pcie_raw_gbytes_per_s,
+        )
+    exps = [expect(m, p, mover="sm", peer_access=True, trained=trained) for p in pairs]
+    if any(e.gbytes_per_s is None for e in exps):
+        return None
+    total = sum(e.gbytes_per_s or 0.0 for e in exps)
+    own = _own_nvlinks(m, pairs[0].src_bdf)
+    text = " + ".join(e.text for e in exps[:2]) + (f" + {len(exps) - 2} more" if len(exps) > 2 else "")
+    if own is not None and own < total:
+        return (
+            own,
+            f"GPU {g}'s own NVLinks",
+            f"{text}; capped by GPU {g}'s active NVLinks x {SM_NVLINK_EFFICIENCY:.3f}: {own:.1f} GB/s",
+            None,
+        )
+    paths = ", ".join(sorted({p.path_text for p in pairs}))
+    return total, f"GPU {g} NVLink to {len(pairs)} peer(s) ({paths})", text, None
+
+
+def _own_nvlinks(m: MachineInfo, bdf: str) -> Optional[float]:
+    """A GPU's active NVLinks together at the SM efficiency, or None when inspect did not read them."""
+    g = next((g for g in m.gpus if g.bdf == bdf), None)
+    links = [lk for lk in (g.nvlinks if g else ()) if lk.active and lk.gbytes_per_s]
+    return sum(lk.gbytes_per_s or 0.0 for lk in links) * SM_NVLINK_EFFICIENCY if links else None
 
 
 def _collective_bounds(m: MachineInfo, path: RowPath) -> list[Bound]:

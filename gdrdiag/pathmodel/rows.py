@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams, MrParams, PeerParams
+from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams, MrParams, NcclRunFacts, PeerParams
 from gdrdiag.model.path import Endpoint, Mover, Place
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.vocabulary import MemoryKind, Provider
@@ -27,6 +27,20 @@ _BYTES_PER_S = {
 
 # nvbandwidth testcase names and what they move (nvbandwidth README, "Test Details").
 _NVB_MOVER = {"_ce": Mover.COPY_ENGINE, "_sm": Mover.SM}
+
+
+@dataclass(frozen=True)
+class CollectiveRoute:
+    """Where an NCCL collective's ranks sat and how NCCL connected them, as far as its output said.
+
+    ``nodes`` 1 with ``gpus``: one host, the CUDA ordinals of its ranks; ``staged``: why the bytes went
+    through host memory instead of GPU peer paths (``NCCL_P2P_DISABLE=1``, ``channels via SHM``),
+    None when NCCL used P2P or the output does not say.
+    """
+
+    nodes: Optional[int] = None
+    gpus: tuple[int, ...] = ()
+    staged: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,7 @@ class RowPath:
     baseline: Optional[str] = None  # a rung built to be slow: why it is never a loss
     reference: Optional[str] = None  # a measured yardstick of the same Report (key) when facts are missing
     issue_us_per_op: Optional[float] = None  # host time per operation, measured with the row (issue loops)
+    collective: Optional[CollectiveRoute] = None  # NCCL rows: hosts, GPUs and transport of the run
 
 
 def to_gbytes_per_s(value: float, unit: str) -> Optional[float]:
@@ -207,20 +222,13 @@ def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[RowPath]
             src, dst, Mover.NIC_DMA, p.size_bytes, gpu, p.device_name, family, ops_in_flight=p.qps or 1
         ), None
     if tool == Provider.NCCL_TESTS.value or test.endswith("_perf") or p.collective:
-        return RowPath(
-            _gpu(gpu),
-            Endpoint(Place.REMOTE),
-            Mover.COLLECTIVE,
-            p.size_bytes,
-            gpu,
-            p.device_name,
-            family,
-            ranks=p.ranks,
-        ), None
+        return _collective_path(p, gpu, family)
     direction = p.direction or ""
     if direction == "d2d" or test.startswith("device_to_device") or tool == Provider.P2P_TEST.value:
         if p.peer_gpu is None or p.peer_gpu == p.gpu:
             return None, "a copy within one GPU's memory (HBM), not a data path gdrdiag models"
+        if to_gbytes_per_s(1.0, r.unit) is None:
+            return None, f"a per-copy latency ({r.unit or '?'}), not a bandwidth"
         return RowPath(
             _gpu(gpu),
             _gpu(p.peer_gpu),
@@ -232,6 +240,7 @@ def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[RowPath]
             both_directions="bidirectional" in test.lower(),
             peer_gpu=p.peer_gpu,
             peer_access=p.peer_access,
+            baseline=p.baseline,
         ), None
     if direction in ("h2d", "d2h", "bidir") or test.startswith(("host_to_device", "device_to_host")):
         if not direction:
@@ -239,8 +248,76 @@ def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[RowPath]
         mover = next((m for suffix, m in _NVB_MOVER.items() if test.endswith(suffix)), Mover.COPY_ENGINE)
         host = _host(p.memory or MemoryKind.PINNED)
         src, dst = (host, _gpu(gpu)) if direction != "d2h" else (_gpu(gpu), host)
+        if p.devices_summed and p.devices_summed > 1:
+            return None, (
+                f"the sum of {p.devices_summed} GPUs measured one after another (bandwidthTest "
+                "--device=all): import one run per GPU (--device=N) to judge each link"
+            )
+        if p.reverse_load:
+            # The two directions share a host link unevenly: on the H100 VMs of tests/real/ H2D keeps
+            # 0.68-0.71 of its one-way rate while D2H keeps 0.90-0.95; on the H200 pair both ~0.88
+            # (docs/benchmarks.md, "real runs"; the same split: github.com/NVIDIA/nvbandwidth/issues/11)
+            return None, (
+                "one direction timed while the reverse copy runs: the directions share the link unevenly, "
+                "so only their sum has a model (copy-bench's both-ways row judges it)"
+            )
         return RowPath(src, dst, mover, p.size_bytes, gpu, None, family, direction == "bidir"), None
     return None, f"{tool} {test}: a measurement this version's path model does not know"
+
+
+def staged_reason(facts: Optional[NcclRunFacts]) -> Optional[str]:
+    """Why NCCL moved a run's bytes through host memory instead of GPU peer paths, or None.
+
+    NCCL_P2P_DISABLE=1 and NCCL_P2P_LEVEL=LOC turn its P2P transport off (NCCL env docs,
+    https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-p2p-disable); channels
+    ``via SHM`` or ``via NET`` with none ``via P2P`` show it whatever the reason.
+    """
+    if facts is None:
+        return None
+    disable = facts.setting("NCCL_P2P_DISABLE")
+    if disable is not None and disable.strip() not in ("", "0"):
+        return f"NCCL_P2P_DISABLE={disable}"
+    level = facts.setting("NCCL_P2P_LEVEL")
+    if level is not None and level.strip().upper() in ("LOC", "0"):
+        return f"NCCL_P2P_LEVEL={level}"
+    if not facts.uses("P2P") and not facts.uses("NVLS"):
+        via = next((t for t in facts.transports if t.kind in ("SHM", "NET")), None)
+        if via is not None:
+            return f"channels via {via.kind}/{via.detail}"
+    return None
+
+
+def _collective_path(p: ImportedParams, gpu: int, family: tuple) -> tuple[Optional[RowPath], Optional[str]]:
+    """An NCCL row: GPU to GPU when its ranks sat on one host, else the GPU to the far side (NICs).
+
+    Facts from the output (:class:`gdrdiag.model.params.NcclRunFacts`: NCCL's nNodes, or the hosts of
+    nccl-tests' rank lines) say where the ranks were; without them the row stays ``->remote`` and
+    the bounds decide by the rank count against the machine's GPUs.
+    """
+    facts = p.nccl
+    nodes = facts.nodes if facts is not None else None
+    if facts is not None and nodes is None and facts.single_node:
+        nodes = 1
+    gpus: tuple[int, ...] = ()
+    if facts is not None and nodes == 1:
+        gpus = tuple(sorted({d.cuda_dev for d in facts.devices if d.cuda_dev is not None}))
+    route = CollectiveRoute(nodes, gpus, staged_reason(facts))
+    src, dst = _gpu(gpu), Endpoint(Place.REMOTE)
+    if nodes == 1 and len(gpus) >= 2:
+        src, dst = _gpu(gpus[0]), _gpu(gpus[-1])
+    elif nodes == 1 and (p.ranks or len(gpus)) == 1:
+        return None, "one rank on one GPU: no bytes move between GPUs (busbw is 0 by definition)"
+    return RowPath(
+        src,
+        dst,
+        Mover.COLLECTIVE,
+        p.size_bytes,
+        src.index,
+        p.device_name,
+        family,
+        ranks=p.ranks,
+        collective=route,
+    ), None
 
 
 # peer-bench's block sweep: the ways that pay one operation per block (their size is the block's),

@@ -1,0 +1,69 @@
+"""Catalogue entries of the NCCL cause rules (:mod:`gdrdiag.diagnose.causes_nccl`).
+
+Written in our own words; see :mod:`gdrdiag.diagnose.catalogue`.
+"""
+
+from __future__ import annotations
+
+from gdrdiag.diagnose.catalogue_entry import E
+
+NCCL_ENV = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
+NCCL_TROUBLE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
+NCCL_TESTS_PERF = "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md"
+
+ENTRIES = (
+    E(
+        "CAUSE-NCCL-NO-P2P",
+        "causes",
+        "FAIL when it leads its loss and explains half or more of a loss of half or more; WARN for a "
+        "fair share; else INFO",
+        "an NCCL collective whose ranks all sit on one host reaches below 80% of its GPUs' peer path "
+        "(NVLink, or PCIe peer-to-peer) and NCCL moved its bytes through host memory: NCCL's log shows "
+        "channels via SHM (or the run set NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL=LOC)",
+        "With its P2P transport off NCCL copies every chunk into shared host memory and out again, over "
+        "each GPU's PCIe link in both directions at once; on an NVLink pair that is about a tenth of the "
+        "links. The variable that turned P2P off is the cause; when none did, the driver refused peer "
+        "access (cudaDeviceCanAccessPeer 0: a VM, ACS redirect, IOMMU).",
+        "Unset the variable the finding names (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL=LOC); when none is set, "
+        "check `nvidia-smi topo -p2p r` and fix what refuses peer access.",
+        NCCL_ENV + "#nccl-p2p-disable",
+        NCCL_TESTS_PERF,
+    ),
+    E(
+        "CAUSE-NCCL-SOCKET-LOCAL",
+        "causes",
+        "as CAUSE-NCCL-NO-P2P",
+        "an NCCL collective within one host went through the network transport (NCCL's log: via "
+        "NET/Socket or NET/IB) instead of GPU peer paths or shared memory",
+        "With P2P and SHM both off (NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1) NCCL connects ranks of "
+        "one host through its network plugin: TCP sockets through the kernel, a few GB/s.",
+        "Unset NCCL_P2P_DISABLE and NCCL_SHM_DISABLE (and NCCL_NET / NCCL_IB_DISABLE overrides meant "
+        "for other jobs).",
+        NCCL_ENV + "#nccl-shm-disable",
+    ),
+    E(
+        "CAUSE-NCCL-SETTING",
+        "causes",
+        "as CAUSE-NCCL-NO-P2P",
+        "an NCCL collective within one host below its peer path ran with a knob that limits it: one "
+        "channel (NCCL_MAX_NCHANNELS=1, or '1 coll channels' in the log) or a forced protocol or "
+        "algorithm (NCCL_PROTO=LL, NCCL_ALGO)",
+        "Each channel is one block of SMs driving one share of the links: one channel cannot fill "
+        "NVLink. The LL protocol carries 4 bytes of data per 8-byte store (flags beside the data), so "
+        "at most half the link; a forced algorithm skips NCCL's own choice by size.",
+        "Unset the variable the finding names and let NCCL tune; keep it only where a test needs it.",
+        NCCL_ENV + "#nccl-max-nchannels",
+        NCCL_ENV + "#nccl-proto",
+    ),
+    E(
+        "MEASURE-NCCL-LOG",
+        "measure",
+        "WARN",
+        "an NCCL collective within one host is below its GPUs' peer path and its output has no NCCL "
+        "INFO log to say which transport and settings it ran with",
+        "nccl-tests' table says how fast, not why: P2P off, SHM or sockets, one channel, a forced "
+        "protocol and another process on a GPU all look the same in it. NCCL's INFO lines decide.",
+        "Run it again with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,ENV and import that output.",
+        NCCL_TROUBLE,
+    ),
+)

@@ -1,0 +1,199 @@
+"""Cause rules for NCCL collectives within one host, from NCCL's own INFO log (``params.nccl``).
+
+A collective whose ranks all sit on one host is bound by its GPUs' peer paths (NVLink, NVSwitch,
+PCIe peer-to-peer: :func:`gdrdiag.pathmodel.bounds.peer_path_bound`), never by a NIC. Below it, the
+largest size of each run is explained by what NCCL's log says it did:
+
+- ``CAUSE-NCCL-NO-P2P``: channels via SHM (host memory) where the GPUs have a peer path, with the
+  variable that turned P2P off (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL=LOC) when the run set one;
+- ``CAUSE-NCCL-SOCKET-LOCAL``: channels via NET within one host (P2P and SHM both off);
+- ``CAUSE-NCCL-SETTING``: one channel, or a forced protocol or algorithm (NCCL_PROTO=LL, ...);
+- ``MEASURE-NCCL-LOG``: no INFO log in the output (partial evidence): the hypotheses that fit the
+  loss and the one rerun that tells them apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from gdrdiag.diagnose.causes import Cause, Context
+from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.params import ImportedParams, NcclRunFacts
+from gdrdiag.model.path import SLOW_BELOW, Judgement, Mover
+from gdrdiag.pathmodel.bounds import peer_path_bound
+from gdrdiag.pathmodel.rows import path_of, staged_reason
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.model.report import Report
+
+RERUN = "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,ENV"
+# Variables that limit a collective on purpose (NCCL env docs): channels, protocol, algorithm.
+_KNOBS = ("NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_PROTO", "NCCL_ALGO", "NCCL_NTHREADS")
+
+
+@dataclass(frozen=True)
+class _Shortfall:
+    """The largest row of one single-node run against its GPUs' peer path."""
+
+    judgement: Judgement
+    facts: Optional[NcclRunFacts]
+    peer_gbytes_per_s: float
+    peer_bound: str
+
+    @property
+    def share(self) -> float:
+        return (self.judgement.measured_gbytes_per_s or 0.0) / self.peer_gbytes_per_s
+
+    def evidence(self) -> str:
+        j = self.judgement
+        return (
+            f"results[{j.index}] {j.label} = {j.measured_gbytes_per_s or 0:.2f} GB/s busbw = "
+            f"{self.share:.0%} of {self.peer_gbytes_per_s:.2f} GB/s over the GPUs' peer path "
+            f"({self.peer_bound})"
+        )
+
+
+def shortfalls(report: "Report", ctx: Context) -> list[_Shortfall]:
+    """The largest row of each single-node NCCL run below SLOW_BELOW of its GPUs' peer path."""
+    largest: dict[tuple, Judgement] = {}
+    for j in ctx.judgements:
+        p = report.results[j.index].params
+        if (
+            j.mover is not Mover.COLLECTIVE
+            or not isinstance(p, ImportedParams)
+            or not j.measured_gbytes_per_s
+        ):
+            continue
+        run = (p.source_file, p.collective, p.ranks)
+        if run not in largest or (j.size_bytes or 0) > (largest[run].size_bytes or 0):
+            largest[run] = j
+    out = []
+    for j in largest.values():
+        r = report.results[j.index]
+        path, _ = path_of(r)
+        bound = peer_path_bound(ctx.machine, path) if path is not None else None
+        if bound is None or not bound.gbytes_per_s:
+            continue
+        p = r.params
+        s = _Shortfall(j, p.nccl if isinstance(p, ImportedParams) else None, bound.gbytes_per_s, bound.name)
+        staged = path is not None and path.collective is not None and path.collective.staged is not None
+        # a run over the GPUs' peer paths is short only where its own judgement says so (one yardstick);
+        # a staged run is healthy for its staged path and short of the peer path it did not take
+        if s.share < SLOW_BELOW and (staged or j.is_loss):
+            out.append(s)
+    return out
+
+
+def _knobs(facts: NcclRunFacts) -> list[str]:
+    found = [f"{name}={v}" for name in _KNOBS if (v := facts.setting(name)) is not None]
+    if facts.coll_channels == 1 and not any(k.startswith("NCCL_MAX_NCHANNELS") for k in found):
+        found.append("1 coll channel (NCCL's log)")
+    return found
+
+
+def _cause(s: _Shortfall, code: str, title: str, why: str, fix: str) -> Cause:
+    loss = max(0.0, 1.0 - s.share)
+    return Cause(
+        code,
+        title,
+        0.9,
+        0.9,
+        "inferred",
+        loss,
+        (s.evidence(), why),
+        (),
+        fix,
+        f"rerun with {RERUN} and check the 'via' lines",
+        subject=s.judgement.key,
+    )
+
+
+def nccl_causes(report: "Report", ctx: Context) -> list[Cause]:
+    """CAUSE-NCCL-NO-P2P / -SOCKET-LOCAL / -SETTING for each single-node run its log explains."""
+    out = []
+    for s in shortfalls(report, ctx):
+        facts = s.facts
+        if facts is None:
+            continue
+        staged = staged_reason(facts)
+        net = next((t for t in facts.transports if t.kind == "NET"), None)
+        if staged is not None and net is not None and not facts.uses("SHM") and not facts.uses("P2P"):
+            off = ", ".join(
+                f"{k}={v}" for k in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE") if (v := facts.setting(k))
+            )
+            out.append(
+                _cause(
+                    s,
+                    "CAUSE-NCCL-SOCKET-LOCAL",
+                    f"NCCL connected GPUs of one host through its network transport (via NET/{net.detail})"
+                    + (f": {off}" if off else ""),
+                    f"NCCL's log: {net.connections} connection(s) via NET/{net.detail}, none via P2P or SHM",
+                    "Unset "
+                    + (
+                        " and ".join(k.split("=")[0] for k in off.split(", "))
+                        if off
+                        else "NCCL_P2P_DISABLE and NCCL_SHM_DISABLE"
+                    )
+                    + " so NCCL uses the GPUs' "
+                    "peer paths.",
+                )
+            )
+        elif staged is not None:
+            via = (
+                ", ".join(f"{t.kind}/{t.detail} x{t.connections}" for t in facts.transports[:3])
+                or "not logged"
+            )
+            var = staged if "=" in staged else None
+            out.append(
+                _cause(
+                    s,
+                    "CAUSE-NCCL-NO-P2P",
+                    f"NCCL did not use peer-to-peer: {var or staged}; its bytes went through host memory",
+                    f"NCCL's log: {staged}; channels: {via}",
+                    (f"Unset {var.split('=')[0]} (it turns NCCL's P2P transport off). " if var else "")
+                    + "Where no variable is set, `nvidia-smi topo -p2p r` shows whether the driver offers "
+                    "peer access between these GPUs.",
+                )
+            )
+        elif knobs := _knobs(facts):
+            out.append(
+                _cause(
+                    s,
+                    "CAUSE-NCCL-SETTING",
+                    f"NCCL ran with a limiting setting: {', '.join(knobs)}",
+                    f"NCCL's log: {', '.join(knobs)}",
+                    f"Unset {', '.join(k.split('=')[0] for k in knobs if k.startswith('NCCL_')) or 'it'} and "
+                    "let NCCL choose channels, protocol and algorithm.",
+                )
+            )
+    return out
+
+
+def log_needed(report: "Report", ctx: Context) -> list[Finding]:
+    """MEASURE-NCCL-LOG: a single-node run below its peer path with no NCCL INFO log to say why."""
+    partial = [s for s in shortfalls(report, ctx) if s.facts is None or not s.facts.debug_info]
+    if not partial:
+        return []
+    worst = min(partial, key=lambda s: s.share)
+    return [
+        Finding(
+            code="MEASURE-NCCL-LOG",
+            severity=Severity.WARN,
+            title=f"{worst.judgement.label} is {worst.share:.0%} of its GPUs' peer path and the output has "
+            "no NCCL INFO log to say why",
+            evidence=(
+                worst.evidence(),
+                "hypotheses that fit: P2P off (NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL=LOC: channels via SHM); "
+                "P2P and SHM off (via NET/Socket); one channel (NCCL_MAX_NCHANNELS=1); a forced protocol "
+                "(NCCL_PROTO=LL); another process using a GPU",
+            ),
+            advice=f"Run the same test again with {RERUN} and import that output: the 'via' lines and the "
+            "'set by environment' lines tell these apart.",
+            subject=worst.judgement.key,
+            next_step=f"{RERUN} <the same nccl-tests command>",
+        )
+    ]
+
+
+RULES = (nccl_causes,)
