@@ -4,12 +4,12 @@ Pure: works on :class:`~gdrdiag.model.fleet.NodeRecordHead` values (metrics, fac
 extracted by :mod:`gdrdiag.fleet_metrics` when each record was written); touches no hardware.
 The result types live in :mod:`gdrdiag.model.fleet`.
 
-**The SKU is what a node should be**, not what it has. Records are first keyed by their own
-machine (GPU models and count, NIC models and count, NVIDIA driver, bare metal or VM); a key
-held by fewer than a quarter as many nodes as a similar key (same platform, same GPU or NIC
-models, or no GPU and no NIC at all) is *folded* into it: a node that lost a GPU, a NIC or its
-RDMA driver, or runs another driver, is judged against the SKU it should be, not made a SKU of
-its own. The intended value
+**The SKU is what a node should be**, not what it has: the ``--inventory`` names it, else its
+own machine's key is folded into the nearest SKU it could be (:mod:`gdrdiag.fleet_sku`): a node
+that lost a GPU, a NIC or its RDMA driver, or runs another driver, is judged against the SKU it
+should be, never a larger one it cannot be. Records of several versions or builds are compared
+like with like: a fact a record's version does not carry is unknown, never zero
+(:mod:`gdrdiag.fleet_drift`). The intended value
 of each fact is the group majority (over half the group), or the value declared for the SKU in
 the ``--baseline`` file. Every difference from it is a ``FLEET-*`` finding with its own
 severity, whether or not a bench used that device:
@@ -24,6 +24,8 @@ FLEET-LINK-BELOW-SKU       FAIL      a GPU/NIC link narrower than the SKU's (WAR
 FLEET-DRIVER-DRIFT         WARN      another NVIDIA driver version
 FLEET-FIRMWARE-DRIFT       WARN      another NIC firmware version
 FLEET-MTU-DRIFT            WARN      another RDMA port MTU
+FLEET-PORT-RATE            FAIL      an RDMA port at half the SKU's rate or less (WARN: slower)
+FLEET-PORT-STATE           FAIL      an RDMA port not in the SKU's state (DOWN where it is ACTIVE)
 FLEET-KERNEL-DRIFT         WARN      another kernel release
 FLEET-IOMMU-DRIFT          WARN      another IOMMU mode (e.g. translated where the SKU passes through)
 =========================  ========  ============================================================
@@ -54,16 +56,18 @@ in at least two failing pairs and in most of its own pairs is named as the commo
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
-import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
+from gdrdiag.fleet_drift import DEVICE_FACTS, INVENTORY_LOST, Intent, own_counts, sku_drift
 from gdrdiag.fleet_metrics import METRIC_NAMES
+from gdrdiag.fleet_sku import intended_groups, intended_skus, parse_inventory
 from gdrdiag.model.fleet import (
     LEVELS,
     BaselineRule,
@@ -72,11 +76,14 @@ from gdrdiag.model.fleet import (
     FleetOptions,
     FleetResult,
     GroupSummary,
+    InventoryRule,
     MetricScore,
     MetricStats,
     NodeFinding,
     NodeVerdict,
     PairSuspect,
+    VersionCount,
+    fact_since,
 )
 from gdrdiag.node_record import NodeRecordHead, Skipped, load_records
 
@@ -88,20 +95,23 @@ __all__ = [
     "FleetOptions",
     "FleetResult",
     "GroupSummary",
+    "InventoryRule",
     "MetricScore",
     "MetricStats",
     "NodeVerdict",
     "PairSuspect",
     "analyse",
+    "intended_skus",
     "load_and_analyse",
     "parse_baseline",
+    "parse_inventory",
+    "sku_drift",
     "robust_stats",
     "robust_z",
 ]
 
 Z_CONSTANT = 0.6745
 _SEVERITY_RANK = {"FAIL": 0, "WARN": 1, "INFO": 2}
-FOLD = 4  # a SKU key with fewer than 1/FOLD of a similar key's nodes is that key's node gone wrong
 _KNOWN = frozenset(METRIC_NAMES)
 
 # Declared facts in the baseline file: key -> (type, fact names it sets: exact, or a prefix + "*").
@@ -203,50 +213,6 @@ def robust_z(value: float, stats: MetricStats) -> float:
 
 
 # --------------------------------------------------------------------------------------------
-# SKU: own key -> intended key
-# --------------------------------------------------------------------------------------------
-
-
-_COUNTED = re.compile(r"^\d+x ")
-
-
-def _models(counted: str) -> frozenset[str]:
-    """``"4x NVIDIA H100, 1x X"`` -> {"NVIDIA H100", "X"}; "none"/"unknown" -> empty."""
-    if counted in ("", "none", "unknown"):
-        return frozenset()
-    return frozenset(_COUNTED.sub("", part) for part in counted.split(", "))
-
-
-def _similar(a: dict[str, str], b: dict[str, str]) -> bool:
-    """Same platform and the same GPU models or the same NIC models (the rest may have drifted)."""
-    if not a or not b or a.get("platform") != b.get("platform") or a.get("platform") == "unknown":
-        return False
-    ga, gb = _models(a.get("gpus", "")), _models(b.get("gpus", ""))
-    na, nb = _models(a.get("nics", "")), _models(b.get("nics", ""))
-    if not (ga or na) or not (gb or nb):  # a node that lost every GPU and NIC: its platform says where
-        return True
-    return bool(ga and ga == gb) or bool(na and na == nb)
-
-
-def intended_skus(records: list[NodeRecordHead]) -> dict[str, str]:
-    """{own SKU key: intended SKU key}: rare keys folded into the similar key most nodes have."""
-    counts = Counter(r.sku for r in records)
-    parts: dict[str, dict[str, str]] = {}
-    for r in records:
-        parts.setdefault(r.sku, r.sku_parts)
-    intended: list[str] = []
-    out: dict[str, str] = {}
-    for key in sorted(counts, key=lambda k: (-counts[k], k)):
-        target = next(
-            (t for t in intended if counts[key] * FOLD < counts[t] and _similar(parts[key], parts[t])), None
-        )
-        if target is None:
-            intended.append(key)
-        out[key] = target or key
-    return out
-
-
-# --------------------------------------------------------------------------------------------
 # analysis
 # --------------------------------------------------------------------------------------------
 
@@ -262,20 +228,21 @@ def analyse(
     ``expected_hosts``: the nodes that should have written a record (the job's node list); those
     without a usable one are ``missing_hosts`` (a hung node, a node that wrote nothing).
     """
-    records = list(records)
+    records = [_with_counts(r) for r in records]
     seen = {r.host for r in records}
     missing = tuple(sorted({h for h in expected_hosts if h not in seen}))
-    mapping = intended_skus(records)
+    mapping = intended_groups(records, options)
     groups: dict[str, list[NodeRecordHead]] = defaultdict(list)
     for r in records:
-        groups[mapping[r.sku]].append(r)
+        groups[mapping[r.host][0]].append(r)
     summaries = []
     verdicts: list[NodeVerdict] = []
     for sku in sorted(groups, key=lambda s: (-len(groups[s]), s)):
-        summary, nodes = _analyse_group(sku, groups[sku], options)
+        summary, nodes = _analyse_group(sku, groups[sku], options, mapping)
         summaries.append(summary)
         verdicts.extend(nodes)
     verdicts.sort(key=_rank_key)
+    versions = Counter((r.record_version, r.tool_version) for r in records)
     return FleetResult(
         groups=tuple(summaries),
         nodes=tuple(verdicts),
@@ -283,7 +250,17 @@ def analyse(
         skipped=tuple(skipped),
         options=options,
         missing_hosts=missing,
+        versions=tuple(
+            VersionCount(record_version=v, tool_version=t, nodes=c)
+            for (v, t), c in sorted(versions.items(), key=lambda kv: (-kv[1], kv[0]))
+        ),
     )
+
+
+def _with_counts(r: NodeRecordHead) -> NodeRecordHead:
+    """The record with its GPU and RDMA-device counts taken from its SKU key where its facts lack them."""
+    extra = own_counts(r)
+    return dataclasses.replace(r, facts={**r.facts, **extra}) if extra else r
 
 
 def _rank_key(v: NodeVerdict) -> tuple:
@@ -298,7 +275,12 @@ def _rank_key(v: NodeVerdict) -> tuple:
 
 @dataclass(frozen=True)
 class _Group:
-    """What a node is judged against: its SKU group's statistics, majority findings and facts."""
+    """What a node is judged against: its SKU group's statistics, majority findings and facts.
+
+    Like is compared with like: a finding is the node's own when most nodes of its group that
+    ran the same gdrdiag build lack it (another build's rules may word or find things
+    differently), and a fact's majority is taken over the nodes whose record version carries it.
+    """
 
     sku: str
     n: int
@@ -306,10 +288,19 @@ class _Group:
     metric_names: list[str]
     stats: dict[str, MetricStats]
     present: dict[str, int]
-    finding_counts: Counter
-    intended: dict[str, tuple[str, float]]  # fact -> (intended value, share; 1.0 when declared)
+    finding_counts: dict[str, Counter]  # tool version -> finding key -> nodes; "" = the whole group
+    build_nodes: dict[str, int]  # tool version -> nodes (only builds with at least min_group nodes)
+    intent: Intent
     minimums: dict[str, float]
-    device_facts: tuple[str, ...] = ()  # intended per-device facts compared one by one (sorted)
+    key: str = ""  # the own SKU key most of the group's nodes have
+
+    def own(self, r: NodeRecordHead) -> list[NodeFinding]:
+        """The node's findings that most nodes of its group (of its build, where enough) lack."""
+        if self.n == 1:
+            return list(r.findings)
+        build = r.tool_version if r.tool_version in self.build_nodes else ""
+        counts, n = self.finding_counts[build], self.build_nodes.get(build, self.n)
+        return [f for f in r.findings if counts[(f.code, f.subject, f.severity)] * 2 <= n]
 
 
 def _group(sku: str, members: list[NodeRecordHead], options: FleetOptions) -> _Group:
@@ -325,18 +316,26 @@ def _group(sku: str, members: list[NodeRecordHead], options: FleetOptions) -> _G
         present[metric] = len(values)
         if values:
             stats[metric] = robust_stats(metric, values, options.rel_floor)
-    finding_counts: Counter = Counter()
+    builds = Counter(r.tool_version for r in members)
+    build_nodes = {b: c for b, c in builds.items() if c >= options.min_group}
+    finding_counts: dict[str, Counter] = defaultdict(Counter)
     for r in members:
-        finding_counts.update({(f.code, f.subject, f.severity) for f in r.findings})
+        keys = {(f.code, f.subject, f.severity) for f in r.findings}
+        finding_counts[""].update(keys)
+        if r.tool_version in build_nodes:
+            finding_counts[r.tool_version].update(keys)
     fact_counts: dict[str, Counter] = defaultdict(Counter)
     for r in members:
         for name, value in r.facts.items():
             fact_counts[name][value] += 1
+    by_version = Counter(r.record_version for r in members)
     intended: dict[str, tuple[str, float]] = {}
     for name, counts in fact_counts.items():
+        since = fact_since(name)
+        carriers = sum(c for v, c in by_version.items() if v >= since)  # records that carry it
         value, count = counts.most_common(1)[0]
-        if count * 2 > n:
-            intended[name] = (value, count / n)
+        if count * 2 > carriers:
+            intended[name] = (value, count / carriers)
     for key, value in options.expected(sku).items():
         fact = EXPECT_KEYS[key][1]
         if fact.endswith("*"):
@@ -344,6 +343,7 @@ def _group(sku: str, members: list[NodeRecordHead], options: FleetOptions) -> _G
                 intended[name] = (value, 1.0)
         else:
             intended[fact] = (value, 1.0)
+    intent = Intent(n, intended, tuple(sorted(k for k in intended if k.startswith(DEVICE_FACTS))))
     return _Group(
         sku,
         n,
@@ -352,16 +352,19 @@ def _group(sku: str, members: list[NodeRecordHead], options: FleetOptions) -> _G
         stats,
         present,
         finding_counts,
-        intended,
+        build_nodes,
+        intent,
         options.minimums(sku),
-        tuple(sorted(n for n in intended if n.startswith(_DEVICE_FACTS))),
+        Counter(r.sku for r in members).most_common(1)[0][0],
     )
 
 
-def _analyse_group(sku: str, members: list[NodeRecordHead], options: FleetOptions):
+def _analyse_group(
+    sku: str, members: list[NodeRecordHead], options: FleetOptions, mapping: dict[str, tuple[str, str]]
+):
     """Each member scored against its group; the group's summary with flag counts."""
     g = _group(sku, members, options)
-    nodes = [_verdict(r, g, options) for r in members]
+    nodes = [_verdict(r, g, options, mapping[r.host][1]) for r in members]
     note = (
         ""
         if g.scored
@@ -379,7 +382,8 @@ def _analyse_group(sku: str, members: list[NodeRecordHead], options: FleetOption
         stats=stats,
         note=note,
         flagged=sum(1 for v in nodes if v.level != "ok"),
-        folded=sum(1 for r in members if r.sku != sku),
+        folded=sum(1 for r in members if r.sku != g.key),
+        key=g.key,
     )
     return summary, nodes
 
@@ -422,110 +426,10 @@ def _scores(r: NodeRecordHead, g: _Group, options: FleetOptions) -> tuple[list[M
 # --------------------------------------------------------------------------------------------
 
 
-_DEVICE_FACTS = ("firmware ", "mtu ", "link gpu ", "link nic ")
-_LINK = re.compile(r"^([0-9.]+) GT/s x(\d+)$")
-
-
-def _int(text: Optional[str]) -> Optional[int]:
-    try:
-        return int(text) if text is not None else None
-    except ValueError:
-        return None
-
-
-def _fleet_finding(code: str, severity: str, title: str, subject: str = "") -> NodeFinding:
-    return NodeFinding(
-        code=code, severity=severity, title=title[:300], subject=subject[:120], origin="machine"
-    )
-
-
-def sku_drift(r: NodeRecordHead, g: _Group) -> list[NodeFinding]:
-    """FLEET-* findings: every way this node's machine differs from its SKU's intended one."""
-    if g.n < 2 and not any(share == 1.0 for _, share in g.intended.values()):
-        return []
-    out = _lost_devices(r.facts, g)
-    for fact, code, what in (
-        ("nvidia driver", "FLEET-DRIVER-DRIFT", "NVIDIA driver"),
-        ("kernel", "FLEET-KERNEL-DRIFT", "kernel"),
-        ("iommu mode", "FLEET-IOMMU-DRIFT", "IOMMU mode"),
-    ):
-        mine, wanted = r.facts.get(fact), g.intended.get(fact)
-        if mine is not None and wanted is not None and mine != wanted[0]:
-            out.append(_fleet_finding(code, "WARN", f"{what} {mine}, the SKU's is {wanted[0]}"))
-    for name in g.device_facts:
-        mine = r.facts.get(name)
-        wanted = g.intended[name][0]
-        if mine is not None and mine != wanted:
-            found = _device_drift(name, mine, wanted)
-            if found is not None:
-                out.append(found)
-    return out
-
-
-def _lost_devices(facts: dict[str, str], g: _Group) -> list[NodeFinding]:
-    """FLEET-GPU-MISSING, FLEET-NIC-MISSING, FLEET-RDMA-DRIVER-MISSING from the inventory facts."""
-    out = []
-
-    def want(name: str) -> Optional[int]:
-        got = g.intended.get(name)
-        return _int(got[0]) if got else None
-
-    def not_seen(prefix: str) -> str:
-        lost = sorted(n[len(prefix) :] for n in g.intended if n.startswith(prefix) and n not in facts)
-        return f" (not seen: {', '.join(lost[:8])})" if lost else ""
-
-    gpus, want_gpus = _int(facts.get("gpus")) or 0, want("gpus")
-    if want_gpus is not None and gpus < want_gpus:
-        out.append(
-            _fleet_finding("FLEET-GPU-MISSING", "FAIL", f"{gpus} of {want_gpus} GPUs{not_seen('link gpu ')}")
-        )
-    rdma, want_rdma = _int(facts.get("rdma devices")) or 0, want("rdma devices")
-    if want_rdma is not None and rdma < want_rdma:
-        funcs, want_funcs = _int(facts.get("nic functions")), want("nic functions")
-        if funcs is not None and want_funcs is not None and funcs >= want_funcs:
-            title = (
-                f"{rdma} of {want_rdma} RDMA devices though all {funcs} NIC PCI functions are "
-                "present: the RDMA driver (mlx5_core / mlx5_ib) is not bound or not loaded"
-            )
-            out.append(_fleet_finding("FLEET-RDMA-DRIVER-MISSING", "FAIL", title))
-        else:
-            title = f"{rdma} of {want_rdma} RDMA NICs{not_seen('link nic ')}"
-            out.append(_fleet_finding("FLEET-NIC-MISSING", "FAIL", title))
-    return out
-
-
-def _device_drift(name: str, mine: str, wanted: str) -> Optional[NodeFinding]:
-    """One per-device fact (firmware, MTU, link) that differs from the SKU's, as a finding."""
-    if name.startswith("firmware "):
-        return _fleet_finding(
-            "FLEET-FIRMWARE-DRIFT", "WARN", f"{name[9:]} firmware {mine}, the SKU's is {wanted}", name[9:]
-        )
-    if name.startswith("mtu "):
-        return _fleet_finding(
-            "FLEET-MTU-DRIFT", "WARN", f"{name[4:]} active MTU {mine}, the SKU's is {wanted}", name[4:]
-        )
-    a, b = _LINK.match(mine), _LINK.match(wanted)
-    if not a or not b:
-        return None
-    speed, width = float(a.group(1)), int(a.group(2))
-    w_speed, w_width = float(b.group(1)), int(b.group(2))
-    if width >= w_width and speed >= w_speed:
-        return None
-    return _fleet_finding(
-        "FLEET-LINK-BELOW-SKU",
-        "FAIL" if width < w_width else "WARN",
-        f"{name[5:]} link {mine}, the SKU's is {wanted}",
-        name[5:].split(" ", 1)[-1],
-    )
-
-
-_INVENTORY_LOST = frozenset({"FLEET-GPU-MISSING", "FLEET-NIC-MISSING", "FLEET-RDMA-DRIVER-MISSING"})
-
-
 def _cause_key(f: NodeFinding) -> tuple:
     """Causes before symptoms; severity; then a measured loss's cause, register evidence, inferred causes."""
     symptom = f.origin != "machine" and f.explains is None
-    if f.code in _INVENTORY_LOST:  # a device or driver that is not there: every loss on it follows
+    if f.code in INVENTORY_LOST:  # a device or driver that is not there: every loss on it follows
         tier = -1
     elif f.explains is not None and f.basis == "measured":
         tier = 0
@@ -547,14 +451,14 @@ def leading_cause(own: list[NodeFinding]) -> Optional[NodeFinding]:
     return min(own, key=_cause_key) if own else None
 
 
-def _verdict(r: NodeRecordHead, g: _Group, options: FleetOptions) -> NodeVerdict:
+def _verdict(r: NodeRecordHead, g: _Group, options: FleetOptions, sku_from: str) -> NodeVerdict:
     """One node: its level, worst metric, and for a flagged node the leading cause and differing facts."""
     scores, reasons, level = _scores(r, g, options)
-    drift = sku_drift(r, g)
+    drift = sku_drift(r, g.intent)
     for f in drift:
         level = _worse(level, "drain" if f.severity == "FAIL" else "investigate")
         reasons.append(f"{f.code} {f.title}")
-    own = [f for f in r.findings if g.finding_counts[(f.code, f.subject, f.severity)] * 2 <= g.n or g.n == 1]
+    own = g.own(r)
     machine = [f for f in own if f.origin == "machine" and f.severity in ("FAIL", "WARN")] if g.n > 1 else []
     if machine and level == "ok":
         level = "investigate"
@@ -567,7 +471,7 @@ def _verdict(r: NodeRecordHead, g: _Group, options: FleetOptions) -> NodeVerdict
         if r.note:
             reasons.append(f"record note: {r.note}")
         cause = leading_cause(own + drift)
-        differing = tuple(itertools.islice(_differing(r, g.intended), MAX_DIFFERING))
+        differing = tuple(itertools.islice(_differing(r, g.intent.intended), MAX_DIFFERING))
         why = _why(cause, worst)
     return NodeVerdict(
         host=r.host,
@@ -581,9 +485,12 @@ def _verdict(r: NodeRecordHead, g: _Group, options: FleetOptions) -> NodeVerdict
         differing=differing,
         reasons=tuple(reasons),
         exit_code=r.exit_code,
-        own_sku=r.sku if r.sku != g.sku else "",
+        own_sku=r.sku if r.sku != g.key else "",
         drift=tuple(drift),
         why=why,
+        record_version=r.record_version,
+        tool_version=r.tool_version,
+        sku_from=sku_from,
     )
 
 
@@ -630,6 +537,8 @@ def _worst(scores: list[MetricScore]) -> Optional[MetricScore]:
 def _differing(r: NodeRecordHead, intended: dict[str, tuple[str, float]]) -> Iterable[FactDiff]:
     for name, (value, share) in intended.items():
         mine = r.facts.get(name)
+        if mine is None and fact_since(name) > r.record_version:
+            continue  # a fact this record's version does not carry: unknown, not a difference
         if mine != value:
             yield FactDiff(name=name, value=mine, majority=value, share=share)
 

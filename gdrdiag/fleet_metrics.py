@@ -8,7 +8,8 @@ record is written, from the typed results of Report schema v2.
   {metric name: reason} for metrics whose cases ran but produced no number (ERROR/WAIVED).
 - :func:`node_facts`: Report -> {fact name: text}: the machine facts that explain a slow node
   (link speed/width, RlxdOrd, MaxReadReq, MaxPayload, ATS, ACSCtl on the GPU<->NIC paths,
-  driver/firmware versions, peermem, IOMMU mode, port MTU) and the inventory (GPUs, RDMA
+  driver/firmware versions, peermem, IOMMU mode, NIC ports: MTU, rate and state; links as
+  capable and as trained; GPU ordinals and NIC names per address) and the inventory (GPUs, RDMA
   devices, RDMA-NIC PCI functions), as text so they can be compared by equality.
 - :func:`node_sku`: the SKU a node is grouped by: GPU model + NIC model + driver versions +
   bare metal or VM. Firmware is deliberately *not* part of the key: a node on other firmware
@@ -125,6 +126,13 @@ def _link_text(f: PciFunction) -> Optional[str]:
     return f"{link.speed_gts:g} GT/s x{link.width}"
 
 
+def _link_cap_text(f: PciFunction) -> Optional[str]:
+    link = f.link
+    if link is None or link.max_speed_gts is None or link.max_width is None:
+        return None
+    return f"{link.max_speed_gts:g} GT/s x{link.max_width}"
+
+
 def _path_functions(m: MachineInfo) -> list[tuple[str, PciFunction]]:
     """(role, function) for GPUs, NICs and the bridges on their GPU<->NIC paths, in a stable order."""
     out: list[tuple[str, PciFunction]] = []
@@ -178,17 +186,31 @@ def node_facts(report: Report) -> dict[str, str]:
     facts["gpus"] = str(len(m.gpus))
     facts["rdma devices"] = str(len(m.nics))
     facts["nic functions"] = str(sum(1 for f in m.pci if _is_rdma_nic_function(f)))
+    for g in m.gpus:  # record version 2: which CUDA ordinal each GPU address is (findings name both)
+        if g.cuda_ordinal is not None:
+            facts[f"ordinal gpu {g.bdf}"] = str(g.cuda_ordinal)
     for n in m.nics:
+        if n.bdf:
+            facts[f"name nic {n.bdf}"] = n.name
         if n.fw_ver:
             facts[f"firmware {n.name}"] = n.fw_ver
         for p in n.ports:
             if p.active_mtu:
                 facts[f"mtu {n.name} port {p.port}"] = str(p.active_mtu)
+            # record version 2: every port's rate and state, benchmarked or not (a port that
+            # trained at half rate or is down is a node problem even if no bench used it)
+            if p.rate_gbps:
+                facts[f"port rate {n.name} port {p.port}"] = f"{p.rate_gbps:g}"
+            if p.state:
+                facts[f"port state {n.name} port {p.port}"] = p.state
     for role, f in _path_functions(m):
         where = f"{role} {f.bdf}"
         link = _link_text(f)
         if link and role != "bridge":
             facts[f"link {where}"] = link
+            capable = _link_cap_text(f)
+            if capable:  # record version 2: the link as capable beside the link as trained
+                facts[f"link cap {where}"] = capable
         if f.pcie is not None and not f.is_vf and role != "bridge":
             facts[f"RlxdOrd {where}"] = "+" if f.pcie.relaxed_ordering else "-"
             facts[f"MaxReadReq {where}"] = str(f.pcie.max_read_request)

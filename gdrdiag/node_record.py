@@ -44,7 +44,7 @@ from gdrdiag.model.fleet import (
 from gdrdiag.model.serde import SchemaError, to_jsonable
 
 __all__ = ["NodeFinding", "NodePair", "NodeRecordHead", "Skipped", "RECORD_KIND", "RECORD_VERSION"]
-SUPPORTED_RECORD_VERSIONS = (1,)
+SUPPORTED_RECORD_VERSIONS = (1, 2)  # 1 is read as a record without version 2's facts (FACTS_SINCE)
 MAX_RECORD_BYTES = 64 * 1024 * 1024  # a Report may be up to 64 MiB (model.report.MAX_REPORT_BYTES)
 _REPORT_MARK = ',"report":'
 # A node name goes into file names ({host}) and into every output: a plain host name only.
@@ -56,11 +56,75 @@ MAX_NAMES = 512  # metrics, missing, facts, sku_parts entries each
 MAX_ITEMS = 4096  # findings, pairs
 
 
+def git_revision(root: Path) -> Optional[str]:
+    """The commit ``root``'s git checkout is at (12 hex digits), read from ``.git`` without running git.
+
+    Follows the layout git documents (gitrepository-layout(5)): ``.git`` is a folder or a
+    ``gitdir: PATH`` file (worktrees, submodules); ``HEAD`` is a commit or ``ref: refs/...``; the
+    ref is a loose file or a line of ``packed-refs`` (in the common dir for a worktree). Any
+    surprise is None: a build from an sdist or wheel has no revision, and that is not an error.
+    """
+    try:
+        git = root / ".git"
+        if git.is_file():
+            text = git.read_text(encoding="utf-8", errors="replace")[:4096].strip()
+            if not text.startswith("gitdir:"):
+                return None
+            git = (root / text[len("gitdir:") :].strip()).resolve()
+        if not git.is_dir():
+            return None
+        head = (git / "HEAD").read_text(encoding="utf-8", errors="replace")[:4096].strip()
+        common = git
+        if (git / "commondir").is_file():
+            common = (git / (git / "commondir").read_text(encoding="utf-8").strip()).resolve()
+        if head.startswith("ref:"):
+            ref = head[4:].strip()
+            if ".." in ref or not ref.startswith("refs/"):
+                return None
+            sha = None
+            for base in (git, common):
+                loose = base / ref
+                if loose.is_file():
+                    sha = loose.read_text(encoding="utf-8", errors="replace")[:200].strip()
+                    break
+            if sha is None:
+                packed = common / "packed-refs"
+                if packed.is_file() and packed.stat().st_size < (64 << 20):
+                    for line in packed.read_text(encoding="utf-8", errors="replace").splitlines():
+                        parts = line.split(" ", 1)
+                        if len(parts) == 2 and parts[1].strip() == ref:
+                            sha = parts[0]
+                            break
+        else:
+            sha = head
+    except (OSError, ValueError):
+        return None
+    if sha is None or not re.fullmatch(r"[0-9a-f]{40}([0-9a-f]{24})?", sha):
+        return None
+    return sha[:12]
+
+
+_TOOL_VERSION: list[str] = []
+
+
+def tool_version() -> str:
+    """The build: the release plus, in a git checkout, ``+g`` and its revision (PEP 440 local version).
+
+    Two builds of one release then write different tool versions, so ``fleet`` can say which
+    nodes ran which build. Read once, when the first record is written, not at import.
+    """
+    if not _TOOL_VERSION:
+        from gdrdiag import __version__
+
+        rev = git_revision(Path(__file__).resolve().parents[1])
+        _TOOL_VERSION.append(f"{__version__}+g{rev}" if rev else __version__)
+    return _TOOL_VERSION[0]
+
+
 def build_head(report: Any, host: str, exit_code: int, report_chars: int) -> NodeRecordHead:
     """The head of a node record for ``report`` (a ``model.Report``) taken on ``host``."""
     from dataclasses import asdict
 
-    from gdrdiag import __version__
     from gdrdiag.diagnose import diagnose_machine
     from gdrdiag.fleet_metrics import node_facts, node_metrics, node_pairs, node_sku
 
@@ -76,7 +140,7 @@ def build_head(report: Any, host: str, exit_code: int, report_chars: int) -> Nod
         sku=sku.key,
         exit_code=exit_code,
         created_utc=report.created_utc,
-        tool_version=__version__,
+        tool_version=tool_version(),
         sku_parts=asdict(sku),
         metrics=metrics,
         missing=missing,
@@ -165,7 +229,8 @@ def parse_head(text: str) -> NodeRecordHead:
     length only (``report_chars``). Records not laid out that way are decoded in full (then a
     successful decode is the check).
     """
-    text = text.rstrip("\n")
+    # LF, CRLF or CR line ends, and a UTF-8 byte order mark some editors add, are not the record
+    text = text.lstrip("\ufeff").rstrip("\r\n")
     if not text.startswith("{") or not text.endswith("}"):
         raise SchemaError("not a JSON object (truncated record?)")
     at = text.find(_REPORT_MARK)
@@ -197,12 +262,14 @@ def parse_head_file(path: Path, size: int) -> NodeRecordHead:
         if at <= 0 or len(first) >= size:  # small, or not laid out head-first: decode it all
             rest = f.read(max(0, MAX_RECORD_BYTES - len(first))) if len(first) < size else b""
             return parse_head((first + rest).decode("utf-8", errors="replace"))
-        f.seek(max(0, size - 2))
+        f.seek(max(0, size - 4))
         tail = f.read()
-    end = size - (1 if tail.endswith(b"\n") else 0)
-    if not first.startswith(b"{") or not tail.rstrip(b"\n").endswith(b"}"):
+    body = tail.rstrip(b"\r\n")  # LF, CRLF or CR after the record
+    end = size - (len(tail) - len(body))
+    start = 3 if first.startswith(b"\xef\xbb\xbf") else 0  # a UTF-8 byte order mark
+    if not first.startswith(b"{", start) or not body.endswith(b"}"):
         raise SchemaError("not a JSON object (truncated record?)")
-    return _parse(first[:at].decode("utf-8", errors="replace"), end - at - len(_REPORT_MARK) - 1)
+    return _parse(first[start:at].decode("utf-8", errors="replace"), end - at - len(_REPORT_MARK) - 1)
 
 
 def _parse(text: str, report_len: Optional[int]) -> NodeRecordHead:
@@ -443,12 +510,7 @@ def load_records(path: Path) -> LoadResult:
             if not file.is_file():  # a folder, FIFO or device named *.json: never opened
                 out.skipped.append(Skipped(file.name, "not a regular file"))
             elif file.suffix == ".jsonl":
-                for number, text in _read_limited_lines(file):
-                    where = f"{file.name}:{number}"
-                    if text is None:
-                        out.skipped.append(Skipped(where, f"larger than {MAX_RECORD_BYTES} bytes"))
-                    elif text.strip():
-                        _add(out, where, text)
+                _add_lines(out, file)
             else:
                 size = file.stat().st_size
                 if size > MAX_RECORD_BYTES:
@@ -459,6 +521,25 @@ def load_records(path: Path) -> LoadResult:
             out.skipped.append(Skipped(file.name, f"cannot read ({exc.strerror or exc})"))
     _dedupe(out)
     return out
+
+
+def _add_lines(out: LoadResult, file: Path) -> None:
+    """Every record of a JSONL file, whatever its line ends: LF, CRLF, or CR alone.
+
+    A bare CR cannot be inside a record (JSON escapes it in strings, and the writer puts no
+    whitespace between tokens), so CR is a line end too. ``FILE:N`` counts records' lines.
+    """
+    number = 0
+    for _, text in _read_limited_lines(file):
+        if text is None:
+            number += 1
+            out.skipped.append(Skipped(f"{file.name}:{number}", f"larger than {MAX_RECORD_BYTES} bytes"))
+            continue
+        body = text.rstrip("\r\n")
+        for part in body.split("\r") if "\r" in body else (body,):
+            number += 1
+            if part.strip():
+                _add(out, f"{file.name}:{number}", part)
 
 
 def _add(out: LoadResult, where: str, text: str) -> None:

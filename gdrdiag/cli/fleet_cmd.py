@@ -55,9 +55,14 @@ def fleet_cmd(
     prometheus: Optional[Path] = typer.Option(
         None, "--prometheus", help="Also write node_exporter textfile metrics (.prom), atomically."
     ),
+    inventory: Optional[Path] = typer.Option(
+        None,
+        "--inventory",
+        help="File of 'HOST-OR-GLOB SKU-NAME' lines: the SKU each host is meant to be (docs/fleet.md).",
+    ),
 ) -> None:
     """Find the slow nodes of a fleet from their records (gdrdiag report --record/--jsonl), and say why."""
-    from gdrdiag.fleet import FleetOptions, analyse, parse_baseline
+    from gdrdiag.fleet import FleetOptions, analyse, parse_baseline, parse_inventory
     from gdrdiag.node_record import load_records
     from gdrdiag.render.fleet_table import render_fleet
 
@@ -80,6 +85,18 @@ def fleet_cmd(
             rules = parse_baseline(text)
         except ValueError as exc:
             raise UserInputError(f"--baseline {baseline}: {exc}") from None
+    inventory_rules = ()
+    if inventory is not None:
+        try:
+            if inventory.stat().st_size > (16 << 20):
+                raise UserInputError(f"--inventory {inventory}: larger than 16 MiB")
+            text = inventory.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserInputError(f"--inventory {inventory}: cannot read ({exc})") from None
+        try:
+            inventory_rules = parse_inventory(text)
+        except ValueError as exc:
+            raise UserInputError(f"--inventory {inventory}: {exc}") from None
     options = FleetOptions(
         investigate_z=investigate_z,
         drain_z=drain_z,
@@ -87,6 +104,7 @@ def fleet_cmd(
         min_drop=min_drop,
         min_group=min_group,
         baseline=rules,
+        inventory=inventory_rules,
     )
     expected: list[str] = []
     if expect_hosts is not None:

@@ -12,8 +12,25 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 RECORD_KIND = "gdrdiag-node-record"
-RECORD_VERSION = 1
+# The record schema version: bumped whenever the facts a record carries change, so fleet can
+# compare like with like. 1: metrics, findings, link/register/version facts, inventory counts.
+# 2: adds NIC ports (rate, state), links as capable ("link cap ..."), GPU ordinals and NIC
+# names per PCI address (see FACTS_SINCE).
+RECORD_VERSION = 2
 LEVELS = ("drain", "investigate", "ok")
+# Fact-name prefixes first written by a record version: a record of an older version does not
+# carry them, so for it they are unknown, never a difference (and never zero).
+FACTS_SINCE: dict[int, tuple[str, ...]] = {
+    2: ("port rate ", "port state ", "link cap ", "ordinal gpu ", "name nic "),
+}
+
+
+def fact_since(name: str) -> int:
+    """The first record version that carries the fact ``name`` (1 for the original facts)."""
+    for version, prefixes in FACTS_SINCE.items():
+        if name.startswith(prefixes):
+            return version
+    return 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -99,8 +116,16 @@ class BaselineRule:
 
 
 @dataclass(frozen=True)
+class InventoryRule:
+    """One line of an inventory file: hosts matching ``pattern`` (exact or glob) are meant to be ``sku``."""
+
+    pattern: str
+    sku: str
+
+
+@dataclass(frozen=True)
 class FleetOptions:
-    """Thresholds (robust z on the fleet's own MAD, plus a relative floor) and baselines."""
+    """Thresholds (robust z on the fleet's own MAD, plus a relative floor), baselines, inventory."""
 
     investigate_z: float = -3.5
     drain_z: float = -5.0
@@ -108,6 +133,17 @@ class FleetOptions:
     min_drop: float = 0.05
     min_group: int = 3
     baseline: tuple[BaselineRule, ...] = ()
+    inventory: tuple[InventoryRule, ...] = ()
+
+    def sku_for(self, host: str) -> Optional[str]:
+        """The SKU the inventory names for ``host``: an exact name first, else the first matching glob."""
+        for rule in self.inventory:
+            if rule.pattern == host:
+                return rule.sku
+        for rule in self.inventory:
+            if fnmatch.fnmatchcase(host, rule.pattern):
+                return rule.sku
+        return None
 
     def _rules(self, sku: str) -> list[BaselineRule]:
         return [r for r in self.baseline if r.sku == sku or fnmatch.fnmatchcase(sku, r.sku)]
@@ -193,6 +229,9 @@ class NodeVerdict:
     own_sku: str = ""
     drift: tuple[NodeFinding, ...] = ()
     why: str = ""
+    record_version: int = RECORD_VERSION
+    tool_version: str = ""
+    sku_from: str = "facts"  # "inventory" (named by --inventory) | "facts" (nearest by its own facts)
 
 
 @dataclass(frozen=True)
@@ -204,7 +243,17 @@ class GroupSummary:
     stats: tuple[MetricStats, ...]
     note: str = ""
     flagged: int = 0
-    folded: int = 0  # nodes whose own SKU key differs, judged against this one
+    folded: int = 0  # nodes whose own SKU key differs from ``key``, judged against this one
+    key: str = ""  # the own SKU key most of its nodes have (``sku`` is an inventory name or this key)
+
+
+@dataclass(frozen=True)
+class VersionCount:
+    """How many nodes' records one (record version, tool version) wrote: a mixed fleet says so."""
+
+    record_version: int
+    tool_version: str
+    nodes: int
 
 
 @dataclass(frozen=True)
@@ -227,6 +276,12 @@ class FleetResult:
     skipped: tuple[Skipped, ...] = ()
     options: FleetOptions = field(default_factory=FleetOptions)
     missing_hosts: tuple[str, ...] = ()  # expected (--expect-hosts) but no usable record
+    versions: tuple[VersionCount, ...] = ()  # most nodes first; more than one = a mixed fleet
+
+    @property
+    def mixed(self) -> bool:
+        """True when records of more than one record version or tool version were compared."""
+        return len(self.versions) > 1
 
     @property
     def flagged(self) -> tuple[NodeVerdict, ...]:

@@ -45,6 +45,13 @@ def summary_line(result: "FleetResult") -> str:
         line += f"; {len(result.skipped)} record(s) skipped ({reasons})"
     if result.missing_hosts:
         line += f"; {len(result.missing_hosts)} expected node(s) without a record"
+    if result.mixed:  # records of several versions or builds: facts one lacks are unknown there
+        parts = ", ".join(
+            f"{v.nodes} record v{v.record_version} by {v.tool_version or 'unknown build'}"
+            for v in result.versions[:4]
+        )
+        more = f", {len(result.versions) - 4} more" if len(result.versions) > 4 else ""
+        line += f"; mixed fleet: {parts}{more}"
     return line
 
 
@@ -99,9 +106,10 @@ def render_fleet(result: "FleetResult", top: int = 50, width: Optional[int] = WI
     """The full text report, fitted to ``width`` columns (None: nothing shortened or wrapped)."""
     from gdrdiag.render.layout import wrap_lines
 
-    out = [summary_line(result), "", "SKU groups"]
+    out = [wrap_lines(summary_line(result), width), "", "SKU groups"]
     for i, g in enumerate(result.groups, 1):
-        out.append(_cut(f"  {i:>2}. {g.nodes:>6} nodes  {g.sku}", width))
+        key = f" ({g.key})" if g.key and g.key != g.sku else ""  # an inventory name: its machines too
+        out.append(_cut(f"  {i:>2}. {g.nodes:>6} nodes  {g.sku}{key}", width))
         if g.note:
             out.append(f"      {g.note}")
         medians = ", ".join(f"{s.metric} {_num(s.median, 4)}" for s in g.stats)

@@ -57,29 +57,39 @@ from gdrdiag.node_record import build_head  # noqa: E402
 
 REPORTS = ROOT / "tests" / "fixtures" / "reports"
 BASES = (
-    ("baremetal_hgx.json", "hgx", 0.60),
+    ("baremetal_hgx.json", "hgx8", 0.30),  # made an 8 GPU + 8 NIC machine by make_hgx8()
+    ("baremetal_hgx.json", "hgx", 0.30),
     ("vm_guest_kvm.json", "kvm", 0.20),
     ("baremetal_hgx.json", "a100", 0.15),  # made an A100 + ConnectX-6 machine by make_a100()
     ("gpu_machine_h200.json", "h200", 0.05),
 )
+BARE = ("hgx8", "hgx", "a100")
+# The previous gdrdiag build, as records of record version 1 say it: no version-2 facts (NIC
+# ports, links as capable, GPU ordinals, NIC names) and no inventory-count facts (its SKU key
+# still counts GPUs and NICs). ``old_rate`` of the nodes have such records.
+OLD_TOOL_VERSION = "0.1.0"
+OLD_DROPPED_FACTS = ("gpus", "rdma devices", "nic functions")
+# faults only a version-2 record can show (an older build does not record NIC ports)
+V2_ONLY_FAULTS = frozenset({"port_half_rate"})
 # fault -> the SKU tags it is injected into
 FAULTS: dict[str, tuple[str, ...]] = {
-    "lost_gpu": ("hgx", "a100"),
-    "lost_nic": ("hgx", "a100"),
-    "no_rdma_driver": ("hgx", "a100"),
-    "driver_drift": ("hgx", "a100", "kvm"),
-    "fw_drift": ("hgx", "a100"),
-    "mtu_1024": ("hgx", "a100"),
-    "link_gen_down_unbenched": ("hgx", "a100"),
-    "gen4_h100": ("hgx",),
-    "x8_link": ("hgx", "a100"),
-    "acs_redirect": ("hgx", "a100"),
-    "iommu_translation": ("hgx", "a100"),
-    "ro_off": ("hgx", "a100"),
-    "far_numa": ("hgx", "a100"),
+    "lost_gpu": BARE,
+    "lost_nic": BARE,
+    "no_rdma_driver": BARE,
+    "driver_drift": (*BARE, "kvm"),
+    "fw_drift": BARE,
+    "mtu_1024": BARE,
+    "link_gen_down_unbenched": BARE,
+    "gen4_h100": ("hgx", "hgx8"),
+    "x8_link": BARE,
+    "acs_redirect": BARE,
+    "iommu_translation": BARE,
+    "ro_off": BARE,
+    "far_numa": BARE,
     "vm_slow": ("kvm",),
-    "mrrs_small": ("hgx", "a100"),
-    "peermem_missing": ("hgx", "a100"),
+    "mrrs_small": BARE,
+    "peermem_missing": BARE,
+    "port_half_rate": BARE,
 }
 NO_CAUSE = "(no cause found)"
 # Not faults of a node but of its record: partial (interrupted: the gather benches never ran)
@@ -107,6 +117,7 @@ EXPECTED_CAUSE: dict[str, list[str]] = {
     # the register (PCIE-MRRS-SMALL), or the cause model naming it over the copies it slowed
     "mrrs_small": ["PCIE-MRRS-SMALL", "CAUSE-MPS-MRRS"],
     "peermem_missing": ["GDR-PEERMEM-MISSING"],
+    "port_half_rate": ["FLEET-PORT-RATE"],
 }
 GPU, NIC, SWITCH_PORT = "0000:18:00.0", "0000:19:00.0", "0000:17:01.0"
 
@@ -248,6 +259,20 @@ def inject(report: Report, fault: str) -> Report:
         )
         rep = dataclasses.replace(report, machine=dataclasses.replace(m, gpus=gpus, topology=topology))
         rep = _scale_device_rdma(rep, 0.60)
+    elif fault == "port_half_rate":  # a port that trained at half rate, on a NIC no bench used
+        nics = tuple(
+            dataclasses.replace(
+                n,
+                ports=tuple(
+                    dataclasses.replace(p, rate_gbps=(p.rate_gbps or 400.0) / 2, rate="200 Gb/sec (4X HDR)")
+                    for p in n.ports
+                ),
+            )
+            if i == 1
+            else n
+            for i, n in enumerate(m.nics)
+        )
+        rep = dataclasses.replace(report, machine=dataclasses.replace(m, nics=nics))
     elif fault == "vm_slow":
         rep = _scale_keys(report, ("rdma_write_",), 0.35)
     else:
@@ -314,6 +339,63 @@ def make_a100(report: Report) -> Report:
     rep = dataclasses.replace(report, machine=machine)
     rep = _scale_results(rep, {"copy": 0.45, "gather": 0.45, "rdma": 0.50})
     return dataclasses.replace(rep, findings=tuple(diagnose(rep)))
+
+
+def _in_domain_1(bdf: Optional[str]) -> Optional[str]:
+    return None if bdf is None else "0001" + bdf[4:]
+
+
+def make_hgx8(report: Report) -> Report:
+    """The HGX fixture doubled into an 8 GPU + 8 NIC machine: a copy of every device in PCI domain 1.
+
+    Multi-segment hosts number their second PCI segment as domain 0001 (PCI Firmware spec,
+    _SEG); the copies keep the fixture's links, registers and paths, with new CUDA ordinals
+    and RDMA device names.
+    """
+    m = report.machine
+    assert m is not None
+    d1 = _in_domain_1
+    pci = (*m.pci, *(dataclasses.replace(f, bdf=d1(f.bdf)) for f in m.pci))
+    gpus = (
+        *m.gpus,
+        *(
+            dataclasses.replace(g, bdf=d1(g.bdf), cuda_ordinal=(g.cuda_ordinal or 0) + len(m.gpus))
+            for g in m.gpus
+        ),
+    )
+    names = {n.name: f"mlx5_{i + len(m.nics)}" for i, n in enumerate(m.nics)}
+    nics = (*m.nics, *(dataclasses.replace(n, name=names[n.name], bdf=d1(n.bdf)) for n in m.nics))
+    topology = (
+        *m.topology,
+        *(
+            dataclasses.replace(
+                p,
+                gpu_bdf=d1(p.gpu_bdf),
+                nic=names.get(p.nic, p.nic),
+                nic_bdf=d1(p.nic_bdf),
+                bridges=tuple(d1(b) for b in p.bridges),
+            )
+            for p in m.topology
+        ),
+    )
+    cuda = (
+        *m.cuda_devices,
+        *(
+            dataclasses.replace(c, ordinal=c.ordinal + len(m.cuda_devices), pci_bus_id=d1(c.pci_bus_id))
+            for c in m.cuda_devices
+        ),
+    )
+    machine = dataclasses.replace(m, pci=pci, gpus=gpus, nics=nics, topology=topology, cuda_devices=cuda)
+    rep = dataclasses.replace(report, machine=machine)
+    return dataclasses.replace(rep, findings=tuple(diagnose(rep)))
+
+
+def old_build(head: dict) -> dict:
+    """A version-2 head as the previous build wrote it: record version 1, its tool version, its facts."""
+    from gdrdiag.model.fleet import fact_since
+
+    facts = {k: v for k, v in head["facts"].items() if fact_since(k) == 1 and k not in OLD_DROPPED_FACTS}
+    return {**head, "record_version": 1, "tool_version": OLD_TOOL_VERSION, "facts": facts}
 
 
 def with_mtu(report: Report, mtu: int = 4096) -> Report:
@@ -422,18 +504,25 @@ def _metric_family(metric: str) -> str:
 
 
 def generate(
-    n: int, fault_rate: float, seed: int, noise: float, record_fault_rate: float = 0.01
+    n: int,
+    fault_rate: float,
+    seed: int,
+    noise: float,
+    record_fault_rate: float = 0.01,
+    old_rate: float = 0.12,
 ) -> tuple[list[tuple[str, str]], dict[str, Optional[str]]]:
     """[(host, record line)] and {host: fault or None}; deterministic for a seed.
 
     ``fault_rate`` of the nodes get one node fault (the kinds in turn, each into a SKU it
-    applies to); ``record_fault_rate`` get a partial or a corrupt record.
+    applies to); ``record_fault_rate`` get a partial or a corrupt record; ``old_rate`` of the
+    records are written as the previous build wrote them (:func:`old_build`).
     """
     from gdrdiag.cli.report_files import load_report
 
     rng = random.Random(seed)
     hgx = with_mtu(load_report(REPORTS / "baremetal_hgx.json"))
     bases = {
+        "hgx8": make_hgx8(hgx),
         "hgx": hgx,
         "kvm": with_mtu(load_report(REPORTS / "vm_guest_kvm.json")),
         "a100": make_a100(hgx),
@@ -452,6 +541,7 @@ def generate(
     rng.shuffle(tags)
     order = list(range(n))
     rng.shuffle(order)
+    old = set(rng.sample(range(n), round(n * old_rate)))
     n_faults = round(n * fault_rate)
     n_records = round(n * record_fault_rate)
     plan: dict[int, str] = {}
@@ -462,7 +552,7 @@ def generate(
             break
         for step in range(len(kinds)):  # the next kind that applies to this node's SKU
             fault = kinds[(k + step) % len(kinds)]
-            if tags[i] in FAULTS[fault]:
+            if tags[i] in FAULTS[fault] and not (i in old and fault in V2_ONLY_FAULTS):
                 plan[i] = fault
                 k += step + 1
                 break
@@ -480,6 +570,8 @@ def generate(
             t = partial[tag]
         else:
             t = templates[tag]
+        if i in old:
+            t = dataclasses.replace(t, head=old_build(t.head))
         line = node_line(t, host, factors)
         if fault == "corrupt":
             line = line[: rng.randrange(10, len(line) - 2)]

@@ -94,7 +94,7 @@ def test_fleet_text_json_html_and_exit_codes(small_fleet, tmp_path):
     assert res.exit_code == 1
     lines = res.output.splitlines()
     assert max(len(line) for line in lines) <= 100
-    assert lines[0].startswith("400 nodes in 4 SKU group(s): 14 to drain, 6 to investigate (5.0 % flagged)")
+    assert lines[0].startswith("400 nodes in 5 SKU group(s): 14 to drain, 6 to investigate (5.0 % flagged)")
     assert "ACS-REDIRECT" in res.output and "(group: none)" in res.output
     page = html.read_text()
     assert page.startswith("<!doctype html>") and page.count("data:image/png;base64,") >= 5

@@ -10,6 +10,7 @@ from gdrdiag import fleet, node_record
 from gdrdiag.cli.report_files import load_report
 from gdrdiag.fleet import FleetOptions, analyse, parse_baseline, robust_stats, robust_z
 from gdrdiag.fleet_metrics import node_facts, node_metrics, node_pairs, node_sku
+from gdrdiag.model.fleet import RECORD_VERSION
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 from gdrdiag.model.serde import SchemaError
 from gdrdiag.node_record import (
@@ -149,7 +150,7 @@ def test_pairwise_names_the_node_common_to_failing_pairs():
 def test_synthetic_fleet_every_fault_found_with_its_cause_first(small_fleet, evaluate_mod):
     folder, manifest = small_fleet
     res = fleet.load_and_analyse(folder)
-    assert not res.skipped and len(res.nodes) == 400 and len(res.groups) == 4
+    assert not res.skipped and len(res.nodes) == 400 and len(res.groups) == 5
     data = json.loads(json.dumps(fleet_json(res)))
     score = evaluate_mod.evaluate(data, json.loads((folder / ".manifest.json").read_text()))
     assert score["injected"] == 20
@@ -229,7 +230,7 @@ def test_record_round_trip_and_report_inside():
     line = record_line(rep, "gpu-vm-0", 1)
     assert "\n" not in line
     h = parse_head(line)
-    assert h.host == "gpu-vm-0" and h.exit_code == 1 and h.record_version == 1
+    assert h.host == "gpu-vm-0" and h.exit_code == 1 and h.record_version == RECORD_VERSION == 2
     assert {f.code for f in h.findings} >= {"RO-KERNEL-VF", "GDR-DEVICE-SLOW"}
     assert json.loads(line)["report"]["schema_version"] == rep.schema_version
 
@@ -246,7 +247,7 @@ HOSTILE = {
     "torn_tail": lambda good: good[:-50] + "}",
     "not_json": lambda good: "hello",
     "wrong_kind": lambda good: good.replace('"record":"gdrdiag-node-record"', '"record":"other"', 1),
-    "future_version": lambda good: good.replace('"record_version":1', '"record_version":9', 1),
+    "future_version": lambda good: good.replace('"record_version":2', '"record_version":9', 1),
     "metric_type": lambda good: good.replace('"metrics":{', '"metrics":{"x":"fast",', 1),
     "nan": lambda good: good.replace('"exit_code":0', '"exit_code":NaN', 1),
     "deep": lambda good: "{" + '"a":[' * 100000 + "]" * 100000 + "}",
@@ -378,7 +379,7 @@ def test_a_node_that_lost_a_device_is_judged_against_the_sku_it_should_be():
         "bare": ("drain", "FLEET-GPU-MISSING"),  # lost every GPU and NIC: still judged, not a SKU of one
     }
     lost = next(n for n in res.flagged if n.host == "lost-gpu")
-    assert lost.own_sku.startswith("3x G") and "not seen: 3" in lost.cause.title
+    assert lost.own_sku.startswith("3x G") and "not seen: GPU 3" in lost.cause.title
 
 
 def test_declared_facts_replace_the_majority():
