@@ -1,0 +1,54 @@
+"""Write tests/real/<machine>/expected.toml: the verdict each run of a machine folder must get.
+
+The verdict follows from what was done to the run (scripts/real/gpu_real_runs.sh names each fault
+run after its knob), never from what gdrdiag says of it: run this once per new machine folder,
+then read the file and correct by hand what the runs themselves show (a transient, a fault that did
+not bite). ``python scripts/real/expectations.py tests/real/<machine>``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# run-name fragment -> (verdict, leading code, why); the first fragment that matches wins
+RULES = (
+    ("p2p-disable-all_reduce-info", "fault", "CAUSE-NCCL-NO-P2P", "NCCL_P2P_DISABLE=1: channels via SHM"),
+    ("p2p-disable-sendrecv-info", "fault", "CAUSE-NCCL-NO-P2P", "NCCL_P2P_DISABLE=1: channels via SHM"),
+    ("p2p-disable-all_reduce", "partial", "MEASURE-NCCL-LOG", "NCCL_P2P_DISABLE=1 without NCCL_DEBUG=INFO"),
+    ("p2p-level-loc", "fault", "CAUSE-NCCL-NO-P2P", "NCCL_P2P_LEVEL=LOC: channels via SHM"),
+    ("one-channel", "fault", "CAUSE-NCCL-SETTING", "NCCL_MIN_NCHANNELS=NCCL_MAX_NCHANNELS=1"),
+    ("proto-ll", "fault", "CAUSE-NCCL-SETTING", "NCCL_PROTO=LL"),
+    ("socket", "fault", "CAUSE-NCCL-SOCKET-LOCAL", "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1: via NET/Socket"),
+    ("pageable", "fault", "CAUSE-PAGEABLE-MEMORY", "bandwidthTest --memory=pageable"),
+    (
+        "busy-gpu",
+        "slow",
+        "PERF-PATH-SLOW",
+        "a second process kept a GPU busy; the bundle, collected before it started, cannot show it",
+    ),
+)
+
+
+def expectation(name: str) -> tuple[str, str, str]:
+    """(verdict, lead, why) of one run by its name."""
+    for fragment, verdict, lead, why in RULES:
+        if fragment in name:
+            return verdict, lead, why
+    return "healthy", "", "a healthy run"
+
+
+def main(folder: Path) -> None:
+    lines = []
+    for run in sorted((folder / "runs").iterdir()):
+        verdict, lead, why = expectation(run.name)
+        lines.append(
+            f'[{run.name}]\nverdict = "{verdict}"\n'
+            + (f'lead = "{lead}"\n' if lead else "")
+            + f'why = "{why}"\n'
+        )
+    (folder / "expected.toml").write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
