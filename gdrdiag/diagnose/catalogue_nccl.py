@@ -11,7 +11,26 @@ NCCL_ENV = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html"
 NCCL_TROUBLE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
 NCCL_TESTS_PERF = "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md"
 
+NVML_QUERIES = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html"
+CUDA_COMPUTE_MODES = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#compute-modes"
+
 ENTRIES = (
+    E(
+        "CAUSE-GPU-BUSY",
+        "causes",
+        "as CAUSE-NCCL-NO-P2P",
+        "a row on a GPU is below its path and, when the machine facts were read, another process held a "
+        "compute context on that GPU (NVML's compute processes) or its SMs were busy (NVML utilisation "
+        "of 50% or more with nothing of gdrdiag's running)",
+        "Processes on one GPU share it by time-slicing unless MPS or MIG splits it: a kernel-driven "
+        "transfer (NCCL, SM copies, zero-copy gathers) gets only its share of the SMs' time. Copy-engine "
+        "copies are hit less. The facts are a snapshot: collect the bundle while the slow run happens.",
+        "Run when the GPU is idle, or move the other job (`nvidia-smi --query-compute-apps=pid,"
+        "process_name,used_memory --format=csv` lists it); for shared GPUs consider exclusive-process "
+        "compute mode or MPS.",
+        NVML_QUERIES,
+        CUDA_COMPUTE_MODES,
+    ),
     E(
         "CAUSE-NCCL-NO-P2P",
         "causes",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Iterable, Optional
 
-from gdrdiag.diagnose import causes_nccl, causes_path, causes_peer, causes_rdma
+from gdrdiag.diagnose import causes_busy, causes_nccl, causes_path, causes_peer, causes_rdma
 from gdrdiag.diagnose._common import ev
 from gdrdiag.diagnose.causes import Cause, Context, context, gap_causes, reconcile
 from gdrdiag.diagnose.causes_path import SMALL_SHARE
@@ -440,7 +440,9 @@ def cause_findings(report: "Report") -> list[Finding]:
     machine_findings = diagnose_machine(report.machine) if report.machine is not None else []
     ctx = context(report, machine_findings)
     by_rule = [gap_causes(ctx), _leads(copy_causes(report, ctx)), _leads(working_set_cause(report, ctx))]
-    for rule in causes_rdma.RULES + causes_path.RULES + causes_peer.RULES + causes_nccl.RULES:
+    for rule in (
+        causes_rdma.RULES + causes_path.RULES + causes_peer.RULES + causes_nccl.RULES + causes_busy.RULES
+    ):
         by_rule.append(_leads(rule(report, ctx)))
     causes = [c for found in by_rule for c in found]
     return (

@@ -8,6 +8,7 @@ The result is a plain JSON-able dict so it can be written into a bundle and repl
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable
 
 from gdrdiag.errors import reraise_interrupt
@@ -60,6 +61,44 @@ def _p2p_status(nvml, h1, h2) -> dict:
         except Exception as exc:
             out[cap] = f"unknown: {type(exc).__name__}: {exc}"[:80]
     return out
+
+
+def _busy_facts(nvml: Any, handle: Any, facts: dict, unknown: dict) -> None:
+    """Who else uses this GPU now: SM utilisation and the compute processes (not this one).
+
+    ``nvmlDeviceGetUtilizationRates`` gives the percent of the last sample period (1/6 s to 1 s) in
+    which a kernel ran; ``nvmlDeviceGetComputeRunningProcesses`` the processes with a compute context
+    (NVML API reference, https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html).
+    """
+    _q(lambda h: nvml.device_get_utilization_rates(h).gpu, handle, facts, unknown, "utilization_pct")
+    try:
+        procs = nvml.device_get_compute_running_processes_v3(handle)
+        me = os.getpid()
+        facts["compute_processes"] = [
+            {"pid": int(p.pid), "used_memory_bytes": _used_memory(p), "name": _comm(int(p.pid))}
+            for p in list(procs)[:64]
+            if int(p.pid) != me
+        ]
+    except Exception as exc:
+        reraise_interrupt(exc)
+        facts["compute_processes"] = None
+        unknown["compute_processes"] = f"NVML: {type(exc).__name__}: {exc}"[:200]
+
+
+def _used_memory(proc: Any) -> Any:
+    try:
+        used = int(proc.used_gpu_memory)
+    except Exception:
+        return None
+    return used if 0 <= used < 1 << 62 else None  # NVML_VALUE_NOT_AVAILABLE is all ones
+
+
+def _comm(pid: int) -> Any:
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as f:
+            return f.read(64).strip() or None
+    except OSError:
+        return None  # another PID namespace (a container, a VM's host): the PID alone is the fact
 
 
 def gpu_facts(pci_bus_ids: list[str]) -> dict:
@@ -116,6 +155,7 @@ def gpu_facts(pci_bus_ids: list[str]) -> dict:
             except Exception as exc:  # NVLink facts are optional like the rest
                 reraise_interrupt(exc)
                 unknown["nvlinks"] = f"NVML: {type(exc).__name__}: {exc}"[:200]
+            _busy_facts(nvml, h, facts, unknown)
             facts["unknown"] = unknown
             out["gpus"][bdf] = facts
         for bdf, h in handles.items():

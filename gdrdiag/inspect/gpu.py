@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Optional
 
 from gdrdiag.inspect.virt import is_gpu
-from gdrdiag.model.machine import CudaDeviceFacts, GpuInfo, NvLink, PciFunction
+from gdrdiag.model.machine import CudaDeviceFacts, GpuInfo, GpuProcess, NvLink, PciFunction
 from gdrdiag.model.serde import SchemaError, from_jsonable
 
 GDR_ATTRIBUTES = (
@@ -74,6 +74,31 @@ def _nint(facts: dict, key: str) -> Optional[int]:
     v = facts.get(key)
     ok = isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**64  # a Report holds 64 bits
     return v if ok else None
+
+
+# A bundle lists at most this many other processes per GPU (an 8-GPU node rarely has more than a few).
+MAX_PROCESSES = 64
+
+
+def _processes(nv: dict) -> tuple[GpuProcess, ...]:
+    """The other compute processes NVML listed (bad entries dropped: bundles are untrusted)."""
+    raw = nv.get("compute_processes")
+    if not isinstance(raw, list):
+        return ()
+    out = []
+    for p in raw[:MAX_PROCESSES]:
+        pid = _nint(p, "pid") if isinstance(p, dict) else None
+        if pid is None or pid < 0:
+            continue
+        name = p.get("name")
+        out.append(
+            GpuProcess(
+                pid=pid,
+                name=name[:64] if isinstance(name, str) else None,
+                used_memory_bytes=_nint(p, "used_memory_bytes"),
+            )
+        )
+    return tuple(out)
 
 
 def nvlinks(nv: dict, unknown: dict[str, str]) -> tuple[NvLink, ...]:
@@ -153,6 +178,8 @@ def inspect_gpus(
                 nvml_link_width_max=_nint(nv, "link_width_max"),
                 nvml_replay_counter=_nint(nv, "replay_counter"),
                 nvlinks=nvlinks(nv, unknown),
+                utilization_pct=_nint(nv, "utilization_pct"),
+                other_processes=_processes(nv),
                 numa_node=f.numa_node,
                 has_p2p_clique_cap=(
                     any(c.cap_id == 0x09 and not c.extended for c in f.caps) if f.caps else None

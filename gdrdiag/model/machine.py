@@ -290,6 +290,10 @@ class GpuInfo:
     nvml_link_width_max: Optional[int] = None
     nvml_replay_counter: Optional[int] = None
     nvlinks: tuple[NvLink, ...] = ()  # NVML, every link the GPU has (active or not)
+    # NVML when the facts were read: the SMs' busy share over the last sample period, and the other
+    # processes with a context on this GPU (gdrdiag's own process left out): who else was using it
+    utilization_pct: Optional[int] = None
+    other_processes: tuple[GpuProcess, ...] = ()
     numa_node: Optional[int] = None
     has_p2p_clique_cap: Optional[bool] = None
     unknown: dict[str, str] = field(default_factory=dict)
@@ -423,6 +427,15 @@ class TopologyPair:
     gpu_numa: Optional[int] = None
     nic_numa: Optional[int] = None
     unknown: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GpuProcess:
+    """Another process holding a context on a GPU when the facts were read (NVML compute processes)."""
+
+    pid: int
+    name: Optional[str] = None  # /proc/<pid>/comm where readable (a VM or container may not see it)
+    used_memory_bytes: Optional[int] = None
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,12 @@ EOF
   HOG=$!
   sleep 4  # its context and first products are up
 }
+# The bundle of a busy-GPU run is collected while the hog runs: it holds NVML's view of who else
+# uses the GPU, as a user's bundle would when collected beside the slow job.
+busy_bundle() {
+  mkdir -p "$W/runs/$1"
+  $PY -m gdrdiag collect --force -o "$W/runs/$1/bundle.tar.gz" > "$W/runs/$1/collect.txt" 2>&1
+}
 unhog() { kill "$HOG" 2>/dev/null; wait "$HOG" 2>/dev/null; }
 
 { date -u; nvidia-smi; nvidia-smi topo -m; nvcc --version | tail -2; } > "$W/device.txt" 2>&1
@@ -118,6 +124,7 @@ if [ "$NGPU" -ge 2 ] && want nccl; then
   run fault-nccl-proto-ll-all_reduce-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_PROTO=LL -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
   run fault-nccl-socket-all_reduce-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- "$NT/all_reduce_perf" -g "$NGPU" -b 8 -e 64M -f 4
   hog "$last" 40
+  busy_bundle fault-nccl-busy-gpu-all_reduce-info
   run fault-nccl-busy-gpu-all_reduce-info 60 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
   unhog
 fi
@@ -126,6 +133,7 @@ if [ "$NGPU" -ge 2 ] && want p2p; then
   run p2p-sample 240 -- "$BIN/p2pBandwidthLatencyTest"
   run p2p-sample-p2p-read 240 -- "$BIN/p2pBandwidthLatencyTest" --p2p_read
   hog "$last" 120
+  busy_bundle fault-p2p-sample-busy-gpu
   run fault-p2p-sample-busy-gpu 240 -- "$BIN/p2pBandwidthLatencyTest"
   unhog
 fi
@@ -136,6 +144,7 @@ run bandwidthTest-all 120 -- "$BIN/bandwidthTest" --device=all --memory=pinned
 run bandwidthTest-shmoo 240 -- "$BIN/bandwidthTest" --mode=shmoo --memory=pinned --htod
 run fault-bandwidthTest-pageable 120 -- "$BIN/bandwidthTest" --memory=pageable
 hog 0 40
+busy_bundle fault-bandwidthTest-busy-gpu
 run fault-bandwidthTest-busy-gpu 60 -- "$BIN/bandwidthTest" --memory=pinned
 unhog
 fi
@@ -148,7 +157,13 @@ if [ -x "$BIN/nvbandwidth" ] && want nvbandwidth; then
       device_to_device_bidirectional_memcpy_read_ce device_to_device_memcpy_read_sm device_to_device_memcpy_write_sm
   fi
   hog 0 60
+  busy_bundle fault-nvbandwidth-busy-gpu
   run fault-nvbandwidth-busy-gpu 120 -- "$BIN/nvbandwidth" -j -t host_to_device_memcpy_sm device_to_host_memcpy_sm
   unhog
+fi
+# What inspect says with CUDA_VISIBLE_DEVICES hiding the last GPU (the GPU inventory check)
+if [ "$NGPU" -ge 2 ]; then
+  CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((last - 1))) $PY -m gdrdiag inspect > "$W/inspect-hidden-gpu.txt" 2>&1
+  echo "inspect with GPU $last hidden: rc=$?"
 fi
 ls "$W/runs" | wc -l

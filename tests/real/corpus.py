@@ -59,6 +59,12 @@ class RealRun:
         return json_file if json_file.exists() else self.folder / "output.txt"
 
     @property
+    def bundle(self) -> Path:
+        """The bundle collected with this run (a busy-GPU run's, during it), else the machine's."""
+        own = self.folder / "bundle.tar.gz"
+        return own if own.exists() else ROOT / self.machine / "bundle.tar.gz"
+
+    @property
     def command(self) -> str:
         """The environment and command line of the run, as the script ran it."""
         env = (self.folder / "env.txt").read_text().split()
@@ -66,9 +72,9 @@ class RealRun:
 
 
 @functools.lru_cache(maxsize=None)
-def machine_of(machine: str) -> MachineInfo:
-    """The bundle of one machine folder, read once."""
-    with open_bundle(str(ROOT / machine / "bundle.tar.gz")) as source:
+def machine_of(bundle: Path) -> MachineInfo:
+    """The machine facts of one bundle, read once."""
+    with open_bundle(str(bundle)) as source:
         return inspect_source(source)
 
 
@@ -93,6 +99,6 @@ def runs() -> list[RealRun]:
 def judged(run: RealRun) -> Report:
     """The run imported with its machine's bundle, as ``gdrdiag import --bundle``, with its findings."""
     results = import_text(run.output.read_text(), run.output.name)
-    report = results_report("import", results, machine=machine_of(run.machine))
+    report = results_report("import", results, machine=machine_of(run.bundle))
     findings: list[Finding] = diagnose(report)
     return dataclasses.replace(report, findings=tuple(findings))
