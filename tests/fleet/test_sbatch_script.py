@@ -20,11 +20,15 @@ from .conftest import REPORTS, ROOT
 NODES = 5
 
 FAKE_SRUN = """#!/bin/bash
-# srun stand-in: drop srun's options, run the command once per task with SLURM_PROCID set.
+# srun stand-in: drop srun's options, run the command once per task with SLURM_PROCID set, and
+# SLURMD_NODENAME (FAKE_SRUN_NODE-<i>) and SLURM_GPUS_ON_NODE (the i-th of FAKE_SRUN_GPUS, if any)
+# as srun sets them on a node.
 while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do shift; done
+read -r -a gpus <<< "${FAKE_SRUN_GPUS:-}"
 pids=()
 for i in $(seq 0 $((FAKE_SRUN_TASKS - 1))); do
-    SLURM_PROCID=$i "$@" &
+    if [ -n "${gpus[$i]:-}" ]; then export SLURM_GPUS_ON_NODE="${gpus[$i]}"; else unset SLURM_GPUS_ON_NODE; fi
+    SLURM_PROCID=$i SLURMD_NODENAME="${FAKE_SRUN_NODE:-node}-$i" "$@" &
     pids+=($!)
 done
 rc=0
@@ -42,6 +46,102 @@ if [ "$1" = report ]; then
 fi
 exec "$PYTHON" -m gdrdiag "$@"
 """
+
+
+# scontrol stand-in: the allocation's Slurm node names (FAKE_SLURM_NODES of them)
+FAKE_SCONTROL = """#!/bin/bash
+[ "$1 $2" = "show hostnames" ] || exit 1
+for i in $(seq 0 $((FAKE_SLURM_NODES - 1))); do echo "${FAKE_SRUN_NODE:-node}-$i"; done
+"""
+
+# hostname stand-in: a host name unlike the Slurm node name (`hostname -s`: without the domain)
+FAKE_HOSTNAME = """#!/bin/bash
+if [ "${1:-}" = -s ]; then echo "host${SLURM_PROCID}"; else echo "host${SLURM_PROCID}.dc1.example.com"; fi
+"""
+
+
+def _bin(tmp_path, **scripts):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, text in scripts.items():
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    return bin_dir
+
+
+def _run_job(tmp_path, results, nodes, tasks, **extra):
+    """The real script with stand-in srun/scontrol/hostname: FAKE_SLURM_NODES nodes, tasks of them run."""
+    bin_dir = _bin(
+        tmp_path, srun=FAKE_SRUN, scontrol=FAKE_SCONTROL, hostname=FAKE_HOSTNAME, gdrdiag=GDRDIAG_PY
+    )
+    env = dict(
+        os.environ,
+        PATH=f"{bin_dir}:{os.environ['PATH']}",
+        PYTHONPATH=str(ROOT),
+        FAKE_SRUN_TASKS=str(tasks),
+        FAKE_SLURM_NODES=str(nodes),
+        FAKE_SRUN_NODE="gpu-a",
+        GDRDIAG=str(bin_dir / "gdrdiag"),
+        GDRDIAG_REPORT_ARGS=f"--from-report {REPORTS}/baremetal_hgx.json --quiet",
+        SLURM_JOB_ID="43",
+        SLURM_JOB_NODELIST=f"gpu-a-[0-{nodes - 1}]",
+        **extra,
+    )
+    env.pop("GDRDIAG_HOST", None)
+    env.pop("GDRDIAG_EXPECT_HOSTS", None)
+    return subprocess.run(
+        ["bash", str(ROOT / "scripts" / "fleet" / "gdrdiag-fleet.sbatch"), str(results)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+GDRDIAG_PY = f'#!/bin/sh\nexec "{sys.executable}" -m gdrdiag "$@"\n'
+
+
+@pytest.mark.skipif(shutil.which("timeout") is None, reason="coreutils timeout not installed")
+@pytest.mark.parametrize(
+    ("naming", "names"),
+    [
+        (None, ["gpu-a-0", "gpu-a-1", "gpu-a-2"]),
+        ("slurm", ["gpu-a-0", "gpu-a-1", "gpu-a-2"]),
+        ("hostname", ["host0", "host1", "host2"]),
+    ],
+)
+def test_records_are_named_by_the_chosen_naming(tmp_path, naming, names):
+    extra = {} if naming is None else {"GDRDIAG_NAMING": naming}
+    results = tmp_path / "results"
+    job = _run_job(tmp_path, results, 3, 3, FAKE_SRUN_GPUS="8 4", CUDA_VISIBLE_DEVICES="0,1", **extra)
+    assert job.returncode == 0, job.stdout + job.stderr + (results / "report-tasks.log").read_text()
+    assert sorted(p.name for p in results.glob("*.json")) == [f"{n}.json" for n in names]
+    for n in names:
+        assert f'"host":"{n}"' in (results / f"{n}.json").read_text().replace(" ", "")
+    # the expected nodes are the allocation's, under the names their records use: none missing
+    assert (results / "expected-hosts.txt").read_text().split() == names
+    # each task's GPU count is its allocation's: SLURM_GPUS_ON_NODE, else CUDA_VISIBLE_DEVICES
+    log = (results / "report-tasks.log").read_text()
+    assert f"gpu-a-0: record {names[0]}, 8 GPU(s) allocated" in log
+    assert f"gpu-a-1: record {names[1]}, 4 GPU(s) allocated" in log
+    assert f"gpu-a-2: record {names[2]}, 2 GPU(s) allocated" in log
+
+
+@pytest.mark.skipif(shutil.which("timeout") is None, reason="coreutils timeout not installed")
+def test_hostname_naming_names_a_node_that_never_started_by_its_slurm_name(tmp_path):
+    results = tmp_path / "results"
+    job = _run_job(tmp_path, results, 3, 2, GDRDIAG_NAMING="hostname")
+    assert job.returncode == 1, job.stdout + job.stderr
+    assert (results / "expected-hosts.txt").read_text().split() == ["host0", "host1", "gpu-a-2"]
+    assert "MISSING: 1 expected node(s)" in job.stdout and "gpu-a-2" in job.stdout
+    assert "no GPU(s) allocated" in (results / "report-tasks.log").read_text()
+
+
+def test_an_unknown_naming_is_refused_before_anything_runs(tmp_path):
+    results = tmp_path / "results"
+    job = _run_job(tmp_path, results, 1, 1, GDRDIAG_NAMING="fqdn")
+    assert job.returncode == 2 and "GDRDIAG_NAMING must be slurm or hostname" in job.stderr
+    assert not results.exists()
 
 
 @pytest.mark.skipif(shutil.which("timeout") is None, reason="coreutils timeout not installed")
