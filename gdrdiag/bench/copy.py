@@ -35,7 +35,7 @@ from gdrdiag.bench.copy_config import (
     first_wrong_byte,
     with_metrics,
 )
-from gdrdiag.bench.runner import run_case, with_placement
+from gdrdiag.bench.runner import on_gpu, run_case, with_placement
 from gdrdiag.bench.timing import SpinGate, Timed, gated_iterations, time_host, time_stream
 from gdrdiag.errors import GdrdiagError, NotSupported
 from gdrdiag.hw import cuda, gpu_link, memory, nvrtc, placement
@@ -566,18 +566,19 @@ def run_copy_bench(
 ) -> list[BenchResult]:
     """Run the selected parts on the GPU's NUMA node (``opts.numa``); with no GPU, all WAIVED.
 
-    Every result records the placement in its run settings and, when the GPU is there, the link
-    read under load in its params.
+    Every result records the CUDA ordinal it ran on (``--device``) and the placement, and, when the
+    GPU is there, the link read under load in its params.
     """
     opts.validate()
     try:
         cuda.init()
         gpu = cuda.GpuContext(opts.device)
     except NotSupported as exc:
-        return with_placement(waived_cases(opts, exc.reason), placement.not_run(opts.numa, "no GPU"))
+        waived = on_gpu(waived_cases(opts, exc.reason), opts.device)
+        return with_placement(waived, placement.not_run(opts.numa, "no GPU"))
     with placement.applied(placement.plan_for_gpu(opts.numa, opts.device)) as where:
         results, link = _run_parts(gpu, opts, progress)
-    return with_placement([with_link(r, link) for r in results], where)
+    return with_placement(on_gpu([with_link(r, link) for r in results], opts.device), where)
 
 
 def with_link(result: BenchResult, sample: Optional[gpu_link.LinkSample]) -> BenchResult:

@@ -87,17 +87,19 @@ def run(config: GatherConfig, progress: ProgressFn = None) -> GatherRun:
 
     Without a usable GPU (no driver, no device, no NVRTC) every case is WAIVED with the reason,
     as copy-bench does: the run still has a Report, an exit code of 0 and the reason per case.
+    Every result records the CUDA ordinal it ran on (``config.device``).
     """
     config.validate()
     from gdrdiag.bench.gather_session import GatherSession
-    from gdrdiag.bench.runner import with_placement
+    from gdrdiag.bench.runner import on_gpu, with_placement
     from gdrdiag.hw import cuda, placement
 
     try:
         cuda.init()
     except NotSupported as exc:
         done = waived_run(config, exc.reason)
-        return replace(done, results=with_placement(done.results, placement.not_run(config.numa, "no GPU")))
+        waived = on_gpu(done.results, config.device)
+        return replace(done, results=with_placement(waived, placement.not_run(config.numa, "no GPU")))
     with placement.applied(placement.plan_for_gpu(config.numa, config.device)) as where:
         with contextlib.ExitStack() as stack:
             try:
@@ -106,7 +108,7 @@ def run(config: GatherConfig, progress: ProgressFn = None) -> GatherRun:
                 done = waived_run(config, exc.reason)
             else:
                 done = _Run(session, progress).all()
-    return replace(done, results=with_placement(done.results, where))
+    return replace(done, results=with_placement(on_gpu(done.results, config.device), where))
 
 
 def waived_run(config: GatherConfig, reason: str) -> GatherRun:

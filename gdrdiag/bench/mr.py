@@ -56,13 +56,14 @@ from gdrdiag.bench.mr_setup import (  # noqa: F401 - re-exported
     register_region,
     reregister,
     run_settings_of,
+    uses_local_gpu,
     verify,
     wire_loopback,
     write_wrs,
 )
 from gdrdiag.bench.mr_twohost import run_client, serve  # noqa: F401 - re-exported
 from gdrdiag.bench.rdma_loop import LoopOutcome, LoopTimeout, build_lanes, run_bw, run_latency
-from gdrdiag.bench.runner import note_partial, run_case, with_placement
+from gdrdiag.bench.runner import note_partial, on_gpu, run_case, with_placement
 from gdrdiag.errors import GdrdiagError
 from gdrdiag.hw import placement
 from gdrdiag.hw import verbs as v
@@ -586,6 +587,7 @@ def run(
 
     Device problems (no RDMA device) raise NotSupported before any case; a case that cannot
     run here becomes WAIVED with the reason, a failing one ERROR; bad input raises UserInputError.
+    A case with device or managed memory records the GPU's CUDA ordinal (``cfg.gpu``).
     """
     cfg.validate()
     results: list[BenchResult] = []
@@ -623,7 +625,7 @@ def run(
                         provider=ep.provider,
                     )
                 )
-    return with_placement(results, where)
+    return with_placement(on_gpu(results, cfg.gpu, uses_local_gpu), where)
 
 
 # -- two machines -------------------------------------------------------------------------------------------

@@ -436,3 +436,20 @@ def register_region(pd: v.PD, buf: Buffer, reg_path: str, nbytes: int, access: i
 
 def needs_gpu(cfg: MrBenchConfig) -> bool:
     return any(k.needs_gpu for k in cfg.kinds) or bool(cfg.src_kind and cfg.src_kind.needs_gpu)
+
+
+# Memory kinds whose bytes (may) live in a GPU's memory: their rows record that GPU's ordinal.
+_GPU_MEMORY = (MemoryKind.DEVICE, MemoryKind.MANAGED)
+
+
+def uses_local_gpu(result: BenchResult) -> bool:
+    """True when ``result``'s bytes on this side were in a GPU's memory (device or managed).
+
+    A two-host client's ``memory`` is the server's and a server's ``src_memory`` the client's, so
+    each side counts only its own; pinned host memory needs a CUDA context but no GPU's link.
+    """
+    p = result.params
+    if not isinstance(p, MrParams):
+        return False
+    mine = {"client": (p.src_memory,), "server": (p.memory,)}.get(p.role or "", (p.memory, p.src_memory))
+    return any(k in _GPU_MEMORY for k in mine)

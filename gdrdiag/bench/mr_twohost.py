@@ -26,10 +26,11 @@ from gdrdiag.bench.mr_setup import (
     ok_status,
     path_mtu_info,
     run_settings_of,
+    uses_local_gpu,
     verify,
 )
 from gdrdiag.bench.rdma_loop import LoopOutcome, build_lanes, run_bw
-from gdrdiag.bench.runner import with_placement
+from gdrdiag.bench.runner import on_gpu, with_placement
 from gdrdiag.errors import GdrdiagError, UserInputError
 from gdrdiag.hw import placement, verbs_providers
 from gdrdiag.hw import verbs as v
@@ -168,10 +169,10 @@ def serve(
         provider=served.dev.provider,
     )
     if failure:
-        return with_placement([BenchResult.error(key, failure, verified=False, **fields)], served.where)
-    return with_placement(
-        [BenchResult(key=key, status=ok_status(), verified=runs > 0, **fields)], served.where
-    )
+        done = BenchResult.error(key, failure, verified=False, **fields)
+    else:
+        done = BenchResult(key=key, status=ok_status(), verified=runs > 0, **fields)
+    return with_placement(on_gpu([done], cfg.gpu, uses_local_gpu), served.where)
 
 
 def _int(value: Any) -> Optional[int]:
@@ -388,21 +389,17 @@ def run_client(
         access=cfg.single_access,
     )
     settings = run_settings_of(cfg, peer=f"{host}:{port}", iterations=cfg.iterations, duration_s=cfg.duration)
-    return with_placement(
-        [
-            bw_result(
-                case_key("rdma_write", dst_kind, dst_reg),
-                params,
-                settings,
-                outs,
-                failure,
-                dev.provider,
-                describe(dst_kind, dst_reg, dev.provider, f"RDMA WRITE to {host}"),
-                bw_method(cfg, signal_every, dev.provider) + "; bytes verified by the server",
-            )
-        ],
-        where,
+    done = bw_result(
+        case_key("rdma_write", dst_kind, dst_reg),
+        params,
+        settings,
+        outs,
+        failure,
+        dev.provider,
+        describe(dst_kind, dst_reg, dev.provider, f"RDMA WRITE to {host}"),
+        bw_method(cfg, signal_every, dev.provider) + "; bytes verified by the server",
     )
+    return with_placement(on_gpu([done], cfg.gpu, uses_local_gpu), where)
 
 
 def _welcome_kind(welcome: dict) -> MemoryKind:

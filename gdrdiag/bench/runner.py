@@ -103,3 +103,19 @@ def with_placement(results: Iterable[BenchResult], placement: NumaPlacement) -> 
     """``results`` with the run's CPU/NUMA placement recorded in their run settings."""
     fields = placement.settings_fields()
     return [dataclasses.replace(r, settings=dataclasses.replace(r.settings, **fields)) for r in results]
+
+
+def on_gpu(
+    results: Iterable[BenchResult], ordinal: int, uses_gpu: Callable[[BenchResult], bool] = lambda r: True
+) -> list[BenchResult]:
+    """``results`` with the CUDA ordinal they ran on in their params (``gpu``), where ``uses_gpu``.
+
+    The path model judges a row against this GPU's link (gdrdiag/pathmodel/rows.py); results whose
+    params have no ``gpu`` field (peer-bench names its pair itself) are left as they are.
+    """
+    return [
+        dataclasses.replace(r, params=dataclasses.replace(r.params, gpu=ordinal))  # type: ignore[type-var]
+        if getattr(r.params, "gpu", ordinal) is None and uses_gpu(r)
+        else r
+        for r in results
+    ]

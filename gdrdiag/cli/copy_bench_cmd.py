@@ -102,9 +102,10 @@ def _text(report, width) -> str:
     machine = _live_machine(report)
     inspect_says = {(f.code, f.subject) for f in diagnose_machine(machine)} if machine else set()
     judged = dataclasses.replace(report, machine=machine)
-    findings = [f for f in diagnose(judged) if (f.code, f.subject) not in inspect_says]
+    diagnosis = diagnose(judged)
+    findings = [f for f in diagnosis.findings if (f.code, f.subject) not in inspect_says]
     results = list(report.results)
-    verdict = render_copy_verdict(copy_verdict(results, machine), findings, width)
+    verdict = render_copy_verdict(copy_verdict(results, diagnosis.judgements), findings, width)
     return f"{verdict}\n\n{render_copy_results(results, width)}\n\n{render_findings(findings)}"
 
 
@@ -213,7 +214,12 @@ def copy_bench(
     from gdrdiag.cli.reporting import bench_report
 
     progress = Progress("copy-bench", planned_case_count(opts), enabled=not quiet)
-    results, stopped = measure(lambda: run_copy_bench(opts, progress=progress.step), list)
+    from gdrdiag.bench.runner import on_gpu
+
+    # results measured before a Ctrl-C record their GPU too
+    results, stopped = measure(
+        lambda: run_copy_bench(opts, progress=progress.step), lambda partial: on_gpu(partial, opts.device)
+    )
     report = bench_report("copy-bench", results, notes=(stopped.note,) if stopped else ())
     with exit_130_after(stopped):
         if json_out is not None:

@@ -182,10 +182,12 @@ def gather_bench(
     )
     config.validate()
     from gdrdiag.bench.gather_config import GatherRun
+    from gdrdiag.bench.runner import on_gpu
     from gdrdiag.cli.interrupt import exit_130_after, measure
 
     result, stopped = measure(
-        lambda: _run_with_progress(config, quiet), lambda partial: GatherRun(results=partial, notes=[])
+        lambda: _run_with_progress(config, quiet),
+        lambda partial: GatherRun(results=on_gpu(partial, config.device), notes=[]),
     )
     if stopped:
         result.notes.append(stopped.note)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import typer
 
@@ -243,7 +243,7 @@ def mr_bench(
         cfg = mrb.matrix_config(cfg)
     cfg.validate()
     progress = _progress(cfg, mode, server, connect, quiet)
-    results, stopped = measure(lambda: _run(cfg, mode, peer, link_gbps, progress), list)
+    results, stopped = measure(lambda: _run(cfg, mode, peer, link_gbps, progress), _kept(cfg))
     notes = (
         [_loop_cost_note(results, link_gbps)]
         if mode.loop_cost
@@ -372,6 +372,14 @@ class _Mode:
             if self.blocks is not None
             else "bw"
         )
+
+
+def _kept(cfg) -> Callable[[list], list]:
+    """What a Ctrl-C keeps: the results measured so far, those in GPU memory with the GPU's ordinal."""
+    from gdrdiag.bench.mr_setup import uses_local_gpu
+    from gdrdiag.bench.runner import on_gpu
+
+    return lambda partial: on_gpu(partial, cfg.gpu, uses_local_gpu)
 
 
 def _run(cfg, mode: _Mode, peer: Peer, link_gbps: float, steps: Progress) -> list:

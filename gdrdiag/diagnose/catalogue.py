@@ -48,6 +48,12 @@ AREAS: dict[str, tuple[str, str]] = {
         "registration path (nvidia-peermem or dma-buf), the GPU's GPUDirect attributes, a large enough "
         "BAR1 aperture, and a NIC close to the GPU.",
     ),
+    "inventory": (
+        "The node's GPUs",
+        "Which GPUs a node holds, as the PCI bus lists them, against those CUDA and NVML see "
+        "(CUDA_VISIBLE_DEVICES, a container's device list, a GPU the driver lost), and whether each GPU "
+        "has as many active NVLinks as its siblings.",
+    ),
     "ro": (
         "Relaxed ordering",
         "PCIe keeps posted writes in order unless a write carries the Relaxed "

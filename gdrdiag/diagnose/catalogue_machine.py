@@ -18,6 +18,11 @@ ATS_CH = "PCIe Base Spec r5.0 sec. 10 (Address Translation Services)"
 ACS_SEC = "PCIe Base Spec r5.0 sec. 6.12 (Access Control Services)"
 RO_SERIES = "https://lore.kernel.org/all/cover.1681131553.git.leon@kernel.org/"
 CUDA_ATTRS = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html"
+CUDA_ENV = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables"
+CONTAINER_ENV = (
+    "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html"
+)
+NVSMI = "https://docs.nvidia.com/deploy/nvidia-smi/index.html"
 
 ENTRIES = (
     # -- PCIe links and registers ----------------------------------------------------------------
@@ -490,5 +495,32 @@ ENTRIES = (
         "relaxed ordering can gain there.",
         "Informational.",
         "PCIe Base Spec r5.0 sec. 7.5.3.15 (Device Capabilities 2)",
+    ),
+    # -- inventory: the node's GPUs ------------------------------------------------------------------
+    E(
+        "GPU-NOT-VISIBLE",
+        "inventory",
+        "INFO when CUDA_VISIBLE_DEVICES is set (the process was told to hide it), else WARN",
+        "an NVIDIA GPU (vendor 0x10de, display/3D class) is on the PCI bus but CUDA does not list it",
+        "CUDA enumerates only the GPUs CUDA_VISIBLE_DEVICES names, in its order, so a hidden GPU is never "
+        "measured and ordinals differ from the PCI order; NVML ignores the variable and still lists it. "
+        "A container given 7 of 8 GPUs has no device node for the eighth, so NVML misses it too; a GPU "
+        "the driver lost (Xid 79, fallen off the bus) stays on the bus but answers neither.",
+        "Unset CUDA_VISIBLE_DEVICES (or list every GPU) to check the whole node; give the container every "
+        "GPU (NVIDIA_VISIBLE_DEVICES=all, --gpus all); check the kernel log for Xid errors and reset or "
+        "reseat a lost GPU.",
+        CUDA_ENV,
+        CONTAINER_ENV,
+    ),
+    E(
+        "GPU-NVLINK-FEWER",
+        "inventory",
+        "WARN",
+        "NVML lists fewer active NVLinks for a GPU than for most of the node's other GPUs",
+        "The GPUs of one HGX/DGX board are built alike, so one with fewer active links has lost some: every "
+        "peer copy through it and NCCL's rings and trees run at its links' share.",
+        "`nvidia-smi nvlink -s` per GPU and `nvidia-smi nvlink -e` for error counters; on NVSwitch systems "
+        "check nvidia-fabricmanager; a link that stays missing after a GPU reset is a hardware case.",
+        NVSMI,
     ),
 )

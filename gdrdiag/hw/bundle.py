@@ -9,6 +9,7 @@ Bundle layout (a ``.tar.gz``, or the same tree unpacked, as the test fixtures ar
 
     gdrdiag-bundle/meta.json           format, version, euid, file sizes, failed reads
     gdrdiag-bundle/facts/cuda.json     CUDA driver version + CudaDeviceFacts per GPU + peer facts per GPU pair
+                                       + CUDA_VISIBLE_DEVICES as this process had it
     gdrdiag-bundle/facts/nvml.json     NVML facts per GPU, NVLinks included (or the reason it was unavailable)
     gdrdiag-bundle/facts/verbs.json    RDMA devices via pyverbs (or the reason there are none)
     gdrdiag-bundle/fs/sys/...          exactly the sysfs/procfs files inspect read, with symlinks
@@ -77,9 +78,11 @@ class LiveSource:
         return os.geteuid() if hasattr(os, "geteuid") else None
 
     def cuda(self) -> dict:
-        """CUDA facts: ``{"status", "reason", "driver_version", "devices": [...]}``."""
+        """CUDA facts: ``{"status", "reason", "driver_version", "devices": [...], "visible_devices"}``."""
         if "cuda" not in self._facts:
-            self._facts["cuda"] = _live_cuda()
+            from gdrdiag.hw.cuda import visible_devices
+
+            self._facts["cuda"] = {**_live_cuda(), "visible_devices": visible_devices()}
         return self._facts["cuda"]
 
     def nvml(self, gpu_bdfs: list[str]) -> dict:

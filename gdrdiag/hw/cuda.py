@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import threading
 from typing import Any, Iterable, Optional, Sequence
 
@@ -353,3 +354,14 @@ c_int = ctypes.c_int
 c_uint = ctypes.c_uint
 c_longlong = ctypes.c_longlong
 c_ulonglong = ctypes.c_ulonglong
+
+
+def visible_devices() -> Optional[str]:
+    """``CUDA_VISIBLE_DEVICES`` as this process has it: None when unset, "" when it hides every GPU.
+
+    The driver enumerates only the GPUs it names, in its order, while NVML lists every GPU (CUDA C++
+    Programming Guide, "CUDA Environment Variables",
+    https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables), so
+    inspect can tell a hidden GPU from a missing one; a bundle records it with the CUDA facts.
+    """
+    return os.environ.get("CUDA_VISIBLE_DEVICES")

@@ -40,6 +40,8 @@ def inspect_source(source: Source) -> MachineInfo:
     host = kernel_mod.inspect_host(tree)
     cuda_facts = source.cuda()
     cuda_devs, driver_version, cuda_unknown = gpu_mod.cuda_devices(cuda_facts)
+    visible, visible_unknown = gpu_mod.visible_devices(cuda_facts)
+    cuda_unknown = {**cuda_unknown, **visible_unknown}
     gpu_bdfs = [f.bdf for f in pci if virt_mod.is_gpu(f)]
     nvml = source.nvml(gpu_bdfs)
     if not isinstance(nvml, dict):
@@ -66,6 +68,7 @@ def inspect_source(source: Source) -> MachineInfo:
         host=host,
         cuda_driver_version=driver_version,
         cuda_devices=cuda_devs,
+        cuda_visible_devices=visible,
         source=source.name,
         privileged=privileged,
         pci=pci,

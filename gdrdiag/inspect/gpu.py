@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Optional
 
@@ -67,6 +68,23 @@ def cuda_devices(cuda: dict) -> tuple[tuple[CudaDeviceFacts, ...], Optional[int]
     if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version < 2**31:
         version = None
     return tuple(devices), version, unknown
+
+
+# What a bundle's CUDA_VISIBLE_DEVICES may hold: GPU indices, UUIDs (GPU-/MIG-), commas, spaces.
+_VISIBLE_DEVICES = re.compile(r"[A-Za-z0-9,:/._ -]{0,4096}")
+
+
+def visible_devices(cuda: dict) -> tuple[Optional[str], dict[str, str]]:
+    """``CUDA_VISIBLE_DEVICES`` from the CUDA facts (None when unset or not recorded), and unknowns.
+
+    A bundle is untrusted: a value that is not GPU indices or UUIDs is dropped, with the reason.
+    """
+    value = cuda.get("visible_devices") if isinstance(cuda, dict) else None
+    if value is None:
+        return None, {}
+    if not isinstance(value, str) or not _VISIBLE_DEVICES.fullmatch(value):
+        return None, {"cuda.visible_devices": "not a list of GPU indices or UUIDs: ignored"}
+    return value, {}
 
 
 def _nint(facts: dict, key: str) -> Optional[int]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from gdrdiag.model.params import identity_items, shown_items
+from gdrdiag.model.params import identity_items, identity_names, shown_items
 from gdrdiag.model.results import BenchResult
 from gdrdiag.model.vocabulary import Bench, Provider
 
@@ -48,8 +48,11 @@ class CaseId:
 
 
 def run_settings(result: BenchResult) -> dict[str, Scalar]:
-    """What a result records beside its identity: run settings and descriptive parameters."""
+    """What a result records beside its identity: run settings and descriptive parameters.
+
+    Identity fields are left out whatever their value, an implied one (GPU 0) included.
+    """
     described = dict(shown_items(result.params))
-    for name, _ in identity_items(result.params):
+    for name in identity_names(type(result.params)):
         described.pop(name, None)
     return {**described, **dict(shown_items(result.settings))}

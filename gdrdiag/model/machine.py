@@ -502,12 +502,15 @@ class MachineInfo:
 
     ``source`` is ``live`` or ``bundle:<name>``; ``privileged`` says whether config space could
     be read in full (root). ``cuda_devices``/``cuda_driver_version`` are the raw CUDA facts;
+    ``cuda_visible_devices`` is ``CUDA_VISIBLE_DEVICES`` as the reading process had it (None: unset,
+    or a bundle older than the field), which decides which GPUs CUDA lists.
     ``gpus``/``nics``/``topology``/``peers`` are the joined, per-device views diagnose reasons about.
     """
 
     host: HostInfo = field(default_factory=HostInfo)
     cuda_driver_version: Optional[int] = None
     cuda_devices: tuple[CudaDeviceFacts, ...] = ()
+    cuda_visible_devices: Optional[str] = None
     source: str = ""
     privileged: Optional[bool] = None
     pci: tuple[PciFunction, ...] = ()

@@ -35,6 +35,20 @@ def _not_identity(default: object = None) -> object:
     return field(default=default, metadata=IDENTITY_NO)
 
 
+# Field metadata key: an identity field whose value equals this is left out of the identity, so a
+# Report written before the field existed (value None, which meant this value) pairs with a newer one.
+IDENTITY_IMPLIED = "identity_implied"
+
+
+def _gpu_ordinal() -> object:
+    """The CUDA ordinal a case ran on: identity, with 0 implied.
+
+    GPU 1 of one Report pairs with GPU 1 of another, never with GPU 0; Reports written before the
+    field existed ran on GPU 0 (the benches' default) and are judged against it, so 0 and unset pair.
+    """
+    return field(default=None, metadata={IDENTITY_IMPLIED: 0})
+
+
 # ---------------------------------------------------------------------------------------------
 # params
 # ---------------------------------------------------------------------------------------------
@@ -56,6 +70,7 @@ class CopyParams:
     blocks: Optional[int] = None
     library: Optional[str] = None  # the reference copy's library (cupy, torch)
     same_buffers: Optional[bool] = None  # reference timed on gdrdiag's own buffers
+    gpu: Optional[int] = _gpu_ordinal()  # type: ignore[assignment]  # CUDA ordinal (--device)
     # The GPU link read while copies ran (GPUs lower an idle link's speed): shown, not identity.
     link: Optional[str] = _not_identity()  # type: ignore[assignment]
     link_generation: Optional[int] = _not_identity()  # type: ignore[assignment]
@@ -86,6 +101,7 @@ class GatherParams:
     # planned kernels: batches 2..plan_reuse launched with programmatic dependent launch, so each
     # batch's start overlaps the previous batch's end (gather_session, native/gather.cu)
     overlapped_batches: Optional[bool] = None
+    gpu: Optional[int] = _gpu_ordinal()  # type: ignore[assignment]  # CUDA ordinal (--device)
     # The machine the model was evaluated for: shown, not identity.
     sms_total: Optional[int] = _not_identity()  # type: ignore[assignment]
     mps_bytes: Optional[int] = _not_identity()  # type: ignore[assignment]
@@ -120,6 +136,9 @@ class MrParams:
     write_with_imm: Optional[bool] = None
     signal_every_wrs: Optional[int] = None
     slot_bytes: Optional[int] = None  # two-host exchange slot
+    # CUDA ordinal (--gpu) of this host's GPU whose memory the case used (device or managed memory
+    # on this side); None when this side's bytes are in host memory
+    gpu: Optional[int] = _gpu_ordinal()  # type: ignore[assignment]
     # Where the bytes land and how the run was wired: shown, not identity.
     landing: Optional[str] = _not_identity()  # type: ignore[assignment]
     lands_in: Optional[str] = _not_identity()  # type: ignore[assignment]
@@ -514,28 +533,40 @@ def _field_names(cls: type) -> tuple[tuple[str, bool], ...]:
     return names
 
 
-_IDENTITY: dict[type, tuple[str, ...]] = {}
+_IDENTITY: dict[type, tuple[tuple[str, object], ...]] = {}
 
 
-def _identity_names(cls: type) -> tuple[str, ...]:
-    """Names of ``cls``'s identity fields (not ``bench``, not ``IDENTITY_NO``), computed once per class."""
+def _identity_fields(cls: type) -> tuple[tuple[str, object], ...]:
+    """(name, implied value or None) of ``cls``'s identity fields, computed once per class.
+
+    Identity fields are all but ``bench`` and those marked ``IDENTITY_NO``.
+    """
     names = _IDENTITY.get(cls)
     if names is None:
-        names = _IDENTITY[cls] = tuple(name for name, identity in _field_names(cls) if identity)
+        implied = {f.name: f.metadata.get(IDENTITY_IMPLIED) for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        names = _IDENTITY[cls] = tuple(
+            (name, implied[name]) for name, identity in _field_names(cls) if identity
+        )
     return names
+
+
+def identity_names(cls: type) -> tuple[str, ...]:
+    """Names of ``cls``'s identity fields, whatever their values."""
+    return tuple(name for name, _ in _identity_fields(cls))
 
 
 def identity_items(params: BenchParams) -> tuple[tuple[str, ParamValue], ...]:
     """(name, value) of the fields that define the case, set ones only, enums as their values.
 
-    Called once per result by ``compare`` (20,000 per Report): only identity fields are visited,
-    and a plain value skips the call to ``_plain``.
+    A value equal to the field's implied value (``IDENTITY_IMPLIED``: the GPU ordinal 0) is left out,
+    as an unset one is. Called once per result by ``compare`` (20,000 per Report): only identity
+    fields are visited, and a plain value skips the call to ``_plain``.
     """
     values = vars(params)
     items = []
-    for name in _identity_names(type(params)):
+    for name, implied in _identity_fields(type(params)):
         value = values[name]
-        if value is not None:
+        if value is not None and (implied is None or value != implied):
             items.append((name, value if type(value) in _PLAIN_TYPES else _plain(value)))
     return tuple(items)
 

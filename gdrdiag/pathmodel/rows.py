@@ -87,9 +87,19 @@ def _gpu(index: Optional[int], memory: Optional[MemoryKind] = MemoryKind.DEVICE)
     return Endpoint(Place.GPU, index, memory)
 
 
+def ran_on(p: "CopyParams | GatherParams | MrParams") -> int:
+    """The CUDA ordinal a gdrdiag bench row ran on (its GPU's link judges it).
+
+    0 for a Report written before rows recorded it: copy-, gather- and mr-bench ran on
+    ``--device``/``--gpu`` 0 unless told otherwise, and the path model assumed GPU 0.
+    """
+    return p.gpu if p.gpu is not None else 0
+
+
 def _copy_path(r: BenchResult, p: CopyParams) -> tuple[Optional[RowPath], Optional[str]]:
     direction = p.direction.value if p.direction is not None else None
     key = r.key
+    gpu = ran_on(p)
     if key.startswith("copy_overlap"):
         return (
             None,
@@ -98,16 +108,16 @@ def _copy_path(r: BenchResult, p: CopyParams) -> tuple[Optional[RowPath], Option
     if key.startswith("copy_pinning_"):
         if key == "copy_pinning_preallocated":
             return RowPath(
-                _host(MemoryKind.PINNED), _gpu(0), Mover.COPY_ENGINE, p.size_bytes, 0, None, (key,)
+                _host(MemoryKind.PINNED), _gpu(gpu), Mover.COPY_ENGINE, p.size_bytes, gpu, None, (key, gpu)
             ), None
         return RowPath(
             _host(MemoryKind.PAGEABLE),
-            _gpu(0),
+            _gpu(gpu),
             Mover.COPY_ENGINE,
             p.size_bytes,
-            0,
+            gpu,
             None,
-            (key,),
+            (key, gpu),
             baseline="a rung of the pinning trade-off (pin per transfer, or none): slow by design",
         ), None
     if key.startswith("copy_blocks_"):
@@ -128,12 +138,12 @@ def _copy_path(r: BenchResult, p: CopyParams) -> tuple[Optional[RowPath], Option
         )
         return RowPath(
             _host(MemoryKind.PINNED),
-            _gpu(0),
+            _gpu(gpu),
             mover,
             size,
-            0,
+            gpu,
             None,
-            (key,),
+            (key, gpu),
             baseline=baseline,
             issue_us_per_op=issue_per_op(r),
         ), None
@@ -141,16 +151,17 @@ def _copy_path(r: BenchResult, p: CopyParams) -> tuple[Optional[RowPath], Option
         return None, f"copy direction {direction!r} is not a host<->GPU path"
     memory = p.memory
     host = _host(memory)
-    src, dst = (host, _gpu(0)) if direction != "d2h" else (_gpu(0), host)
+    src, dst = (host, _gpu(gpu)) if direction != "d2h" else (_gpu(gpu), host)
     return RowPath(
-        src, dst, Mover.COPY_ENGINE, p.size_bytes, 0, None, (key, p.mode), direction == "bidir"
+        src, dst, Mover.COPY_ENGINE, p.size_bytes, gpu, None, (key, p.mode, gpu), direction == "bidir"
     ), None
 
 
 def _gather_path(r: BenchResult, p: GatherParams, best: dict) -> tuple[Optional[RowPath], Optional[str]]:
+    gpu = ran_on(p)
     if r.key == "gather_ce_reference":
         return RowPath(
-            _host(MemoryKind.PINNED), _gpu(0), Mover.COPY_ENGINE, p.copy_bytes, 0, None, (r.key,)
+            _host(MemoryKind.PINNED), _gpu(gpu), Mover.COPY_ENGINE, p.copy_bytes, gpu, None, (r.key, gpu)
         ), None
     layout = _gather_layout(p)
     baseline = None
@@ -159,12 +170,21 @@ def _gather_path(r: BenchResult, p: GatherParams, best: dict) -> tuple[Optional[
     if p.sm_limit is not None and p.sms_total is not None and p.sm_limit != p.sms_total:
         baseline = f"SM-limited run ({p.sm_limit} of {p.sms_total} SMs): slower by design"
     return RowPath(
-        _host(MemoryKind.PINNED), _gpu(0), Mover.SM, p.slots, 0, None, (r.key, layout), baseline=baseline
+        _host(MemoryKind.PINNED), _gpu(gpu), Mover.SM, p.slots, gpu, None, (r.key, layout), baseline=baseline
     ), None
 
 
 def _gather_layout(p: GatherParams) -> tuple:
-    return (p.record_bytes, p.stride_bytes, p.base_offset_bytes, p.pattern, p.slots, r_sweep_free(p))
+    """What a kernel ladder shares: the layout, and the GPU it ran on (each GPU's best is judged)."""
+    return (
+        p.record_bytes,
+        p.stride_bytes,
+        p.base_offset_bytes,
+        p.pattern,
+        p.slots,
+        r_sweep_free(p),
+        ran_on(p),
+    )
 
 
 def r_sweep_free(p: GatherParams) -> Optional[int]:
@@ -179,19 +199,22 @@ def _mr_path(r: BenchResult, p: MrParams) -> tuple[Optional[RowPath], Optional[s
         return None, f"mr-bench {p.mode} mode: a latency or per-block cost, not a path bandwidth"
     if p.role == "server":
         return None, "the server side of a two-host run: the client's row carries the bandwidth"
+    gpu = ran_on(p)
     landing_gpu = p.landing == "gpu" if p.landing else p.memory is MemoryKind.DEVICE
-    dst = _gpu(0) if landing_gpu else _host(p.memory)
+    # a two-host client's destination is the server's GPU, whose ordinal the client does not know:
+    # judged against this machine's first GPU, as before rows recorded their GPU
+    dst = _gpu(0 if p.role == "client" else gpu) if landing_gpu else _host(p.memory)
     src_kind = p.src_memory or p.memory
-    src = _gpu(0) if src_kind is MemoryKind.DEVICE else _host(src_kind)
+    src = _gpu(gpu) if src_kind is MemoryKind.DEVICE else _host(src_kind)
     qps = p.qps or 1
     return RowPath(
         src,
         dst,
         Mover.NIC_DMA,
         p.size_bytes,
-        0,
+        gpu,
         r.settings.device_name,
-        (r.key, str(p.reg_path), p.relaxed_ordering, qps, p.post_list),
+        (r.key, str(p.reg_path), p.relaxed_ordering, qps, p.post_list, gpu),
         ops_in_flight=qps,
     ), None
 

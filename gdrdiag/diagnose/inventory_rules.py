@@ -1,0 +1,125 @@
+"""Inventory rules: the node's GPUs on the PCI bus against those CUDA and NVML see, and NVLinks per GPU.
+
+- GPU-NOT-VISIBLE: an NVIDIA display/3D function (vendor 0x10de, class 0x03) on the bus that CUDA does
+  not list: hidden by ``CUDA_VISIBLE_DEVICES`` (the CUDA driver enumerates only the GPUs it names,
+  https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables), not
+  passed into a container (its /dev/nvidiaN absent, so NVML misses it too), or lost by the driver.
+- GPU-NVLINK-FEWER: a GPU with fewer active NVLinks than the node's other GPUs (NVML's per-link state),
+  so every pair through it, and NCCL's rings and trees, run on fewer links.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable, Optional
+
+from gdrdiag.diagnose._common import ev, finding
+from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.machine import GpuInfo, MachineInfo
+
+
+def _nvml_sees(m: MachineInfo, g: GpuInfo) -> Optional[bool]:
+    """Whether NVML listed this GPU; None when NVML itself was unavailable."""
+    if "nvml" in m.unknown:
+        return None
+    return "nvml" not in g.unknown and "nvml.handle" not in g.unknown
+
+
+def _hidden_advice(env: Optional[str], nvml: Optional[bool]) -> str:
+    if env is not None:
+        return (
+            f"CUDA_VISIBLE_DEVICES={env!r} names the GPUs this process may use: unset it (or list every "
+            "GPU) to measure the whole node; a job scheduler sets it per job, which is expected there."
+        )
+    if nvml is False:
+        return (
+            "NVML misses it too: in a container pass every GPU (--gpus all, NVIDIA_VISIBLE_DEVICES=all, "
+            "the device plugin's count); on the host check `nvidia-smi -q` and the kernel log for Xid "
+            "79 (fallen off the bus) and reset or reseat the GPU."
+        )
+    return (
+        "NVML lists it but CUDA does not: check `nvidia-smi -q` for a pending reset, retired pages or "
+        "a compute mode of Prohibited, and the kernel log for Xid errors."
+    )
+
+
+def gpus_not_visible(m: MachineInfo) -> Iterable[Finding]:
+    """GPU-NOT-VISIBLE: each GPU on the PCI bus that CUDA does not list.
+
+    Silent when CUDA listed no GPU and ``CUDA_VISIBLE_DEVICES`` is unset: the driver or CUDA is
+    missing, which the machine's ``unknown["cuda"]`` and the GDR rules say; with the variable set
+    (even to "") every unlisted GPU is named, since the variable alone can hide all of them.
+    """
+    hidden = [g for g in m.gpus if g.cuda_ordinal is None]
+    env = m.cuda_visible_devices
+    if not hidden or (not m.cuda_devices and env is None):
+        return
+    for g in hidden:
+        nvml = _nvml_sees(m, g)
+        why = f": CUDA_VISIBLE_DEVICES={env!r} hides it" if env is not None else ""
+        nvml_word = {True: "listed", False: "not listed", None: "unavailable"}[nvml]
+        yield finding(
+            "GPU-NOT-VISIBLE",
+            Severity.INFO if env is not None else Severity.WARN,
+            f"GPU {g.bdf} is on the PCI bus but CUDA does not list it{why}",
+            [
+                ev("cuda_devices", f"{len(m.cuda_devices)} of {len(m.gpus)} GPUs on the PCI bus"),
+                ev("cuda_visible_devices", env if env is not None else "unset"),
+                ev(f"gpus[{g.bdf}].nvml", nvml_word),
+            ],
+            _hidden_advice(env, nvml),
+            "",
+            g.bdf,
+        )
+
+
+def _active_nvlinks(m: MachineInfo) -> dict[str, int]:
+    """Active NVLinks per GPU whose NVML NVLink facts were read (0 for a GPU NVML lists with none)."""
+    return {
+        g.bdf: sum(1 for lk in g.nvlinks if lk.active)
+        for g in m.gpus
+        if _nvml_sees(m, g) and "nvml.nvlinks" not in g.unknown
+    }
+
+
+def nvlinks_fewer(m: MachineInfo) -> Iterable[Finding]:
+    """GPU-NVLINK-FEWER: a GPU with fewer active NVLinks than most of the node's other GPUs.
+
+    The yardstick is the commonest count among the other GPUs (ties: the larger), so one odd GPU of
+    eight is named and a node whose GPUs all agree is silent. A GPU that PEER-NVLINK-DOWN already
+    singles out (its own links listed inactive, every sibling's active) is left to that finding.
+    """
+    counts = _active_nvlinks(m)
+    if len(counts) < 2 or not any(counts.values()):
+        return
+    by_bdf = {g.bdf: g for g in m.gpus}
+    for bdf, mine in counts.items():
+        others = [c for b, c in counts.items() if b != bdf]
+        typical = max(Counter(others).items(), key=lambda kv: (kv[1], kv[0]))[0]
+        if mine >= typical:
+            continue
+        g = by_bdf[bdf]
+        siblings_whole = all(lk.active is not False for b in counts if b != bdf for lk in by_bdf[b].nvlinks)
+        if siblings_whole and any(lk.active is False for lk in g.nvlinks):
+            continue  # PEER-NVLINK-DOWN names this GPU's inactive links
+        yield finding(
+            "GPU-NVLINK-FEWER",
+            Severity.WARN,
+            f"GPU {bdf} has {mine} active NVLinks; the node's other GPUs have {typical}",
+            [
+                ev(f"gpus[{bdf}].nvlinks.active", mine),
+                ev(f"gpus[{bdf}].nvlinks.listed", len(g.nvlinks)),
+                ev(
+                    "gpus[others].nvlinks.active", ",".join(f"{b}:{c}" for b, c in counts.items() if b != bdf)
+                ),
+            ],
+            "`nvidia-smi nvlink -s -i <GPU>` lists each link's state and rate; links NVML does not list "
+            "at all point to the GPU's NVLink being disabled or its baseboard connection; on NVSwitch "
+            "systems check nvidia-fabricmanager. A link that stays missing after a GPU reset is a "
+            "hardware case.",
+            "",
+            bdf,
+        )
+
+
+RULES = [gpus_not_visible, nvlinks_fewer]
