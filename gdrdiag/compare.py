@@ -439,7 +439,7 @@ def compare(
     """
     from gdrdiag.diagnose import diagnose
 
-    fa, fb = findings if findings is not None else (diagnose(a), diagnose(b))
+    fa, fb = findings if findings is not None else (list(diagnose(a).findings), list(diagnose(b).findings))
     cases = match_cases(a.results, b.results)
     facts = machine_deltas(a, b)
     a_ids = {_finding_id(f) for f in fa}

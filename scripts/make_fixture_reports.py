@@ -179,7 +179,7 @@ def build(machine_dir: str, results: list[BenchResult], command: str) -> Report:
         results=tuple(results),
         notes=(NOTE,),
     )
-    return dataclasses.replace(rep, findings=tuple(diagnose(rep)))
+    return dataclasses.replace(rep, findings=diagnose(rep).findings)
 
 
 def build_all() -> dict[str, Report]:

@@ -37,7 +37,7 @@ def compare_cmd(
     from gdrdiag.render.compare_table import render_comparison
 
     a, b = load_report(a_path), load_report(b_path)
-    fa, fb = diagnose(a), diagnose(b)
+    fa, fb = list(diagnose(a).findings), list(diagnose(b).findings)
     comparison = compare(a, b, a_label=a_path.stem, b_label=b_path.stem, findings=(fa, fb))
     if html is not None:
         from gdrdiag.cli.report_files import write_text_file

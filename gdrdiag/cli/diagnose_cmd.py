@@ -31,13 +31,12 @@ def diagnose_cmd(
     from gdrdiag.diagnose import diagnose
     from gdrdiag.model.findings import Severity
     from gdrdiag.model.serde import to_jsonable
-    from gdrdiag.pathmodel.judge import judge
     from gdrdiag.render.findings_table import render_findings
     from gdrdiag.render.path_table import render_judgements
 
     report = load_report(report_path)
-    findings = diagnose(report)
-    judgements = judge(report.results, report.machine)
+    diagnosis = diagnose(report)
+    findings, judgements = list(diagnosis.findings), diagnosis.judgements
     if wants_json(ctx):
         doc = {"report": str(report_path), "findings": to_jsonable(findings), "rows": to_jsonable(judgements)}
         echo(json.dumps(doc, indent=2))

@@ -99,7 +99,7 @@ def import_cmd(
     else:
         machine = _machine(bundle) if bundle is not None else None
         report = results_report("import", results, machine=machine)
-    report = dataclasses.replace(report, findings=tuple(diagnose(report)))
+    report = dataclasses.replace(report, findings=diagnose(report).findings)
     text_out = _readable(report)
     _warn_other_machine(results, report.machine, into is not None)
     if output is not None:

@@ -43,11 +43,11 @@ def parse_pairs(text: Optional[str]) -> Optional[tuple[tuple[int, int], ...]]:
 def _text(report, width) -> str:
     """The result tables, then the findings the results add."""
     from gdrdiag.diagnose import diagnose
-    from gdrdiag.diagnose.peer_rules import peer_findings
+    from gdrdiag.diagnose.peer_rules import CODES
     from gdrdiag.render.findings_table import render_findings
     from gdrdiag.render.peer_table import render_peer_results
 
-    findings = [f for f in diagnose(report) if f.code in {g.code for g in peer_findings(report)}]
+    findings = [f for f in diagnose(report).findings if f.code in CODES]
     return f"{render_peer_results(list(report.results), width)}\n\n{render_findings(findings)}"
 
 

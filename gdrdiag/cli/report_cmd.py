@@ -55,7 +55,7 @@ def build_report(profile: Profile, progress: Optional[Callable[[str], None]] = N
 
     results, stopped = measure(run_benches, list)
     report = results_report("report", results, machine=machine, notes=(stopped.note,) if stopped else ())
-    return dataclasses.replace(report, findings=tuple(diagnose(report))), stopped
+    return dataclasses.replace(report, findings=diagnose(report).findings), stopped
 
 
 def _rdma_part(skip: bool, size: Optional[str], iters: Optional[int], qps: Optional[int]) -> RdmaPart:
@@ -179,7 +179,7 @@ def report_cmd(
 
         report = load_report(from_report)
         # Judge a saved Report with the current rules (its stored findings may predate them).
-        report, stopped = dataclasses.replace(report, findings=tuple(diagnose(report))), None
+        report, stopped = dataclasses.replace(report, findings=diagnose(report).findings), None
     else:
         progress = Progress(f"report ({level})", 1 + len(PROFILE_BENCHES), enabled=not quiet)
         report, stopped = build_report(profile, progress=progress.step)
@@ -288,4 +288,4 @@ def _merge_results(report, paths: list[Path]):
         results=report.results + tuple(extra),
         notes=report.notes + (f"results added from {', '.join(p.name for p in paths)}",),
     )
-    return dataclasses.replace(merged, findings=tuple(diagnose(merged)))
+    return dataclasses.replace(merged, findings=diagnose(merged).findings)

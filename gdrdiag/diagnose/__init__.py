@@ -5,9 +5,15 @@ machines and Reports):
 
 - *machine rules* ``(MachineInfo) -> Iterable[Finding]``, listed in ``MACHINE_RULES`` in the
   order PCIe, virtualization/isolation, GPUDirect, relaxed ordering;
-- *report rules* ``(Report) -> Iterable[Finding]`` in ``RULES``. The first one runs the
-  machine rules over ``report.machine``; bench-result rules are added with
+- *report rules* ``(Report, Context) -> Iterable[Finding]`` in ``RULES``. The first one reports the
+  machine rules' findings over ``report.machine``; bench-result rules are added with
   :func:`register` (or by appending a module's ``RULES`` to this list).
+
+The :class:`~gdrdiag.diagnose.context.Context` is built once per call: the machine rules run once,
+and the path model (:mod:`gdrdiag.pathmodel`) judges every numeric row once. Every rule reads those
+judgements; :func:`diagnose` returns them beside the findings (a
+:class:`~gdrdiag.model.diagnosis.Diagnosis`), so a caller that shows the rows table never judges
+again, and nothing is remembered between calls.
 
 Findings come back ranked (:mod:`gdrdiag.diagnose.ranking`): a failed measurement first, then the
 causes of measured losses, then measured symptoms, then causes of losses built into a measurement,
@@ -24,19 +30,22 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from gdrdiag.diagnose import causes_host, copy_rules, gather_rules, peer_rules, rdma_rules
 from gdrdiag.diagnose.catalogue import with_reference
-from gdrdiag.diagnose.causes import reconcile
+from gdrdiag.diagnose.causes import context, reconcile
+from gdrdiag.diagnose.context import Context
 from gdrdiag.diagnose.machine import MACHINE_RULES, diagnose_machine, run_rule
 from gdrdiag.diagnose.ranking import rank
+from gdrdiag.model.diagnosis import Diagnosis
 from gdrdiag.model.findings import Finding, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
 
-ReportRule = Callable[["Report"], Iterable[Finding]]
+ReportRule = Callable[["Report", Context], Iterable[Finding]]
 
 
-def _machine_findings(report: "Report") -> Iterable[Finding]:
-    return diagnose_machine(report.machine) if report.machine is not None else []
+def _machine_findings(report: "Report", ctx: Context) -> Iterable[Finding]:
+    """The machine rules' findings over ``report.machine`` (run once, when the Context was built)."""
+    return ctx.machine_findings
 
 
 # Rules over measured results, owned by each bench's module, then the cause model over all of them.
@@ -56,12 +65,17 @@ def register(rule: ReportRule) -> ReportRule:
     return rule
 
 
-def diagnose(report: "Report") -> list[Finding]:
-    """Every report rule over a Report (machine facts and bench results), ranked."""
-    out: list[Finding] = []
+def diagnose(report: "Report") -> Diagnosis:
+    """Every report rule over a Report (machine facts and bench results), and its rows judged.
+
+    The findings come back ranked, with the path model's judgement of every numeric row beside
+    them: both from one Context built once for this call.
+    """
+    ctx, out = context(report)
     for rule in RULES:
-        out.extend(run_rule(rule, report))
-    return rank(with_reference(f) for f in reconcile(out))
+        out.extend(run_rule(rule, report, ctx))
+    findings = rank(with_reference(f) for f in reconcile(out))
+    return Diagnosis(findings=tuple(findings), judgements=ctx.judgements)
 
 
 def worst(findings: Iterable[Finding]) -> Severity | None:
@@ -70,4 +84,15 @@ def worst(findings: Iterable[Finding]) -> Severity | None:
     return min((f.severity for f in fs), key=lambda s: s.rank) if fs else None
 
 
-__all__ = ["MACHINE_RULES", "RULES", "diagnose", "diagnose_machine", "rank", "register", "worst"]
+__all__ = [
+    "MACHINE_RULES",
+    "RULES",
+    "Context",
+    "Diagnosis",
+    "context",
+    "diagnose",
+    "diagnose_machine",
+    "rank",
+    "register",
+    "worst",
+]

@@ -20,7 +20,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from gdrdiag.diagnose._common import shown
+from gdrdiag.diagnose.context import Context
 from gdrdiag.diagnose.evidence import GdrGap, WriteRow, gdr_gaps
+from gdrdiag.diagnose.machine import diagnose_machine, rule_error
 from gdrdiag.diagnose.thresholds import GPU_VS_HOST_FAIL, RO_GAIN
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo, PathClass
@@ -29,8 +31,6 @@ from gdrdiag.pathmodel.judge import judge
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
-
-RO_FIX_KERNEL = (6, 4)  # mlx5 honours IBV_ACCESS_RELAXED_ORDERING on VFs from Linux 6.4
 
 AB_COMMAND = "gdrdiag mr-bench --memory device,pinned --reg {reg} --ro-ab --size {size} --qp 4"
 
@@ -92,46 +92,6 @@ class Cause:
             against=self.evidence_against,
             next_step=self.next_step,
         )
-
-
-@dataclass(frozen=True)
-class Context:
-    """What every cause rule may read: the machine, its rule findings, and the measured gaps."""
-
-    machine: Optional[MachineInfo]
-    machine_codes: dict[str, Finding]
-    gaps: tuple[GdrGap, ...]
-    judgements: tuple[Judgement, ...] = ()  # every numeric row against its path (gdrdiag.pathmodel.judge)
-    losses: tuple[Judgement, ...] = ()  # the judgements that are losses (most rules look at these only)
-
-    def has(self, code: str) -> bool:
-        """True when a machine rule emitted ``code``."""
-        return code in self.machine_codes
-
-    @property
-    def is_vm(self) -> Optional[bool]:
-        """The machine's VM verdict (None when unknown or no machine)."""
-        return self.machine.virt.is_vm if self.machine else None
-
-    def vf_nics(self) -> list[str]:
-        """Names of RDMA devices that are SR-IOV VFs."""
-        return [n.name for n in self.machine.nics if n.is_vf] if self.machine else []
-
-    def kernel_honours_vf_ro(self) -> Optional[bool]:
-        """Whether the kernel passes IBV_ACCESS_RELAXED_ORDERING on to a VF's writes (None: unknown).
-
-        mlx5 gated RO on the function's own DevCtl bit before Linux 6.4, and that bit is RsvdP
-        (reads 0) on a VF (PCIe Base Spec r5.0 9.3.5.4); out-of-tree mlx5 (MLNX_OFED/DOCA) may
-        carry the backport, so it is "unknown" rather than "no".
-        """
-        if self.machine is None:
-            return None
-        k = self.machine.kernel
-        if not k.version_tuple:
-            return None
-        if tuple(k.version_tuple[:2]) >= RO_FIX_KERNEL:
-            return True
-        return None if k.mlx5_out_of_tree else False
 
 
 # Run-to-run spread of one RDMA bandwidth number on a quiet fabric: the floor an A/B with one sample
@@ -388,15 +348,35 @@ GAP_RULES: tuple[Callable[[Context, GdrGap], Optional[Cause]], ...] = (
 )
 
 
-def context(report: "Report", machine_findings: Iterable[Finding]) -> Context:
-    """The cause rules' input for one Report."""
+def context(report: "Report") -> tuple[Context, list[Finding]]:
+    """The report rules' input for one Report, built once per diagnose call; and any judging error.
+
+    The machine rules run once here (their findings are both reported and read as evidence), and
+    the path model judges every numeric row once (:func:`gdrdiag.pathmodel.judge`). A judging bug
+    on odd data becomes one ``DIAG-RULE-ERROR`` finding and a Context without judgements, never
+    an exception out of diagnose.
+    """
+    machine_findings = tuple(diagnose_machine(report.machine)) if report.machine is not None else ()
     codes: dict[str, Finding] = {}
     for f in machine_findings:
         codes.setdefault(f.code, f)
-    judged = judge(report.results, report.machine)
+    try:
+        judged = judge(report.results, report.machine)
+        errors: list[Finding] = []
+    except Exception as exc:  # a model bug must not hide every other rule
+        judged, errors = (), [rule_error(judge, exc)]
     reference = _model_reference(judged)
     losses = tuple(j for j in judged if j.is_loss)
-    return Context(report.machine, codes, tuple(gdr_gaps(report.results, reference)), judged, losses)
+    ctx = Context(
+        report.machine,
+        codes,
+        tuple(gdr_gaps(report.results, reference)),
+        judged,
+        losses,
+        machine_findings,
+        {j.index: j for j in judged},
+    )
+    return ctx, errors
 
 
 def _model_reference(judged: Iterable[Judgement]) -> Optional[WriteRow]:

@@ -1,8 +1,8 @@
 """Cause rules for host<->GPU paths, failed measurements, and what to measure next; the report rule.
 
 - ``CAUSE-LINK-DEGRADED`` / ``CAUSE-IOMMU-TRANSLATION`` / ``CAUSE-NUMA-PLACEMENT``: a large pinned
-  H2D copy below what the PCIe model says this link delivers with this MPS/MRRS
-  (:func:`gdrdiag.diagnose.thresholds.expected_ce_gbytes`), weighed against the machine facts.
+  H2D copy below what the path model expects of it (this link with this MPS/MRRS, at its size:
+  the row's :class:`~gdrdiag.model.path.Judgement`), weighed against the machine facts.
 - ``CAUSE-WORKING-SET``: zero-copy gather bandwidth falling as the table grows (gather-bench
   ``--sweep working-set``); the link is the same at every size, so the decline is translation reach
   (IOMMU IOTLB / device ATC) or NUMA placement.
@@ -17,15 +17,14 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from gdrdiag.diagnose import causes_busy, causes_nccl, causes_path, causes_peer, causes_rdma
 from gdrdiag.diagnose._common import ev
-from gdrdiag.diagnose.causes import Cause, Context, context, gap_causes, reconcile
+from gdrdiag.diagnose.causes import Cause, Context, gap_causes, reconcile
 from gdrdiag.diagnose.causes_path import SMALL_SHARE
+from gdrdiag.diagnose.copy_rules import expected_line, pcie_judgement
 from gdrdiag.diagnose.evidence import gpu_rows_without_host, write_rows
-from gdrdiag.diagnose.machine import diagnose_machine
 from gdrdiag.diagnose.thresholds import (
     CE_OF_MODEL_HEALTHY,
     LARGE_COPY_BYTES,
     WORKING_SET_KEEPS,
-    expected_ce_gbytes,
 )
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams
@@ -38,19 +37,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
 
 LARGE_COPY = LARGE_COPY_BYTES
-
-
-def _largest_h2d(results: Iterable[BenchResult]) -> Optional[BenchResult]:
-    best = None
-    for r in results:
-        p = r.params
-        if r.key != "copy_h2d_pinned" or r.status is not Status.OK or not isinstance(p, CopyParams):
-            continue
-        if p.mode != "async" or not p.size_bytes or p.size_bytes < LARGE_COPY or not r.value:
-            continue
-        if best is None or p.size_bytes > best.params.size_bytes:  # type: ignore[union-attr]
-            best = r
-    return best
 
 
 def link_under_load(report: "Report", r: BenchResult) -> Optional[tuple[float, float, str]]:
@@ -134,11 +120,9 @@ def _worst_pinned_copy_loss(ctx: Context) -> Optional[Judgement]:
 
 def _copy_loss(report: "Report", ctx: Context) -> Optional[tuple[BenchResult, float, list[str]]]:
     """(row, measured / expected, the model's evidence) of the pinned copy loss the causes weigh."""
-    r = _largest_h2d(report.results)
-    expected, model_ev = expected_ce_gbytes(report.machine)
-    frac = r.value / expected if r is not None and expected and r.value else None
-    if r is not None and frac is not None and frac < CE_OF_MODEL_HEALTHY:
-        return r, frac, model_ev
+    large = pcie_judgement(report, ctx, "copy_h2d_pinned")
+    if large is not None and large.ratio is not None and large.ratio < CE_OF_MODEL_HEALTHY:
+        return report.results[large.index], large.ratio, [expected_line(large)]
     worst = _worst_pinned_copy_loss(ctx)
     if worst is None:
         return None
@@ -435,10 +419,8 @@ def next_measurements(report: "Report", ctx: Context) -> list[Finding]:
     ]
 
 
-def cause_findings(report: "Report") -> list[Finding]:
+def cause_findings(report: "Report", ctx: Context) -> list[Finding]:
     """The report rule: every cause over every measured loss, failed measurements, what to run next."""
-    machine_findings = diagnose_machine(report.machine) if report.machine is not None else []
-    ctx = context(report, machine_findings)
     by_rule = [gap_causes(ctx), _leads(copy_causes(report, ctx)), _leads(working_set_cause(report, ctx))]
     for rule in (
         causes_rdma.RULES + causes_path.RULES + causes_peer.RULES + causes_nccl.RULES + causes_busy.RULES

@@ -1,11 +1,12 @@
 """Rules over copy-bench results in a Report (pure; tested from saved Reports).
 
 - PERF-CE-H2D-LOW: the copy engine's large pinned H2D copy reaches less than
-  ``thresholds.CE_OF_MODEL_HEALTHY`` (90%) of what the PCIe model says this link delivers with
-  its MaxPayload and MaxReadReq (a Gen5 x16 link at MPS 256 gives ~58 GB/s of payload; healthy
-  hosts measure 55-57). A host with MPS 128 is judged against its own, lower, expectation. Below
-  it something else costs bandwidth: a link downgraded under load, an IOMMU translating every DMA
-  page, or a remote NUMA node; the CAUSE-* findings weigh which.
+  ``thresholds.CE_OF_MODEL_HEALTHY`` (90%) of what the path model (:mod:`gdrdiag.pathmodel`) expects
+  of that row: this link with its MaxPayload and MaxReadReq, at the copy's size (a Gen5 x16 link
+  at MPS 256 gives ~58 GB/s of payload; healthy hosts measure 55-57). A host with MPS 128 is
+  judged against its own, lower, expectation. Below it something else costs bandwidth: a link
+  downgraded under load, an IOMMU translating every DMA page, or a remote NUMA node; the CAUSE-*
+  findings weigh which.
 - PERF-PAGEABLE-SLOW: pageable copies run at under half the pinned rate; the fix is pinning.
 - PERF-SMALL-COPIES: per-call copies need large blocks to approach the coalesced bandwidth;
   report the half-bandwidth block size so users batch or coalesce below it.
@@ -15,8 +16,10 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY, LARGE_COPY_BYTES, expected_ce_gbytes
+from gdrdiag.diagnose.context import Context
+from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY, LARGE_COPY_BYTES
 from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.path import Judgement
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.units import format_size
@@ -37,15 +40,28 @@ def _largest(results: Iterable[BenchResult], key: str, *, direction: str = "h2d"
     return best
 
 
-def ce_h2d_low(report: Report) -> Iterable[Finding]:
-    """PERF-CE-H2D-LOW when the copy engine falls short of the PCIe model for this link."""
-    r = _largest(report.results, "copy_h2d_pinned")
-    expected, model_ev = expected_ce_gbytes(report.machine)
-    if r is None or expected is None or r.value is None:
+def pcie_judgement(report: Report, ctx: Context, key: str, direction: str = "h2d") -> Optional[Judgement]:
+    """The path model's judgement of the largest async ``key`` copy, when a PCIe link bounds it.
+
+    None when there is no such row or the model judged it by something else (a measured yardstick
+    of the same Report when the link is unknown): the copy rules speak of the PCIe model only.
+    """
+    r = _largest(report.results, key, direction=direction)
+    if r is None:
+        return None
+    j = next((ctx.judgement(i) for i, row in enumerate(report.results) if row is r), None)
+    if j is None or j.ratio is None or not j.expected_gbytes_per_s or j.bound_pcie_raw_gbytes_per_s is None:
+        return None
+    return j
+
+
+def ce_h2d_low(report: Report, ctx: Context) -> Iterable[Finding]:
+    """PERF-CE-H2D-LOW when the copy engine falls short of the path model for this link."""
+    j = pcie_judgement(report, ctx, "copy_h2d_pinned")
+    if j is None or j.ratio is None or j.ratio >= CE_OF_MODEL_HEALTHY:
         return
-    frac = r.value / expected
-    if frac >= CE_OF_MODEL_HEALTHY:
-        return
+    r = report.results[j.index]
+    frac = j.ratio
     yield Finding(
         code="PERF-CE-H2D-LOW",
         severity=Severity.WARN if frac >= 0.5 else Severity.FAIL,
@@ -53,12 +69,17 @@ def ce_h2d_low(report: Report) -> Iterable[Finding]:
         f"(healthy: >= {CE_OF_MODEL_HEALTHY:.0%})",
         evidence=(
             f"results[copy_h2d_pinned size={format_size(r.params.size_bytes)}] = {r.value:.2f} GB/s",  # type: ignore[arg-type]
-            *model_ev,
+            expected_line(j),
         ),
         advice="The CAUSE-* findings weigh the candidates for this machine (link under load, IOMMU mode, "
         "NUMA placement) and name the experiment that decides.",
         subject="copy_h2d_pinned",
     )
+
+
+def expected_line(j: Judgement) -> str:
+    """One evidence line: what the path model expects of the judged row, and from which bound."""
+    return f"expected {j.expected_gbytes_per_s:.2f} GB/s at this size ({j.bound}; {j.per_op_source})"
 
 
 def pageable_slow(report: Report) -> Iterable[Finding]:
@@ -86,7 +107,7 @@ def pageable_slow(report: Report) -> Iterable[Finding]:
     )
 
 
-def small_copies(report: Report) -> Iterable[Finding]:
+def small_copies(report: Report, ctx: Context) -> Iterable[Finding]:
     """PERF-SMALL-COPIES: the block size per-call copies need for half the coalesced bandwidth."""
     summary = next(
         (r for r in report.results if r.key == "copy_blocks_summary" and r.status is Status.OK), None

@@ -25,6 +25,7 @@ from typing import Iterable, Optional, Sequence
 
 from gdrdiag.diagnose._common import ev
 from gdrdiag.diagnose.catalogue import with_reference
+from gdrdiag.diagnose.context import Context
 from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import GatherParams
@@ -334,8 +335,8 @@ def gather_findings(results: Iterable[BenchResult]) -> list[Finding]:
     return sorted((with_reference(f) for f in found), key=lambda f: f.severity.rank)
 
 
-def gather_report_findings(report) -> list[Finding]:
-    """Report rule form (``(Report) -> findings``) for the diagnose registry."""
+def gather_report_findings(report, ctx: Context) -> list[Finding]:
+    """Report rule form (``(Report, Context) -> findings``) for the diagnose registry."""
     return gather_findings(report.results)
 
 

@@ -22,6 +22,7 @@ import dataclasses
 from typing import Iterable
 
 from gdrdiag.diagnose._common import ev, finding, is_downstream_facing, shown
+from gdrdiag.diagnose.context import Context
 from gdrdiag.diagnose.virt_rules import REDIRECT_BITS
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import GpuPeerPair, MachineInfo, PathClass
@@ -121,7 +122,7 @@ def _measured_ab(p: PeerParams, path: str, off: BenchResult, on: BenchResult, ra
     )
 
 
-def access_off(report: Report) -> Iterable[Finding]:
+def access_off(report: Report, ctx: Context) -> Iterable[Finding]:
     """PEER-ACCESS-OFF: measured staging loss (on/off), or staged rows where the driver offers peer access."""
     m = report.machine
     on_rows = {(r.params.src_gpu, r.params.dst_gpu): r for r in _large(report.results, "peer_ce_on")}  # type: ignore[union-attr]
@@ -364,12 +365,18 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
         )
 
 
-def peer_slow(report: Report) -> Iterable[Finding]:
-    """PEER-SLOW: a large CE peer copy with peer access on under PEER_OF_MODEL_HEALTHY of the model."""
+def peer_slow(report: Report, ctx: Context) -> Iterable[Finding]:
+    """PEER-SLOW: a large CE peer copy with peer access on under PEER_OF_MODEL_HEALTHY of the path model.
+
+    The row's judgement (today's path model) is the yardstick, never the ratio peer-bench saved in
+    the row's metrics: re-diagnosing an old Report uses today's model.
+    """
+    index = {id(r): i for i, r in enumerate(report.results)}
     for key in ("peer_ce_on", "peer_ce_bidir_on"):
         for r in _large(report.results, key):
-            frac = getattr(r.metrics, "measured_over_expected", None)
-            if frac is None or frac >= PEER_OF_MODEL_HEALTHY:
+            j = ctx.judgement(index[id(r)])
+            frac = j.ratio if j is not None else None
+            if j is None or frac is None or frac >= PEER_OF_MODEL_HEALTHY:
                 continue
             p = r.params
             assert isinstance(p, PeerParams)
@@ -380,7 +387,7 @@ def peer_slow(report: Report) -> Iterable[Finding]:
                 f"GPU {p.src_gpu} -> {p.dst_gpu} ({p.path or '?'}): peer copies reach {frac:.0%} of "
                 "the path model "
                 f"(healthy: >= {PEER_OF_MODEL_HEALTHY:.0%})",
-                [_row_ev(r), f"expected: {p.model}"],
+                [_row_ev(r), f"expected {j.expected_gbytes_per_s:.2f} GB/s at this size ({j.bound})"],
                 (
                     "The pair's P2P traffic crosses the root complex: many CPUs forward peer TLPs "
                     "slowly; NCCL "
@@ -398,15 +405,10 @@ def peer_slow(report: Report) -> Iterable[Finding]:
 MACHINE_RULES = [p2p_unsupported, nvlink_down, acs_redirect]
 
 
-def peer_findings(report: Report) -> list[Finding]:
-    """Every peer finding of a Report, machine and results (for peer-bench's own text)."""
-    out: list[Finding] = []
-    if report.machine is not None:
-        for rule in MACHINE_RULES:
-            out.extend(rule(report.machine))
-    for rule in RULES:
-        out.extend(rule(report))
-    return out
+# Every code this module's rules emit (machine and results): peer-bench shows these of diagnose's findings.
+CODES = frozenset(
+    {"PEER-ACCESS-OFF", "PEER-ACS-REDIRECT", "PEER-NVLINK-DOWN", "PEER-P2P-UNSUPPORTED", "PEER-SLOW"}
+)
 
 
 RULES = [access_off, peer_slow]

@@ -18,7 +18,7 @@ Findings (codes are stable):
 - ``GDR-PATHS-DIFFER`` dma-buf and nvidia-peermem registration of device memory differ > 25%.
 - ``GDR-DEVICE-REG-FAILED`` device memory could not be registered (WAIVED/ERROR with reason).
 
-Use :data:`RULES` (``(results) -> list[Finding]``) or :func:`report_rule` (``(Report) -> ...``)
+Use :data:`RULES` (``(results) -> list[Finding]``) or :func:`report_rule` (``(Report, Context) -> ...``)
 to register them with :mod:`gdrdiag.diagnose`.
 """
 
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 from gdrdiag.diagnose import thresholds
 from gdrdiag.diagnose._common import per_results, shown
 from gdrdiag.diagnose.catalogue import with_reference
+from gdrdiag.diagnose.context import Context
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import identity_items
 from gdrdiag.model.results import BenchResult, Status
@@ -483,6 +484,6 @@ def rdma_findings(results: Sequence[BenchResult]) -> list[Finding]:
     return [with_reference(f) for f in out]
 
 
-def report_rule(report: "Report") -> list[Finding]:
+def report_rule(report: "Report", ctx: Context) -> list[Finding]:
     """Adapter for :func:`gdrdiag.diagnose.register`: the rules over ``report.results``."""
     return rdma_findings(report.results)

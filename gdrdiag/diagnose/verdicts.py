@@ -19,8 +19,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, Sequence
 
 from gdrdiag.diagnose._common import shown
-from gdrdiag.diagnose.thresholds import expected_ce_gbytes
-from gdrdiag.model.machine import MachineInfo
+from gdrdiag.model.path import Judgement
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.verdict import CopyVerdict, GatherVerdict, MrBest, MrLatency, MrVerdict, RoRatio, Waived
 
@@ -41,8 +40,25 @@ def _largest(results: Sequence[BenchResult], key: str) -> Optional[BenchResult]:
     return max(ok, key=lambda r: (r.params.size_bytes or 0, r.params.mode == "async"))
 
 
-def copy_verdict(results: Sequence[BenchResult], machine: Optional[MachineInfo] = None) -> CopyVerdict:
-    """The copy-bench verdict; the model fraction needs the machine's GPU link."""
+def _pcie_expected(
+    results: Sequence[BenchResult], judgements: Sequence[Judgement], row: Optional[BenchResult]
+) -> Optional[float]:
+    """What the path model expects of ``row`` (its Judgement), when a PCIe link bounds it; else None."""
+    if row is None:
+        return None
+    index = next((i for i, r in enumerate(results) if r is row), None)
+    j = next((j for j in judgements if j.index == index), None)
+    if j is None or j.ratio is None or j.bound_pcie_raw_gbytes_per_s is None:
+        return None
+    return j.expected_gbytes_per_s
+
+
+def copy_verdict(results: Sequence[BenchResult], judgements: Sequence[Judgement] = ()) -> CopyVerdict:
+    """The copy-bench verdict; the model fractions are the path model's judgements of the two rows.
+
+    ``judgements`` are ``diagnose(report).judgements`` of a Report whose results are ``results``
+    (same order); without them (no machine facts) the model is unknown.
+    """
     h2d = _largest(results, "copy_h2d_pinned")
     d2h = _largest(results, "copy_d2h_pinned")
     size = h2d.params.size_bytes if h2d is not None else None
@@ -57,7 +73,6 @@ def copy_verdict(results: Sequence[BenchResult], machine: Optional[MachineInfo] 
         and r.params.size_bytes == size
         and r.params.mode == mode
     ]
-    model = expected_ce_gbytes(machine)[0] if h2d is not None or d2h is not None else None
     summary = next((r for r in results if r.key == "copy_blocks_summary" and r.status is Status.OK), None)
     blocks = [
         r.params.block_bytes for r in results if r.key == "copy_blocks_coalesced" and r.params.block_bytes
@@ -66,7 +81,7 @@ def copy_verdict(results: Sequence[BenchResult], machine: Optional[MachineInfo] 
         size_bytes=size,
         h2d_gbps=h2d.value if h2d else None,
         d2h_gbps=d2h.value if d2h else None,
-        model_gbps=model,
+        model_gbps=_pcie_expected(results, judgements, h2d),
         pageable_h2d_gbps=max((r.value for r in pageable if r.value is not None), default=None),
         waived=waived_summary(r for r in results if r.key.startswith("copy_")),
         pageable_d2h_gbps=_like(results, "copy_d2h_pageable", d2h),
@@ -74,6 +89,7 @@ def copy_verdict(results: Sequence[BenchResult], machine: Optional[MachineInfo] 
         half_block_per_call=summary.metrics.half_bandwidth_block_bytes_per_call if summary else None,
         half_block_batched=summary.metrics.half_bandwidth_block_bytes_batched if summary else None,
         largest_block=max(blocks) if summary and blocks else None,
+        d2h_model_gbps=_pcie_expected(results, judgements, d2h),
     )
 
 

@@ -31,7 +31,7 @@ class CopyVerdict:
     size_bytes: Optional[int]
     h2d_gbps: Optional[float]
     d2h_gbps: Optional[float]
-    model_gbps: Optional[float]  # what the PCIe model gives this GPU's link for payload
+    model_gbps: Optional[float]  # what the path model expects of the H2D row (this GPU's PCIe link)
     pageable_h2d_gbps: Optional[float]
     waived: Waived
     pageable_d2h_gbps: Optional[float] = None
@@ -42,6 +42,9 @@ class CopyVerdict:
     half_block_per_call: Optional[float] = None
     half_block_batched: Optional[float] = None
     largest_block: Optional[int] = None
+    # What the path model expects of the D2H row: the GPU's link carries posted writes that way,
+    # so it may differ from the H2D row's expectation (None: not judged against a PCIe link).
+    d2h_model_gbps: Optional[float] = None
 
     @property
     def h2d_of_model(self) -> Optional[float]:
@@ -49,7 +52,7 @@ class CopyVerdict:
 
     @property
     def d2h_of_model(self) -> Optional[float]:
-        return _ratio(self.d2h_gbps, self.model_gbps)
+        return _ratio(self.d2h_gbps, self.d2h_model_gbps)
 
     @property
     def pageable_over_pinned(self) -> Optional[float]:

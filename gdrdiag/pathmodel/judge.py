@@ -429,20 +429,13 @@ def _judge_row(row: _Row, peak: _Peak, sweep: _Sweep) -> Judgement:
     )
 
 
-# The last judgement, kept with the very objects it was made from: `gdrdiag diagnose` (the cause
-# rules, then the rows table) and `compare` ask twice for the same Report, and judging 20,000 rows
-# costs seconds. Identity, not equality: the memo holds both objects, so neither id can be reused.
-_LAST: list[tuple[Sequence[BenchResult], Optional[MachineInfo], tuple[Judgement, ...]]] = []
-
-
 def judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo]) -> tuple[Judgement, ...]:
-    """One Judgement per numeric (OK, valued) row of the results, in their order."""
-    if _LAST and _LAST[0][0] is report_results and _LAST[0][1] is machine:
-        return _LAST[0][2]
-    judged = _judge(report_results, machine)
-    if isinstance(report_results, tuple):  # a Report's rows, immutable; a list could change under us
-        _LAST[:] = [(report_results, machine, judged)]
-    return judged
+    """One Judgement per numeric (OK, valued) row of the results, in their order.
+
+    Computed afresh on every call, nothing remembered between calls: ``gdrdiag.diagnose.diagnose``
+    judges a Report once and hands the same judgements to every rule and to its caller.
+    """
+    return _judge(report_results, machine)
 
 
 def _judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo]) -> tuple[Judgement, ...]:

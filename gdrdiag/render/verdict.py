@@ -61,8 +61,13 @@ def render_copy_verdict(
             f"pinned copies at {size(v.size_bytes)}: H2D {num(v.h2d_gbps)} GB/s, D2H {num(v.d2h_gbps)} GB/s"
         )
         if v.model_gbps is not None:
+            d2h_model = (
+                f" H2D, {num(v.d2h_model_gbps, 1)} GB/s D2H"
+                if v.d2h_model_gbps is not None and f"{v.d2h_model_gbps:.1f}" != f"{v.model_gbps:.1f}"
+                else ""
+            )
             lines.append(
-                f"of the PCIe model for this GPU's link ({num(v.model_gbps, 1)} GB/s): "
+                f"of the PCIe model for this GPU's link ({num(v.model_gbps, 1)} GB/s{d2h_model}): "
                 f"H2D {_pct(v.h2d_of_model)}, D2H {_pct(v.d2h_of_model)}"
             )
         else:

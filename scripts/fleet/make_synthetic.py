@@ -277,7 +277,7 @@ def inject(report: Report, fault: str) -> Report:
         rep = _scale_keys(report, ("rdma_write_",), 0.35)
     else:
         raise ValueError(f"unknown fault {fault}")
-    return dataclasses.replace(rep, findings=tuple(diagnose(rep)))
+    return dataclasses.replace(rep, findings=diagnose(rep).findings)
 
 
 def _acs_open(m: Any, bdf: str) -> bool:
@@ -338,7 +338,7 @@ def make_a100(report: Report) -> Report:
     machine = dataclasses.replace(m, pci=pci, gpus=gpus, nics=nics, kernel=kernel)
     rep = dataclasses.replace(report, machine=machine)
     rep = _scale_results(rep, {"copy": 0.45, "gather": 0.45, "rdma": 0.50})
-    return dataclasses.replace(rep, findings=tuple(diagnose(rep)))
+    return dataclasses.replace(rep, findings=diagnose(rep).findings)
 
 
 def _in_domain_1(bdf: Optional[str]) -> Optional[str]:
@@ -387,7 +387,7 @@ def make_hgx8(report: Report) -> Report:
     )
     machine = dataclasses.replace(m, pci=pci, gpus=gpus, nics=nics, topology=topology, cuda_devices=cuda)
     rep = dataclasses.replace(report, machine=machine)
-    return dataclasses.replace(rep, findings=tuple(diagnose(rep)))
+    return dataclasses.replace(rep, findings=diagnose(rep).findings)
 
 
 def old_build(head: dict) -> dict:
@@ -529,7 +529,7 @@ def generate(
         "h200": load_report(REPORTS / "gpu_machine_h200.json"),
     }
     # re-diagnosed with today's rules, as `gdrdiag report --from-report` does
-    bases = {tag: dataclasses.replace(rep, findings=tuple(diagnose(rep))) for tag, rep in bases.items()}
+    bases = {tag: dataclasses.replace(rep, findings=diagnose(rep).findings) for tag, rep in bases.items()}
     templates = {tag: template(rep) for tag, rep in bases.items()}
     partial = {tag: template(_partial(rep)) for tag, rep in bases.items()}
     fault_templates = {
@@ -587,7 +587,7 @@ def _partial(report: Report) -> Report:
         results=tuple(r for r in report.results if not r.key.startswith("gather_")),
         notes=(*report.notes, "interrupted (SIGINT) before the gather benches"),
     )
-    return dataclasses.replace(rep, findings=tuple(diagnose(rep)))
+    return dataclasses.replace(rep, findings=diagnose(rep).findings)
 
 
 def main(argv: Optional[list[str]] = None) -> int:

@@ -20,7 +20,7 @@ def table() -> str:
     good = 0
     cases = all_cases()
     for c in cases:
-        findings = diagnose(c.report)
+        findings = diagnose(c.report).findings
         lead = f"{findings[0].severity.value} {findings[0].code}" if findings else "(nothing)"
         if c.cause == "HEALTHY":
             ok = not any(f.severity in (Severity.FAIL, Severity.WARN) for f in findings)

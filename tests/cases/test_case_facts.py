@@ -70,7 +70,7 @@ peer_access = true
     case = _case(tmp_path, _TWO_SWITCHES + rows)
     (j,) = judge(case.report.results, case.report.machine)
     assert j.ratio < 0.2 and j.trained_gbytes_per_s is not None and j.trained_gbytes_per_s < 8
-    assert diagnose(case.report)[0].code == "CAUSE-LINK-DEGRADED"
+    assert diagnose(case.report).findings[0].code == "CAUSE-LINK-DEGRADED"
 
 
 def test_acs_redirect_under_one_switch_is_the_cause_of_a_peer_loss(tmp_path):
@@ -95,7 +95,7 @@ gpu = 0
 peer_gpu = 1
 peer_access = true
 """
-    findings = diagnose(_case(tmp_path, body).report)
+    findings = diagnose(_case(tmp_path, body).report).findings
     assert findings[0].code == "CAUSE-P2P-VIA-RC" and findings[0].basis == "inferred"
     acs = [f for f in findings if f.code == "PEER-ACS-REDIRECT"]
     assert len(acs) == 1  # one finding per pair, both ports listed in it
@@ -129,7 +129,7 @@ test = "all_reduce_perf"
 busbw = true
 gdr = true
 """
-    return diagnose(_case(tmp_path, body).report)
+    return diagnose(_case(tmp_path, body).report).findings
 
 
 def test_a_gdr_ab_beyond_the_noise_floor_names_the_far_nic_once(tmp_path):

@@ -55,7 +55,9 @@ def test_compare_exits_1_when_b_has_a_fail_finding(a, b, code):
     from gdrdiag.cli.report_files import load_report
     from gdrdiag.diagnose import diagnose
 
-    fails = [f.code for f in diagnose(load_report(REPORTS / f"{b}.json")) if f.severity.value == "FAIL"]
+    fails = [
+        f.code for f in diagnose(load_report(REPORTS / f"{b}.json")).findings if f.severity.value == "FAIL"
+    ]
     assert bool(fails) == bool(code)
     for args in ([], ["--json"]):
         res = runner.invoke(app, [*args, "compare", str(REPORTS / f"{a}.json"), str(REPORTS / f"{b}.json")])

@@ -167,7 +167,7 @@ def test_prometheus_textfiles_parse_with_the_client_parser(small_fleet, tmp_path
     from gdrdiag.diagnose import diagnose
     from gdrdiag.model.report import Report
 
-    fails = sum(f.severity.value == "FAIL" for f in diagnose(Report.from_json(Path(VM).read_text())))
+    fails = sum(f.severity.value == "FAIL" for f in diagnose(Report.from_json(Path(VM).read_text())).findings)
     assert fails >= 3
     assert findings["FAIL"] == fails and fams["gdrdiag_node_exit_code"].samples[0].value == 1
     fleet_prom = tmp_path / "fleet.prom"

@@ -100,5 +100,5 @@ def judged(run: RealRun) -> Report:
     """The run imported with its machine's bundle, as ``gdrdiag import --bundle``, with its findings."""
     results = import_text(run.output.read_text(), run.output.name)
     report = results_report("import", results, machine=machine_of(run.bundle))
-    findings: list[Finding] = diagnose(report)
+    findings: list[Finding] = list(diagnose(report).findings)
     return dataclasses.replace(report, findings=tuple(findings))

@@ -220,7 +220,7 @@ def test_every_v1_report_loads_and_diagnoses_as_before(path):
     report = Report.from_json(Path(path).read_text())
     assert report.schema_version == 2
     expected = json.loads(GOLDEN.read_text())[Path(path).name]
-    assert [to_jsonable(f) for f in diagnose(report)] == expected
+    assert [to_jsonable(f) for f in diagnose(report).findings] == expected
     again = Report.from_json(report.to_json())
     assert again == report
 
@@ -241,6 +241,6 @@ def test_saved_v1_reports_equal_the_same_reports_built_as_v2():
         assert [(r.key, r.params, r.metrics, r.settings, r.samples) for r in saved.results] == [
             (r.key, r.params, r.metrics, r.settings, r.samples) for r in built.results
         ], name
-        assert [(f.code, f.severity, f.subject) for f in diagnose(saved)] == [
-            (f.code, f.severity, f.subject) for f in diagnose(built)
+        assert [(f.code, f.severity, f.subject) for f in diagnose(saved).findings] == [
+            (f.code, f.severity, f.subject) for f in diagnose(built).findings
         ], name

@@ -19,7 +19,7 @@ def _findings(busy: dict[int, dict]):
     gpus = tuple(dataclasses.replace(g, **busy.get(g.cuda_ordinal, {})) for g in machine.gpus)
     machine = dataclasses.replace(machine, gpus=gpus)
     report = results_report("import", import_text(RUN.read_text(), RUN.name), machine=machine)
-    return diagnose(report)
+    return diagnose(report).findings
 
 
 def _loud(findings):

@@ -25,7 +25,7 @@ def test_registration_missing_leads_when_no_gpu_row_registered():
     ]
     m = sc.machine("baremetal_hgx")
     m = dataclasses.replace(m, kernel=dataclasses.replace(m.kernel, peermem_loaded=False))
-    lead = diagnose(sc.report(m, waived + [sc.write("pinned", 394.0, False)]))[0]
+    lead = diagnose(sc.report(m, waived + [sc.write("pinned", 394.0, False)])).findings[0]
     assert lead.code == "CAUSE-REG-PATH-MISSING" and lead.basis == "measured"
     assert any("nvidia_peermem is not loaded" in e for e in lead.evidence)
 
@@ -41,7 +41,7 @@ def test_one_registration_path_working_is_not_a_missing_path():
         sc.machine("baremetal_hgx"),
         [waived, sc.write("device", 392.0, False), sc.write("pinned", 394.0, False)],
     )
-    assert "CAUSE-REG-PATH-MISSING" not in {f.code for f in diagnose(rep)}
+    assert "CAUSE-REG-PATH-MISSING" not in {f.code for f in diagnose(rep).findings}
 
 
 def test_nic_link_below_capable_caps_host_memory_rdma():
@@ -51,7 +51,9 @@ def test_nic_link_below_capable_caps_host_memory_rdma():
         nic.link, width=8, raw_gbytes_per_s=nic.link.max_raw_gbytes_per_s / 2, width_downgraded=True
     )
     m = dataclasses.replace(m, nics=(dataclasses.replace(nic, link=slow),) + m.nics[1:])
-    findings = diagnose(sc.report(m, [sc.write("pinned", 220.0, False), sc.write("device", 219.0, False)]))
+    findings = diagnose(
+        sc.report(m, [sc.write("pinned", 220.0, False), sc.write("device", 219.0, False)])
+    ).findings
     lead = findings[0]
     assert lead.code == "CAUSE-NIC-LINK" and lead.basis == "measured"
     # The x8 link carries ~227 Gb/s of payload (half of 63 GB/s x 8 bit x 0.9): of the 180 Gb/s lost
@@ -62,9 +64,9 @@ def test_nic_link_below_capable_caps_host_memory_rdma():
 
 def test_small_messages_only():
     rows = [sc.write("pinned", 150.0, False, size=4 * KiB), sc.write("device", 149.0, False, size=4 * KiB)]
-    lead = diagnose(sc.report(sc.machine("baremetal_hgx"), rows))[0]
+    lead = diagnose(sc.report(sc.machine("baremetal_hgx"), rows)).findings[0]
     assert lead.code == "CAUSE-SMALL-MESSAGES" and lead.next_step == "gdrdiag mr-bench --memory pinned --all"
     big = [sc.write("pinned", 150.0, False, size=1 << 20)]
     assert "CAUSE-SMALL-MESSAGES" not in {
-        f.code for f in diagnose(sc.report(sc.machine("baremetal_hgx"), big))
+        f.code for f in diagnose(sc.report(sc.machine("baremetal_hgx"), big)).findings
     }

@@ -70,7 +70,7 @@ def test_copy_results_record_the_sample_and_it_is_not_identity():
 
 
 def _causes(result: BenchResult) -> dict:
-    findings = diagnose(sc.report(sc.machine("baremetal_hgx"), [result]))
+    findings = diagnose(sc.report(sc.machine("baremetal_hgx"), [result])).findings
     return {f.code: f for f in findings if f.code.startswith("CAUSE-")}
 
 

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("name", list(sc.SCENARIOS))
 def test_right_cause_leads(name):
     build, expected = sc.SCENARIOS[name]
-    findings = diagnose(build())
+    findings = diagnose(build()).findings
     assert findings, name
     assert findings[0].code == expected, [(f.code, f.severity.value, f.explains) for f in findings[:5]]
 
@@ -26,7 +26,7 @@ def test_right_cause_leads(name):
 @pytest.mark.parametrize("name", [n for n in sc.SCENARIOS if n != "failed measurement"])
 def test_leading_cause_says_how_much_and_what_next(name):
     build, expected = sc.SCENARIOS[name]
-    lead = diagnose(build())[0]
+    lead = diagnose(build()).findings[0]
     assert lead.explains is not None and 0 < lead.explains <= 1
     assert lead.basis in ("measured", "inferred")
     assert lead.next_step.startswith(("gdrdiag ", "numactl "))
@@ -42,20 +42,20 @@ def test_same_cause_leads_through_compare_against_healthy(name):
 
 
 def test_healthy_bare_metal_has_no_fail_or_warn():
-    findings = diagnose(sc.healthy_bare_metal())
+    findings = diagnose(sc.healthy_bare_metal()).findings
     assert findings
     assert [f.code for f in findings if f.severity is not Severity.INFO] == []
 
 
 def test_ro_off_only_names_the_missing_flag_and_the_ab():
-    lead = diagnose(sc.ro_off_only())[0]
+    lead = diagnose(sc.ro_off_only()).findings[0]
     assert "without IBV_ACCESS_RELAXED_ORDERING" in lead.title
     assert lead.basis == "inferred" and "--ro-ab" in lead.next_step
     assert any("no RO-on row" in a for a in lead.against)
 
 
 def test_ro_ab_share_is_measured_from_the_rows():
-    lead = diagnose(sc.ro_ab_present())[0]
+    lead = diagnose(sc.ro_ab_present()).findings[0]
     # (380 - 120) / (396 - 120) of the loss is recovered by RO: measured, not a prior.
     assert lead.basis == "measured"
     assert lead.explains == pytest.approx((380 - 120) / (396 - 120), abs=0.002)
@@ -63,25 +63,25 @@ def test_ro_ab_share_is_measured_from_the_rows():
 
 
 def test_ro_on_only_is_flagged_and_fails():
-    findings = diagnose(sc.ro_on_only())
+    findings = diagnose(sc.ro_on_only()).findings
     assert findings[0].severity is Severity.FAIL
     assert any(e.startswith("GPU/host = 45%") for e in findings[0].evidence)
 
 
 def test_size_mismatch_is_stated():
-    lead = diagnose(sc.different_sizes())[0]
+    lead = diagnose(sc.different_sizes()).findings[0]
     assert any("size mismatch" in e and "1 MiB" in e and "4 MiB" in e for e in lead.evidence)
 
 
 def test_out_of_tree_driver_weakens_the_kernel_cause():
-    findings = diagnose(sc.vf_out_of_tree())
+    findings = diagnose(sc.vf_out_of_tree()).findings
     honour = next(f for f in findings if f.code == "CAUSE-RO-NOT-HONOURED")
     assert any("out-of-tree" in a for a in honour.against)
     assert honour.severity is not Severity.FAIL
 
 
 def test_ro_sensitive_cpu_is_named_in_the_leading_cause():
-    lead = diagnose(sc.ro_sensitive_cpu())[0]
+    lead = diagnose(sc.ro_sensitive_cpu()).findings[0]
     assert any("AMD Zen3/Zen4" in e for e in lead.evidence)
     assert "2-3x" in lead.advice
 
@@ -92,19 +92,19 @@ def test_measurement_contradicts_kernel_inference():
         sc.vm("5.15.0-105-generic"),
         [sc.write("device", 120.0, False), sc.write("device", 370.0, True), sc.write("pinned", 396.0, False)],
     )
-    findings = diagnose(rep)
+    findings = diagnose(rep).findings
     kernel = next(f for f in findings if f.code == "RO-KERNEL-VF")
     assert kernel.severity is Severity.INFO and "contradicted by measurement" in kernel.title
     assert findings[0].code == "CAUSE-RO-NOT-REQUESTED"
 
 
 def test_failed_measurement_is_fail_with_reason():
-    lead = diagnose(sc.failed_measurement())[0]
+    lead = diagnose(sc.failed_measurement()).findings[0]
     assert lead.severity is Severity.FAIL and "payload mismatch" in lead.title
 
 
 def test_working_set_decline_names_the_knee():
-    lead = diagnose(sc.sm_read_decline())[0]
+    lead = diagnose(sc.sm_read_decline()).findings[0]
     assert lead.basis == "measured"
     assert any("from 1024 MiB on" in e for e in lead.evidence)
 

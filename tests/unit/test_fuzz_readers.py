@@ -70,7 +70,7 @@ def _mutated(draw, seeds: list[str]) -> str:
 
 
 def _diagnoses_cleanly(report: Report) -> None:
-    errors = [f.evidence for f in diagnose(report) if f.code == "DIAG-RULE-ERROR"]
+    errors = [f.evidence for f in diagnose(report).findings if f.code == "DIAG-RULE-ERROR"]
     assert not errors, errors
 
 

@@ -1,5 +1,6 @@
 """ALIGN-* and PERF-GATHER-* rules from plain BenchResults (no GPU)."""
 
+from gdrdiag.diagnose import context
 from gdrdiag.diagnose import gather_rules as gr
 from gdrdiag.model import Report
 from gdrdiag.model.params import GatherMetrics, GatherParams, RunSettings
@@ -144,4 +145,4 @@ def test_errors_and_waived_results_are_ignored_and_report_rule_form_works():
     waived = BenchResult.waived("gather_bulk", "needs sm_90")
     assert gr.gather_findings([bad, waived]) == []
     rep = Report(results=(gather(R=640, off=16, loss=0.066),))
-    assert codes(gr.RULES[0](rep)) == ["ALIGN-01"]
+    assert codes(gr.RULES[0](rep, context(rep)[0])) == ["ALIGN-01"]

@@ -124,16 +124,16 @@ def test_no_peermem_and_no_dmabuf_is_a_fail():
 
 
 def test_registry_runs_report_rules_and_survives_a_broken_rule():
-    def bench_rule(report):
+    def bench_rule(report, ctx):
         yield Finding(code="PERF-TEST", severity=Severity.WARN, title="t")
 
-    def broken(report):
+    def broken(report, ctx):
         raise ValueError("boom")
 
     register(bench_rule)
     register(broken)
     try:
-        out = diagnose(Report(machine=machine("f_link_downtrained")))
+        out = diagnose(Report(machine=machine("f_link_downtrained"))).findings
         got = [f.code for f in out]
         assert "PERF-TEST" in got and "DIAG-RULE-ERROR" in got and "PCIE-LINK-WIDTH" in got
         assert worst(out) is Severity.WARN

@@ -99,7 +99,7 @@ def test_p2p_disabled_leads_with_the_variable_and_no_nic_cause(node):
     rep = _report(node, _text(27.0, env="NCCL_P2P_DISABLE set by environment to 1.", via="SHM/direct/direct"))
     j = judge(rep.results, node.machine)[-1]
     assert "staged through host memory" in j.bound  # the staged path, not a NIC, not one PCIe link
-    fs = diagnose(rep)
+    fs = diagnose(rep).findings
     assert fs[0].code == "CAUSE-NCCL-NO-P2P" and "NCCL_P2P_DISABLE=1" in fs[0].title
     assert not [f for f in fs if f.code in ("CAUSE-NO-PEER-MEMORY", "CAUSE-GPU-NIC-FAR")]
 
@@ -120,12 +120,12 @@ def test_p2p_disabled_leads_with_the_variable_and_no_nic_cause(node):
     ],
 )
 def test_each_knob_is_named(node, env, via, channels, code, words):
-    fs = diagnose(_report(node, _text(20.0, env=env, via=via, channels=channels)))
+    fs = diagnose(_report(node, _text(20.0, env=env, via=via, channels=channels))).findings
     assert fs[0].code == code and words in fs[0].title
 
 
 def test_without_the_log_the_hypotheses_and_the_rerun(node):
-    fs = diagnose(_report(node, _text(27.0, log=False)))
+    fs = diagnose(_report(node, _text(27.0, log=False))).findings
     codes = [f.code for f in fs]
     assert "MEASURE-NCCL-LOG" in codes and "CAUSE-NO-PEER-MEMORY" not in codes
     f = next(f for f in fs if f.code == "MEASURE-NCCL-LOG")
@@ -173,7 +173,7 @@ def test_real_runs_on_one_node(run):
         pytest.skip("real run without its bundle")
     machine = _machine(bundle)
     rep = Report(machine=machine, results=tuple(import_text(src.read_text(), src.name)))
-    fs = diagnose(rep)
+    fs = diagnose(rep).findings
     codes = [f.code for f in fs]
     assert not {"CAUSE-NO-PEER-MEMORY", "CAUSE-GPU-NIC-FAR"} & set(codes)
     for j in judge(rep.results, machine):

@@ -134,6 +134,7 @@ def _rendered(report: Report) -> Iterator[tuple[str, str]]:
     from gdrdiag.diagnose.rdma_rules import ro_pairs
     from gdrdiag.diagnose.verdicts import copy_verdict, gather_verdict, mr_verdict
     from gdrdiag.model.vocabulary import Bench
+    from gdrdiag.pathmodel import judge
     from gdrdiag.render import html
     from gdrdiag.render.report_view import ViewInput, render_report_view
     from gdrdiag.render.verdict import render_copy_verdict, render_gather_verdict, render_mr_verdict
@@ -147,7 +148,7 @@ def _rendered(report: Report) -> Iterator[tuple[str, str]]:
     yield "html", html.report_html(report, report.findings)
     yield "mr verdict", render_mr_verdict(mr_verdict(mr, pairs))
     copies = [r for r in report.results if r.bench is Bench.COPY]
-    yield "copy verdict", render_copy_verdict(copy_verdict(copies, report.machine))
+    yield "copy verdict", render_copy_verdict(copy_verdict(copies, judge(tuple(copies), report.machine)))
     yield (
         "gather verdict",
         render_gather_verdict(gather_verdict([r for r in report.results if r.bench is Bench.GATHER])),
@@ -178,9 +179,11 @@ def test_no_none_in_findings_or_rendered_text_of_a_report(path: Path, no_plots):
     leaks: list[str] = []
     for name, variant in [*_variants(saved), ("every result failed, no reason", failed)]:
         assert isinstance(variant, Report)
-        leaks += _leaks(_finding_texts(diagnose(variant)), name)
+        leaks += _leaks(_finding_texts(diagnose(variant).findings), name)
     for name, variant in [("as saved", saved), *_class_variants(saved), ("every result failed", failed)]:
-        leaks += _leaks(_rendered(dataclasses.replace(variant, findings=tuple(diagnose(variant)))), name)
+        leaks += _leaks(
+            _rendered(dataclasses.replace(variant, findings=tuple(diagnose(variant).findings))), name
+        )
     assert not leaks, "\n".join(leaks[:20])
 
 

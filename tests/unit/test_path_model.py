@@ -79,7 +79,7 @@ def test_pageable_is_judged_in_both_directions_and_named():
         _copy("copy_d2h_pinned", 55.0, 256 * MiB, MemoryKind.PINNED, Direction.D2H),
         _copy("copy_d2h_pageable", 6.0, 256 * MiB, MemoryKind.PAGEABLE, Direction.D2H),
     ]
-    findings = diagnose(report(m, rows))
+    findings = diagnose(report(m, rows)).findings
     assert findings[0].code == "CAUSE-PAGEABLE-MEMORY" and "D2H" in findings[0].title
 
 
@@ -93,7 +93,7 @@ def test_nic_rows_are_judged_against_the_port_and_both_links():
 
 def test_gpu_rows_without_a_host_row_have_the_path_as_their_yardstick():
     m = machine("vm_guest_kvm")
-    findings = diagnose(report(m, [write("device", 84.3, False)]))
+    findings = diagnose(report(m, [write("device", 84.3, False)])).findings
     causes = [f for f in findings if f.code.startswith("CAUSE-")]
     assert causes and any("path model" in e for e in causes[0].evidence)
 
@@ -151,7 +151,7 @@ def _reports(draw):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_reports())
 def test_ranking_invariants_hold_on_generated_reports(rep):
-    findings = diagnose(rep)
+    findings = diagnose(rep).findings
     groups = [group(f) for f in findings]
     assert groups == sorted(groups), [(f.code, g) for f, g in zip(findings, groups, strict=True)]
     causes = [i for i, f in enumerate(findings) if group(f) == 1]
@@ -166,7 +166,7 @@ def test_ranking_invariants_hold_on_generated_reports(rep):
 def test_report_quick_on_a_healthy_h100_has_no_warn_or_fail():
     """`gdrdiag report --quick` measured on the H100 VM (scripts/gpu_check.sh quick, docs/benchmarks.md)."""
     rep = Report.from_json((FIXTURES / "healthy" / "h100_quick.json").read_text())
-    findings = diagnose(rep)
+    findings = diagnose(rep).findings
     assert rep.machine.gpus[0].name.startswith("NVIDIA H100")
     assert not [(f.code, f.title) for f in findings if f.severity.value in ("FAIL", "WARN")]
     judged = judge(rep.results, rep.machine)
@@ -185,7 +185,7 @@ def test_the_default_copy_bench_on_a_healthy_h100_has_no_warn_or_fail():
     """
     rep = Report.from_json((FIXTURES / "healthy" / "h100_copy_bench_default.json").read_text())
     assert rep.machine.gpus[0].name.startswith("NVIDIA H100")
-    assert not [(f.code, f.title) for f in diagnose(rep) if f.severity.value in ("FAIL", "WARN")]
+    assert not [(f.code, f.title) for f in diagnose(rep).findings if f.severity.value in ("FAIL", "WARN")]
     bidir = [j for j in judge(rep.results, rep.machine) if j.key == "copy_bidir_pinned"]
     assert bidir and all(0.9 <= j.ratio <= 1.15 for j in bidir)
 
@@ -200,7 +200,7 @@ def test_a_loss_that_came_and_went_during_the_run_is_unstable_not_a_slow_path():
     from gdrdiag.model.results import SampleStats
 
     rep = Report.from_json((FIXTURES / "measured" / "h100_copy_bench_d2h_dip.json").read_text())
-    findings = diagnose(rep)
+    findings = diagnose(rep).findings
     assert not [(f.code, f.title) for f in findings if f.severity.value in ("FAIL", "WARN")]
     (unstable,) = [f for f in findings if f.code == "PERF-PATH-UNSTABLE"]
     assert unstable.subject == "copy_d2h_pinned" and "97% in its best samples" in unstable.title
@@ -211,7 +211,7 @@ def test_a_loss_that_came_and_went_during_the_run_is_unstable_not_a_slow_path():
         else r
         for r in rep.results
     )
-    codes = {f.code: f.severity.value for f in diagnose(dataclasses.replace(rep, results=steady))}
+    codes = {f.code: f.severity.value for f in diagnose(dataclasses.replace(rep, results=steady)).findings}
     assert codes.get("PERF-PATH-SLOW") == "WARN" and "PERF-PATH-UNSTABLE" not in codes
 
 

@@ -27,7 +27,7 @@ from gdrdiag.model.machine import (
     VirtInfo,
 )
 from gdrdiag.model.report import Report
-from gdrdiag.model.results import Status
+from gdrdiag.model.results import SampleStats, Status
 from gdrdiag.model.vocabulary import Bench
 from gdrdiag.pathmodel.peer import CE_NVLINK_EFFICIENCY, SM_NVLINK_EFFICIENCY, expect
 from gdrdiag.render.peer_table import render_peer_results
@@ -68,7 +68,7 @@ def test_nvlink_rows_are_within_five_percent_of_the_model(report):
 
 
 def test_staging_costs_ten_times_and_diagnose_says_so(report):
-    found = [f for f in diagnose(report) if f.code == "PEER-ACCESS-OFF"]
+    found = [f for f in diagnose(report).findings if f.code == "PEER-ACCESS-OFF"]
     assert len(found) == 2  # both directions
     for f in found:
         assert (
@@ -85,7 +85,7 @@ def test_a_report_with_peer_access_off_leads_with_that_cause(report):
     off_only = dataclasses.replace(
         report, results=tuple(r for r in report.results if r.key in ("peer_ce_off", "peer_ce_bidir_off"))
     )
-    findings = diagnose(off_only)
+    findings = diagnose(off_only).findings
     assert findings[0].code == "PEER-ACCESS-OFF" and findings[0].severity.value == "FAIL"
     assert "not enabled" in findings[0].title
     assert any("expected with peer access on" in e for e in findings[0].evidence)
@@ -96,13 +96,26 @@ def test_a_slow_nvlink_copy_is_flagged_against_the_model(report):
     def slowed(r):
         if r.key != "peer_ce_on":
             return r
-        m = dataclasses.replace(r.metrics, measured_over_expected=0.6)
-        return dataclasses.replace(r, metrics=m)
+        samples = tuple(x * 0.6 for x in r.samples)
+        return dataclasses.replace(r, samples=samples, stats=SampleStats.of(samples))
 
     slow = dataclasses.replace(report, results=tuple(slowed(r) for r in report.results))
-    codes = [f.code for f in diagnose(slow)]
-    assert "PEER-SLOW" in codes and "PEER-SLOW" not in [f.code for f in diagnose(report)]
+    codes = [f.code for f in diagnose(slow).findings]
+    assert "PEER-SLOW" in codes and "PEER-SLOW" not in [f.code for f in diagnose(report).findings]
     assert PEER_OF_MODEL_HEALTHY == 0.9
+
+
+def test_peer_slow_reads_todays_model_not_the_ratio_saved_in_the_row(report):
+    """A model ratio saved by an older peer-bench is information: the judgement recomputes it."""
+
+    def stale(r):
+        if r.key != "peer_ce_on":
+            return r
+        return dataclasses.replace(r, metrics=dataclasses.replace(r.metrics, measured_over_expected=0.6))
+
+    old = dataclasses.replace(report, results=tuple(stale(r) for r in report.results))
+    assert "PEER-SLOW" not in [f.code for f in diagnose(old).findings]
+    assert diagnose(old).judgements == diagnose(report).judgements
 
 
 def test_machine_rules_p2p_unsupported_and_a_link_down(report):

@@ -279,11 +279,11 @@ def test_diagnose_with_a_block_sweep_adds_no_warning(report):
     with_sweep = dataclasses.replace(
         report, results=(*report.results, *_sweep(session), *_sweep(session, 1, 0))
     )
-    before = {(f.code, f.severity.value) for f in diagnose(report)}
-    after = {(f.code, f.severity.value) for f in diagnose(with_sweep)}
+    before = {(f.code, f.severity.value) for f in diagnose(report).findings}
+    after = {(f.code, f.severity.value) for f in diagnose(with_sweep).findings}
     new = after - before
     assert all(sev == "INFO" for _, sev in new), new
-    small = [f for f in diagnose(with_sweep) if f.code == "CAUSE-SMALL-COPIES"]
+    small = [f for f in diagnose(with_sweep).findings if f.code == "CAUSE-SMALL-COPIES"]
     assert (
         small and "peer_blocks" in small[0].subject and "peer-bench peer_blocks" in (small[0].next_step or "")
     )

@@ -50,7 +50,7 @@ def _bad(findings) -> list:
 @pytest.mark.parametrize("with_machine", [True, False])
 def test_a_healthy_sample_has_no_warn_or_fail(machine, with_machine):
     rep = _report(SAMPLE.read_text(), machine if with_machine else None)
-    findings = diagnose(rep)
+    findings = diagnose(rep).findings
     assert _bad(findings) == []
     assert not any("not in effect" in f.title for f in findings)
     (info,) = [f for f in findings if f.code == "PEER-ACCESS-OFF"]
@@ -93,7 +93,7 @@ def _slower(text: str) -> str:
 
 
 def test_peer_slower_than_staged_is_a_loss_with_machine_causes(machine):
-    findings = diagnose(_report(_slower(SAMPLE.read_text()), machine))
+    findings = diagnose(_report(_slower(SAMPLE.read_text()), machine)).findings
     assert not any("not in effect" in f.title for f in findings)
     (c,) = [f for f in findings if f.code == "CAUSE-PEER-SLOWER-THAN-STAGED"]
     assert c.severity in (Severity.WARN, Severity.FAIL)
@@ -103,12 +103,12 @@ def test_peer_slower_than_staged_is_a_loss_with_machine_causes(machine):
     # a bundle with the driver refusing P2P for the pair: that fact leads, as evidence
     pairs = tuple(dataclasses.replace(p, can_access_peer=False) for p in machine.peers)
     refused = dataclasses.replace(machine, peers=pairs)
-    (c2,) = [f for f in diagnose(_report(_slower(SAMPLE.read_text()), refused)) if f.code == c.code]
+    (c2,) = [f for f in diagnose(_report(_slower(SAMPLE.read_text()), refused)).findings if f.code == c.code]
     assert "P2P not supported by the driver" in c2.title and c2.evidence[1].startswith("P2P not supported")
 
 
 def test_peer_slower_than_staged_without_a_bundle_lists_hypotheses(machine):
-    findings = diagnose(_report(_slower(SAMPLE.read_text()), None))
+    findings = diagnose(_report(_slower(SAMPLE.read_text()), None)).findings
     (c,) = [f for f in findings if f.code == "CAUSE-PEER-SLOWER-THAN-STAGED"]
     assert all(h in c.title for h in HYPOTHESES) and c.next_step == COLLECT
 
@@ -119,7 +119,7 @@ def test_peer_slower_than_staged_without_a_bundle_lists_hypotheses(machine):
     "direction CAUSE-P2P-UNSUPPORTED 'P2P is not in effect' when no bundle is given",
 )
 def test_peer_slower_than_staged_without_a_bundle_is_not_p2p_not_in_effect():
-    findings = diagnose(_report(_slower(SAMPLE.read_text()), None))
+    findings = diagnose(_report(_slower(SAMPLE.read_text()), None)).findings
     assert not any("not in effect" in f.title for f in findings)
 
 
@@ -142,7 +142,7 @@ def test_real_runs_with_their_bundle(run):
     assert res.exit_code == 0, res.output
     assert "not the machine" not in res.output
     rep = Report.from_json(res.stdout[res.stdout.index("{") :])
-    findings = diagnose(rep)
+    findings = diagnose(rep).findings
     assert not any("not in effect" in f.title for f in findings)
     assert not [f for f in findings if f.code.startswith("PEER-") and f.severity is not Severity.INFO]
     busy = "busy" in run.parent.name

@@ -198,7 +198,10 @@ def test_soft_results_produce_no_findings():
 
 
 def test_report_rule_adapter():
+    from gdrdiag.diagnose import context
     from gdrdiag.model.report import Report
 
     rep = Report(results=tuple(vm_matrix()))
-    assert [f.code for f in rr.report_rule(rep)] == [f.code for f in rr.rdma_findings(vm_matrix())]
+    assert [f.code for f in rr.report_rule(rep, context(rep)[0])] == [
+        f.code for f in rr.rdma_findings(vm_matrix())
+    ]

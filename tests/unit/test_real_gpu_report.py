@@ -11,7 +11,7 @@ REPORT = Path(__file__).resolve().parents[1] / "fixtures" / "reports" / "gpu_mac
 
 def test_real_report_findings_are_what_an_expert_would_say():
     report = Report.from_json(REPORT.read_text())
-    findings = diagnose(report)
+    findings = diagnose(report).findings
     codes = {f.code for f in findings}
     # A VM with a passed-through GPU on a flat bus, no NIC, no peermem: said as INFO, not faults.
     assert {"VIRT-VM", "VIRT-FLAT-TOPOLOGY", "GDR-NO-RDMA", "GDR-PEERMEM-MISSING"} <= codes

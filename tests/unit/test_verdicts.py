@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 
 from gdrdiag.bench.gather_config import GatherRun
 from gdrdiag.cli import app
-from gdrdiag.diagnose import rdma_rules
-from gdrdiag.diagnose.thresholds import expected_ce_gbytes
+from gdrdiag.diagnose import diagnose, rdma_rules
 from gdrdiag.diagnose.verdicts import copy_verdict, gather_verdict, mr_verdict
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import Status
+from gdrdiag.pathmodel import judge
 from gdrdiag.render.verdict import render_copy_verdict, render_gather_verdict, render_mr_verdict
 
 REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
@@ -37,15 +37,23 @@ def _largest_pinned(report: Report, key: str):
     return max(ok, key=lambda r: r.params.size_bytes)
 
 
+def _expected(judgements, results, row) -> float:
+    """The path model's expectation of ``row`` (the one yardstick the verdict divides by)."""
+    index = next(i for i, r in enumerate(results) if r is row)
+    return next(j for j in judgements if j.index == index).expected_gbytes_per_s
+
+
 def test_copy_verdict_is_the_largest_pinned_copy_against_the_link_model(h200):
     h2d, d2h = _largest_pinned(h200, "copy_h2d_pinned"), _largest_pinned(h200, "copy_d2h_pinned")
-    model = expected_ce_gbytes(h200.machine)[0]
+    judgements = diagnose(h200).judgements
+    model = _expected(judgements, h200.results, h2d)
+    d2h_model = _expected(judgements, h200.results, d2h)
     pageable = next(
         r
         for r in h200.results
         if r.key == "copy_h2d_pageable" and r.params.size_bytes == h2d.params.size_bytes
     )
-    v = copy_verdict(list(h200.results), h200.machine)
+    v = copy_verdict(list(h200.results), judgements)
     assert (v.h2d_gbps, v.d2h_gbps, v.model_gbps) == (h2d.value, d2h.value, model)
     assert v.h2d_of_model == pytest.approx(h2d.value / model)
     assert v.pageable_over_pinned == pytest.approx(pageable.value / h2d.value)
@@ -55,14 +63,14 @@ def test_copy_verdict_is_the_largest_pinned_copy_against_the_link_model(h200):
         f"H2D {h2d.value:.2f} GB/s",
         f"D2H {d2h.value:.2f} GB/s",
         f"H2D {100 * h2d.value / model:.0f}%",
-        f"D2H {100 * d2h.value / model:.0f}%",
+        f"D2H {100 * d2h.value / d2h_model:.0f}%",
         f"{pageable.value / h2d.value:.2f} x pinned",
     ):
         assert shown in text
 
 
 def test_copy_verdict_without_the_machine_says_the_model_is_unknown(h200):
-    text = render_copy_verdict(copy_verdict(list(h200.results), None))
+    text = render_copy_verdict(copy_verdict(list(h200.results), ()))
     assert "PCIe model: unknown here" in text and "%" not in text
 
 
@@ -133,8 +141,8 @@ def test_copy_bench_judges_a_live_run_against_this_machines_link(h200, monkeypat
     res = runner.invoke(app, ["copy-bench"], env={"COLUMNS": "100"})
     assert res.exit_code == 0, res.output
     h2d = _largest_pinned(h200, "copy_h2d_pinned")
-    model = expected_ce_gbytes(h200.machine)[0]
-    assert f"({model:.1f} GB/s): H2D {100 * h2d.value / model:.0f}%" in res.stdout
+    model = _expected(judge(tuple(copy_results), h200.machine), copy_results, h2d)
+    assert f"({model:.1f} GB/s" in res.stdout and f"H2D {100 * h2d.value / model:.0f}%" in res.stdout
     assert "VIRT-VM" not in res.stdout  # inspect's findings are inspect's; the bench adds its own
 
 

@@ -43,7 +43,7 @@ def test_limit_is_capped_and_quick_takes_every_fourth():
 
 
 def test_rule_names_the_decline_and_stays_quiet_when_flat():
-    lead = diagnose(sc.sm_read_decline())[0]
+    lead = diagnose(sc.sm_read_decline()).findings[0]
     assert lead.code == "CAUSE-WORKING-SET" and lead.next_step.startswith(
         "gdrdiag gather-bench --sweep working-set"
     )
@@ -55,7 +55,7 @@ def test_rule_names_the_decline_and_stays_quiet_when_flat():
             for r in flat.results
         ),
     )
-    assert "CAUSE-WORKING-SET" not in {f.code for f in diagnose(flat)}
+    assert "CAUSE-WORKING-SET" not in {f.code for f in diagnose(flat).findings}
 
 
 def test_imported_nvbandwidth_sm_reads_at_growing_buffers_name_the_decline():
@@ -81,7 +81,7 @@ def test_imported_nvbandwidth_sm_reads_at_growing_buffers_name_the_decline():
             }
         }
         results += import_text(json.dumps(doc), f"nvb-{mib}.json")
-    lead = diagnose(sc.report(sc.machine("baremetal_hgx"), results))[0]
+    lead = diagnose(sc.report(sc.machine("baremetal_hgx"), results)).findings[0]
     assert lead.code == "CAUSE-WORKING-SET"
     assert lead.next_step == "gdrdiag gather-bench --sweep working-set"
 
