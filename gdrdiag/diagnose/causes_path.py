@@ -234,6 +234,17 @@ def link_narrow(report: "Report", ctx: Context) -> list[Cause]:
     ]
 
 
+def _staged_faster(report: "Report", peer: list[Judgement], worst: Judgement) -> bool:
+    """True when a staged (peer access off) row of the same GPU pair moved more than ``worst``."""
+    pair = {worst.source.index, worst.destination.index}  # type: ignore[union-attr]
+    return any(
+        getattr(report.results[j.index].params, "peer_access", None) is False
+        and {j.source.index, j.destination.index} == pair  # type: ignore[union-attr]
+        and (j.measured_gbytes_per_s or 0.0) > (worst.measured_gbytes_per_s or 0.0)
+        for j in peer
+    )
+
+
 def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
     """CAUSE-PEER-ACCESS-OFF / CAUSE-P2P-UNSUPPORTED for GPU<->GPU losses."""
     if ctx.machine is not None and ctx.machine.peers:
@@ -257,6 +268,8 @@ def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
     healthy_on = [
         j for j in peer if not j.is_loss and getattr(report.results[j.index].params, "peer_access", None)
     ]
+    if access and _staged_faster(report, peer, worst):
+        return []  # peer access was in effect and lost to staging: CAUSE-PEER-SLOWER-THAN-STAGED owns it
     m = ctx.machine
     vm = bool(m and m.virt.is_vm)
     if access is False and not vm:

@@ -30,8 +30,14 @@ RULES = (
 )
 
 
-def expectation(name: str) -> tuple[str, str, str]:
-    """(verdict, lead, why) of one run by its name."""
+def expectation(name: str, own_bundle: bool = False) -> tuple[str, str, str]:
+    """(verdict, lead, why) of one run by its name; ``own_bundle``: collected during the run."""
+    if "busy-gpu" in name and own_bundle:
+        return (
+            "fault",
+            "CAUSE-GPU-BUSY",
+            "a second process kept a GPU busy; the run's bundle was collected meanwhile",
+        )
     for fragment, verdict, lead, why in RULES:
         if fragment in name:
             return verdict, lead, why
@@ -41,7 +47,7 @@ def expectation(name: str) -> tuple[str, str, str]:
 def main(folder: Path) -> None:
     lines = []
     for run in sorted((folder / "runs").iterdir()):
-        verdict, lead, why = expectation(run.name)
+        verdict, lead, why = expectation(run.name, (run / "bundle.tar.gz").exists())
         lines.append(
             f'[{run.name}]\nverdict = "{verdict}"\n'
             + (f'lead = "{lead}"\n' if lead else "")

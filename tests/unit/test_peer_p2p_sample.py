@@ -113,11 +113,6 @@ def test_peer_slower_than_staged_without_a_bundle_lists_hypotheses(machine):
     assert all(h in c.title for h in HYPOTHESES) and c.next_step == COLLECT
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="causes_path.peer_paths (outside this change) still names a peer copy LOST against the other "
-    "direction CAUSE-P2P-UNSUPPORTED 'P2P is not in effect' when no bundle is given",
-)
 def test_peer_slower_than_staged_without_a_bundle_is_not_p2p_not_in_effect():
     findings = diagnose(_report(_slower(SAMPLE.read_text()), None)).findings
     assert not any("not in effect" in f.title for f in findings)
