@@ -79,6 +79,8 @@ hog() {
 import sys, time, torch
 dev, secs = int(sys.argv[1]), float(sys.argv[2])
 a = torch.randn(8192, 8192, device=f"cuda:{dev}", dtype=torch.bfloat16)
+(a @ a).sum().item()
+print("ready", flush=True)
 end = time.time() + secs
 n = 0
 while time.time() < end:
@@ -88,7 +90,9 @@ while time.time() < end:
 print("products", n)
 EOF
   HOG=$!
-  sleep 4  # its context and first products are up
+  # wait until its context is up and its first product done (a cold torch import takes seconds),
+  # so a bundle collected next sees it
+  for _ in $(seq 120); do grep -q ready "$W/hog-$1.txt" 2>/dev/null && break; sleep 0.5; done
 }
 # The bundle of a busy-GPU run is collected while the hog runs: it holds NVML's view of who else
 # uses the GPU, as a user's bundle would when collected beside the slow job.
