@@ -5,7 +5,7 @@ tenths of a second; a Ctrl-C in that window used to print a ``KeyboardInterrupt`
 because the CLI's own handler (gdrdiag/cli/__init__.py, exit 130) was not installed yet. This
 module imports nothing heavy itself, so the window left is the interpreter's own start-up.
 
-Two CPython behaviours made an interrupted run end silently, killed by SIGINT (issue 22: inspect
+Two CPython behaviours made an interrupted run end silently, killed by SIGINT (inspect
 exited 130 without a word 5 times in 8):
 
 - A Ctrl-C that interrupts ``exec`` of a source string (``dataclasses`` builds ``__init__`` that

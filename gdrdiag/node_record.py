@@ -50,7 +50,7 @@ _REPORT_MARK = ',"report":'
 # A node name goes into file names ({host}) and into every output: a plain host name only.
 # \Z, not $: "$" also matches before a trailing newline ("n1\n" would pass and name a file "n1\n.json").
 HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}\Z")
-# Bounds per record, so one hostile record cannot make a group's work quadratic (issue 22 M3):
+# Bounds per record, so one hostile record cannot make a group's work quadratic:
 # fleet scores the known metrics only, and a record with more names than any real one is refused.
 MAX_NAMES = 512  # metrics, missing, facts, sku_parts entries each
 MAX_ITEMS = 4096  # findings, pairs
@@ -284,7 +284,7 @@ def _parse(text: str, report_len: Optional[int]) -> NodeRecordHead:
     if not isinstance(data, dict):
         raise SchemaError("not a JSON object")
     if data.get("record") != RECORD_KIND:
-        # A missing key is said in words: formatting it printed ``record = 'None'`` (issue 22).
+        # A missing key is said in words: formatting it printed ``record = 'None'``.
         found = data.get("record")
         kind = "no record field" if found is None else f"record = {str(found)[:60]!r}"
         raise SchemaError(f"not a gdrdiag node record ({kind})")

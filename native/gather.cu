@@ -533,7 +533,7 @@ gather_lines_l2pf(unsigned char *__restrict__ dst, const unsigned char *__restri
 // Batches that reuse one plan (planned-lines, planned-flat) run back to back in a stream, and each
 // launch costs a ramp (the first indices from HBM, then one PCIe round trip before the first
 // completion) and a tail (the last completions and stores, then the next launch): about 4-6 us
-// per batch on the H100, 1-1.5% of a 128-B random batch (docs/benchmarks.md, issue 15).
+// per batch on the H100, 1-1.5% of a 128-B random batch (docs/benchmarks.md).
 // gather.py launches batches 2..N with programmatic dependent launch (sm_90+; CUDA Programming
 // Guide, "Programmatic Dependent Launch and Synchronization"; PTX ISA "griddepcontrol"): every
 // CTA lets the next batch's grid launch as soon as it starts, so the next batch's CTA takes an
@@ -582,7 +582,7 @@ gather_lines_dedupe(unsigned char *__restrict__ dst, const unsigned char *__rest
 // it (a duplicate) loads nothing; the first record of a run stores its chunk to every record of
 // the run, so each slot crosses PCIe once. Each thread keeps FLAT_F chunks in flight (all loads,
 // then all stores). No ballots, shuffles or per-step planning: at 64-B random records this
-// measured 1.03-1.05x gather_lines_dedupe on the H100 (docs/benchmarks.md, issue 15).
+// measured 1.03-1.05x gather_lines_dedupe on the H100 (docs/benchmarks.md).
 // gather.py launches it only for 16-B aligned tables and records that divide 512 B (16..512 B,
 // powers of two), so C is a power of two and a warp load holds whole records, which is what
 // the model's read plan for it assumes (gather_layout.planned_read_plan, group = 512 / R).

@@ -1,6 +1,6 @@
 """gather-bench: GPU zero-copy gather of records from pinned host memory, against the copy engine.
 
-The workload (issue 3): gather ``n`` records of ``R`` bytes from a table of ``slots`` slots in
+The workload: gather ``n`` records of ``R`` bytes from a table of ``slots`` slots in
 mapped pinned host memory into device memory, at (source slot, destination slot) pairs, with the
 GPU reading host memory over PCIe. Kernels live in ``native/gather.cu`` (the ladder is explained
 there). Every gather is divided by a copy-engine reference measured in the same process: a

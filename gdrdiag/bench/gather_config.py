@@ -36,7 +36,7 @@ class GatherConfig:
     plan_reuse: int = DEFAULT_PLAN_REUSE  # batches one plan serves (planned-lines)
     # Launch batches 2..plan_reuse of a planned kernel with programmatic dependent launch where the
     # GPU has it (compute capability 9.0+): measured 4-6 us less per batch on the H100, the
-    # launch's ramp and tail (docs/benchmarks.md, issue 15). Off: every batch waits for the last.
+    # launch's ramp and tail (docs/benchmarks.md). Off: every batch waits for the last.
     overlap_batches: bool = True
     records_per_step: Optional[int] = None  # planned-lines: 8 or 32 records per warp step; None = by R
     rounds: int = 1  # timing rounds per case when samples are disturbed (see GatherSession._samples)
@@ -47,7 +47,7 @@ class GatherConfig:
     paired_ce: bool = False
     # Measure the CE reference of a case's byte count again just before the case, and divide by
     # that: the reference measured once per byte count moved 45-55 GB/s between stretches on the
-    # shared H100 (docs/benchmarks.md, issue 15), which moves every ratio of those cases alike.
+    # shared H100 (docs/benchmarks.md), which moves every ratio of those cases alike.
     ce_per_case: bool = False
     link: pcie_model.LinkParams = field(default_factory=pcie_model.LinkParams)
     # Read requests per ns (G/s) for the model's request cap. None: measured in the run by the

@@ -211,7 +211,7 @@ def planned_records_per_step(record_bytes: int) -> int:
     """Records per warp step of gather_lines_dedupe: 32 up to 128-B records, else 8 (LINES_M).
 
     At 8 records a step of 64-B records is 512 B: the step's index loads, shuffles and PCIe round
-    trip then serve too few bytes (H100, issue 15: 0.866 of CE against a 0.896 ceiling).
+    trip then serve too few bytes (H100, 0.866 of CE against a 0.896 ceiling).
     """
     return 32 if record_bytes <= 128 else LINES_RECORDS_PER_WARP
 

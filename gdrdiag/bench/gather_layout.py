@@ -43,7 +43,7 @@ DEFAULT_SLOTS = 300_000
 DEFAULT_SEED = 20251121
 
 
-# Down to 16 B (issue 15): small records are where token and KV-entry gathers live.
+# Down to 16 B: small records are where token and KV-entry gathers live.
 RECORD_SIZE_SWEEP = (16, 32, 64, 128, 256, 512, 640, 656, 768, 1024, 2048, 4096)
 
 

@@ -13,7 +13,7 @@ records share a line:
   reads 512 / R sorted records in one warp load, so records with gaps between them that share a
   line still share one (instruction, line): the per-segment count this replaces gave each of
   them its own request and completion, which is why planned-flat ran 1.13-1.16x its 16-B
-  ceiling on the H100 (docs/benchmarks.md, issue 15 run J).
+  ceiling on the H100 (docs/benchmarks.md).
 - **a sector crosses PCIe once per batch**: when the loads of two instructions (neighbouring warp
   groups of the sorted plan, issued at about the same time) touch one sector, the second is
   served by the first's fill in L2 (sectors are the L2's unit; the same guide) and sends no

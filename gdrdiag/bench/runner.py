@@ -8,7 +8,7 @@ cases' own context managers have released their resources.
 
 Every result that comes out of ``run_case`` is also noted in the innermost active
 ``keep_partial()`` block, so a command stopped by Ctrl-C can still write and show what was
-measured before it (issue 12: the points already measured were lost).
+measured before it (the points already measured were lost).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def keep_partial() -> Iterator[PartialResults]:
 def note_partial(results: Iterable[BenchResult]) -> None:
     """Note results a case has measured so far (a size sweep's points), before the case returns.
 
-    A Ctrl-C part way through a sweep then keeps the sizes already measured (issue 22: only the
+    A Ctrl-C part way through a sweep then keeps the sizes already measured (only the
     WAIVED cases were kept of ~21 measured sizes). Noting a result twice keeps it once.
     """
     partial = _ACTIVE.get()

@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 
 
 def _words_not_types(cls: Any) -> None:
-    """Help shows ``<str>...`` where typer shows a Python type such as ``<list[Path]>`` (issue 22)."""
+    """Help shows ``<str>...`` where typer shows a Python type such as ``<list[Path]>``."""
     import re
 
     original = getattr(cls, "display_type_rich", None)

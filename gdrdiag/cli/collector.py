@@ -1,4 +1,4 @@
-"""Pausing Python's cyclic garbage collector while a command holds whole Reports (issue 12).
+"""Pausing Python's cyclic garbage collector while a command holds whole Reports.
 
 A 20,000-result Report is about a million small objects, and a Report holds no reference cycle.
 With the collector on, every few hundred allocations start a collection, and the older

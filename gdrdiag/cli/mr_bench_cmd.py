@@ -334,7 +334,7 @@ def loop_cost_plan(cfg) -> tuple[float, ...]:
 
     The steps differ in length (the C loop adds a timed-calls run) and the C loop takes none when
     its library is absent (one WAIVED result): counting 8 equal steps there said ETA 22 s at [2/8]
-    with three 3 s steps left, and the run ended at [4/8] (issue 22).
+    with three 3 s steps left, and the run ended at [4/8].
     """
     from gdrdiag.bench import loop_cost_native, mr_loop_cost
 

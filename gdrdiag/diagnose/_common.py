@@ -16,7 +16,7 @@ def per_results(fn: Callable[[_Results], list[_Row]]) -> Callable[[_Results], li
     """Remember ``fn``'s answer for the last results tuple it was given (by identity), a copy each call.
 
     diagnose runs several rules over one Report and each asks for the same derived rows; on the
-    20,000-result Reports of ``compare`` that repetition was a third of the command's time (issue 12).
+    20,000-result Reports of ``compare`` that repetition was a third of the command's time.
     Results are immutable once made and a Report holds them as a tuple, so the same tuple object
     gives the same answer; the tuple is kept with the answer, so its id cannot be reused meanwhile.
     Anything that is not a tuple (a list, a generator) is computed every time.

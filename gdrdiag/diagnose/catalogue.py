@@ -134,7 +134,7 @@ def unresolved(reference: str, pages: dict[str, str]) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 
-# Every generated page quotes gdrdiag commands; say once how to run them (issue 12).
+# Every generated page quotes gdrdiag commands; say once how to run them.
 RUN_NOTE = (
     "Commands on this page run gdrdiag from the virtual environment that `bash scripts/setup.sh` "
     "creates: activate it first (`. .venv/bin/activate`) or type `.venv/bin/gdrdiag ...`. "

@@ -72,7 +72,7 @@ def _numa_evidence(r: BenchResult, report: "Report") -> tuple[float, tuple[str, 
 
     A run bound to the GPU's own node (``--numa auto`` applied) allocated its buffers there
     (MPOL_PREFERRED: unless that node was out of memory), so a remote node is unlikely; a run bound
-    to another node than the GPU's is evidence *for* the cause (issue 20).
+    to another node than the GPU's is evidence *for* the cause.
     """
     s = r.settings
     gpu = report.machine.gpus[0] if report.machine and report.machine.gpus else None

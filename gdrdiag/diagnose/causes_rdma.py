@@ -99,7 +99,7 @@ def _host_rows(report: "Report", ctx: Context) -> list[WriteRow]:
     """Host-memory RDMA rows, less those the path model judged healthy at their size.
 
     A row at what its own path allows (a NIC held by a Gen5 x4 attach, a 4 KiB message at the
-    per-message cost) is no loss for these causes to explain (issue 20: judge by the row's own path).
+    per-message cost) is no loss for these causes to explain (judge by the row's own path).
     """
     healthy = {j.key for j in ctx.judgements if j.ratio is not None and not j.is_loss}
     lost = {j.key for j in ctx.losses if j.is_loss}

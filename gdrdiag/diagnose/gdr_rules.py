@@ -169,7 +169,7 @@ def registration_path(m: MachineInfo) -> Iterable[Finding]:
         )
         return
     if dmabuf_ok is False:
-        # Without an RDMA NIC no GPU memory is registered with one: a fact, not a risk (issue 20).
+        # Without an RDMA NIC no GPU memory is registered with one: a fact, not a risk.
         yield finding(
             "GDR-DMABUF-UNAVAILABLE",
             Severity.INFO if k.peermem_loaded or not m.nics else Severity.WARN,

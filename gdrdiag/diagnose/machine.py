@@ -23,7 +23,7 @@ MACHINE_RULES: list[MachineRule] = [
     *virt_rules.RULES,
     *gdr_rules.RULES,
     *ro_rules.RULES,
-    *peer_rules.MACHINE_RULES,  # GPU<->GPU (issue 21)
+    *peer_rules.MACHINE_RULES,  # GPU<->GPU
     *inventory_rules.RULES,  # GPUs on the bus against those CUDA/NVML see; NVLinks per GPU
 ]
 

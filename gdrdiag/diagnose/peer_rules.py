@@ -98,7 +98,7 @@ def _measured_ab(p: PeerParams, path: str, off: BenchResult, on: BenchResult, ra
     """PEER-ACCESS-OFF when both sides were measured: peer-bench's own A/B.
 
     This machine has peer access working (the on row), so the staged row is a rung by design:
-    INFO, with the measured share (issue 20).
+    INFO, with the measured share.
     """
     return dataclasses.replace(
         finding(

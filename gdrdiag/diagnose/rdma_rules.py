@@ -180,7 +180,7 @@ class RoPair:
         return f"{shown(p.memory)}/{shown(p.reg_path)} {shown(p.size_bytes)} B"
 
 
-@per_results  # asked for by every host_reference call: once per Report (issue 12)
+@per_results  # asked for by every host_reference call: once per Report
 def _bw_ok(results: Iterable[BenchResult]) -> list[BenchResult]:
     return [
         r

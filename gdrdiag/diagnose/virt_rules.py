@@ -96,7 +96,7 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
     """ACS-REDIRECT: bare-metal GPU<->NIC path whose switch ports redirect peer requests (ACS-01).
 
     One finding per GPU<->NIC path, naming every redirecting bridge on it: one cause per path, so
-    that duplicates do not push the cause of a measured loss down the ranking (issue 20).
+    that duplicates do not push the cause of a measured loss down the ranking.
     """
     if m.virt.is_vm:
         return

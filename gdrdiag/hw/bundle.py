@@ -157,7 +157,7 @@ def _live_cuda() -> dict:
         try:
             from gdrdiag.hw.peer import peer_facts
 
-            out["peers"] = peer_facts()  # every ordered GPU pair (absent in bundles before issue 21)
+            out["peers"] = peer_facts()  # every ordered GPU pair (absent in older bundles)
         except Exception as exc:
             reraise_interrupt(exc)
             out["peers_reason"] = f"CUDA peer query failed: {type(exc).__name__}: {exc}"[:300]

@@ -56,7 +56,7 @@ def check_fits(device_bytes: int, host_bytes: int, gpu: Optional[cuda.GpuContext
 
     Each Buffer checks its own size, but a run allocates several: checked one at a time, the
     first ones are allocated (and a pinned table filled) before a later one fails, which on an
-    80-GB GPU beside 128 GiB of host memory took minutes and ended in the OOM killer (issue 12).
+    80-GB GPU beside 128 GiB of host memory took minutes and ended in the OOM killer.
     Pinned memory from cuMemHostAlloc is not charged to RLIMIT_MEMLOCK (the driver pins it
     itself), so available physical memory is the host limit here; ibv_reg_mr's memlock limit is
     checked where memory regions are registered (hw/verbs_pyverbs.py).

@@ -33,7 +33,7 @@ P2P_ATTRIBUTES = {
 # carry 25 GB/s per direction per link as NVIDIA states it (V100: 6 links, 300 GB/s both ways;
 # A100: 12 links, 600 GB/s; H100: 18 links, 900 GB/s); ``nvidia-smi nvlink -s`` prints the
 # signalling rate, 26.562 GB/s per link on H100, which is what NVML's speed field gives
-# (issue 21, measured). NVLink 5 (B200): 18 links, 1.8 TB/s both ways -> 50 GB/s per direction.
+# (measured, docs/benchmarks.md). NVLink 5 (B200): 18 links, 1.8 TB/s both ways -> 50 GB/s per direction.
 DOCUMENTED_GBYTES_PER_LINK = {2: 25.0, 3: 25.0, 4: 26.5625, 5: 53.125}
 # nvmlNvlinkVersion_t (nvml.h) -> the NVLink major version: 1_0, 2_0, 2_2, 3_0, 3_1, 4_0, 5_0, 6_0
 _NVLINK_MAJOR = {1: 1, 2: 2, 3: 2, 4: 3, 5: 3, 6: 4, 7: 5, 8: 6}

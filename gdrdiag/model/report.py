@@ -53,7 +53,7 @@ class Report:
         if not isinstance(data, dict):
             raise SchemaError("$: a report is a JSON object")
         version = data.get("schema_version")
-        if version is None:  # never "None is not a schema" in user text (issue 22)
+        if version is None:  # never "None is not a schema" in user text
             raise SchemaError(
                 "$.schema_version is missing: not a gdrdiag Report (gdrdiag report -o writes one)"
             )

@@ -94,7 +94,7 @@ def _host_issued_at(peak: float, size: int, issue_us: float, stream_us: float) -
     A copy call returns once its copy is queued, so the host issues block k+1 while the stream
     moves block k: the rate is the slower of the two, the host's measured time per block or the
     stream's cost per copy plus the block's bytes at ``peak`` (not their sum, which the sweep
-    disproves). Measured (docs/benchmarks.md, issue 21): 10,000 peer copies one call each on 2 x
+    disproves). Measured (docs/benchmarks.md): 10,000 peer copies one call each on 2 x
     H100 NV18 run at the host loop's 2.1-2.3 us per block up to 128 KiB (the stream keeps up),
     and at 2.4 us + bytes / 396.8 GB/s from 512 KiB, where the stream outlasts the loop; one
     batched call's blocks at bytes / 396.8 GB/s from 512 KiB (no cost per entry on the stream).

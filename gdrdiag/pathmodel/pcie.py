@@ -69,7 +69,7 @@ class LinkParams:
     # Read requests the path from the GPU to host memory serves per nanosecond (G/s), whatever
     # their size; None = no such limit. gather-bench measures it in every run that gathers
     # records under 128 B (its request-rate calibration, bench/gather.py: 0.746-0.748 G/s on the
-    # H100, docs/benchmarks.md issue 24) and sets it here; 0.75 is the default elsewhere, as
+    # H100, docs/benchmarks.md) and sets it here; 0.75 is the default elsewhere, as
     # first measured on the H100 VM (docs/benchmarks.md "small reads: a request rate"): 16- and
     # 32-B reads, one request each (warp and lines kernels, random order, four record-size
     # sweeps; scripts/gpu_gather_calibrate.py's isolated reads, three runs) ran at 0.56-0.75

@@ -9,7 +9,7 @@ The path of an ordered pair is read by inspect (:class:`gdrdiag.model.machine.Gp
   - copy engine: :data:`CE_NVLINK_EFFICIENCY`. The copy engines write 256-byte payloads; public
     CE measurements of 18-link H100 pairs are 380 GB/s with p2pBandwidthLatencyTest through
     NVSwitch (NVIDIA/nccl#1264: 0.79 of 18 x 26.5625) and 395.5 GB/s with
-    cudaMemcpyPeerAsync on a directly linked pair (issue 21: 0.83); the constant is this
+    cudaMemcpyPeerAsync on a directly linked pair (0.83); the constant is this
     direct-pair figure, re-measured by peer-bench on the x2 machine (docs/benchmarks.md).
   - SM loads/stores: :data:`SM_NVLINK_EFFICIENCY`. SMs move at most 128-byte payloads, which NVIDIA
     puts at ~20 GB/s of a 25 GB/s NVLink 3 line rate (NVIDIA/nccl-tests#149) and NCCL models as

@@ -127,7 +127,7 @@ def _copy_path(r: BenchResult, p: CopyParams) -> tuple[Optional[RowPath], Option
             size = (p.block_bytes or 0) * (p.blocks or 1) or None
         # The batched rows time one cuMemcpyBatchAsync at a time on a drained stream, where the
         # driver's cost grows with the bytes (its idle-stream path) rather than per copy; the same
-        # call behind queued work runs at the link's rate (docs/benchmarks.md, issue 24). Their
+        # call behind queued work runs at the link's rate (docs/benchmarks.md). Their
         # ratio (host call against stream, paths._host_issued_at) is shown; the block summary's
         # half-bandwidth sizes judge them.
         baseline = (

@@ -23,7 +23,7 @@ def num(value: Optional[float], digits: int = 2) -> str:
 def size(value: object) -> str:
     """A byte count as a human size ('4 KiB'); unknown (None) as '-'; other values unchanged."""
     if value is None:
-        return "-"  # never the word None in user text (issue 22)
+        return "-"  # never the word None in user text
     return format_size(value) if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 

@@ -43,7 +43,7 @@ def shown(value: object, unknown: str = "?") -> str:
     """``value`` as a table cell or in a title; None (a parameter the Report does not hold) as ``?``.
 
     A Report's optional fields are None where unknown; ``str()`` or an f-string printed the word
-    ``None`` into tables and titles (issue 22).
+    ``None`` into tables and titles.
     """
     return unknown if value is None else str(value)
 
