@@ -9,7 +9,6 @@ returns :class:`gdrdiag.diagnose.causes.Cause` objects, one per cause per path:
   per-copy cost, not the path, sets it.
 - ``CAUSE-LINK-NARROW``: a healthy row whose bound is a narrow or old PCIe link: the number is that
   link's ceiling (a V100 on Gen3 x16 at 12 GB/s is healthy).
-- ``CAUSE-PEER-ACCESS-OFF`` / ``CAUSE-P2P-UNSUPPORTED``: GPU<->GPU rows staged through host memory.
 - ``CAUSE-NO-PEER-MEMORY``: NCCL or RDMA without a GPU peer-memory path (no nvidia_peermem, no
   dma-buf) falls back to staging through host memory.
 - ``PERF-PATH-SLOW``: a loss that no cause in this Report explains: the symptom, with the row, its
@@ -26,7 +25,7 @@ from gdrdiag.diagnose.causes import SINGLE_SAMPLE_NOISE, Cause, Context, single_
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import ImportedParams, PeerParams
 from gdrdiag.model.path import SLOW_BELOW, Judgement, Mover, Place, Verdict
-from gdrdiag.model.vocabulary import MemoryKind, Provider
+from gdrdiag.model.vocabulary import MemoryKind
 from gdrdiag.pathmodel.bounds import collective_on_one_node
 from gdrdiag.pathmodel.rows import path_of, to_gbytes_per_s
 
@@ -36,7 +35,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _STAGED = (MemoryKind.PAGEABLE, MemoryKind.MANAGED)
 _NEAR = ("PIX", "PXB")  # a NIC under the GPU's own switch (nvidia-smi topo -m)
-_STAGED_THROUGH_HOST = "peer access off: the copy is staged through host memory (two PCIe crossings)"
 # A row whose size leaves it this fraction of its link's peak or less is "small": its per-operation
 # cost, not bandwidth, sets it.
 SMALL_SHARE = 0.5
@@ -230,100 +228,6 @@ def link_narrow(report: "Report", ctx: Context) -> list[Cause]:
             "gdrdiag inspect",
             subject=j.key,
             by_design="the row reaches what its narrowest link allows",
-        )
-    ]
-
-
-def _staged_faster(report: "Report", peer: list[Judgement], worst: Judgement) -> bool:
-    """True when a staged (peer access off) row of the same GPU pair moved more than ``worst``."""
-    pair = {worst.source.index, worst.destination.index}  # type: ignore[union-attr]
-    return any(
-        getattr(report.results[j.index].params, "peer_access", None) is False
-        and {j.source.index, j.destination.index} == pair  # type: ignore[union-attr]
-        and (j.measured_gbytes_per_s or 0.0) > (worst.measured_gbytes_per_s or 0.0)
-        for j in peer
-    )
-
-
-def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
-    """CAUSE-PEER-ACCESS-OFF / CAUSE-P2P-UNSUPPORTED for GPU<->GPU losses."""
-    if ctx.machine is not None and ctx.machine.peers:
-        return []  # with inspect's peer facts, diagnose/peer_rules.py owns GPU<->GPU findings
-    peer = [
-        j
-        for j in ctx.judgements
-        if j.source
-        and j.destination
-        and j.source.place is Place.GPU
-        and j.destination.place is Place.GPU
-        and j.ratio is not None
-        and j.mover in (Mover.COPY_ENGINE, Mover.SM)
-    ]
-    losses = [j for j in peer if j.is_loss]
-    if not losses:
-        return []
-    worst = min(losses, key=lambda j: j.ratio or 0)
-    p = report.results[worst.index].params
-    access = getattr(p, "peer_access", None)
-    healthy_on = [
-        j for j in peer if not j.is_loss and getattr(report.results[j.index].params, "peer_access", None)
-    ]
-    if access and _staged_faster(report, peer, worst):
-        return []  # peer access was in effect and lost to staging: CAUSE-PEER-SLOWER-THAN-STAGED owns it
-    m = ctx.machine
-    vm = bool(m and m.virt.is_vm)
-    if access is False and not vm:
-        by_tool = getattr(p, "tool", None) in (Provider.P2P_TEST.value, Provider.NVBANDWIDTH.value)
-        design = (
-            "the tool measures peer access off beside on; the enabled rows are healthy"
-            if healthy_on and by_tool
-            else ""
-        )
-        pro = [row_evidence(worst), _STAGED_THROUGH_HOST]
-        if healthy_on:
-            pro.append(f"with peer access on: {row_evidence(max(healthy_on, key=lambda j: j.ratio or 0))}")
-        share = 1.0 if healthy_on else 0.8
-        return [
-            Cause(
-                "CAUSE-PEER-ACCESS-OFF",
-                "GPU<->GPU copies run without peer access (staged through host memory)",
-                share,
-                share,
-                "measured" if healthy_on else "inferred",
-                worst.loss,
-                tuple(pro),
-                (),
-                "Enable peer access (cudaDeviceEnablePeerAccess / cuCtxEnablePeerAccess both ways) "
-                "before the copies; "
-                "in frameworks check NCCL_P2P_DISABLE / NCCL_P2P_LEVEL and the framework's P2P setting.",
-                "gdrdiag peer-bench",
-                subject=worst.key,
-                by_design=design,
-            )
-        ]
-    if not vm and worst.verdict is not Verdict.LOST:
-        return []  # slow but not staged-slow: a narrower or busier path, not P2P refused
-    pro = [row_evidence(worst)]
-    if vm:
-        pro.append("VM: the hypervisor decides whether passed-through GPUs may reach each other peer to peer")
-    if healthy_on:
-        pro.append(f"where P2P was allowed: {row_evidence(max(healthy_on, key=lambda j: j.ratio or 0))}")
-    share = 1.0 if healthy_on else (0.7 if vm else 0.6)
-    return [
-        Cause(
-            "CAUSE-P2P-UNSUPPORTED",
-            "GPU<->GPU peer copies run at staged speed: P2P is not in effect on this platform",
-            share,
-            share,
-            "measured" if healthy_on else "inferred",
-            worst.loss,
-            tuple(pro),
-            (),
-            "Check cudaDeviceCanAccessPeer / nvidia-smi topo -p2p r; in a VM pass the GPUs with P2P allowed "
-            "(e.g. QEMU x-nv-gpudirect-clique, or one IOMMU group / ACS off on the host); on bare metal "
-            "check ACS on the switch ports and the BIOS.",
-            "nvidia-smi topo -p2p r",
-            subject=worst.key,
         )
     ]
 
@@ -616,7 +520,6 @@ RULES = (
     pageable_memory,
     small_copies,
     link_narrow,
-    peer_paths,
     no_peer_memory,
     collective_far,
 )

@@ -18,6 +18,9 @@
   (cuDeviceCanAccessPeer = 0, ``nvidia-smi topo -p2p``). Never "P2P not in effect": it is in effect,
   and slow. Without a bundle the cause lists the hypotheses and the command that decides.
 
+- ``CAUSE-PEER-ACCESS-OFF`` / ``CAUSE-P2P-UNSUPPORTED`` (:func:`peer_paths`): GPU<->GPU losses without
+  inspect's peer facts (an imported tool's output): staged copies, or P2P refused (a VM).
+
 Machine facts without a loss stay with :mod:`gdrdiag.diagnose.peer_rules` (``PEER-ACS-REDIRECT``).
 """
 
@@ -31,10 +34,14 @@ from gdrdiag.diagnose.peer_rules import imported_peer_rows, redirecting_bridges
 from gdrdiag.diagnose.virt_rules import REDIRECT_BITS
 from gdrdiag.model.machine import GpuPeerPair, MachineInfo, PathClass
 from gdrdiag.model.params import ImportedParams, PeerParams
-from gdrdiag.model.path import Judgement, Mover, Place
+from gdrdiag.model.path import Judgement, Mover, Place, Verdict
 from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.vocabulary import Provider
 from gdrdiag.pathmodel.peer import pair_of
 from gdrdiag.pathmodel.rows import to_gbytes_per_s
+
+_STAGED_THROUGH_HOST = "peer access off: the copy is staged through host memory (two PCIe crossings)"
+
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
@@ -274,4 +281,98 @@ def peer_slower_than_staged(report: "Report", ctx: Context) -> list[Cause]:
     ]
 
 
-RULES = (peer_acs_redirect, peer_slower_than_staged)
+def _staged_faster(report: "Report", peer: list[Judgement], worst: Judgement) -> bool:
+    """True when a staged (peer access off) row of the same GPU pair moved more than ``worst``."""
+    pair = {worst.source.index, worst.destination.index}  # type: ignore[union-attr]
+    return any(
+        getattr(report.results[j.index].params, "peer_access", None) is False
+        and {j.source.index, j.destination.index} == pair  # type: ignore[union-attr]
+        and (j.measured_gbytes_per_s or 0.0) > (worst.measured_gbytes_per_s or 0.0)
+        for j in peer
+    )
+
+
+def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
+    """CAUSE-PEER-ACCESS-OFF / CAUSE-P2P-UNSUPPORTED for GPU<->GPU losses."""
+    if ctx.machine is not None and ctx.machine.peers:
+        return []  # with inspect's peer facts, diagnose/peer_rules.py owns GPU<->GPU findings
+    peer = [
+        j
+        for j in ctx.judgements
+        if j.source
+        and j.destination
+        and j.source.place is Place.GPU
+        and j.destination.place is Place.GPU
+        and j.ratio is not None
+        and j.mover in (Mover.COPY_ENGINE, Mover.SM)
+    ]
+    losses = [j for j in peer if j.is_loss]
+    if not losses:
+        return []
+    worst = min(losses, key=lambda j: j.ratio or 0)
+    p = report.results[worst.index].params
+    access = getattr(p, "peer_access", None)
+    healthy_on = [
+        j for j in peer if not j.is_loss and getattr(report.results[j.index].params, "peer_access", None)
+    ]
+    if access and _staged_faster(report, peer, worst):
+        return []  # peer access was in effect and lost to staging: CAUSE-PEER-SLOWER-THAN-STAGED owns it
+    m = ctx.machine
+    vm = bool(m and m.virt.is_vm)
+    if access is False and not vm:
+        by_tool = getattr(p, "tool", None) in (Provider.P2P_TEST.value, Provider.NVBANDWIDTH.value)
+        design = (
+            "the tool measures peer access off beside on; the enabled rows are healthy"
+            if healthy_on and by_tool
+            else ""
+        )
+        pro = [row_evidence(worst), _STAGED_THROUGH_HOST]
+        if healthy_on:
+            pro.append(f"with peer access on: {row_evidence(max(healthy_on, key=lambda j: j.ratio or 0))}")
+        share = 1.0 if healthy_on else 0.8
+        return [
+            Cause(
+                "CAUSE-PEER-ACCESS-OFF",
+                "GPU<->GPU copies run without peer access (staged through host memory)",
+                share,
+                share,
+                "measured" if healthy_on else "inferred",
+                worst.loss,
+                tuple(pro),
+                (),
+                "Enable peer access (cudaDeviceEnablePeerAccess / cuCtxEnablePeerAccess both ways) "
+                "before the copies; "
+                "in frameworks check NCCL_P2P_DISABLE / NCCL_P2P_LEVEL and the framework's P2P setting.",
+                "gdrdiag peer-bench",
+                subject=worst.key,
+                by_design=design,
+            )
+        ]
+    if not vm and worst.verdict is not Verdict.LOST:
+        return []  # slow but not staged-slow: a narrower or busier path, not P2P refused
+    pro = [row_evidence(worst)]
+    if vm:
+        pro.append("VM: the hypervisor decides whether passed-through GPUs may reach each other peer to peer")
+    if healthy_on:
+        pro.append(f"where P2P was allowed: {row_evidence(max(healthy_on, key=lambda j: j.ratio or 0))}")
+    share = 1.0 if healthy_on else (0.7 if vm else 0.6)
+    return [
+        Cause(
+            "CAUSE-P2P-UNSUPPORTED",
+            "GPU<->GPU peer copies run at staged speed: P2P is not in effect on this platform",
+            share,
+            share,
+            "measured" if healthy_on else "inferred",
+            worst.loss,
+            tuple(pro),
+            (),
+            "Check cudaDeviceCanAccessPeer / nvidia-smi topo -p2p r; in a VM pass the GPUs with P2P allowed "
+            "(e.g. QEMU x-nv-gpudirect-clique, or one IOMMU group / ACS off on the host); on bare metal "
+            "check ACS on the switch ports and the BIOS.",
+            "nvidia-smi topo -p2p r",
+            subject=worst.key,
+        )
+    ]
+
+
+RULES = (peer_paths, peer_acs_redirect, peer_slower_than_staged)
