@@ -44,7 +44,7 @@ def _role_nic(report: "Report") -> Optional[NicInfo]:
 
 
 def _port_gbps(nic: Optional[NicInfo]) -> Optional[float]:
-    if nic is None:
+    if nic is None or nic.software:  # a software device's rate is the CPU's, not its netdev's
         return None
     rates = [
         p.rate_gbps for p in nic.ports if p.rate_gbps and (p.state or "ACTIVE").upper().endswith("ACTIVE")

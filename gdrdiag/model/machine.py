@@ -339,6 +339,20 @@ class NicInfo:
     verbs: dict[str, str] = field(default_factory=dict)  # extra pyverbs facts, as text
     unknown: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def software(self) -> Optional[str]:
+        """The software RDMA provider this device is, or None for a hardware NIC.
+
+        Soft-RoCE (the kernel's rdma_rxe) reports vendor id 0xFFFFFF (drivers/infiniband/sw/rxe,
+        RXE_VENDOR_ID) and soft-iWARP (siw) names its devices ``siw*``: both move bytes with the CPU,
+        so a port rate is the netdev's, not a bound the device can reach.
+        """
+        if self.verbs.get("vendor_id") == str(0xFFFFFF) or self.name.startswith("rxe"):
+            return "Soft-RoCE (rdma_rxe)"
+        if self.name.startswith("siw"):
+            return "soft-iWARP (siw)"
+        return None
+
 
 @dataclass(frozen=True)
 class VirtInfo:

@@ -107,6 +107,22 @@ def _nic_info(m: MachineInfo, name: Optional[str]) -> Optional[NicInfo]:
     return next((n for n in m.nics if n.name == name), m.nics[0])
 
 
+def software_nic(m: Optional[MachineInfo], path: RowPath) -> Optional[str]:
+    """Why an RDMA row has no hardware path: its device is a software provider (None otherwise)."""
+    if path.mover is not Mover.NIC_DMA:
+        return None
+    n = _nic_info(m, path.nic) if m is not None else None
+    name = n.name if n is not None else path.nic or ""
+    # without machine facts the device's own name (as the tool printed it) is the evidence
+    kind = n.software if n is not None else NicInfo(name=name).software
+    if kind is None:
+        return None
+    return (
+        f"{name} is a software RDMA device ({kind}): the CPU moves its bytes, so its rate measures "
+        "the host, not a NIC or PCIe path"
+    )
+
+
 def _nic_bounds(m: MachineInfo, name: Optional[str], mtu_as_configured: bool) -> list[Bound]:
     n = _nic_info(m, name)
     if n is None:

@@ -37,7 +37,7 @@ from gdrdiag.model.path import (
 )
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.vocabulary import MemoryKind, Provider
-from gdrdiag.pathmodel.bounds import bounds_of
+from gdrdiag.pathmodel.bounds import bounds_of, software_nic
 from gdrdiag.pathmodel.rows import RowPath, best_gathers, path_of, to_gbytes_per_s
 from gdrdiag.units import format_size
 
@@ -468,7 +468,9 @@ def _judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo]
                 else _unjudged(row.index, r, why, path)
             )
             continue
-        plateau_why = _below_collective_plateau(path, sweeps[(path.mover, path.family)])
+        plateau_why = software_nic(machine, path) or _below_collective_plateau(
+            path, sweeps[(path.mover, path.family)]
+        )
         if plateau_why is not None:
             out[row.index] = _unjudged(row.index, r, plateau_why, path, row.value)
             continue

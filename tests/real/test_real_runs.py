@@ -75,3 +75,12 @@ def test_no_single_node_collective_is_judged_against_a_nic_or_one_pcie_link(run:
         if j.bound is not None:
             assert not j.bound_on_nic, j.bound
             assert "PCIe" not in j.bound or "staged" in j.bound or "host memory" in j.bound, j.bound
+
+
+@pytest.mark.parametrize("run", [r for r in RUNS if r.machine.startswith("lab-")], ids=_id)
+def test_a_software_rdma_device_is_never_judged_as_hardware(run: RealRun):
+    report = judged(run)
+    judgements = judge(report.results, report.machine)
+    assert judgements
+    for j in judgements:
+        assert j.ratio is None and "software RDMA device" in (j.reason or ""), j.label
