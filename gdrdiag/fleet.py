@@ -65,7 +65,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
-from gdrdiag.fleet_drift import DEVICE_FACTS, INVENTORY_LOST, Intent, own_counts, sku_drift
+from gdrdiag.fleet_drift import (
+    DECLARED_DEVICE_FACTS,
+    DEVICE_FACTS,
+    INVENTORY_LOST,
+    Intent,
+    own_counts,
+    sku_drift,
+)
 from gdrdiag.fleet_metrics import METRIC_NAMES
 from gdrdiag.fleet_sku import intended_groups, intended_skus, parse_inventory
 from gdrdiag.model.fleet import (
@@ -122,8 +129,18 @@ EXPECT_KEYS: dict[str, tuple[type, str]] = {
     "kernel": (str, "kernel"),
     "nic_firmware": (str, "firmware *"),
     "mtu": (int, "mtu *"),
-    "gpu_link": (str, "link gpu *"),
+    "gpu_link_cap": (str, "link cap gpu *"),
     "nic_link": (str, "link nic *"),
+}
+# A GPU lowers its PCIe link when idle: the current link generation and width "may be reduced
+# when the GPU is not in use" (nvidia-smi, https://docs.nvidia.com/deploy/nvidia-smi/index.html),
+# and a record's GPU link is read with no traffic (GpuInfo.link_sampled_idle). A declared trained
+# GPU link would flag every node of the SKU, so the baseline declares the link as capable instead.
+REFUSED_KEYS = {
+    "gpu_link": "gpu_link (the GPU link as trained) is read at idle, where a GPU lowers its link "
+    '("may be reduced when the GPU is not in use", nvidia-smi), so it would flag every node; '
+    'declare gpu_link_cap = "32 GT/s x16" (the link as capable, which idle does not change) '
+    "instead",
 }
 MAX_BASELINE_CHARS = 1 << 20
 MAX_DIFFERING = 24  # facts listed per flagged node (a lost NIC differs in dozens; the first say it)
@@ -144,7 +161,7 @@ def parse_baseline(text: str) -> tuple[BaselineRule, ...]:
         rdma_device_mr_gbps = 360.0                           # minimum per metric
         gpus = 8                                              # declared facts (optional)
         nics = 8
-        gpu_link = "32 GT/s x16"
+        gpu_link_cap = "32 GT/s x16"                          # the GPUs' links as capable
         nvidia_driver = "550.90.07"
         nic_firmware = "28.39.1002"
         mtu = 4096
@@ -174,6 +191,8 @@ def parse_baseline(text: str) -> tuple[BaselineRule, ...]:
         for name, value in entry.items():
             if name == "match":
                 continue
+            if name in REFUSED_KEYS:
+                raise ValueError(f"[[sku]] #{i + 1}: {REFUSED_KEYS[name]}")
             if name in EXPECT_KEYS:
                 kind = EXPECT_KEYS[name][0]
                 if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
@@ -336,14 +355,18 @@ def _group(sku: str, members: list[NodeRecordHead], options: FleetOptions) -> _G
         value, count = counts.most_common(1)[0]
         if count * 2 > carriers:
             intended[name] = (value, count / carriers)
+    declared_caps: set[str] = set()
     for key, value in options.expected(sku).items():
         fact = EXPECT_KEYS[key][1]
         if fact.endswith("*"):
             for name in [k for k in fact_counts if k.startswith(fact[:-1])]:
                 intended[name] = (value, 1.0)
+                if name.startswith(DECLARED_DEVICE_FACTS):
+                    declared_caps.add(name)
         else:
             intended[fact] = (value, 1.0)
-    intent = Intent(n, intended, tuple(sorted(k for k in intended if k.startswith(DEVICE_FACTS))))
+    device = sorted(k for k in intended if k.startswith(DEVICE_FACTS) or k in declared_caps)
+    intent = Intent(n, intended, tuple(device))
     return _Group(
         sku,
         n,

@@ -16,6 +16,8 @@ from gdrdiag.fleet_sku import counted
 from gdrdiag.model.fleet import NodeFinding, NodeRecordHead
 
 DEVICE_FACTS = ("firmware ", "mtu ", "link gpu ", "link nic ", "port rate ", "port state ")
+# Per-device facts judged only where a baseline declares them (gpu_link_cap): the link as capable.
+DECLARED_DEVICE_FACTS = ("link cap gpu ",)
 INVENTORY_LOST = frozenset({"FLEET-GPU-MISSING", "FLEET-NIC-MISSING", "FLEET-RDMA-DRIVER-MISSING"})
 _LINK = re.compile(r"^([0-9.]+) GT/s x(\d+)$")
 
@@ -199,13 +201,14 @@ def _link_drift(name: str, mine: str, wanted: str, facts: dict[str, str], g: Int
     w_speed, w_width = float(b.group(1)), int(b.group(2))
     if width >= w_width and speed >= w_speed:
         return None
-    role, _, bdf = name[5:].partition(" ")
+    as_capable = name.startswith("link cap ")
+    role, _, bdf = name[9 if as_capable else 5 :].partition(" ")
     label = gpu_label(bdf, facts, g) if role == "gpu" else nic_bdf_label(bdf, facts, g)
-    capable = facts.get(f"link cap {role} {bdf}")
+    capable = None if as_capable else facts.get(f"link cap {role} {bdf}")
     cap = f" (capable of {capable})" if capable and capable != mine else ""
     return fleet_finding(
         "FLEET-LINK-BELOW-SKU",
         "FAIL" if width < w_width else "WARN",
-        f"{label} link {mine}{cap}, the SKU's is {wanted}",
+        f"{label} link {'capable of ' if as_capable else ''}{mine}{cap}, the SKU's is {wanted}",
         bdf,
     )

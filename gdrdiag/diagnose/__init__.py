@@ -74,7 +74,7 @@ def diagnose(report: "Report") -> Diagnosis:
     ctx, out = context(report)
     for rule in RULES:
         out.extend(run_rule(rule, report, ctx))
-    findings = rank(with_reference(f) for f in reconcile(out))
+    findings = rank(with_reference(f) for f in reconcile(out, report.interrupted))
     return Diagnosis(findings=tuple(findings), judgements=ctx.judgements)
 
 

@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import functools
+import re
 from typing import Callable, Iterator, Optional, TypeVar
 
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import MachineInfo, NicInfo, PciFunction, PortType
 
 _Results = TypeVar("_Results")
+
+# "<call> failed: <errno> ..." as HardwareError words it (gdrdiag/errors.py), for a verbs call that
+# is not a memory registration (ibv_reg_mr, ibv_reg_dmabuf_mr): ibv_create_qp's ENOMEM means the
+# device's queue resources ran out (ibv_create_qp(3): "ENOMEM Not enough resources to complete this
+# operation"), which says nothing about whether GPU memory can be registered.
+_OTHER_VERBS_CALL = re.compile(r"\b(ibv_(?!reg_)\w+) failed")
 _Row = TypeVar("_Row")
+
+
+def failed_call_not_registration(reason: Optional[str]) -> Optional[str]:
+    """The verbs call a failed row names when that call is not a registration, else None."""
+    m = _OTHER_VERBS_CALL.search(reason or "")
+    return m.group(1) if m else None
 
 
 def per_results(fn: Callable[[_Results], list[_Row]]) -> Callable[[_Results], list[_Row]]:

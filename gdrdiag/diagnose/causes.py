@@ -442,8 +442,18 @@ CONTRADICTED_BY = {"RO-KERNEL-VF": "RO-AB-SENSITIVE"}
 WEIGHED_BY = {"RO-KERNEL-VF": "CAUSE-RO-NOT-HONOURED", "RO-PLATFORM": "CAUSE-RO-NOT-REQUESTED"}
 
 
-def reconcile(findings: list[Finding]) -> list[Finding]:
-    """Demote machine inferences a measurement contradicts, or a cause finding already weighs."""
+# Machine inferences that the rows of a full run would weigh (WEIGHED_BY, CONTRADICTED_BY): in an
+# interrupted Report those rows are missing because the run stopped, not because of the machine.
+UNTESTED_WHEN_INTERRUPTED = frozenset(WEIGHED_BY) | frozenset(CONTRADICTED_BY)
+
+
+def reconcile(findings: list[Finding], interrupted: bool = False) -> list[Finding]:
+    """Demote machine inferences a measurement contradicts, or a cause finding already weighs.
+
+    In an ``interrupted`` Report an inference the missing rows would have weighed is shown as INFO:
+    the run stopped before it measured them, so the inference is not the finding that explains
+    this Report (the note that says it is partial does).
+    """
     codes = {f.code for f in findings}
     out = []
     for f in findings:
@@ -456,5 +466,11 @@ def reconcile(findings: list[Finding]) -> list[Finding]:
             )
         elif WEIGHED_BY.get(f.code) in codes and f.severity is not Severity.INFO:
             f = replace(f, severity=Severity.INFO, title=f"{f.title} (weighed in {WEIGHED_BY[f.code]})")
+        elif interrupted and f.code in UNTESTED_WHEN_INTERRUPTED and f.severity is not Severity.INFO:
+            f = replace(
+                f,
+                severity=Severity.INFO,
+                title=f"{f.title} (not tested: the run was interrupted before the rows that weigh it)",
+            )
         out.append(f)
     return out

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Iterable, Optional
 from gdrdiag.diagnose import causes_busy, causes_nccl, causes_path, causes_peer, causes_rdma
 from gdrdiag.diagnose._common import ev
 from gdrdiag.diagnose.causes import Cause, Context, gap_causes, reconcile
-from gdrdiag.diagnose.causes_path import SMALL_SHARE
+from gdrdiag.diagnose.causes_path import SMALL_SHARE, TRANSIENT_BEST, sample_shares
 from gdrdiag.diagnose.copy_rules import expected_line, pcie_judgement
 from gdrdiag.diagnose.evidence import gpu_rows_without_host, write_rows
 from gdrdiag.diagnose.thresholds import (
@@ -172,6 +172,14 @@ def _mps_mrrs(report: "Report", loss: float, measured: list[str]) -> list[Cause]
     ]
 
 
+def _came_and_went(report: "Report", ctx: Context, r: BenchResult) -> bool:
+    """True when the copy row's best samples reach its path: the loss is a tail of some samples."""
+    index = next((i for i, row in enumerate(report.results) if row is r), None)
+    j = ctx.judgement(index) if index is not None else None
+    shares = sample_shares(report, j) if j is not None else []
+    return bool(shares) and max(shares) >= TRANSIENT_BEST
+
+
 def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
     """Causes for a pinned host<->GPU copy below what its path allows, at any size, either direction.
 
@@ -230,6 +238,10 @@ def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
                 r.key,
             )
         )
+    if _came_and_went(report, ctx, r):
+        # A machine fact (NUMA node, IOMMU mode, MPS/MRRS) is the same in every sample: it cannot
+        # explain a loss the row's best samples do not have (PERF-PATH-UNSTABLE names that one).
+        return [c for c in out if c.basis == "measured"]
     strength, numa_for, against = _numa_evidence(r, report)
     out.append(
         Cause(

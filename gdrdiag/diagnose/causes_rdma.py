@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
+from gdrdiag.diagnose._common import failed_call_not_registration
 from gdrdiag.diagnose.causes import Cause, Context
 from gdrdiag.diagnose.evidence import WriteRow, write_rows
 from gdrdiag.diagnose.thresholds import GPU_VS_HOST_SLOW
@@ -63,7 +64,12 @@ def reg_path_missing(report: "Report", ctx: Context) -> list[Cause]:
     ]
     if not gpu or any(r.status is Status.OK for r in gpu):
         return []
-    failed = [r for r in gpu if r.status in (Status.WAIVED, Status.ERROR)]
+    # A row that failed in another verbs call (ibv_create_qp ENOMEM) never reached the question.
+    failed = [
+        r
+        for r in gpu
+        if r.status in (Status.WAIVED, Status.ERROR) and failed_call_not_registration(r.reason) is None
+    ]
     if not failed:
         return []
     pro = [f"results[{r.key}] {r.status.value}: {(r.reason or '')[:100]}" for r in failed[:3]]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
 from gdrdiag.diagnose import thresholds
-from gdrdiag.diagnose._common import per_results, shown
+from gdrdiag.diagnose._common import failed_call_not_registration, per_results, shown
 from gdrdiag.diagnose.catalogue import with_reference
 from gdrdiag.diagnose.context import Context
 from gdrdiag.model.findings import Finding, Severity
@@ -429,22 +429,42 @@ def _matrix_row_findings(row: MatrixRow, real: Sequence[BenchResult]) -> list[Fi
             )
         )
     if row.status in ("WAIVED", "ERROR") and row.memory == "device":
-        out.append(
-            Finding(
-                code="GDR-DEVICE-REG-FAILED",
-                severity=Severity.WARN if row.status == "ERROR" else Severity.INFO,
-                title=f"device memory via {row.reg_path} could not be measured ({row.status})",
-                subject=subject,
-                evidence=(f"{subject}: {row.reason}",),
-                advice=(
-                    "For --reg mr load nvidia-peermem; for --reg dmabuf use the open NVIDIA "
-                    "kernel module, "
-                    "a CUDA >= 11.7 driver and a kernel/rdma-core with dma-buf MRs."
-                ),
-                reference="",
-            )
-        )
+        out.append(_device_failed(row, subject))
     return out
+
+
+def _device_failed(row: MatrixRow, subject: str) -> Finding:
+    """GDR-DEVICE-REG-FAILED; a row that failed in another verbs call says so, not registration."""
+    call = failed_call_not_registration(row.reason)
+    if call is not None:
+        return Finding(
+            code="GDR-DEVICE-REG-FAILED",
+            severity=Severity.WARN if row.status == "ERROR" else Severity.INFO,
+            title=f"device memory via {row.reg_path} could not be measured ({row.status}): "
+            f"{call} failed, not the registration",
+            subject=subject,
+            evidence=(f"{subject}: {row.reason}",),
+            advice=(
+                f"The case stopped in {call}, which does not register memory (ENOMEM from "
+                "ibv_create_qp: the NIC's queue resources or the locked-memory limit ran out, "
+                "ibv_create_qp(3)). Free QPs held by other processes, lower --qps or raise "
+                "RLIMIT_MEMLOCK, and re-run; this row says nothing about GPU memory registration."
+            ),
+            reference="",
+        )
+    return Finding(
+        code="GDR-DEVICE-REG-FAILED",
+        severity=Severity.WARN if row.status == "ERROR" else Severity.INFO,
+        title=f"device memory via {row.reg_path} could not be measured ({row.status})",
+        subject=subject,
+        evidence=(f"{subject}: {row.reason}",),
+        advice=(
+            "For --reg mr load nvidia-peermem; for --reg dmabuf use the open NVIDIA "
+            "kernel module, "
+            "a CUDA >= 11.7 driver and a kernel/rdma-core with dma-buf MRs."
+        ),
+        reference="",
+    )
 
 
 def _paths_differ(rows: Sequence[MatrixRow]) -> list[Finding]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -21,6 +22,8 @@ SUPPORTED_SCHEMA_VERSIONS = (1, 2)
 # Hostile-input limits for reading reports from disk.
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 
+_INTERRUPTED = re.compile(r"\binterrupted\b|\bSIGINT\b", re.IGNORECASE)
+
 
 @dataclass(frozen=True)
 class Report:
@@ -34,6 +37,15 @@ class Report:
     results: tuple[BenchResult, ...] = ()
     findings: tuple[Finding, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def interrupted(self) -> bool:
+        """True when a note says the run was stopped part way (Ctrl-C, SIGINT): the Report is partial.
+
+        gdrdiag's own note is ``interrupted by Ctrl-C after N results ...`` (cli/interrupt.py); a
+        wrapper that stopped the run may have written ``interrupted (SIGINT) ...``.
+        """
+        return any(_INTERRUPTED.search(n) for n in self.notes)
 
     def to_json(self, indent: Optional[int] = 2) -> str:
         """Serialise to JSON text (stable field order)."""
