@@ -18,6 +18,7 @@ from typing import Callable, Optional, Sequence
 from gdrdiag.bench import rdma_math
 from gdrdiag.bench.mr_loop_cost import LOOP_COST_POST_LISTS, warmup_seconds
 from gdrdiag.bench.mr_loop_cost import planned_seconds as planned_python
+from gdrdiag.bench.runner import note_partial
 from gdrdiag.errors import NotSupported
 from gdrdiag.model.params import MrMetrics, MrParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats, Status
@@ -120,4 +121,5 @@ def native_loop_cost(
                 ),
             )
         )
+        note_partial(results)  # a Ctrl-C in a later post list keeps this one
     return results

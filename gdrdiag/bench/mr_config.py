@@ -9,14 +9,19 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from gdrdiag.errors import UserInputError
+from gdrdiag.hw import memory, verbs_providers
 from gdrdiag.hw import verbs as v
-from gdrdiag.hw import verbs_providers
 from gdrdiag.hw.memory import GPU_PAGE, MemoryKind
 from gdrdiag.model.vocabulary import AccessFlags, RelaxedOrdering
 from gdrdiag.model.words import AUTO, NumaRequest
 from gdrdiag.units import GiB, KiB, MiB, format_size
 
 MAX_TIMEOUT_S = 86400.0  # --timeout / --accept-timeout: a day at most (sockets refuse much more)
+MAX_ITERATIONS = 10**9  # -n: WRs per QP per run (a long run is -D, at most an hour)
+MAX_REPEATS = 1000  # --repeats: measured runs per point
+# Host memory a --blocks run holds per block beside the bytes: its WriteWR and its places in the
+# per-block and per-list chains (Python objects), an upper estimate.
+BLOCK_WR_HOST_BYTES = 512
 
 REG_PATHS = ("mr", "dmabuf")
 
@@ -112,12 +117,7 @@ class MrBenchConfig:
             )
         if (self.iterations is None) == (self.duration is None):
             raise UserInputError("give either iterations (-n) or a duration (-D), not both")
-        if self.iterations is not None and self.iterations < self.post_list:
-            raise UserInputError(f"-n {self.iterations} must be at least the post list ({self.post_list})")
-        if self.duration is not None and not 0 < self.duration <= 3600:  # NaN fails it too
-            raise UserInputError(f"-D {self.duration}: duration must be in (0, 3600] seconds")
-        if self.repeats < 1:
-            raise UserInputError("--repeats must be at least 1")
+        self._check_counts()
         if self.offset < 0 or self.offset >= GPU_PAGE:
             raise UserInputError(f"--offset {self.offset} must be in 0..{GPU_PAGE - 1}")
         if self.cq_mod is not None and not 1 <= self.cq_mod <= self.tx_depth:
@@ -146,7 +146,60 @@ class MrBenchConfig:
                     f"{' x ' + str(self.blocks) + ' blocks' if self.blocks else ''} = "
                     f"{need} bytes is larger than the MR (--mr-size {self.mr_size})"
                 )
+        self._check_host_memory()
         return self
+
+    def _check_counts(self) -> None:
+        """-n, -D and --repeats inside their bounds: a run that would never end is refused up front."""
+        if self.iterations is not None and self.iterations < self.post_list:
+            raise UserInputError(f"-n {self.iterations} must be at least the post list ({self.post_list})")
+        if self.iterations is not None and self.iterations > MAX_ITERATIONS:
+            raise UserInputError(
+                f"-n {self.iterations}: at most {MAX_ITERATIONS} WRs per QP per run (use -D for a timed run)"
+            )
+        if self.duration is not None and not 0 < self.duration <= 3600:  # NaN fails it too
+            raise UserInputError(f"-D {self.duration}: duration must be in (0, 3600] seconds")
+        if not 1 <= self.repeats <= MAX_REPEATS:
+            raise UserInputError(
+                f"--repeats {self.repeats}: measured runs per point must be in 1..{MAX_REPEATS}"
+            )
+
+    def host_bytes(self) -> tuple[int, str]:
+        """Host memory the largest loopback case holds at once, and the options that make it up.
+
+        Per case: the source and destination buffers where they are host memory (each rounded out to
+        64 KiB GPU pages, plus one page), the patterns the destination is checked against, and one
+        region read back with its comparison; ``--blocks`` adds its per-block work requests.
+        """
+        size = max(self.sizes)
+        if self.blocks is not None:
+            size = self.sizes[0]
+            region = patterns = read = self.blocks * size
+            extra, what = (
+                self.blocks * BLOCK_WR_HOST_BYTES,
+                f"--blocks {self.blocks} x -s {format_size(size)}",
+            )
+        elif self.latency:
+            region = patterns = read = size
+            extra, what = 0, f"-s {format_size(size)}"
+        else:
+            region, patterns, read = size * self.qps, size * self.qps, size
+            extra, what = 0, f"-s {format_size(size)} x -q {self.qps}"
+        alloc = -(-region // GPU_PAGE) * GPU_PAGE + GPU_PAGE
+        buffers = max(
+            sum(k is not MemoryKind.DEVICE for k in (self.src_kind or kind, kind)) for kind in self.kinds
+        )
+        return buffers * alloc + patterns + 2 * read + extra, f"{what} x {buffers} buffer(s)"
+
+    def _check_host_memory(self) -> None:
+        """Refuse a run whose largest case needs more host memory than is available, before allocating."""
+        need, what = self.host_bytes()
+        free = memory.host_available_bytes()
+        if need > free:
+            raise UserInputError(
+                f"{what} needs {need} bytes of host memory at once (buffers, the patterns they are "
+                f"checked against) but only {free} are available: use a smaller -s or fewer -q/--blocks"
+            )
 
 
 def landing(kind: MemoryKind, reg_path: str, provider: str) -> tuple[str, str]:

@@ -14,6 +14,7 @@ from gdrdiag.bench import rdma_math
 from gdrdiag.bench.mr_config import DEFAULT_ACCESS, SOFT_NOTE, MrBenchConfig, ProgressFn
 from gdrdiag.bench.mr_setup import Endpoints, GpuScope, allocate_region, ok_status, wire_loopback, write_wrs
 from gdrdiag.bench.rdma_loop import build_lanes, run_bw
+from gdrdiag.bench.runner import note_partial, replace_partial
 from gdrdiag.hw.memory import MemoryKind
 from gdrdiag.model.params import MrMetrics, MrParams, RunSettings
 from gdrdiag.model.results import BenchResult, SampleStats
@@ -114,18 +115,29 @@ def loop_cost(
                     ),
                 )
             )
-    if len({r.params.post_list for r in results}) >= 2:
-        fixed, per_wr = rdma_math.fit_post_cost(
-            [(int(r.params.post_list), 1.0 / float(r.metrics.posts_per_s or 1)) for r in results]
+            note_partial(results)  # a Ctrl-C in a later post list keeps this one
+    return _with_fit(results)
+
+
+def _with_fit(results: list[BenchResult]) -> list[BenchResult]:
+    """The results with the least-squares split of a post's time (loop per call, provider per WR) added.
+
+    Results are immutable once made: the fit over all of them is added by making new ones, which
+    replace the ones noted for a Ctrl-C (so a Ctrl-C in the C loop after this keeps the fit).
+    """
+    if len({r.params.post_list for r in results}) < 2:
+        return results
+    fixed, per_wr = rdma_math.fit_post_cost(
+        [(int(r.params.post_list), 1.0 / float(r.metrics.posts_per_s or 1)) for r in results]
+    )
+    fitted = [
+        dataclasses.replace(
+            r,
+            metrics=dataclasses.replace(
+                r.metrics, loop_us_per_post=fixed * 1e6, provider_us_per_wr=per_wr * 1e6
+            ),
         )
-        # Results are immutable once made: the fit over all of them is added by making new ones.
-        results = [
-            dataclasses.replace(
-                r,
-                metrics=dataclasses.replace(
-                    r.metrics, loop_us_per_post=fixed * 1e6, provider_us_per_wr=per_wr * 1e6
-                ),
-            )
-            for r in results
-        ]
-    return results
+        for r in results
+    ]
+    replace_partial(results, fitted)
+    return fitted

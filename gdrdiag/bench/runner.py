@@ -41,6 +41,17 @@ class PartialResults:
                 self._seen.add(id(r))
                 self.results.append(r)
 
+    def replace(self, old: Iterable[BenchResult], new: Iterable[BenchResult]) -> None:
+        """Put each of ``new`` where the matching one of ``old`` was noted (one not noted is added)."""
+        for o, n in zip(old, new, strict=True):
+            at = next((i for i, r in enumerate(self.results) if r is o), None)
+            if at is None:
+                self.add([n])
+                continue
+            self._seen.discard(id(o))
+            self._seen.add(id(n))
+            self.results[at] = n
+
 
 _ACTIVE: contextvars.ContextVar[Optional[PartialResults]] = contextvars.ContextVar(
     "gdrdiag_partial", default=None
@@ -67,6 +78,16 @@ def note_partial(results: Iterable[BenchResult]) -> None:
     partial = _ACTIVE.get()
     if partial is not None:
         partial.add(results)
+
+
+def replace_partial(old: Iterable[BenchResult], new: Iterable[BenchResult]) -> None:
+    """Note that ``new`` supersede the noted ``old`` (a fit over a finished sweep added to its points).
+
+    A Ctrl-C after the sweep then keeps the points with the fit, once each.
+    """
+    partial = _ACTIVE.get()
+    if partial is not None:
+        partial.replace(old, new)
 
 
 def run_case(key: str, case: Callable[[], CaseOutput], **result_fields) -> list[BenchResult]:

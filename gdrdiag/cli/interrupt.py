@@ -16,25 +16,67 @@ from typing import Callable, Iterator, Optional, TypeVar
 import typer
 
 from gdrdiag.cli.common import EXIT_INTERRUPTED, say_interrupted
-from gdrdiag.model.results import BenchResult
+from gdrdiag.model.results import BenchResult, Status
 
 T = TypeVar("T")
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 @dataclass(frozen=True)
 class Interruption:
-    """A run stopped by Ctrl-C: how many results it had produced."""
+    """A run stopped by Ctrl-C: how many results it had produced, and how many of them are WAIVED.
+
+    A WAIVED result is a case that could not run here, not a measurement: counted as one, a Ctrl-C
+    during the only runnable case said its WAIVED placeholders were "results measured".
+    """
 
     results: int
+    waived: int = 0
+
+    @property
+    def measured(self) -> int:
+        """Results that are measurements (OK or ERROR), not WAIVED placeholders."""
+        return self.results - self.waived
 
     @property
     def note(self) -> str:
         """The Report note that marks a partial Report."""
+        if self.waived:
+            kept = (
+                f"{_count(self.measured, 'measured result', 'measured results')} and "
+                f"{_count(self.waived, 'WAIVED case', 'WAIVED cases')}"
+            )
+        else:
+            kept = _count(self.results, "result", "results")
         return (
-            f"interrupted by Ctrl-C after {self.results} result{'' if self.results == 1 else 's'}: "
-            "the cases after them did not run, "
-            "so this Report is partial"
+            f"interrupted by Ctrl-C after {kept}: the cases after them did not run, so this Report is partial"
         )
+
+    @property
+    def kept(self) -> str:
+        """The one line saying exactly what was kept."""
+        waived = ""
+        if self.waived:
+            it = "it cannot" if self.waived == 1 else "they cannot"
+            waived = (
+                f"the {_count(self.waived, 'WAIVED case', 'WAIVED cases')} ({it} run here) "
+                f"{'was' if self.waived == 1 else 'were'} kept"
+            )
+        if self.measured == 0:
+            kept = waived or "nothing was kept"
+            return (
+                f"gdrdiag: interrupted before anything was measured; {kept} (the Report says it is partial)"
+            )
+        measured = (
+            "1 result measured before it was"
+            if self.measured == 1
+            else f"{self.measured} results measured before it were"
+        )
+        also = f", and {waived}" if waived else ""
+        return f"gdrdiag: interrupted; the {measured} kept{also} (the Report says it is partial)"
 
 
 def measure(
@@ -48,7 +90,8 @@ def measure(
             return run(), None
         except KeyboardInterrupt:
             results = list(partial.results)
-    return from_partial(results), Interruption(len(results))
+    waived = sum(r.status is Status.WAIVED for r in results)
+    return from_partial(results), Interruption(len(results), waived)
 
 
 @contextlib.contextmanager
@@ -60,10 +103,5 @@ def exit_130_after(stopped: Optional[Interruption]) -> Iterator[None]:
         if stopped is None:
             raise
     if stopped is not None:
-        kept = (
-            "1 result measured before it was"
-            if stopped.results == 1
-            else (f"{stopped.results} results measured before it were")
-        )
-        say_interrupted(f"gdrdiag: interrupted; the {kept} kept (the Report says it is partial)")
+        say_interrupted(stopped.kept)
         raise typer.Exit(EXIT_INTERRUPTED)

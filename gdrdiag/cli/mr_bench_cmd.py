@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -20,7 +21,7 @@ from gdrdiag.cli.common import (
     split_list,
     wants_json,
 )
-from gdrdiag.cli.interrupt import exit_130_after, measure
+from gdrdiag.cli.interrupt import Interruption, exit_130_after, measure
 from gdrdiag.cli.mr_peer import Peer, is_loopback, peer_options, provider_options
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import NotSupported, UserInputError
@@ -29,6 +30,7 @@ from gdrdiag.model.words import NUMA_HELP
 from gdrdiag.units import parse_size, parse_size_list
 
 DEFAULT_MEMORY = "device,pinned"
+MAX_LINK_GBPS = 100_000  # --link-gbps: 100 Tb/s, past any link made
 SOFT_HINT = "use --provider soft to run the whole pipeline in software (not a hardware measurement)"
 SOFT_TWO_HOST_HINT = (
     "to try two-machine mode without a NIC, run both ends on this machine with --provider soft "
@@ -190,7 +192,7 @@ def mr_bench(
     mode = _Mode(latency, reg_cost, loop_cost, blocks, matrix, memory, reg)
     if list_cases or cases:
         mode = _from_cases(ctx, cases, list_cases, provider_name, mode)
-    _refuse_contradictions(mode, provider_name, json_out, server, connect, all_sizes, size, iters, duration)
+    _refuse_contradictions(mode, json_out, server, connect, all_sizes, size, iters, duration, link_gbps)
     _refuse_soft_device(provider_name, ib_dev, peer_dev)
     peer = peer_options(
         server, connect, tcp_port, bind, accept_timeout, secret_file, write_with_imm, provider_name
@@ -244,13 +246,10 @@ def mr_bench(
     cfg.validate()
     progress = _progress(cfg, mode, server, connect, quiet)
     results, stopped = measure(lambda: _run(cfg, mode, peer, link_gbps, progress), _kept(cfg))
-    notes = (
-        [_loop_cost_note(results, link_gbps)]
-        if mode.loop_cost
-        else [f"provider: {provider_name} ({provider_why})"]
-    ) + [n for n in (no_gpu_note, stopped.note if stopped else "") if n]
+    said = f"provider: {provider_name} ({provider_why})"
+    lead = _loop_cost_note(results, link_gbps) if mode.loop_cost else said
     with exit_130_after(stopped):
-        _show(ctx, results, mode.matrix, notes, json_out, (stopped.note,) if stopped else ())
+        _show(ctx, results, mode.matrix, [lead, no_gpu_note], json_out, stopped)
 
 
 def relaxed_ordering_setting(
@@ -529,7 +528,6 @@ def _from_cases(
 
 def _refuse_contradictions(
     mode: _Mode,
-    provider_name: str,
     json_out: Optional[Path],
     server: bool,
     connect: Optional[str],
@@ -537,8 +535,15 @@ def _refuse_contradictions(
     size: Optional[str],
     iters: Optional[int],
     duration: Optional[float],
+    link_gbps: float,
 ) -> None:
-    """One line, exit 2, before anything is opened, for options that cannot go together."""
+    """One line, exit 2, before anything is opened, for options that cannot go together or are no value.
+
+    ``--link-gbps`` inf or NaN ended the whole ``--loop-cost`` run in a traceback, and 0 or a negative
+    rate ran it to say nothing: a rate is a finite number of Gb/s above 0.
+    """
+    if not (math.isfinite(link_gbps) and 0 < link_gbps <= MAX_LINK_GBPS):
+        raise UserInputError(f"--link-gbps {link_gbps:g}: give a link rate in (0, {MAX_LINK_GBPS}] Gb/s")
     if json_out is not None and json_out.parent and not json_out.parent.exists():
         raise UserInputError(f"--json-out: directory {json_out.parent} does not exist")
     if server and connect:
@@ -568,13 +573,19 @@ def _show(
     matrix: bool,
     notes: list[str],
     json_out: Optional[Path],
-    report_notes: tuple[str, ...] = (),
+    stopped: Optional[Interruption] = None,
 ) -> None:
-    """RO verdicts, matrix rows, findings; the Report (with ``report_notes``) or the tables; the exit code."""
+    """RO verdicts, matrix rows, findings; the Report (partial when ``stopped``) or the tables; the exit code.
+
+    An interrupted run says what it kept through ``exit_130_after``, not "no case ran" or "every case
+    WAIVED": the cases after the Ctrl-C never had their chance.
+    """
     from gdrdiag.cli.reporting import bench_report
     from gdrdiag.diagnose import rdma_rules
     from gdrdiag.model.results import Status
 
+    report_notes = (stopped.note,) if stopped else ()
+    notes = [n for n in (*notes, *report_notes) if n]
     pairs = rdma_rules.ro_pairs(results)
     findings = rdma_rules.rdma_findings(results)
     rows = rdma_rules.interpret_matrix(results) if matrix else None
@@ -595,9 +606,9 @@ def _show(
         echo_text(ctx, render_mr_verdict(mr_verdict(results, pairs), findings, width) + "\n\n" + text)
     failed = any(r.status is Status.ERROR for r in results)
     nothing = not any(r.status is Status.OK for r in results)
-    if not results:
+    if stopped is None and not results:
         typer.echo("gdrdiag: no case ran (nothing measured, nothing WAIVED)", err=True)
-    elif nothing and not failed:
+    elif stopped is None and nothing and not failed:
         typer.echo(
             "gdrdiag: nothing could be measured here (every case WAIVED; see the reasons above)", err=True
         )
