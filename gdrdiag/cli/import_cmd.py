@@ -29,7 +29,7 @@ def import_cmd(
         ...,
         metavar="FILE...",
         help="perftest BW text or --out_json, nvbandwidth -j, bandwidthTest, p2pBandwidthLatencyTest, "
-        "nccl-tests text or -J.",
+        "nccl-tests text or -J, an NCCL_DEBUG=INFO log alone.",
     ),
     bundle: Optional[Path] = typer.Option(
         None, "--bundle", help="inspect/collect bundle (folder or .tar.gz) of the machine the tools ran on."

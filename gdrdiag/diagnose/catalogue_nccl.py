@@ -75,6 +75,48 @@ ENTRIES = (
         NCCL_ENV + "#nccl-proto",
     ),
     E(
+        "NCCL-LOG-NO-P2P",
+        "causes",
+        "WARN (no loss measured: the log holds no bandwidth)",
+        "an NCCL INFO log imported alone (no nccl-tests table) of a run whose ranks all sit on one host "
+        "shows P2P off between its GPUs: channels via SHM, or NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL=LOC "
+        "set by environment",
+        "With its P2P transport off NCCL copies every chunk into shared host memory and out again; on "
+        "GPUs with NVLink or PCIe peer-to-peer that is a fraction of their peer path. The log says what "
+        "NCCL did, not how fast: the finding states the setting, and a measurement (nccl-tests with the "
+        "same environment) says what it costs.",
+        "Unset the variable the finding names (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL=LOC); when none is set, "
+        "check `nvidia-smi topo -p2p r` and fix what refuses peer access.",
+        NCCL_ENV + "#nccl-p2p-disable",
+        NCCL_ENV + "#nccl-p2p-level",
+    ),
+    E(
+        "NCCL-LOG-SOCKET-LOCAL",
+        "causes",
+        "WARN (no loss measured: the log holds no bandwidth)",
+        "an NCCL INFO log imported alone of a run whose ranks all sit on one host shows its GPUs "
+        "connected through the network transport (via NET/Socket or NET/IB), none via P2P or SHM",
+        "With P2P and SHM both off (NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1) NCCL connects ranks of "
+        "one host through its network plugin: TCP sockets through the kernel, a few GB/s.",
+        "Unset NCCL_P2P_DISABLE and NCCL_SHM_DISABLE (and NCCL_NET / NCCL_IB_DISABLE overrides meant "
+        "for other jobs).",
+        NCCL_ENV + "#nccl-shm-disable",
+    ),
+    E(
+        "NCCL-LOG-SETTING",
+        "causes",
+        "WARN (no loss measured: the log holds no bandwidth)",
+        "an NCCL INFO log imported alone of a run whose ranks all sit on one host shows a knob that "
+        "limits collectives: one channel (NCCL_MAX_NCHANNELS=1, or '1 coll channels') or a forced "
+        "protocol or algorithm (NCCL_PROTO, NCCL_ALGO)",
+        "Each channel is one block of SMs driving one share of the links: one channel cannot fill "
+        "NVLink. The LL protocol carries 4 bytes of data per 8-byte store, so at most half the link; a "
+        "forced algorithm skips NCCL's own choice by size. The log shows the knob, not its cost.",
+        "Unset the variable the finding names and let NCCL tune; keep it only where a test needs it.",
+        NCCL_ENV + "#nccl-max-nchannels",
+        NCCL_ENV + "#nccl-proto",
+    ),
+    E(
         "MEASURE-NCCL-LOG",
         "measure",
         "WARN",

@@ -10,6 +10,14 @@ largest size of each run is explained by what NCCL's log says it did:
 - ``CAUSE-NCCL-SETTING``: one channel, or a forced protocol or algorithm (NCCL_PROTO=LL, ...);
 - ``MEASURE-NCCL-LOG``: no INFO log in the output (partial evidence): the hypotheses that fit the
   loss and the one rerun that tells them apart.
+
+An INFO log imported alone (a training job's, no nccl-tests table: a result with no bandwidth) has
+no loss to explain; :func:`log_facts` states what its facts show for a run on one host, WARN:
+
+- ``NCCL-LOG-NO-P2P``: P2P off between GPUs of one host (channels via SHM, or NCCL_P2P_DISABLE,
+  NCCL_P2P_LEVEL=LOC set);
+- ``NCCL-LOG-SOCKET-LOCAL``: GPUs of one host connected through the network transport (NET/Socket);
+- ``NCCL-LOG-SETTING``: a limiting setting (NCCL_PROTO, NCCL_ALGO, one channel).
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import ImportedParams, NcclRunFacts
 from gdrdiag.model.path import SLOW_BELOW, Judgement, Mover
 from gdrdiag.pathmodel.bounds import peer_path_bound
-from gdrdiag.pathmodel.rows import path_of, staged_reason
+from gdrdiag.pathmodel.rows import facts_only, path_of, staged_reason
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
@@ -194,6 +202,103 @@ def log_needed(report: "Report", ctx: Context) -> list[Finding]:
             next_step=f"{RERUN} <the same nccl-tests command>",
         )
     ]
+
+
+def _where(facts: NcclRunFacts) -> str:
+    hosts = ", ".join(facts.hosts[:4]) or "one host"
+    gpus = sorted({d.cuda_dev for d in facts.devices if d.cuda_dev is not None})
+    on = f", GPUs {', '.join(map(str, gpus[:16]))}" if gpus else ""
+    return f"{facts.ranks or '?'} ranks on {hosts}{on}" + (
+        f" (NCCL {facts.version})" if facts.version else ""
+    )
+
+
+def _set_lines(facts: NcclRunFacts, names: tuple[str, ...]) -> list[str]:
+    return [f"NCCL INFO {n} set by environment to {v}" for n in names if (v := facts.setting(n)) is not None]
+
+
+def _via_lines(facts: NcclRunFacts, kinds: tuple[str, ...] = ()) -> list[str]:
+    return [
+        f"NCCL INFO Channel .. via {t.kind}{'/' + t.detail if t.detail else ''} "
+        f"({t.connections} connection(s))"
+        for t in facts.transports
+        if not kinds or t.kind in kinds
+    ][:4]
+
+
+def _log_finding(key: str, source: str, code: str, title: str, evidence: list[str], fix: str) -> Finding:
+    of = f" ({source})" if source else ""
+    return Finding(
+        code=code,
+        severity=Severity.WARN,
+        title=f"NCCL's log{of}: {title} (the log holds no bandwidth: no loss measured)",
+        evidence=tuple(evidence),
+        advice=fix,
+        subject=key,
+        next_step="run nccl-tests (all_reduce_perf -b 8 -e 1G -g <GPUs>) with the same environment and "
+        f"{RERUN}, and import it with --bundle: the path model then measures what this setting costs",
+    )
+
+
+def _log_transport(facts: NcclRunFacts) -> Optional[tuple[str, str, list[str], str]]:
+    """(code, title, log lines, fix) for P2P off or sockets within one host, or None."""
+    net = next((t for t in facts.transports if t.kind == "NET"), None)
+    off = ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_P2P_LEVEL")
+    if net is not None and not facts.uses("SHM") and not facts.uses("P2P") and not facts.uses("NVLS"):
+        lines = _via_lines(facts, ("NET",)) + _set_lines(facts, off)
+        unset = [n for n in off[:2] if facts.setting(n) is not None] or list(off[:2])
+        return (
+            "NCCL-LOG-SOCKET-LOCAL",
+            f"GPUs of one host connected through the network transport (via NET/{net.detail})",
+            lines,
+            f"Unset {' and '.join(unset)} so NCCL uses the GPUs' peer paths (or shared memory).",
+        )
+    staged = staged_reason(facts)
+    if staged is None:
+        return None
+    var = staged.split("=")[0] if "=" in staged else None
+    return (
+        "NCCL-LOG-NO-P2P",
+        f"P2P off between GPUs of one host ({staged}); the bytes go through host memory",
+        _set_lines(facts, off) + _via_lines(facts),
+        (f"Unset {var} (it turns NCCL's P2P transport off). " if var else "")
+        + "Where no variable is set, `nvidia-smi topo -p2p r` shows whether the driver offers peer "
+        "access between these GPUs.",
+    )
+
+
+def log_facts(report: "Report", ctx: Context) -> list[Finding]:
+    """NCCL-LOG-*: what an NCCL INFO log imported alone shows of a run on one host (no loss measured)."""
+    out = []
+    for i, r in enumerate(report.results):
+        p = r.params
+        if not facts_only(r) or not isinstance(p, ImportedParams) or p.nccl is None:
+            continue
+        facts = p.nccl
+        if not facts.debug_info or facts.single_node is not True:
+            continue
+        where = f"results[{i}] {r.key}: {_where(facts)}"
+        source = p.source_file or ""
+        if found := _log_transport(facts):
+            code, title, lines, fix = found
+            out.append(_log_finding(r.key, source, code, title, [where, *lines], fix))
+        if knobs := _knobs(facts):
+            names = tuple(k.split("=")[0] for k in knobs if k.startswith("NCCL_"))
+            lines = _set_lines(facts, names)
+            if facts.coll_channels == 1:
+                lines.append("NCCL INFO 1 coll channels, ... (one channel drives one share of the links)")
+            out.append(
+                _log_finding(
+                    r.key,
+                    source,
+                    "NCCL-LOG-SETTING",
+                    f"a limiting setting: {', '.join(knobs)}",
+                    [where, *lines],
+                    f"Unset {', '.join(names) or 'it'} and let NCCL choose channels, protocol and algorithm; "
+                    "keep it only where a test needs it.",
+                )
+            )
+    return out
 
 
 RULES = (nccl_causes,)

@@ -6,7 +6,9 @@ Supported, recognised from the content (:func:`detect`):
 - nvbandwidth ``-j`` JSON (:mod:`.nvbandwidth`);
 - CUDA samples ``bandwidthTest`` text or ``--csv`` (:mod:`.bandwidth_test`);
 - CUDA samples ``p2pBandwidthLatencyTest`` text (:mod:`.p2p_test`);
-- nccl-tests (``all_reduce_perf`` ...) text and ``-J`` JSON (:mod:`.nccl_tests`).
+- nccl-tests (``all_reduce_perf`` ...) text and ``-J`` JSON (:mod:`.nccl_tests`);
+- NCCL's own INFO log (``NCCL_DEBUG=INFO``) without an nccl-tests table (:mod:`.nccl_log`): one
+  result holding the run's facts and no bandwidth.
 
 Anything :func:`import_text` cannot read raises a ``UserInputError`` subclass with one line saying
 what was wrong. The bounds (:mod:`.common`): at most MAX_IMPORT_BYTES of text per file, at most
@@ -18,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from gdrdiag.errors import UserInputError
-from gdrdiag.importers import bandwidth_test, nccl_tests, nvbandwidth, p2p_test, perftest
+from gdrdiag.importers import bandwidth_test, nccl_log, nccl_tests, nvbandwidth, p2p_test, perftest
 from gdrdiag.importers.common import MAX_IMPORT_RESULTS, ImportLimitError, loads
 from gdrdiag.model.results import BenchResult
 
@@ -32,6 +34,7 @@ FORMATS = (
     "p2pBandwidthLatencyTest-text",
     "nccl-tests-text",
     "nccl-tests-json",
+    "nccl-log-text",
 )
 
 
@@ -55,9 +58,11 @@ def _detect(text: str) -> tuple[str, Any]:
         return "nccl-tests-text", None
     if any(perftest.title_of(ln) for ln in lines):
         return "perftest-text", None
+    if nccl_log.looks_like(lines):
+        return "nccl-log-text", None
     raise UserInputError(
         "not a supported tool output (perftest BW, nvbandwidth -j, bandwidthTest, "
-        "p2pBandwidthLatencyTest, nccl-tests)"
+        "p2pBandwidthLatencyTest, nccl-tests, an NCCL_DEBUG=INFO log)"
     )
 
 
@@ -83,6 +88,8 @@ def import_text(text: str, source: str = "", *, perftest_gbits: bool = False) ->
         return p2p_test.parse_text(text, source)
     if kind == "nccl-tests-text":
         return nccl_tests.parse_text(text, source)
+    if kind == "nccl-log-text":
+        return nccl_log.parse_text(text, source)
     return nccl_tests.parse_json(data, source)
 
 

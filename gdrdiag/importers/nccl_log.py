@@ -1,9 +1,10 @@
 """NCCL's own INFO log (``NCCL_DEBUG=INFO``) -> :class:`gdrdiag.model.params.NcclRunFacts`. Pure.
 
 Used by :mod:`.nccl_tests` for the INFO lines interleaved with nccl-tests' text, and on its own
-(:func:`parse_log`) for a pasted log. Every line NCCL prints at INFO level reads
-``host:pid:tid [cudaDev] NCCL INFO <message>`` (NVIDIA/nccl ``src/debug.cc``); the messages kept,
-with the source that prints them (NVIDIA/nccl, 2.18 to 2.28):
+(:func:`parse_log`; :func:`parse_text` for ``gdrdiag import``) for a pasted log: a training job's
+log without an nccl-tests table becomes one result that holds the facts and no bandwidth. Every
+line NCCL prints at INFO level reads ``host:pid:tid [cudaDev] NCCL INFO <message>`` (NVIDIA/nccl
+``src/debug.cc``); the messages kept, with the source that prints them (NVIDIA/nccl, 2.18 to 2.28):
 
 - ``NCCL version 2.28.3+cuda13.0`` (``src/init.cc``, showVersion);
 - ``comm 0x.. rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0`` (``src/init.cc``,
@@ -30,12 +31,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from gdrdiag.errors import UserInputError
 from gdrdiag.importers.common import MAX_TEXT
-from gdrdiag.model.params import NcclRankDevice, NcclRunFacts, NcclSetting, NcclTransport
+from gdrdiag.model.params import ImportedParams, NcclRankDevice, NcclRunFacts, NcclSetting, NcclTransport
+from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.vocabulary import Provider
 
 MAX_LINE = 2048
 MAX_RANKS = 4096
 MAX_KINDS = 64
+LOG_KEY = "nccl_log"
+LOG_TEST = "NCCL INFO log"
 _MARK = "NCCL INFO "
 _PREFIX = re.compile(r"\s*([A-Za-z0-9_.\-]{1,100}):\d{1,10}:\d{1,10}\s+\[\d{1,4}\]\s*$")
 _VERSION = re.compile(r"NCCL version (\S{1,40})")
@@ -57,6 +63,15 @@ _CHANNELS = re.compile(r"(\d{1,4}) coll channels,.*?(\d{1,4}) p2p channels,")
 def is_info(line: str) -> bool:
     """True for one of NCCL's INFO lines."""
     return _MARK in line[:MAX_LINE]
+
+
+def looks_like(lines: list[str]) -> bool:
+    """True when some line is NCCL's own ``host:pid:tid [dev] NCCL INFO ...`` (a pasted INFO log)."""
+    for line in lines:
+        at = line.find(_MARK, 0, MAX_LINE)
+        if at >= 0 and _PREFIX.fullmatch(line[:at]):
+            return True
+    return False
 
 
 @dataclass
@@ -186,3 +201,40 @@ def parse_log(text: str) -> Optional[NcclRunFacts]:
     for line in text.splitlines():
         reader.feed(line.rstrip("\r"))
     return reader.facts() if reader.info_lines else None
+
+
+class NcclLogFormatError(UserInputError):
+    """An NCCL INFO log this importer cannot read."""
+
+
+def parse_text(text: str, source: str = "") -> list[BenchResult]:
+    """A pasted NCCL INFO log as one result: the run's facts (``params.nccl``), no bandwidth.
+
+    The result is OK with no samples: nothing was measured, so the path model never judges it as a
+    number (it says why: :func:`gdrdiag.pathmodel.rows.path_of`); the facts alone are diagnosed
+    (:mod:`gdrdiag.diagnose.causes_nccl`).
+    """
+    facts = parse_log(text)
+    if facts is None:
+        raise NcclLogFormatError(f"NCCL INFO log: no INFO line of at most {MAX_LINE} characters")
+    where = (
+        f"{facts.ranks or 'an unknown number of'} ranks on {facts.nodes or 'an unknown number of'} node(s)"
+    )
+    return [
+        BenchResult(
+            key=LOG_KEY,
+            status=Status.OK,
+            description=f"NCCL's INFO log{f' (NCCL {facts.version})' if facts.version else ''}: {where}; "
+            "facts only, no bandwidth",
+            params=ImportedParams(
+                tool=Provider.NCCL.value,
+                test=LOG_TEST,
+                ranks=facts.ranks,
+                source_file=source or None,
+                nccl=facts,
+            ),
+            provider=Provider.NCCL.value,
+            method="imported from NCCL's INFO log (NCCL_DEBUG=INFO): version, ranks and hosts, each "
+            "channel's transport, the NCCL_* settings; nothing measured",
+        )
+    ]

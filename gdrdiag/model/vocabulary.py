@@ -62,6 +62,7 @@ class Provider(Word):
     BANDWIDTH_TEST = "bandwidthTest"  # CUDA samples
     P2P_TEST = "p2pBandwidthLatencyTest"  # CUDA samples
     NCCL_TESTS = "nccl-tests"
+    NCCL = "nccl"  # NCCL's own INFO log (NCCL_DEBUG=INFO): facts of a run, no number
     # numbers a person posted (an issue thread, a forum post) with no tool output to import:
     # hardware numbers, as the person measured them, but not re-checkable
     POSTED = "posted"

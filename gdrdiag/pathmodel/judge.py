@@ -38,7 +38,7 @@ from gdrdiag.model.path import (
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.vocabulary import MemoryKind, Provider
 from gdrdiag.pathmodel.bounds import bounds_of, software_nic
-from gdrdiag.pathmodel.rows import RowPath, best_gathers, path_of, to_gbytes_per_s
+from gdrdiag.pathmodel.rows import RowPath, best_gathers, facts_only, path_of, to_gbytes_per_s
 from gdrdiag.units import format_size
 
 # The first two steps live beside this module: rows -> paths (rows.py), facts -> bounds
@@ -432,6 +432,9 @@ def _judge_row(row: _Row, peak: _Peak, sweep: _Sweep) -> Judgement:
 def judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo]) -> tuple[Judgement, ...]:
     """One Judgement per numeric (OK, valued) row of the results, in their order.
 
+    A row that holds facts and no number (an imported NCCL INFO log) gets one too, unjudged, saying
+    it has no bandwidth.
+
     Computed afresh on every call, nothing remembered between calls: ``gdrdiag.diagnose.diagnose``
     judges a Report once and hands the same judgements to every rule and to its caller.
     """
@@ -449,6 +452,8 @@ def _judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo]
                 rows.append(got)
             else:
                 out[i] = got
+        elif r.status is Status.OK and facts_only(r):
+            out[i] = _unjudged(i, r, path_of(r)[1] or "no bandwidth")
     yardsticks = _Yardsticks(rows)
     families: dict[tuple, list[tuple[int, float]]] = {}
     for row in rows:

@@ -219,6 +219,15 @@ def _mr_path(r: BenchResult, p: MrParams) -> tuple[Optional[RowPath], Optional[s
     ), None
 
 
+NCCL_LOG_REASON = "no bandwidth: an NCCL log (the facts of a run, NCCL_DEBUG=INFO, with no nccl-tests table)"
+
+
+def facts_only(r: BenchResult) -> bool:
+    """True for a result that holds facts and no number by design (an imported NCCL INFO log)."""
+    p = r.params
+    return isinstance(p, ImportedParams) and p.tool == Provider.NCCL.value and r.value is None
+
+
 def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[RowPath], Optional[str]]:
     tool, test = p.tool or "", p.test or ""
     gpu = p.gpu if p.gpu is not None else 0
@@ -244,6 +253,8 @@ def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[RowPath]
         return RowPath(
             src, dst, Mover.NIC_DMA, p.size_bytes, gpu, p.device_name, family, ops_in_flight=p.qps or 1
         ), None
+    if tool == Provider.NCCL.value:
+        return None, NCCL_LOG_REASON
     if tool == Provider.NCCL_TESTS.value or test.endswith("_perf") or p.collective:
         return _collective_path(p, gpu, family)
     direction = p.direction or ""
