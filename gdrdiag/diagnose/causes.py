@@ -131,12 +131,32 @@ def _platform_line(ctx: Context) -> Optional[str]:
     return f"RO-sensitive CPU: {f.title}" if f else None
 
 
+_enable_pf = (
+    "needs its DevCtl Enable Relaxed Ordering bit set: find out why it is off (BIOS, or a root port the "
+    "kernel marks NO_RELAXED_ORDERING: dmesg 'Relaxed Ordering disabled'); a VF's own bit is RsvdP, so "
+    "its writes follow the PF's (PCIe Base Spec r5.0 7.5.3.4, 9.3.5.4)."
+)
+
+
+def _pf_names(pfs: list[str]) -> str:
+    return ("PF " if len(pfs) == 1 else "PFs ") + ", ".join(pfs)
+
+
+def _pf_line(pfs: list[str]) -> str:
+    """The evidence line naming the PFs whose RO enable is off."""
+    return (
+        f"{_pf_names(pfs)} of the NIC {'has' if len(pfs) == 1 else 'have'} RlxdOrd- in DevCtl: "
+        "its writes (and its VFs') are strictly ordered, whatever the MR requests"
+    )
+
+
 def ro_not_requested(ctx: Context, gap: GdrGap) -> Optional[Cause]:
     """GPU MRs registered without IBV_ACCESS_RELAXED_ORDERING, on a path where ordering throttles writes."""
     if gap.off is None or not gap.slow:
         return None
     pro, con = [f"{gap.off.label}: access flags lack IBV_ACCESS_RELAXED_ORDERING (1<<20)"], []
     platform = _platform_line(ctx)
+    pfs = ctx.ro_off_pfs()
     if gap.on is not None:
         gain = gap.on.gbps / gap.off.gbps
         if gain < RO_GAIN:
@@ -160,7 +180,10 @@ def ro_not_requested(ctx: Context, gap: GdrGap) -> Optional[Cause]:
         if platform:
             strength += 0.2
             pro.append(platform)
-        if ctx.kernel_honours_vf_ro() is True or (ctx.machine and ctx.machine.nics and not ctx.vf_nics()):
+        if pfs:
+            strength += 0.2
+            pro.append(_pf_line(pfs))
+        elif ctx.kernel_honours_vf_ro() is True or (ctx.machine and ctx.machine.nics and not ctx.vf_nics()):
             strength += 0.1
             pro.append("requesting RO would take effect here (a PF, or a kernel >= 6.4 for the VF)")
         if ctx.kernel_honours_vf_ro() is False and ctx.vf_nics():
@@ -177,6 +200,8 @@ def ro_not_requested(ctx: Context, gap: GdrGap) -> Optional[Cause]:
     )
     if platform:
         fix += " On this CPU missing RO is a known 2-3x loss even on bare metal (UCX enables it by default)."
+    if pfs:
+        fix += f" Requesting it takes effect only once {_pf_names(pfs)} {_enable_pf}"
     return Cause(
         "CAUSE-RO-NOT-REQUESTED",
         "GPU MRs registered without IBV_ACCESS_RELAXED_ORDERING",
@@ -206,9 +231,17 @@ def ro_not_honoured(ctx: Context, gap: GdrGap) -> Optional[Cause]:
         if min(gap.off.samples, gap.on.samples) < 2:
             pro.append(single_sample_line(gain))
         confirmed = 0.05
-    honours, vfs = ctx.kernel_honours_vf_ro(), ctx.vf_nics()
+    honours, vfs, pfs = ctx.kernel_honours_vf_ro(), ctx.vf_nics(), ctx.ro_off_pfs()
     k = ctx.machine.kernel if ctx.machine else None
-    if vfs and honours is False:
+    if pfs:
+        # decisive whatever the kernel: with the PF's RO enable off no function of it emits RO writes
+        strength = 0.9
+        pro.append(_pf_line(pfs))
+        if vfs and honours is False:
+            pro.append(
+                f"kernel {shown(k.release if k else None)} < 6.4 with the in-tree mlx5 driver also ignores RO"
+            )
+    elif vfs and honours is False:
         strength = 0.9
         pro.append(
             f"kernel {shown(k.release if k else None)} < 6.4 with the in-tree mlx5 driver: RO is ignored on "
@@ -218,9 +251,6 @@ def ro_not_honoured(ctx: Context, gap: GdrGap) -> Optional[Cause]:
         strength = 0.3
         pro.append(f"kernel {shown(k.release if k else None)} < 6.4 on VF {', '.join(vfs)}")
         con.append("mlx5 is an out-of-tree (OFED/DOCA) build that may carry the VF RO backport")
-    elif ctx.has("RO-PF-DISABLED") or ctx.has("RO-PF-OF-VF"):
-        strength = 0.8
-        pro.append("the NIC's PF has RlxdOrd- in DevCtl: it cannot emit RO writes")
     else:
         strength = 0.15
         con.append(
@@ -230,11 +260,10 @@ def ro_not_honoured(ctx: Context, gap: GdrGap) -> Optional[Cause]:
     strength = min(0.95, strength + confirmed)
     explains = strength * gap.remaining
     fix = (
-        "Upgrade the guest kernel to >= 6.4 (or a stable kernel carrying the mlx5 'relaxed ordering in VFs "
-        "and VMs' series), or install MLNX_OFED/DOCA-OFED with it."
-        if vfs
-        else "Find out why the PF's RO enable is off (BIOS, or a root port the kernel marks "
-        "NO_RELAXED_ORDERING: dmesg 'Relaxed Ordering disabled')."
+        f"On {'the host' if ctx.is_vm else 'this machine'}: {_pf_names(pfs)} {_enable_pf}"
+        if pfs
+        else "Upgrade the guest kernel to >= 6.4 (or a stable kernel carrying the mlx5 'relaxed ordering "
+        "in VFs and VMs' series), or install MLNX_OFED/DOCA-OFED with it."
     )
     return Cause(
         "CAUSE-RO-NOT-HONOURED",
@@ -265,7 +294,13 @@ def p2p_via_root_complex(ctx: Context, gap: GdrGap) -> Optional[Cause]:
         if not _nic_ats_enabled(ctx.machine):
             strength += 0.1
             pro.append("no enabled ATS capability visible on the NIC")
-        if gap.on is not None and ctx.kernel_honours_vf_ro() is not False:
+        pfs = ctx.ro_off_pfs()
+        if pfs:
+            strength -= 0.2
+            con.append(
+                f"{_pf_line(pfs)}: strict ordering explains the loss before the route does (CAUSE-RO-*)"
+            )
+        elif gap.on is not None and ctx.kernel_honours_vf_ro() is not False:
             strength += 0.2
             pro.append(
                 "RO was requested and is (probably) applied here, so ordering does not explain what remains"
@@ -429,8 +464,18 @@ def gap_causes(ctx: Context) -> list[tuple[Cause, bool]]:
     out = []
     for code, (c, lead) in best.items():
         if also.get(code):
+            # The subject is the path's first registration path in a fixed order, not the strongest
+            # one: two near-equal rows trade places with run-to-run noise, and a subject that flips
+            # with them would make one finding look like two (fleet groups by code and subject).
+            # (the first key: rdma_write_device_dmabuf before rdma_write_device_mr)
+            others = sorted(set(also[code]) - {c.subject})
+            subject = min([c.subject, *others])
+            strongest = "" if subject == c.subject else f"strongest on {c.subject}; "
             c = replace(
-                c, evidence_for=c.evidence_for + (f"the same on {', '.join(sorted(set(also[code])))}",)
+                c,
+                evidence_for=c.evidence_for
+                + ((f"{strongest}the same on {', '.join(others)}",) if others else ()),
+                subject=subject,
             )
         out.append((c, lead))
     return out

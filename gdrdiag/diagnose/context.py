@@ -51,6 +51,26 @@ class Context:
         """Names of RDMA devices that are SR-IOV VFs."""
         return [n.name for n in self.machine.nics if n.is_vf] if self.machine else []
 
+    def ro_off_pfs(self) -> list[str]:
+        """Addresses of the NICs' PFs whose DevCtl Enable Relaxed Ordering bit is off.
+
+        A VF's own bit is RsvdP (PCIe Base Spec r5.0 9.3.5.4), so a VF emits RO writes only when its
+        PF's bit is set: the PF of a VF NIC (its physfn link on the host, the NIC's recorded PF
+        address otherwise) is judged, and a PF NIC by its own bit.
+        """
+        m = self.machine
+        if m is None:
+            return []
+        out: list[str] = []
+        for n in m.nics:
+            f = m.function(n.bdf) if n.bdf else None
+            is_vf = f.is_vf if f is not None and f.is_vf is not None else n.is_vf
+            bdf = ((f.physfn if f else None) or n.pf_bdf) if is_vf else n.bdf
+            pf = m.function(bdf) if bdf else None
+            if pf is not None and pf.pcie is not None and not pf.pcie.relaxed_ordering and pf.bdf not in out:
+                out.append(pf.bdf)
+        return out
+
     def kernel_honours_vf_ro(self) -> Optional[bool]:
         """Whether the kernel passes IBV_ACCESS_RELAXED_ORDERING on to a VF's writes (None: unknown).
 

@@ -50,7 +50,9 @@ def pf_bit(m: MachineInfo) -> Iterable[Finding]:
                     "",
                     n.name,
                 )
-            pf = m.function(f.physfn) if f.physfn else None
+            # the host's physfn link, or the PF address recorded with a VF passed into a guest
+            pf_bdf = f.physfn or n.pf_bdf
+            pf = m.function(pf_bdf) if pf_bdf else None
             if pf is not None and pf.pcie is not None and not pf.pcie.relaxed_ordering:
                 yield finding(
                     "RO-PF-OF-VF",

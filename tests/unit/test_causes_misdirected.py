@@ -72,3 +72,85 @@ def test_no_inferred_numa_cause_on_a_loss_that_came_and_went():
     # The same loss in every sample is still weighed against NUMA placement.
     steady = diagnose(sc.report(sc.machine("baremetal_hgx"), [sc.copy_h2d(40.0)])).findings
     assert "CAUSE-NUMA-PLACEMENT" in {f.code for f in steady}
+
+
+PF = "0000:3b:00.0"
+
+
+def _guest_behind_ro_off_pf(kernel: str = "6.8.0-45-generic"):
+    # The KVM guest's VF NIC with its host PF recorded (pf_bdf) and the PF's DevCtl RlxdOrd off.
+    m = sc.vm(kernel)
+    (nic,) = m.nics
+    vf = m.function(nic.bdf)
+    pf = dataclasses.replace(
+        vf,
+        bdf=PF,
+        is_vf=False,
+        physfn=None,
+        virtfns=(vf.bdf,),
+        pcie=dataclasses.replace(vf.pcie, relaxed_ordering=False),
+    )
+    return dataclasses.replace(m, pci=m.pci + (pf,), nics=(dataclasses.replace(nic, pf_bdf=PF),))
+
+
+def test_ro_off_on_the_host_pf_is_not_a_root_complex_route():
+    # A VF's own RO enable is RsvdP (PCIe Base Spec r5.0 9.3.5.4): its writes are strictly ordered
+    # when its PF's bit is off, whatever the guest kernel or the MR asks. That is the RO cause, with
+    # the PF named, not "peer writes routed through the root complex".
+    ab = [sc.write("device", 84.3, False), sc.write("device", 85.1, True), sc.write("pinned", 395.8, False)]
+    on_only = [sc.write("device", 178.0, True), sc.write("pinned", 395.0, True)]
+    for kernel in ("6.8.0-45-generic", "5.15.0-105-generic"):
+        for rows in (ab, on_only):
+            findings = diagnose(sc.report(_guest_behind_ro_off_pf(kernel), rows)).findings
+            lead = findings[0]
+            assert lead.code == "CAUSE-RO-NOT-HONOURED", (kernel, [f.code for f in findings[:3]])
+            assert any(PF in e for e in lead.evidence) and PF in lead.advice
+            (rc,) = _by_code(findings, "CAUSE-P2P-VIA-RC")
+            assert rc.severity.value != "FAIL" and any(PF in a for a in rc.against)
+            assert _by_code(findings, "RO-PF-OF-VF")
+    # RO-off rows only: the missing flag leads, and says the PF's bit must be set too.
+    off = [sc.write("device", 120.0, False), sc.write("pinned", 396.0, False)]
+    lead = diagnose(sc.report(_guest_behind_ro_off_pf(), off)).findings[0]
+    assert lead.code == "CAUSE-RO-NOT-REQUESTED" and any(PF in e for e in lead.evidence)
+    assert not any("would take effect here" in e for e in lead.evidence)
+
+
+def _noisy_guest(seed: int, driver: str = "") -> list:
+    # The 5.15 VF guest with the A/B on both registration paths (mr and dma-buf): two nearly equal
+    # rows each side, every row with its own run-to-run noise of up to 3 %.
+    import random
+
+    rnd = random.Random(seed)
+    m = sc.vm("5.15.0-105-generic")
+    if driver:
+        m = dataclasses.replace(m, kernel=dataclasses.replace(m.kernel, nvidia_driver_version=driver))
+    rows = [
+        sc.write("device", gbps * (1 + rnd.uniform(-0.03, 0.03)), ro, reg=reg)
+        for reg in ("mr", "dmabuf")
+        for gbps, ro in ((84.3, False), (85.1, True))
+    ]
+    rep = sc.report(m, rows + [sc.write("pinned", 395.8, False)])
+    return dataclasses.replace(rep, findings=diagnose(rep).findings)
+
+
+def test_cause_on_two_registration_paths_keeps_one_subject_through_noise():
+    # Which of two nearly equal rows is the weaker one is noise: the finding's subject must not be.
+    keys = set()
+    for seed in range(16):
+        (cause,) = _by_code(_noisy_guest(seed).findings, "CAUSE-RO-NOT-HONOURED")
+        keys.add((cause.subject, cause.severity))
+        assert any("the same on" in e for e in cause.evidence)
+    assert len(keys) == 1
+
+
+def test_fleet_names_the_real_drift_not_a_noisy_subject():
+    # 16 guests of one SKU, all with the same VF RO cause; one has another NVIDIA driver. The shared
+    # cause is the group's, so the drift leads that node.
+    from gdrdiag.fleet import analyse
+    from gdrdiag.node_record import build_head
+
+    heads = [
+        build_head(_noisy_guest(i, "550.54.15" if i == 0 else ""), f"g{i:02d}", 1, 1000) for i in range(16)
+    ]
+    (node,) = [v for v in analyse(heads).nodes if v.host == "g00"]
+    assert node.cause is not None and node.cause.code == "FLEET-DRIVER-DRIFT"
