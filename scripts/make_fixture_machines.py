@@ -1102,9 +1102,88 @@ def make_b_synth() -> None:
     m.write(cuda, nvml, NO_VERBS, files)
 
 
+def make_g() -> None:
+    """Fixture (g).
+
+    (g) bare-metal 8 x H100 + 8 x ConnectX-7 node, one Gen5 switch per GPU and NIC pair (as DGX H100
+    pairs them), with two odd GPUs for the whole-node rules: GPU 5's link trained at x8 of x16, and
+    GPU 6 on NUMA node 1 while its seven siblings hang off node 0's root complexes (a slot wired to the
+    second CPU, as 2-socket PCIe servers have). Expected from the machine: PCIE-LINK-WIDTH on GPU 5;
+    from a Report measured per GPU with no NUMA binding, PERF-GPU-OUTLIER on GPU 5 (its link) and
+    GPU 6 (the far node).
+    """
+    m = Machine("g_8gpu_8nic_two_odd")
+    gpus, nics = [], []
+    g = 10
+    sockets = (("0-55,112-167", 0), ("56-111,168-223", 1))
+    # one switch tree per GPU + NIC pair; bus numbers rise with the GPU ordinal (CUDA's PCI order)
+    for pair, rc_bus in enumerate((0x18, 0x2A, 0x3A, 0x4A, 0x9A, 0xAB, 0xBA, 0xDB)):
+        cpus, numa = sockets[1 if pair == 6 else 0]  # GPU 6: the slot wired to the second CPU
+        host, rp, usp = f"pci0000:{rc_bus:02x}", f"0000:{rc_bus:02x}:01.0", f"0000:{rc_bus + 1:02x}:00.0"
+        dsps = [f"0000:{rc_bus + 2:02x}:00.0", f"0000:{rc_bus + 2:02x}:01.0"]
+        g = switch_tree(m, host, rp, usp, dsps, numa, cpus, acs_ctl=0x0000, group0=g)
+        gpu, nic = child_bdf(dsps[0]), child_bdf(dsps[1])
+        width = 8 if pair == 5 else 16
+        m.add(
+            Dev(
+                gpu,
+                h100_config(0x2330, Exp(width=width, mrrs=512)),
+                dsps[0],
+                host,
+                "nvidia",
+                numa,
+                cpus,
+                bars=[(0, 16 * MiB, MEM32), (1, 128 * GiB, MEM64_PREF), (3, 32 * MiB, MEM64_PREF)],
+                iommu_group=g,
+                link_text=link_text(5, width, 5, 16),
+            )
+        )
+        name = f"mlx5_{pair}"
+        m.add(
+            Dev(
+                nic,
+                cx7_pf_config(Exp(mrrs=4096, atomics=True), ats_on=False),
+                dsps[1],
+                host,
+                "mlx5_core",
+                numa,
+                cpus,
+                bars=[(0, 32 * MiB, MEM64_PREF)],
+                iommu_group=g + 1,
+                link_text=link_text(5, 16, 5, 16),
+                infiniband=name,
+                netdev=f"ibp{int(nic[5:7], 16)}s0",
+                extra={"sriov_totalvfs": "16\n", "sriov_numvfs": "0\n"},
+            )
+        )
+        gpus.append(gpu)
+        nics.append((name, nic))
+        g += 2
+    for i, (name, _) in enumerate(nics):
+        ib_files(m, name, "28.39.1002", f"a088:c203:01{i:02x}:1a2b", "400 Gb/sec (4X NDR)")
+    files = proc_files(
+        "5.15.0-119-generic",
+        "BOOT_IMAGE=/vmlinuz-5.15.0-119-generic root=UUID=1 ro intel_iommu=on iommu=pt",
+        cpuinfo(*SPR, hypervisor=False),
+        "hgx-node-08",
+        OPEN_550,
+        BARE_MODULES,
+    )
+    files.update(dmi("NVIDIA", "DGXH100", "NVIDIA", "American Megatrends International, LLC."))
+    files["/sys/class/iommu/dmar0/.gitkeep"] = ""
+    nvml = nvml_facts(gpus, "NONE", 131072)
+    nvml["gpus"][gpus[5]]["link_width"] = 8
+    m.write(
+        cuda_facts([(i, "NVIDIA H100 80GB HBM3", b, 85520809984) for i, b in enumerate(gpus)], 12040),
+        nvml,
+        verbs_facts([n for n, _ in nics], "28.39.1002"),
+        files,
+    )
+
+
 def main() -> None:
     os.makedirs(OUT, exist_ok=True)
-    for make in (make_b_synth, make_c, make_d, make_e, make_f):
+    for make in (make_b_synth, make_c, make_d, make_e, make_f, make_g):
         make()
     print(f"wrote fixtures under {os.path.normpath(OUT)}")
 

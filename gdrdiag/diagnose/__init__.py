@@ -28,7 +28,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from gdrdiag.diagnose import causes_host, causes_nccl, copy_rules, gather_rules, peer_rules, rdma_rules
+from gdrdiag.diagnose import (
+    causes_host,
+    causes_nccl,
+    copy_rules,
+    gather_rules,
+    node_rules,
+    peer_rules,
+    rdma_rules,
+)
 from gdrdiag.diagnose.catalogue import with_reference
 from gdrdiag.diagnose.causes import context, reconcile
 from gdrdiag.diagnose.context import Context
@@ -55,6 +63,7 @@ RULES: list[ReportRule] = [
     *gather_rules.RULES,
     rdma_rules.report_rule,
     *peer_rules.RULES,
+    *node_rules.RULES,  # a GPU slower than its siblings at the same case (--gpus)
     *causes_host.RULES,
     causes_nccl.log_facts,  # an NCCL INFO log imported alone: its facts, no loss to explain
 ]

@@ -513,6 +513,31 @@ ENTRIES = (
         CONTAINER_ENV,
     ),
     E(
+        "GPU-IN-USE",
+        "inventory",
+        "INFO",
+        "NVML lists another process with a context on a GPU, or its SMs busy with no gdrdiag work running",
+        "Processes on one GPU share it by time-slicing: a bench on it measures the share the other work "
+        "leaves, and an operator checking a node wants to know who else is on it.",
+        "Run when the GPU is idle or move the other job; `nvidia-smi --query-compute-apps` lists the "
+        "processes.",
+        NVSMI,
+    ),
+    E(
+        "PERF-GPU-OUTLIER",
+        "inventory",
+        "WARN",
+        "a GPU measured slower than the median of the node's other GPUs at the same case (three or more "
+        "GPUs measured with --gpus), by more than the run's own noise",
+        "The GPUs of one board are built alike: one well below its siblings has a link trained down, "
+        "host memory on the far socket, or another process on it; the path model, which judges each GPU "
+        "against its own link, calls a GPU on a narrowed link healthy for that link.",
+        "The finding names the cause the machine facts show (link, NUMA placement, another process); "
+        "otherwise compare the GPU's `lspci -vv` link, NUMA node and `nvidia-smi` processes with its "
+        "siblings'.",
+        NVSMI,
+    ),
+    E(
         "GPU-NVLINK-FEWER",
         "inventory",
         "WARN",

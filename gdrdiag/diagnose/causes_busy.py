@@ -8,18 +8,16 @@ rank's GPU of a single-node collective.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from gdrdiag.diagnose.causes import Cause, Context
-from gdrdiag.model.machine import GpuInfo
+from gdrdiag.diagnose.inventory_rules import busy_reason
 from gdrdiag.model.path import Judgement, Place
 from gdrdiag.pathmodel import path_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
 
-# SM utilisation at or above this, with no process of gdrdiag's running, is someone else's work.
-BUSY_UTILIZATION_PCT = 50
 NEXT = "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv"
 
 
@@ -30,19 +28,6 @@ def _gpus_of(report: "Report", j: Judgement) -> list[int]:
     if path is not None and path.collective is not None:
         ordinals += list(path.collective.gpus)
     return sorted({o for o in ordinals if o is not None})
-
-
-def _busy(gpu: GpuInfo) -> Optional[str]:
-    """What shows another user of this GPU, or None."""
-    if gpu.other_processes:
-        procs = ", ".join(
-            f"pid {p.pid}" + (f" ({p.name})" if p.name else "") for p in gpu.other_processes[:4]
-        )
-        util = f", {gpu.utilization_pct}% SM utilisation" if gpu.utilization_pct is not None else ""
-        return f"{len(gpu.other_processes)} other process(es) with a context on it: {procs}{util}"
-    if gpu.utilization_pct is not None and gpu.utilization_pct >= BUSY_UTILIZATION_PCT:
-        return f"{gpu.utilization_pct}% SM utilisation with no gdrdiag work running"
-    return None
 
 
 def busy_gpu_causes(report: "Report", ctx: Context) -> list[Cause]:
@@ -56,7 +41,7 @@ def busy_gpu_causes(report: "Report", ctx: Context) -> list[Cause]:
     for j in sorted(ctx.losses, key=lambda j: j.ratio or 0.0):
         for ordinal in _gpus_of(report, j):
             gpu = by_ordinal.get(ordinal)
-            why = _busy(gpu) if gpu is not None and ordinal not in named else None
+            why = busy_reason(gpu) if gpu is not None and ordinal not in named else None
             if why is None:
                 continue
             named.add(ordinal)

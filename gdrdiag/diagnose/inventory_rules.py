@@ -4,6 +4,7 @@
   not list: hidden by ``CUDA_VISIBLE_DEVICES`` (the CUDA driver enumerates only the GPUs it names,
   https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables), not
   passed into a container (its /dev/nvidiaN absent, so NVML misses it too), or lost by the driver.
+- GPU-IN-USE: a GPU another process was using (NVML's compute processes and SM utilisation).
 - GPU-NVLINK-FEWER: a GPU with fewer active NVLinks than the node's other GPUs (NVML's per-link state),
   so every pair through it, and NCCL's rings and trees, run on fewer links.
 """
@@ -122,4 +123,48 @@ def nvlinks_fewer(m: MachineInfo) -> Iterable[Finding]:
         )
 
 
-RULES = [gpus_not_visible, nvlinks_fewer]
+# SM utilisation at or above this, with no process of gdrdiag's running, is someone else's work.
+BUSY_UTILIZATION_PCT = 50
+
+
+def busy_reason(gpu: GpuInfo) -> Optional[str]:
+    """What shows another user of this GPU, or None."""
+    if gpu.other_processes:
+        procs = ", ".join(
+            f"pid {p.pid}" + (f" ({p.name})" if p.name else "") for p in gpu.other_processes[:4]
+        )
+        util = f", {gpu.utilization_pct}% SM utilisation" if gpu.utilization_pct is not None else ""
+        return f"{len(gpu.other_processes)} other process(es) with a context on it: {procs}{util}"
+    if gpu.utilization_pct is not None and gpu.utilization_pct >= BUSY_UTILIZATION_PCT:
+        return f"{gpu.utilization_pct}% SM utilisation with no gdrdiag work running"
+    return None
+
+
+def gpus_in_use(m: MachineInfo) -> Iterable[Finding]:
+    """GPU-IN-USE: a GPU another process was using when the facts were read (NVML).
+
+    Said whether or not a measurement was slower: a bench on that GPU shares it by time-slicing, so its
+    numbers are the share it got, and an operator checking a node wants to know who else is on it.
+    """
+    for g in m.gpus:
+        why = busy_reason(g)
+        if why is None:
+            continue
+        name = f"GPU {g.cuda_ordinal} ({g.bdf})" if g.cuda_ordinal is not None else f"GPU {g.bdf}"
+        yield finding(
+            "GPU-IN-USE",
+            Severity.INFO,
+            f"{name} was in use by another process when the facts were read: {why}",
+            [
+                ev(f"gpus[{g.bdf}].other_processes", len(g.other_processes)),
+                ev(f"gpus[{g.bdf}].utilization_pct", g.utilization_pct),
+            ],
+            "Measurements on this GPU get the share the other work leaves; run when it is idle "
+            "(`nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv` lists who is "
+            "on it).",
+            "",
+            g.bdf,
+        )
+
+
+RULES = [gpus_not_visible, nvlinks_fewer, gpus_in_use]

@@ -35,6 +35,7 @@ EXPECTED = {
     ),
     "e_baremetal_acs_redirect": ({"ACS-REDIRECT"}, {"IOMMU-TRANSLATED"}, set()),
     "f_link_downtrained": (set(), {"PCIE-LINK-WIDTH", "PCIE-LINK-SPEED"}, set()),
+    "g_8gpu_8nic_two_odd": (set(), {"PCIE-LINK-WIDTH"}, {"GDR-HOST-DMABUF"}),
 }
 
 

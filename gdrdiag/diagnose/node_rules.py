@@ -1,0 +1,268 @@
+"""PERF-GPU-OUTLIER: the GPU of a node that is slower than its siblings at the same measurement.
+
+Pure. ``--gpus`` (copy-bench, gather-bench, mr-bench, report) measures each GPU of a node the same way,
+one after another; the GPUs of one board are built alike, so one GPU well below the others at the same
+case is the thing an operator looks for: a link trained down, a run whose host memory sat on the far
+socket, a second process on the GPU. The path model judges each row against its own GPU's path; what
+only the siblings show is a loss that path does not know of (host memory on the far socket, another
+process on the GPU, a link whose registers were not read).
+
+A GPU is an outlier at a case when its value is below the median of the *other* GPUs' values by more
+than the run's own noise: ``max(MIN_GAP, NOISE_SIGMAS x`` the largest relative spread of the samples in
+the group ``)``. Only groups measured on at least ``MIN_GPUS`` GPUs count (with two GPUs there is no
+"odd one out"), only bandwidth rows of at least ``MIN_SIZE_BYTES`` where a size is recorded (smaller
+copies are set by per-call latency and vary more between runs than between GPUs), and a group where
+half the GPUs or more would be outliers is two populations, not one outlier (left to the path model).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from typing import TYPE_CHECKING, Iterable, Optional
+
+from gdrdiag.diagnose._common import ev, finding
+from gdrdiag.diagnose.inventory_rules import busy_reason
+from gdrdiag.model.case import CaseId
+from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.machine import GpuInfo, MachineInfo
+from gdrdiag.model.node import GpuOutlier, GpuShare, SiblingRow
+from gdrdiag.model.path import Judgement
+from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.vocabulary import Bench
+from gdrdiag.units import format_size
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.diagnose.context import Context
+    from gdrdiag.model.report import Report
+
+MIN_GPUS = 3
+MIN_GAP = 0.10  # below the siblings' median by at least this share, whatever the noise
+NOISE_SIGMAS = 3.0
+MIN_SIZE_BYTES = 1 << 20
+PER_GPU_BENCHES = (Bench.COPY, Bench.GATHER, Bench.MR)
+SHOWN_ROWS = 4  # evidence rows per outlier GPU
+COMPARE_ADVICE = (
+    "Compare the GPU's link (`lspci -vv`), NUMA node and processes (`nvidia-smi`) with its siblings'."
+)
+
+
+def _gpu_of(result: BenchResult) -> Optional[int]:
+    """The CUDA ordinal a per-GPU result ran on (unset = 0, the benches' default), None for others."""
+    if result.bench not in PER_GPU_BENCHES:
+        return None
+    gpu = getattr(result.params, "gpu", None)
+    return 0 if gpu is None else int(gpu)
+
+
+def _counts(result: BenchResult) -> bool:
+    """True for a measured bandwidth row large enough to compare GPUs by."""
+    if result.status is not Status.OK or result.value is None or result.value <= 0:
+        return False
+    if not result.unit.startswith(("GB/s", "Gb/s")):
+        return False
+    size = getattr(result.params, "size_bytes", None)
+    return size is None or size >= MIN_SIZE_BYTES
+
+
+def sibling_rows(results: Iterable[BenchResult]) -> list[SiblingRow]:
+    """Every case measured on two or more GPUs, in the order of its first row (one pass, linear)."""
+    groups: dict[tuple, list[tuple[int, int]]] = {}
+    labels: dict[tuple, tuple[str, str]] = {}
+    for index, r in enumerate(results):
+        gpu = _gpu_of(r)
+        if gpu is None or not _counts(r):
+            continue
+        case = CaseId.of(r)
+        physics = tuple(item for item in case.physics if item[0] != "gpu")
+        key = (case.bench, case.key, physics, case.provider)
+        if key not in groups:
+            groups[key] = []
+            labels[key] = (_label(r.key, physics), r.unit)
+        if all(g != gpu for g, _ in groups[key]):  # a repeated case on one GPU: its first row
+            groups[key].append((gpu, index))
+    return [
+        SiblingRow(labels[k][0], labels[k][1], tuple(sorted(rows)))
+        for k, rows in groups.items()
+        if len(rows) >= 2
+    ]
+
+
+def _label(key: str, physics: tuple) -> str:
+    """A short name of the case: its key, its size, and the parameters the key does not already say."""
+    words = [key]
+    for name, value in physics:
+        if name == "size_bytes" and isinstance(value, int):
+            words.append(format_size(value))
+        elif str(value).replace("-", "_") not in key:
+            words.append(f"{name}={value}")
+    return " ".join(words)
+
+
+def _spread(result: BenchResult) -> float:
+    """The relative spread of one result's samples (stdev / median; 0 with one sample)."""
+    stats = result.stats
+    return stats.stdev / stats.median if stats is not None and stats.median > 0 else 0.0
+
+
+def outliers(
+    results: "list[BenchResult] | tuple[BenchResult, ...]", rows: Iterable[SiblingRow]
+) -> list[GpuOutlier]:
+    """The GPUs below their siblings by more than the noise, per row (rows of ``MIN_GPUS`` or more)."""
+    out: list[GpuOutlier] = []
+    for row in rows:
+        if len(row.by_gpu) < MIN_GPUS:
+            continue
+        values = {gpu: float(results[i].value or 0.0) for gpu, i in row.by_gpu}
+        tolerance = max(MIN_GAP, NOISE_SIGMAS * max(_spread(results[i]) for _, i in row.by_gpu))
+        found = []
+        for gpu, index in row.by_gpu:
+            others = statistics.median(v for g, v in values.items() if g != gpu)
+            if others > 0 and values[gpu] < others * (1.0 - tolerance):
+                found.append(GpuOutlier(gpu, index, row.label, row.unit, values[gpu], others, tolerance))
+        if 2 * len(found) < len(row.by_gpu):  # a minority: odd ones out, not two populations
+            out.extend(found)
+    return out
+
+
+def _typical(values: Iterable[Optional[object]]) -> Optional[object]:
+    """The most common known value (None when none is known)."""
+    known = [v for v in values if v is not None]
+    return statistics.mode(known) if known else None
+
+
+def _link_cause(gpu: GpuInfo, siblings: list[GpuInfo]) -> Optional[str]:
+    """The GPU's link narrower or slower than its siblings' (as trained, or as capable)."""
+    link = gpu.link
+    if link is None:
+        return None
+    width = _typical(s.link.width for s in siblings if s.link is not None)
+    if link.width is not None and isinstance(width, int) and link.width < width:
+        return f"its link trained at x{link.width} while its siblings' run at x{width}" + (
+            f" (capable of x{link.max_width})" if link.max_width else ""
+        )
+    # GPUs lower their link speed at idle (nvidia-smi: the current link generation "may be reduced when
+    # the GPU is not in use"): a speed read at idle says nothing, one read under load does.
+    speed = _typical(s.link.speed_gts for s in siblings if s.link is not None and not s.link_sampled_idle)
+    if (
+        not gpu.link_sampled_idle
+        and link.speed_gts is not None
+        and isinstance(speed, float)
+        and link.speed_gts < speed
+    ):
+        return f"its link trained at {link.speed_gts:g} GT/s while its siblings' run at {speed:g} GT/s"
+    return None
+
+
+def _numa_cause(gpu: GpuInfo, siblings: list[GpuInfo], result: BenchResult) -> Optional[str]:
+    """The run's host memory on another NUMA node than the GPU (copies and gathers cross the sockets)."""
+    if gpu.numa_node is None or gpu.numa_node < 0 or result.bench is Bench.MR:
+        return None
+    bound = result.settings.numa_node
+    if bound is not None and bound != gpu.numa_node:
+        return f"the run was bound to NUMA node {bound} while the GPU is on node {gpu.numa_node}"
+    typical = _typical(s.numa_node for s in siblings)
+    if bound is None and isinstance(typical, int) and typical != gpu.numa_node:
+        return (
+            f"the GPU is on NUMA node {gpu.numa_node}, its siblings on node {typical}, and the run was "
+            f"not bound to the GPU's node ({result.settings.numa_reason or 'no --numa placement applied'})"
+        )
+    return None
+
+
+def explain(machine: Optional[MachineInfo], outlier: GpuOutlier, result: BenchResult) -> tuple[str, str]:
+    """(what the machine facts say made this GPU slower, or "", the advice for it)."""
+    gpu = _by_ordinal(machine).get(outlier.gpu)
+    if machine is None or gpu is None:
+        return "", COMPARE_ADVICE
+    siblings = [g for g in machine.gpus if g.cuda_ordinal is not None and g.cuda_ordinal != outlier.gpu]
+    busy = busy_reason(gpu)
+    if busy:
+        return f"it was in use: {busy}", "Run when the GPU is idle, or move the other job."
+    link = _link_cause(gpu, siblings)
+    if link:
+        return link, (
+            "Reseat the GPU or its riser and check the slot's lane wiring; `lspci -vv -s "
+            f"{gpu.bdf}` shows LnkSta against LnkCap (PCIe Base Spec r5.0 7.5.3.6-7.5.3.8)."
+        )
+    numa = _numa_cause(gpu, siblings, result)
+    if numa:
+        return numa, "Run with --numa auto (each GPU's run on its own node) or numactl --membind."
+    return "", COMPARE_ADVICE
+
+
+def _by_ordinal(machine: Optional[MachineInfo]) -> dict[int, GpuInfo]:
+    return {g.cuda_ordinal: g for g in machine.gpus if g.cuda_ordinal is not None} if machine else {}
+
+
+def gpu_outliers(report: "Report", ctx: "Context") -> Iterable[Finding]:
+    """PERF-GPU-OUTLIER over a Report (the report rule; :func:`outlier_findings` does the work)."""
+    return outlier_findings(report.results, ctx.machine)
+
+
+def outlier_findings(
+    results: "list[BenchResult] | tuple[BenchResult, ...]", machine: Optional[MachineInfo]
+) -> Iterable[Finding]:
+    """PERF-GPU-OUTLIER: one finding per GPU slower than its siblings, its worst case first."""
+    found = outliers(results, sibling_rows(results))
+    by_gpu: dict[int, list[GpuOutlier]] = {}
+    for o in sorted(found, key=lambda o: o.share):
+        by_gpu.setdefault(o.gpu, []).append(o)
+    gpus = _by_ordinal(machine)
+    for ordinal, cases in by_gpu.items():
+        worst = cases[0]
+        gpu = gpus.get(ordinal)
+        where = f"GPU {ordinal}" + (f" ({gpu.bdf})" if gpu is not None else "")
+        cause, advice = explain(machine, worst, results[worst.index])
+        evidence = [
+            f"results[{o.index}] {o.label}: {o.value:.1f} {o.unit} = {o.share:.2f} of the other GPUs' "
+            f"median {o.siblings_median:.1f} (noise allows {o.tolerance:.0%})"
+            for o in cases[:SHOWN_ROWS]
+        ]
+        if len(cases) > SHOWN_ROWS:
+            evidence.append(f"{len(cases) - SHOWN_ROWS} more case(s) below the siblings")
+        if cause:
+            evidence.append(ev(f"gpus[{gpu.bdf if gpu else ordinal}]", cause))
+        yield finding(
+            "PERF-GPU-OUTLIER",
+            Severity.WARN,
+            f"{where} is slower than its siblings: {worst.label.split()[0]} at {worst.share:.2f} of the "
+            f"other GPUs' median" + (f"; {cause}" if cause else ""),
+            evidence,
+            advice,
+            "",
+            gpu.bdf if gpu is not None else f"gpu{ordinal}",
+        )
+
+
+RULES = (gpu_outliers,)
+
+
+def split_by_gpu(
+    results: "list[BenchResult] | tuple[BenchResult, ...]",
+    judgements: Iterable[Judgement],
+    machine: Optional[MachineInfo] = None,
+) -> list[GpuShare]:
+    """Each GPU's results (per-GPU benches only) with their judgements, in ordinal order.
+
+    A judgement's ``index`` is renumbered to the row's place in its GPU's part, so a per-GPU verdict
+    reads the part as it would read a one-GPU Report.
+    """
+    where: dict[int, tuple[int, int]] = {}  # report index -> (gpu, index in its part)
+    parts: dict[int, list[BenchResult]] = {}
+    for index, r in enumerate(results):
+        gpu = _gpu_of(r)
+        if gpu is not None:
+            part = parts.setdefault(gpu, [])
+            where[index] = (gpu, len(part))
+            part.append(r)
+    judged: dict[int, list[Judgement]] = {g: [] for g in parts}
+    for j in judgements:
+        if j.index in where:
+            gpu, local = where[j.index]
+            judged[gpu].append(dataclasses.replace(j, index=local))
+    gpus = _by_ordinal(machine)
+    return [
+        GpuShare(g, gpus[g].bdf if g in gpus else "", tuple(parts[g]), tuple(judged[g]))
+        for g in sorted(parts)
+    ]
