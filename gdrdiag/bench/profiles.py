@@ -7,6 +7,7 @@ and returns its results; a bench that cannot run here returns WAIVED results wit
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -40,6 +41,11 @@ class Profile:
     # This machine's facts as report's inspect read them: the peer cases' path model needs the GPU
     # pairs (None: the peer rows carry no expectation).
     machine: Optional[MachineInfo] = None
+    # --gpus: the GPUs the per-GPU benches (PER_GPU_BENCHES) measure in turn; ``gpu`` is the one a pass
+    # measures, and ``host_kinds`` False on the passes after the first (host memory is measured once)
+    gpus: tuple[int, ...] = (0,)
+    gpu: int = 0
+    host_kinds: bool = True
 
 
 def _waived(profile: Profile, key: str, reason: str, description: str, why_not_run: str) -> list:
@@ -60,7 +66,7 @@ def _copy_results(profile: Profile) -> list:
     from gdrdiag.units import KiB, MiB
 
     if level == "full":
-        return run_copy_bench(CopyBenchOptions(numa=profile.numa))
+        return run_copy_bench(CopyBenchOptions(numa=profile.numa, device=profile.gpu))
     kinds = (
         (MemoryKind.PINNED, MemoryKind.PAGEABLE)
         if level == "quick"
@@ -85,6 +91,7 @@ def _copy_results(profile: Profile) -> list:
         block_sizes=(4 * KiB, 64 * KiB, 1 * MiB) if level != "quick" else (64 * KiB,),
         reference=False,
         numa=profile.numa,
+        device=profile.gpu,
     )
     return run_copy_bench(opts)
 
@@ -105,7 +112,9 @@ def _gather_results(profile: Profile) -> list:
     from gdrdiag.bench import gather
     from gdrdiag.errors import NotSupported
 
-    config = gather.GatherConfig(quick=level == "quick", sweeps=report_sweeps(level), numa=profile.numa)
+    config = gather.GatherConfig(
+        quick=level == "quick", sweeps=report_sweeps(level), numa=profile.numa, device=profile.gpu
+    )
     try:
         return list(gather.run(config).results)
     except NotSupported as exc:
@@ -128,8 +137,14 @@ def _rdma_results(profile: Profile) -> list:
             qps=part.qps or 4,
             iterations=part.iterations or (2000 if profile.level != "full" else 20000),
             numa=profile.numa,
+            gpu=profile.gpu,
         )
     )
+    if not profile.host_kinds:  # a later GPU's pass: its GPU memory only
+        gpu_kinds = tuple(k for k in cfg.kinds if k.needs_gpu)
+        if not gpu_kinds:
+            return []
+        cfg = dataclasses.replace(cfg, kinds=gpu_kinds)
     try:
         return list(mr.run(cfg, mode="bw"))
     except NotSupported as exc:
@@ -174,6 +189,10 @@ def _peer_results(profile: Profile) -> list:
         )
     return peer.run_peer_bench(opts, profile.machine)
 
+
+# The benches that measure one GPU at a time: with --gpus each runs once per GPU (peer-bench measures
+# the node's pairs itself).
+PER_GPU_BENCHES = frozenset({"copy-bench", "gather-bench", "mr-bench"})
 
 PROFILE_BENCHES: tuple[tuple[str, Callable[[Profile], list]], ...] = (
     ("copy-bench", _copy_results),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
+from gdrdiag.bench.gpus import GPUS_HELP
 from gdrdiag.cli import app
 from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
 from gdrdiag.cli.common import (
@@ -94,9 +95,11 @@ def _text(report, width) -> str:
     import dataclasses
 
     from gdrdiag.diagnose import diagnose, diagnose_machine
+    from gdrdiag.diagnose.node_rules import outliers, sibling_rows, split_by_gpu
     from gdrdiag.diagnose.verdicts import copy_verdict
     from gdrdiag.render.copy_table import render_copy_results
     from gdrdiag.render.findings_table import render_findings
+    from gdrdiag.render.gpu_table import render_gpus_side_by_side
     from gdrdiag.render.verdict import render_copy_verdict
 
     machine = _live_machine(report)
@@ -105,6 +108,16 @@ def _text(report, width) -> str:
     diagnosis = diagnose(judged)
     findings = [f for f in diagnosis.findings if (f.code, f.subject) not in inspect_says]
     results = list(report.results)
+    shares = split_by_gpu(results, diagnosis.judgements, machine)
+    if len(shares) > 1:  # --gpus: a verdict per GPU, then the GPUs side by side
+        rows = sibling_rows(results)
+        blocks = [
+            f"GPU {s.gpu}{f' ({s.address})' if s.address else ''}:\n"
+            + render_copy_verdict(copy_verdict(list(s.results), s.judgements), (), width)
+            for s in shares
+        ]
+        side = render_gpus_side_by_side(results, rows, outliers(results, rows), width)
+        return "\n\n".join([*blocks, side, render_findings(findings)])
     verdict = render_copy_verdict(copy_verdict(results, diagnosis.judgements), findings, width)
     return f"{verdict}\n\n{render_copy_results(results, width)}\n\n{render_findings(findings)}"
 
@@ -151,7 +164,13 @@ def copy_bench(
     ),
     iterations: int = typer.Option(10, "--iters", "-n", help="Timed samples per case."),
     warmup: int = typer.Option(2, "--warmup", help="Warm-up iterations per case."),
-    device: int = typer.Option(0, "--device", help="CUDA device ordinal (-d is perftest's RDMA device)."),
+    device: Optional[int] = typer.Option(
+        None,
+        "--device",
+        help="CUDA device ordinal (default 0; -d is perftest's RDMA device).",
+        show_default=False,
+    ),
+    gpus: Optional[str] = typer.Option(None, "--gpus", help=GPUS_HELP, show_default=False),
     pin_size: str = typer.Option("256M", "--pin-size", help="Size for the pinning trade-off."),
     layers: int = typer.Option(16, "--layers", help="Layers in the overlap pipeline."),
     chunk: str = typer.Option("64M", "--chunk", help="Bytes per layer in the overlap pipeline."),
@@ -182,6 +201,7 @@ def copy_bench(
     many small blocks (one call each, batched, coalesced, a kernel), verdict first.
     """
     from gdrdiag.bench.copy import run_copy_bench
+    from gdrdiag.bench.gpus import GpuLoop, choose_gpus
     from gdrdiag.bench.registry import copy_registry
     from gdrdiag.hw.placement import check_request
     from gdrdiag.model.results import Status
@@ -198,7 +218,7 @@ def copy_bench(
         given=CopyChoices(kinds, directions, sizes, modes, parts, block_sizes, reference),
         iterations=iterations,
         warmup=warmup,
-        device=device,
+        device=device or 0,
         pin_size=pin_size,
         layers=layers,
         chunk=chunk,
@@ -209,17 +229,20 @@ def copy_bench(
     if cases:
         opts = _narrowed_to(opts, selected)
     opts.validate()
+    import dataclasses
+
     from gdrdiag.bench.copy import planned_case_count
     from gdrdiag.cli.interrupt import exit_130_after, measure
     from gdrdiag.cli.reporting import bench_report
 
-    progress = Progress("copy-bench", planned_case_count(opts), enabled=not quiet)
-    from gdrdiag.bench.runner import on_gpu
+    loop = GpuLoop(choose_gpus(gpus, device) or (opts.device,))
+    progress = Progress("copy-bench", planned_case_count(opts) * len(loop.ordinals), enabled=not quiet)
+
+    def run_on(gpu: int) -> list:
+        return run_copy_bench(dataclasses.replace(opts, device=gpu), progress=progress.step)
 
     # results measured before a Ctrl-C record their GPU too
-    results, stopped = measure(
-        lambda: run_copy_bench(opts, progress=progress.step), lambda partial: on_gpu(partial, opts.device)
-    )
+    results, stopped = measure(lambda: loop.run(run_on), loop.tag_partial)
     report = bench_report("copy-bench", results, notes=(stopped.note,) if stopped else ())
     with exit_130_after(stopped):
         if json_out is not None:

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from gdrdiag.bench.gpus import GPUS_HELP
 from gdrdiag.cli import app
 from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
 from gdrdiag.cli.common import (
@@ -101,7 +102,13 @@ def gather_bench(
         "--ce-per-case",
         help="Measure the CE reference again just before each case and divide by that one.",
     ),
-    device: int = typer.Option(0, "--device", help="CUDA device ordinal (-d is perftest's RDMA device)."),
+    device: Optional[int] = typer.Option(
+        None,
+        "--device",
+        help="CUDA device ordinal (default 0; -d is perftest's RDMA device).",
+        show_default=False,
+    ),
+    gpus: Optional[str] = typer.Option(None, "--gpus", help=GPUS_HELP, show_default=False),
     mps: Optional[int] = typer.Option(
         None, "--mps", help="Model: Max Payload Size (default: read, else 256)."
     ),
@@ -161,7 +168,7 @@ def gather_bench(
         sweep_kernels=tuple(k.strip().lower() for k in sweep_kernels.split(",") if k.strip()),
         sm_limit=sm_limit,
         threads=threads,
-        device=device,
+        device=device or 0,
         iterations=min(iterations, 8) if quick else iterations,
         time_budget_s=0.1 if quick else 0.25,
         quick=quick,
@@ -182,12 +189,13 @@ def gather_bench(
     )
     config.validate()
     from gdrdiag.bench.gather_config import GatherRun
-    from gdrdiag.bench.runner import on_gpu
+    from gdrdiag.bench.gpus import GpuLoop, choose_gpus
     from gdrdiag.cli.interrupt import exit_130_after, measure
 
+    loop = GpuLoop(choose_gpus(gpus, device) or (config.device,))
     result, stopped = measure(
-        lambda: _run_with_progress(config, quiet),
-        lambda partial: GatherRun(results=on_gpu(partial, config.device), notes=[]),
+        lambda: _run_each_gpu(config, loop, quiet),
+        lambda partial: GatherRun(results=loop.tag_partial(partial), notes=[]),
     )
     if stopped:
         result.notes.append(stopped.note)
@@ -219,22 +227,50 @@ def _kernels_from_cases(
     return chosen
 
 
-def _run_with_progress(config, quiet: bool):
-    """Run the bench with a progress line per case on stderr (none with --quiet)."""
-    from gdrdiag.bench import gather
+def _run_each_gpu(config, loop, quiet: bool):
+    """Run the bench on each GPU of ``loop`` in turn, a progress line per case on stderr (none with --quiet).
 
-    progress = Progress("gather-bench", None, enabled=not quiet)
-    return gather.run(config, progress=progress.counted)
+    One GPU: its run as it is. Several: one run whose results are every GPU's (each recording its GPU),
+    whose notes say which GPU each note is about, and whose header names every GPU.
+    """
+    import dataclasses
+
+    from gdrdiag.bench import gather
+    from gdrdiag.bench.gather_config import GatherRun
+
+    runs: list = []
+
+    def run_on(gpu: int) -> list:
+        label = "gather-bench" if len(loop.ordinals) == 1 else f"gather-bench GPU {gpu}"
+        progress = Progress(label, None, enabled=not quiet)
+        run = gather.run(dataclasses.replace(config, device=gpu), progress=progress.counted)
+        runs.append((gpu, run))
+        return run.results
+
+    results = loop.run(run_on)
+    if len(runs) == 1:
+        only = runs[0][1]
+        return dataclasses.replace(only, results=results)
+    notes = [f"GPU {gpu}: {note}" for gpu, run in runs for note in run.notes]
+    names = ", ".join(f"GPU {gpu} {run.gpu_name}".rstrip() for gpu, run in runs)
+    return GatherRun(results=results, notes=notes, gpu_name=names, sm_count=runs[0][1].sm_count)
 
 
 def _show(ctx: typer.Context, result, json_out: Optional[Path], force: bool = False) -> None:
     """Findings, the Report (JSON or tables), and the exit code: 1 on a failed case or a FAIL finding."""
+    import dataclasses
+
     from gdrdiag.cli.reporting import bench_report
     from gdrdiag.diagnose.gather_rules import gather_findings
+    from gdrdiag.diagnose.node_rules import outlier_findings, outliers, sibling_rows, split_by_gpu
     from gdrdiag.model.results import Status
 
     findings = gather_findings(result.results)
     report = bench_report("gather-bench", result.results, findings=tuple(findings), notes=tuple(result.notes))
+    shares = split_by_gpu(result.results, ())
+    if len(shares) > 1:  # --gpus: the GPU below its siblings, named
+        findings = [*outlier_findings(result.results, report.machine), *findings]
+        report = dataclasses.replace(report, findings=tuple(findings))
     if json_out is not None:
         from gdrdiag.cli.report_files import write_text_file
 
@@ -256,9 +292,20 @@ def _show(ctx: typer.Context, result, json_out: Optional[Path], force: bool = Fa
         from gdrdiag.render.verdict import render_gather_verdict
 
         width = output_width(ctx)
-        verdict = render_gather_verdict(gather_verdict(result.results), findings, width)
-        tables = render_gather_results(result.results, result.notes, width)
-        echo_text(ctx, f"{header}\n\n{verdict}\n\n{tables}\n\n{render_findings(findings)}")
+        if len(shares) > 1:  # a verdict per GPU, then the GPUs side by side
+            from gdrdiag.render.gpu_table import render_gpus_side_by_side
+
+            rows = sibling_rows(result.results)
+            blocks = [
+                f"GPU {s.gpu}:\n" + render_gather_verdict(gather_verdict(list(s.results)), (), width)
+                for s in shares
+            ]
+            side = render_gpus_side_by_side(result.results, rows, outliers(result.results, rows), width)
+            body = "\n\n".join([*blocks, side])
+        else:
+            verdict = render_gather_verdict(gather_verdict(result.results), findings, width)
+            body = f"{verdict}\n\n{render_gather_results(result.results, result.notes, width)}"
+        echo_text(ctx, f"{header}\n\n{body}\n\n{render_findings(findings)}")
     failed = any(r.status is Status.ERROR for r in result.results) or any(
         f.severity.value == "FAIL" for f in findings
     )

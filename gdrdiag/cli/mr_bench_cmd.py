@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 import typer
 
+from gdrdiag.bench.gpus import choose_gpus
 from gdrdiag.cli import app
 from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
 from gdrdiag.cli.common import (
@@ -161,7 +162,16 @@ def mr_bench(
         help="--server/--connect: a file both sides hold (16+ bytes, e.g. from /dev/urandom); "
         "each side must prove it has the same one before anything is exchanged.",
     ),
-    gpu: int = typer.Option(0, "--gpu", help="CUDA device ordinal for GPU memory kinds."),
+    gpu: Optional[int] = typer.Option(
+        None, "--gpu", help="CUDA device ordinal for GPU memory kinds (default 0).", show_default=False
+    ),
+    gpus: Optional[str] = typer.Option(
+        None,
+        "--gpus",
+        help="GPU memory kinds on each of these GPUs in turn (all, or ordinals such as 0,2 or 0-3); "
+        "host memory kinds once.",
+        show_default=False,
+    ),
     numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
     inline: int = typer.Option(
         0, "--inline", "-I", help="native: post WRs up to this many bytes with IBV_SEND_INLINE (0: never)."
@@ -198,7 +208,8 @@ def mr_bench(
         server, connect, tcp_port, bind, accept_timeout, secret_file, write_with_imm, provider_name
     )
     ro, base_access = relaxed_ordering_setting(relaxed_ordering, ro_ab, mode.matrix, access)
-    mode, no_gpu_note = _soft_default_memory(ctx, mode, provider_name, bool(server or connect), gpu)
+    ordinals = choose_gpus(gpus, gpu, _one_gpu_only(mode, bool(server or connect)))
+    mode, no_gpu_note = _soft_default_memory(ctx, mode, provider_name, bool(server or connect), gpu or 0)
     sizes = (
         mrb.SWEEP_SIZES
         if all_sizes
@@ -232,7 +243,7 @@ def mr_bench(
         blocks=mode.blocks,
         offset=offset,
         mr_size=parse_size(mr_size, what="--mr-size") if mr_size else None,
-        gpu=gpu,
+        gpu=gpu or 0,
         timeout_s=timeout,
         reg_sizes=tuple(parse_size_list(reg_sizes, what="--reg-sizes")),
         only=mode.only,
@@ -244,8 +255,7 @@ def mr_bench(
     if mode.matrix:
         cfg = mrb.matrix_config(cfg)
     cfg.validate()
-    progress = _progress(cfg, mode, server, connect, quiet)
-    results, stopped = measure(lambda: _run(cfg, mode, peer, link_gbps, progress), _kept(cfg))
+    results, stopped = _run_each_gpu(cfg, ordinals or (cfg.gpu,), mode, peer, link_gbps, quiet)
     said = f"provider: {provider_name} ({provider_why})"
     lead = _loop_cost_note(results, link_gbps) if mode.loop_cost else said
     with exit_130_after(stopped):
@@ -373,12 +383,36 @@ class _Mode:
         )
 
 
-def _kept(cfg) -> Callable[[list], list]:
-    """What a Ctrl-C keeps: the results measured so far, those in GPU memory with the GPU's ordinal."""
-    from gdrdiag.bench.mr_setup import uses_local_gpu
-    from gdrdiag.bench.runner import on_gpu
+def _one_gpu_only(mode: "_Mode", two_host: bool) -> Optional[str]:
+    """Why this mode runs one GPU by nature (``--gpus`` refused), or None."""
+    if mode.loop_cost:
+        return "--loop-cost measures no GPU"
+    return "--server/--connect run one GPU per end" if two_host else None
 
-    return lambda partial: on_gpu(partial, cfg.gpu, uses_local_gpu)
+
+def _run_each_gpu(cfg, ordinals: tuple[int, ...], mode: "_Mode", peer, link_gbps: float, quiet: bool):
+    """The run on each GPU in turn (one GPU: the run): every kind on the first, GPU memory on the others.
+
+    Host memory is the same memory whichever GPU is current, so its rows are measured once; each GPU
+    memory row records its GPU. Returns (results, the Interruption or None) as ``measure`` does.
+    """
+    import dataclasses
+
+    from gdrdiag.bench.gpus import GpuLoop
+    from gdrdiag.bench.mr_setup import uses_local_gpu
+
+    gpu_kinds = tuple(k for k in cfg.kinds if k.needs_gpu)
+    configs = {
+        g: dataclasses.replace(cfg, gpu=g, kinds=cfg.kinds if i == 0 or not gpu_kinds else gpu_kinds)
+        for i, g in enumerate(ordinals)
+    }
+    loop = GpuLoop(tuple(g for g in ordinals if g == ordinals[0] or gpu_kinds), uses_local_gpu)
+
+    def run_on(g: int) -> list:
+        progress = _progress(configs[g], mode, bool(peer.server), peer.connect, quiet)
+        return _run(configs[g], mode, peer, link_gbps, progress)
+
+    return measure(lambda: loop.run(run_on), loop.tag_partial)
 
 
 def _run(cfg, mode: _Mode, peer: Peer, link_gbps: float, steps: Progress) -> list:

@@ -8,7 +8,8 @@ from typing import Callable, Optional
 
 import typer
 
-from gdrdiag.bench.profiles import PROFILE_BENCHES, Profile, RdmaPart
+from gdrdiag.bench.gpus import GPUS_HELP
+from gdrdiag.bench.profiles import PER_GPU_BENCHES, PROFILE_BENCHES, Profile, RdmaPart
 from gdrdiag.cli import app
 from gdrdiag.cli.common import (
     EXIT_FAIL,
@@ -33,7 +34,8 @@ def build_report(profile: Profile, progress: Optional[Callable[[str], None]] = N
     """
     import dataclasses
 
-    from gdrdiag.bench.runner import run_case
+    from gdrdiag.bench.gpus import GpuLoop
+    from gdrdiag.bench.runner import on_gpu, run_case
     from gdrdiag.cli.interrupt import measure
     from gdrdiag.cli.reporting import results_report
     from gdrdiag.diagnose import diagnose
@@ -45,17 +47,53 @@ def build_report(profile: Profile, progress: Optional[Callable[[str], None]] = N
     machine = inspect_source(LiveSource())
     profile = dataclasses.replace(profile, machine=machine)  # the peer cases' path model needs it
 
+    loop = GpuLoop(profile.gpus)
+
     def run_benches() -> list:
         results = []
         for name, bench in PROFILE_BENCHES:
-            if progress:
-                progress(name)
-            results.extend(run_case(name.replace("-", "_"), lambda b=bench: b(profile)))
+            if name not in PER_GPU_BENCHES:
+                loop.current = None
+                if progress:
+                    progress(name)
+                results.extend(run_case(name.replace("-", "_"), lambda b=bench: b(profile)))
+                continue
+            for i, gpu in enumerate(profile.gpus):
+                loop.current = gpu
+                if progress:
+                    progress(name if len(profile.gpus) == 1 else f"{name} GPU {gpu}")
+                this = dataclasses.replace(profile, gpu=gpu, host_kinds=i == 0)
+                results.extend(
+                    on_gpu(run_case(name.replace("-", "_"), lambda b=bench, p=this: b(p)), gpu, _used_a_gpu)
+                )
         return results
 
-    results, stopped = measure(run_benches, list)
+    results, stopped = measure(run_benches, loop.tag_partial)
     report = results_report("report", results, machine=machine, notes=(stopped.note,) if stopped else ())
     return dataclasses.replace(report, findings=diagnose(report).findings), stopped
+
+
+def _profile(
+    level: str, rdma: RdmaPart, numa: str, gpus: Optional[str], from_report: Optional[Path]
+) -> Profile:
+    """The report profile the options ask for, its placement and GPUs checked before any work."""
+    from gdrdiag.bench.gpus import choose_gpus
+
+    profile = Profile(level, rdma, parse_numa(numa))
+    check_request(profile.numa)
+    if gpus is None:
+        return profile
+    if from_report is not None:
+        raise UserInputError("--from-report measures nothing; drop --gpus")
+    return Profile(level, rdma, profile.numa, gpus=choose_gpus(gpus) or (0,))
+
+
+def _used_a_gpu(result) -> bool:
+    """Whether a per-GPU bench's result used its GPU (an RDMA WRITE into host memory used none)."""
+    from gdrdiag.bench.mr_setup import uses_local_gpu
+    from gdrdiag.model.vocabulary import Bench
+
+    return result.bench is not Bench.MR or uses_local_gpu(result)
 
 
 def _rdma_part(skip: bool, size: Optional[str], iters: Optional[int], qps: Optional[int]) -> RdmaPart:
@@ -149,11 +187,14 @@ def report_cmd(
     rdma_qps: Optional[int] = typer.Option(None, "--rdma-qps", help="RDMA matrix QPs (default 4)."),
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
     numa: str = typer.Option("auto", "--numa", help=NUMA_HELP),
+    gpus: Optional[str] = typer.Option(None, "--gpus", help=GPUS_HELP, show_default=False),
 ) -> None:
     """Inspect this machine and run the standard benches it supports into one Report (WAIVED for the rest).
 
     With --record/--jsonl it also writes a node record for `gdrdiag fleet` (docs/fleet.md).
     """
+    import dataclasses
+
     from gdrdiag.cli.interrupt import exit_130_after
     from gdrdiag.model.findings import Severity
     from gdrdiag.render.findings_table import render_findings
@@ -169,11 +210,8 @@ def report_cmd(
             raise UserInputError(f"{path}: directory {path.parent} does not exist")
     _check_templates((output, record, jsonl, html), host, force)
     level = "quick" if quick else ("full" if full else "standard")
-    profile = Profile(level, _rdma_part(no_rdma, rdma_size, rdma_iters, rdma_qps), parse_numa(numa))
-    check_request(profile.numa)
+    profile = _profile(level, _rdma_part(no_rdma, rdma_size, rdma_iters, rdma_qps), numa, gpus, from_report)
     if from_report is not None:
-        import dataclasses
-
         from gdrdiag.cli.report_files import load_report
         from gdrdiag.diagnose import diagnose
 
@@ -181,7 +219,9 @@ def report_cmd(
         # Judge a saved Report with the current rules (its stored findings may predate them).
         report, stopped = dataclasses.replace(report, findings=diagnose(report).findings), None
     else:
-        progress = Progress(f"report ({level})", 1 + len(PROFILE_BENCHES), enabled=not quiet)
+        per_gpu = sum(1 for name, _ in PROFILE_BENCHES if name in PER_GPU_BENCHES)
+        steps = 1 + len(PROFILE_BENCHES) + per_gpu * (len(profile.gpus) - 1)
+        progress = Progress(f"report ({level})", steps, enabled=not quiet)
         report, stopped = build_report(profile, progress=progress.step)
     with exit_130_after(stopped):
         if add_results:
@@ -224,8 +264,20 @@ def report_cmd(
             placed = placement_lines(report.results)
             if placed:
                 echo_text(ctx, placed)
+            side = _gpus_side_by_side(report.results)
+            if side:
+                echo_text(ctx, side)
             echo_text(ctx, render_findings(report.findings))
         raise typer.Exit(code)
+
+
+def _gpus_side_by_side(results) -> str:
+    """The per-GPU benches' cases side by side, one column per GPU ("" for a one-GPU Report)."""
+    from gdrdiag.diagnose.node_rules import outliers, sibling_rows
+    from gdrdiag.render.gpu_table import render_gpus_side_by_side
+
+    rows = sibling_rows(results)
+    return render_gpus_side_by_side(results, rows, outliers(results, rows))
 
 
 def _write_node_outputs(

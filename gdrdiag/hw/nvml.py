@@ -33,6 +33,11 @@ def _q(
         unknown[key] = f"NVML: {type(exc).__name__}: {exc}"[:200]
 
 
+def _text(value: Any) -> str:
+    """A string NVML returns, as text (some binding releases return bytes)."""
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
 # nvmlGpuP2PCapsIndex_t and nvmlGpuP2PStatus_t (nvml.h), as numbers: the enum classes' member names
 # differ between cuda-bindings releases (13.3 on the x2 machine, 13.5 here).
 P2P_CAPS = {"read": 0, "write": 1, "nvlink": 2, "atomics": 3}
@@ -142,6 +147,8 @@ def gpu_facts(pci_bus_ids: list[str]) -> dict:
                 "virtualization_mode",
                 lambda v: VIRTUALIZATION_MODES.get(int(v), str(int(v))),
             )
+            # the GPU's UUID (GPU-xxxxxxxx-...): what nvidia-smi -L and CUDA_VISIBLE_DEVICES name it by
+            _q(nvml.device_get_uuid, h, facts, unknown, "uuid", _text)
             _q(nvml.device_get_curr_pcie_link_generation, h, facts, unknown, "link_gen")
             _q(nvml.device_get_max_pcie_link_generation, h, facts, unknown, "link_gen_max")
             _q(nvml.device_get_curr_pcie_link_width, h, facts, unknown, "link_width")

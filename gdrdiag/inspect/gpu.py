@@ -197,6 +197,7 @@ def inspect_gpus(
                 nvml_replay_counter=_nint(nv, "replay_counter"),
                 nvlinks=nvlinks(nv, unknown),
                 utilization_pct=_nint(nv, "utilization_pct"),
+                uuid=nv.get("uuid") if isinstance(nv.get("uuid"), str) else None,
                 other_processes=_processes(nv),
                 numa_node=f.numa_node,
                 has_p2p_clique_cap=(

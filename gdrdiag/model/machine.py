@@ -294,6 +294,7 @@ class GpuInfo:
     # processes with a context on this GPU (gdrdiag's own process left out): who else was using it
     utilization_pct: Optional[int] = None
     other_processes: tuple[GpuProcess, ...] = ()
+    uuid: Optional[str] = None  # NVML's GPU UUID (``GPU-...``), as nvidia-smi -L prints it
     numa_node: Optional[int] = None
     has_p2p_clique_cap: Optional[bool] = None
     unknown: dict[str, str] = field(default_factory=dict)

@@ -468,6 +468,10 @@ class RunSettings:
     link_gbps: Optional[float] = None
     run_timeout_s: Optional[float] = None
     peer: Optional[str] = None  # two-host mode: the server the client wrote to
+    # the GPU the row ran on, as the machine facts name it (its ``gpu`` ordinal is CUDA's, which
+    # CUDA_VISIBLE_DEVICES renumbers): PCI address and NVML UUID
+    gpu_bdf: Optional[str] = None
+    gpu_uuid: Optional[str] = None
     # CPU/NUMA placement (--numa): what was asked, the node applied and its CPUs, or why none was.
     numa: Optional[str] = None  # auto | none | a node number, as requested
     numa_node: Optional[int] = None  # the node the run was bound to; None when nothing was applied
