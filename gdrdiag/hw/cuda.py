@@ -2,7 +2,8 @@
 
 Every driver call goes through :func:`check`, which turns cuda-python's ``(CUresult, *values)``
 tuples into values or a :class:`~gdrdiag.errors.HardwareError` naming the call, the numeric
-code, the symbolic name and the driver's explanation. No GPU or no driver is a normal state:
+code, the symbolic name and an explanation: the driver's text, then the entry of
+:data:`CU_RESULT_EXPLANATIONS` (what the code usually means here). No GPU or no driver is a normal state:
 :func:`init` raises :class:`~gdrdiag.errors.NotSupported` with the reason, and commands
 report WAIVED.
 
@@ -68,14 +69,109 @@ def driver() -> Any:
     return drv
 
 
+# What the common CUresult codes mean for gdrdiag's calls and where to look next, keyed by the
+# symbolic name. The meanings follow the CUresult reference of the CUDA driver API
+# (https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html, enum cudaError_enum).
+# Every HardwareError and NotSupported built from a CUresult carries the entry after the driver's
+# own cuGetErrorString text (which is empty where the driver cannot be loaded); the C and ctypes
+# copy paths (copy_native.py, memcpy_batch.py) use the same table through :func:`explain`.
+CU_RESULT_EXPLANATIONS: dict[str, str] = {
+    "CUDA_ERROR_INVALID_VALUE": "an argument is outside what this call accepts (size, pointer, flag, count)",
+    "CUDA_ERROR_OUT_OF_MEMORY": (
+        "the allocation does not fit: another process may hold GPU memory (nvidia-smi), "
+        "or ask for a smaller size"
+    ),
+    "CUDA_ERROR_NOT_INITIALIZED": "cuInit has not succeeded in this process",
+    "CUDA_ERROR_DEINITIALIZED": "the driver is shutting down (a call made while the process exits)",
+    "CUDA_ERROR_NO_DEVICE": (
+        "the driver sees no CUDA-capable GPU: check nvidia-smi, the driver install and CUDA_VISIBLE_DEVICES"
+    ),
+    "CUDA_ERROR_INVALID_DEVICE": (
+        "no such GPU ordinal in this process (CUDA_VISIBLE_DEVICES hides and renumbers GPUs)"
+    ),
+    "CUDA_ERROR_DEVICE_UNAVAILABLE": (
+        "the GPU is busy or unavailable: exclusive-process compute mode with another process on it, "
+        "or a MIG/vGPU setting (nvidia-smi -q -d COMPUTE)"
+    ),
+    "CUDA_ERROR_INVALID_CONTEXT": "no valid CUDA context is current on this thread",
+    "CUDA_ERROR_CONTEXT_IS_DESTROYED": "the context this call used has been destroyed",
+    "CUDA_ERROR_INVALID_HANDLE": "a stream, event, module or function handle is not valid (destroyed?)",
+    "CUDA_ERROR_NOT_PERMITTED": "the driver does not permit this operation in the current configuration",
+    "CUDA_ERROR_NOT_SUPPORTED": "this GPU, driver or platform does not support the operation",
+    "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": (
+        "the user-mode driver (libcuda) and the kernel module are different versions: reinstall "
+        "or reboot after a driver update"
+    ),
+    "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE": (
+        "a CUDA forward-compatibility libcuda is in use on a GPU it does not support"
+    ),
+    "CUDA_ERROR_SYSTEM_NOT_READY": (
+        "the system is not ready for CUDA: on NVSwitch systems check that nvidia-fabricmanager is running"
+    ),
+    "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED": (
+        "these two GPUs cannot map each other's memory: no P2P path between them (IOMMU or ACS "
+        "redirect, different root complexes, or a virtual machine)"
+    ),
+    "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED": "peer access between these contexts is already enabled",
+    "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED": "peer access between these contexts has not been enabled",
+    "CUDA_ERROR_TOO_MANY_PEERS": "the hardware resources for another peer mapping are exhausted on this GPU",
+    "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED": "this host range (or part of it) is already registered",
+    "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED": "this host range is not registered with CUDA",
+    "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES": (
+        "the launch needs more registers, threads or shared memory per block than the GPU has"
+    ),
+    "CUDA_ERROR_LAUNCH_TIMEOUT": "the kernel ran past the display watchdog's limit",
+    "CUDA_ERROR_LAUNCH_FAILED": (
+        "a kernel failed while running; the context is unusable and the process must restart"
+    ),
+    "CUDA_ERROR_ILLEGAL_ADDRESS": (
+        "a kernel or copy touched an address outside any valid allocation; the context is unusable "
+        "and the process must restart"
+    ),
+    "CUDA_ERROR_MISALIGNED_ADDRESS": (
+        "a kernel accessed a misaligned address; the context is unusable and the process must restart"
+    ),
+    "CUDA_ERROR_ILLEGAL_INSTRUCTION": (
+        "a kernel executed an illegal instruction; the context is unusable and the process must restart"
+    ),
+    "CUDA_ERROR_ECC_UNCORRECTABLE": (
+        "the GPU reported an uncorrectable ECC error (nvidia-smi -q -d ECC); the GPU may need a reset"
+    ),
+    "CUDA_ERROR_NVLINK_UNCORRECTABLE": "an uncorrectable NVLink error was detected (nvidia-smi nvlink -e)",
+    "CUDA_ERROR_UNSUPPORTED_PTX_VERSION": (
+        "the PTX is newer than this driver's JIT accepts: update the driver (gdrdiag compiles CUBIN "
+        "where NVRTC can target the GPU)"
+    ),
+    "CUDA_ERROR_INVALID_PTX": "the driver's JIT could not compile the PTX",
+    "CUDA_ERROR_NO_BINARY_FOR_GPU": "the module has no code for this GPU's architecture",
+    "CUDA_ERROR_NOT_FOUND": "a named symbol (a kernel or global) is not in the module",
+    "CUDA_ERROR_OPERATING_SYSTEM": "an operating-system call made by the driver failed (see dmesg)",
+    "CUDA_ERROR_UNKNOWN": "the driver gave no specific reason (see dmesg for Xid messages)",
+}
+
+
+def explain(name: str, detail: str = "") -> str:
+    """The explanation for CUresult ``name``: ``detail``, then gdrdiag's table entry.
+
+    ``detail`` is the driver's own text (cuGetErrorString) or what the failing call knows. Either
+    part may be missing (the driver cannot be asked where libcuda is unusable; the table covers the
+    common codes only); an unknown code with no detail explains as "".
+    """
+    ours = CU_RESULT_EXPLANATIONS.get(name, "")
+    if detail and ours:
+        return f"{detail}; {ours}"
+    return detail or ours
+
+
 def _error_text(drv: Any, err: Any) -> tuple[str, str]:
+    """(symbolic name, explanation) of CUresult ``err``; the driver's text where it can give it."""
     name = getattr(err, "name", str(err))
     try:
         res, desc = drv.cuGetErrorString(err)
-        explanation = desc.decode() if isinstance(desc, bytes) else str(desc)
+        driver_text = desc.decode() if isinstance(desc, bytes) else str(desc)
     except Exception:  # the driver may be unusable; keep the name
-        explanation = ""
-    return name, explanation
+        driver_text = ""
+    return name, explain(name, driver_text)
 
 
 def check(result: Sequence[Any] | Any, call: str) -> Any:
