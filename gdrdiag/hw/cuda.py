@@ -19,7 +19,7 @@ import ctypes
 import functools
 import os
 import threading
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from gdrdiag.errors import HardwareError, NotSupported
 from gdrdiag.model.machine import CudaDeviceFacts
@@ -193,9 +193,16 @@ def check(result: Sequence[Any] | Any, call: str) -> Any:
     return values[0] if len(values) == 1 else values
 
 
-def call(name: str, *args: Any) -> Any:
-    """Call driver function ``name`` with ``args`` through :func:`check`."""
-    return check(getattr(driver(), name)(*args), name)
+def call(fn: Callable[..., Any] | str, *args: Any) -> Any:
+    """Call the driver binding ``fn`` with ``args`` through :func:`check`.
+
+    Pass the function object, ``call(driver().cuMemAlloc, size)``, so grep and a type checker see
+    which driver function each site calls; the error names the call by ``fn.__name__``. A name as a
+    string is still accepted while the sites move over.
+    """
+    if isinstance(fn, str):
+        return check(getattr(driver(), fn)(*args), fn)
+    return check(fn(*args), getattr(fn, "__name__", repr(fn)))
 
 
 def init() -> None:
@@ -226,13 +233,13 @@ def init() -> None:
 def device_count() -> int:
     """Number of CUDA devices visible to this process (after :func:`init`)."""
     init()
-    return int(call("cuDeviceGetCount"))
+    return int(call(driver().cuDeviceGetCount))
 
 
 def driver_version() -> int:
     """Driver API version as an integer, e.g. 13000 for CUDA 13.0."""
     init()
-    return int(call("cuDriverGetVersion"))
+    return int(call(driver().cuDriverGetVersion))
 
 
 def get_device(ordinal: int = 0) -> Any:
@@ -242,7 +249,7 @@ def get_device(ordinal: int = 0) -> Any:
         raise NotSupported("the CUDA driver sees no GPU")
     if not 0 <= ordinal < n:
         raise NotSupported(f"GPU {ordinal} does not exist (this machine has {n})")
-    return call("cuDeviceGet", ordinal)
+    return call(driver().cuDeviceGet, ordinal)
 
 
 def device_attribute(dev: Any, name: str) -> Optional[int]:
@@ -260,7 +267,7 @@ def device_attribute(dev: Any, name: str) -> Optional[int]:
 
 def device_name(dev: Any) -> str:
     """Marketing name of the GPU."""
-    raw = call("cuDeviceGetName", 256, dev)
+    raw = call(driver().cuDeviceGetName, 256, dev)
     return raw.split(b"\0", 1)[0].decode(errors="replace")
 
 
@@ -275,14 +282,14 @@ def device_facts(ordinal: int = 0) -> CudaDeviceFacts:
     """A plain-data snapshot of one GPU for inspect and for Reports."""
     dev = get_device(ordinal)
     attrs = {name: device_attribute(dev, name) for name in REPORTED_ATTRIBUTES}
-    bus_id = call("cuDeviceGetPCIBusId", 32, dev)
+    bus_id = call(driver().cuDeviceGetPCIBusId, 32, dev)
     bus_id = bus_id.split(b"\0", 1)[0].decode() if isinstance(bus_id, bytes) else str(bus_id)
     return CudaDeviceFacts(
         ordinal=ordinal,
         name=device_name(dev),
         pci_bus_id=bus_id.lower(),
         compute_capability=compute_capability(dev),
-        total_memory=int(call("cuDeviceTotalMem", dev)),
+        total_memory=int(call(driver().cuDeviceTotalMem, dev)),
         multiprocessor_count=int(attrs.get("MULTIPROCESSOR_COUNT") or 0),
         attributes=attrs,
     )
@@ -306,8 +313,8 @@ class GpuContext:
         self.handle: Any = None
 
     def __enter__(self) -> "GpuContext":
-        self.handle = call("cuDevicePrimaryCtxRetain", self.device)
-        call("cuCtxSetCurrent", self.handle)
+        self.handle = call(driver().cuDevicePrimaryCtxRetain, self.device)
+        call(driver().cuCtxSetCurrent, self.handle)
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -317,15 +324,15 @@ class GpuContext:
         """Release the primary context (idempotent)."""
         if self.handle is not None:
             self.handle = None
-            check(driver().cuDevicePrimaryCtxRelease(self.device), "cuDevicePrimaryCtxRelease")
+            call(driver().cuDevicePrimaryCtxRelease, self.device)
 
     def synchronize(self) -> None:
         """Wait for all work in the context."""
-        call("cuCtxSynchronize")
+        call(driver().cuCtxSynchronize)
 
     def free_memory(self) -> tuple[int, int]:
         """(free, total) device memory in bytes."""
-        free, total = call("cuMemGetInfo")
+        free, total = call(driver().cuMemGetInfo)
         return int(free), int(total)
 
     @property
@@ -345,7 +352,7 @@ class Stream:
 
     def __init__(self) -> None:
         drv = driver()
-        self.handle = call("cuStreamCreate", int(drv.CUstream_flags.CU_STREAM_NON_BLOCKING))
+        self.handle = call(driver().cuStreamCreate, int(drv.CUstream_flags.CU_STREAM_NON_BLOCKING))
 
     def __enter__(self) -> "Stream":
         return self
@@ -355,17 +362,17 @@ class Stream:
 
     def synchronize(self) -> None:
         """Block until all work queued on the stream is done."""
-        call("cuStreamSynchronize", self.handle)
+        call(driver().cuStreamSynchronize, self.handle)
 
     def wait(self, event: "Event") -> None:
         """Make later work on this stream wait for ``event``."""
-        call("cuStreamWaitEvent", self.handle, event.handle, 0)
+        call(driver().cuStreamWaitEvent, self.handle, event.handle, 0)
 
     def close(self) -> None:
         """Destroy the stream (idempotent)."""
         if self.handle is not None:
             handle, self.handle = self.handle, None
-            check(driver().cuStreamDestroy(handle), "cuStreamDestroy")
+            call(driver().cuStreamDestroy, handle)
 
 
 class Event:
@@ -373,7 +380,7 @@ class Event:
 
     def __init__(self) -> None:
         drv = driver()
-        self.handle = call("cuEventCreate", int(drv.CUevent_flags.CU_EVENT_DEFAULT))
+        self.handle = call(driver().cuEventCreate, int(drv.CUevent_flags.CU_EVENT_DEFAULT))
 
     def __enter__(self) -> "Event":
         return self
@@ -383,23 +390,23 @@ class Event:
 
     def record(self, stream: Stream) -> None:
         """Record the event on ``stream``."""
-        call("cuEventRecord", self.handle, stream.handle)
+        call(driver().cuEventRecord, self.handle, stream.handle)
 
     def synchronize(self) -> None:
         """Wait until the event has completed."""
-        call("cuEventSynchronize", self.handle)
+        call(driver().cuEventSynchronize, self.handle)
 
     def close(self) -> None:
         """Destroy the event (idempotent)."""
         if self.handle is not None:
             handle, self.handle = self.handle, None
-            check(driver().cuEventDestroy(handle), "cuEventDestroy")
+            call(driver().cuEventDestroy, handle)
 
 
 def elapsed_ms(start: Event, end: Event) -> float:
     """Milliseconds between two recorded events (GPU clock, ~0.5 us resolution)."""
     end.synchronize()
-    return float(call("cuEventElapsedTime", start.handle, end.handle))
+    return float(call(driver().cuEventElapsedTime, start.handle, end.handle))
 
 
 def launch(
@@ -428,7 +435,7 @@ def launch(
     pairs = list(args)
     params = (tuple(v for v, _ in pairs), tuple(t for _, t in pairs))
     if not overlap_previous:
-        call("cuLaunchKernel", function, *g, *b, shared_mem, stream.handle, params, 0)
+        call(driver().cuLaunchKernel, function, *g, *b, shared_mem, stream.handle, params, 0)
         return
     drv = driver()
     config = drv.CUlaunchConfig()
@@ -441,7 +448,7 @@ def launch(
     attr.value.programmaticStreamSerializationAllowed = 1
     config.attrs = [attr]
     config.numAttrs = 1
-    call("cuLaunchKernelEx", config, function, params, 0)
+    call(driver().cuLaunchKernelEx, config, function, params, 0)
 
 
 # Re-exported for kernel argument lists.

@@ -73,6 +73,28 @@ def test_a_code_outside_the_table_keeps_the_driver_text_or_nothing(monkeypatch):
     assert info.value.explanation == "" and str(info.value).endswith(f"[{int(code)}]")
 
 
+def test_call_takes_the_function_and_names_the_error_after_it(no_libcuda):
+    seen = []
+
+    def cuDeviceCanAccessPeer(a, b):  # stands in for the binding of the same name
+        seen.append((a, b))
+        return (CUresult.CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, 0)
+
+    with pytest.raises(HardwareError) as info:
+        cuda.call(cuDeviceCanAccessPeer, "dev0", "dev1")
+    assert seen == [("dev0", "dev1")]  # arguments passed through in order
+    assert (info.value.call, info.value.name) == (
+        "cuDeviceCanAccessPeer",
+        "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+    )
+    assert "no P2P path" in info.value.explanation
+
+    def cuMemGetInfo():
+        return (CUresult.CUDA_SUCCESS, 10, 20)
+
+    assert cuda.call(cuMemGetInfo) == (10, 20)
+
+
 def test_the_explanation_table_uses_real_cuda_result_names_and_covers_the_common_codes():
     members = {m.name for m in CUresult}
     assert set(cuda.CU_RESULT_EXPLANATIONS) <= members
