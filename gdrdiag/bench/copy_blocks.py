@@ -221,7 +221,7 @@ def _methods(
         (
             "copy_blocks_coalesced",
             "one cuMemcpyHtoDAsync of the contiguous region",
-            lambda s: cuda.call("cuMemcpyHtoDAsync", d, h, total, s.handle),
+            lambda s: cuda.call(cuda.driver().cuMemcpyHtoDAsync, d, h, total, s.handle),
             ctx.gate,
         ),
         (
