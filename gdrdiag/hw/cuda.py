@@ -193,15 +193,16 @@ def check(result: Sequence[Any] | Any, call: str) -> Any:
     return values[0] if len(values) == 1 else values
 
 
-def call(fn: Callable[..., Any] | str, *args: Any) -> Any:
+def call(fn: Callable[..., Any], *args: Any) -> Any:
     """Call the driver binding ``fn`` with ``args`` through :func:`check`.
 
-    Pass the function object, ``call(driver().cuMemAlloc, size)``, so grep and a type checker see
-    which driver function each site calls; the error names the call by ``fn.__name__``. A name as a
-    string is still accepted while the sites move over.
+    Pass the function object, ``call(driver().cuMemAlloc, size)``, never its name as a string:
+    grep and a type checker then see which driver function each site calls, and
+    tests/unit/test_driver_calls.py checks every such site against the installed bindings. The
+    error names the call by ``fn.__name__``.
     """
-    if isinstance(fn, str):
-        return check(getattr(driver(), fn)(*args), fn)
+    if isinstance(fn, str):  # a name in a string (the retired form) would dodge the checks above
+        raise TypeError(f"cuda.call takes the driver function, not its name: call(driver().{fn}, ...)")
     return check(fn(*args), getattr(fn, "__name__", repr(fn)))
 
 

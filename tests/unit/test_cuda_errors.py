@@ -95,6 +95,11 @@ def test_call_takes_the_function_and_names_the_error_after_it(no_libcuda):
     assert cuda.call(cuMemGetInfo) == (10, 20)
 
 
+def test_call_refuses_a_function_name():
+    with pytest.raises(TypeError):
+        cuda.call("cuDeviceGetCount")  # type: ignore[arg-type]
+
+
 def test_the_explanation_table_uses_real_cuda_result_names_and_covers_the_common_codes():
     members = {m.name for m in CUresult}
     assert set(cuda.CU_RESULT_EXPLANATIONS) <= members
