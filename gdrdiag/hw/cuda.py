@@ -1,11 +1,11 @@
 """CUDA driver access through cuda-python (``cuda.bindings.driver``).
 
-Every driver call goes through :func:`check`, which turns cuda-python's ``(CUresult, *values)``
-tuples into values or a :class:`~gdrdiag.errors.HardwareError` naming the call, the numeric
-code, the symbolic name and an explanation: the driver's text, then the entry of
-:data:`CU_RESULT_EXPLANATIONS` (what the code usually means here). No GPU or no driver is a normal state:
-:func:`init` raises :class:`~gdrdiag.errors.NotSupported` with the reason, and commands
-report WAIVED.
+Every driver call goes through :func:`check` (most through :func:`call`, which takes the binding
+itself), turning cuda-python's ``(CUresult, *values)`` tuples into values or a
+:class:`~gdrdiag.errors.HardwareError` naming the call, the numeric code, the symbolic name and an
+explanation: the driver's text, then the entry of :data:`CU_RESULT_EXPLANATIONS` (what the code
+usually means here). No GPU or no driver is a normal state: :func:`init` raises
+:class:`~gdrdiag.errors.NotSupported` with the reason, and commands report WAIVED.
 
 The driver API is used directly (not the runtime) because it is what cuda-python exposes
 without a toolkit install, and because it makes contexts explicit: gdrdiag retains each
