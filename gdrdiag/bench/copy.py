@@ -158,16 +158,16 @@ class _SweepCase:
         s0, s1 = ctx.streams
 
         def h2d(stream: cuda.Stream) -> None:
-            cuda.call("cuMemcpyAsync", dev_a.ptr, host_a.ptr, n, stream.handle)
+            cuda.call(cuda.driver().cuMemcpyAsync, dev_a.ptr, host_a.ptr, n, stream.handle)
 
         def d2h(stream: cuda.Stream) -> None:
-            cuda.call("cuMemcpyAsync", host_b.ptr, dev_b.ptr, n, stream.handle)
+            cuda.call(cuda.driver().cuMemcpyAsync, host_b.ptr, dev_b.ptr, n, stream.handle)
 
         if self.mode == "sync":
             fn = (
-                (lambda: cuda.call("cuMemcpy", dev_a.ptr, host_a.ptr, n))
+                (lambda: cuda.call(cuda.driver().cuMemcpy, dev_a.ptr, host_a.ptr, n))
                 if self.direction == "h2d"
-                else (lambda: cuda.call("cuMemcpy", host_b.ptr, dev_b.ptr, n))
+                else (lambda: cuda.call(cuda.driver().cuMemcpy, host_b.ptr, dev_b.ptr, n))
             )
             return time_host(fn, iterations=opts.iterations, warmup=opts.warmup, what="cuMemcpy"), n
         gate = ctx.gate if _gated(self.kind) else None
@@ -220,7 +220,7 @@ def reference_results(ctx: CopyContext) -> list[BenchResult]:
             dev.fill(POISON, n)
             timed = time_stream(
                 ctx.streams[0],
-                lambda s: cuda.call("cuMemcpyAsync", dev.ptr, host.ptr, n, s.handle),
+                lambda s: cuda.call(cuda.driver().cuMemcpyAsync, dev.ptr, host.ptr, n, s.handle),
                 iterations=gated_iterations(ctx.opts.iterations),
                 warmup=ctx.opts.warmup,
                 gate=ctx.gate,
@@ -309,18 +309,18 @@ def pinning_results(ctx: CopyContext) -> list[BenchResult]:
             import time
 
             t0 = time.perf_counter()
-            cuda.call("cuMemHostRegister", pageable.ptr, n, drv.CU_MEMHOSTREGISTER_PORTABLE)
+            cuda.call(cuda.driver().cuMemHostRegister, pageable.ptr, n, drv.CU_MEMHOSTREGISTER_PORTABLE)
             pin_seconds.append(time.perf_counter() - t0)
             try:
-                cuda.call("cuMemcpy", dev.ptr, pageable.ptr, n)
+                cuda.call(cuda.driver().cuMemcpy, dev.ptr, pageable.ptr, n)
             finally:
-                cuda.call("cuMemHostUnregister", pageable.ptr)
+                cuda.call(cuda.driver().cuMemHostUnregister, pageable.ptr)
 
         variants = (
             (
                 "copy_pinning_pageable",
                 "copy from pageable memory (driver stages through its own pinned buffers)",
-                lambda: cuda.call("cuMemcpy", dev.ptr, pageable.ptr, n),
+                lambda: cuda.call(cuda.driver().cuMemcpy, dev.ptr, pageable.ptr, n),
             ),
             (
                 "copy_pinning_on_demand",
@@ -330,7 +330,7 @@ def pinning_results(ctx: CopyContext) -> list[BenchResult]:
             (
                 "copy_pinning_preallocated",
                 "copy from a buffer pinned once in advance",
-                lambda: cuda.call("cuMemcpy", dev.ptr, pinned.ptr, n),
+                lambda: cuda.call(cuda.driver().cuMemcpy, dev.ptr, pinned.ptr, n),
             ),
         )
         for key, desc, fn in variants:
@@ -370,7 +370,11 @@ class _Pipeline:
 
     def h2d(self, layer: int, dev: Buffer, stream: cuda.Stream) -> None:
         cuda.call(
-            "cuMemcpyHtoDAsync", dev.ptr, self.host_in.ptr + layer * self.chunk, self.chunk, stream.handle
+            cuda.driver().cuMemcpyHtoDAsync,
+            dev.ptr,
+            self.host_in.ptr + layer * self.chunk,
+            self.chunk,
+            stream.handle,
         )
 
     def compute(self, dev: Buffer, stream: cuda.Stream, iters: int) -> None:
@@ -379,7 +383,11 @@ class _Pipeline:
 
     def d2h(self, layer: int, dev: Buffer, stream: cuda.Stream) -> None:
         cuda.call(
-            "cuMemcpyDtoHAsync", self.host_out.ptr + layer * self.chunk, dev.ptr, self.chunk, stream.handle
+            cuda.driver().cuMemcpyDtoHAsync,
+            self.host_out.ptr + layer * self.chunk,
+            dev.ptr,
+            self.chunk,
+            stream.handle,
         )
 
     def calibrate(self, stream: cuda.Stream) -> tuple[float, float, float, int]:

@@ -32,9 +32,12 @@ def _binding_batch_op(dsts: list[int], srcs: list[int], sizes: list[int]) -> Cal
     or bindings lack the call.
     """
     drv = cuda.driver()
-    fn = getattr(drv, "cuMemcpyBatchAsync", None)
-    if fn is None:
-        raise NotSupported("cuMemcpyBatchAsync is not in these cuda-python bindings (needs CUDA 12.8+)")
+    try:
+        fn = drv.cuMemcpyBatchAsync
+    except AttributeError:
+        raise NotSupported(
+            "cuMemcpyBatchAsync is not in these cuda-python bindings (needs CUDA 12.8+)"
+        ) from None
     attrs = drv.CUmemcpyAttributes()
     attrs.srcAccessOrder = drv.CUmemcpySrcAccessOrder.CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
     dst_ptrs = [drv.CUdeviceptr(p) for p in dsts]
@@ -221,7 +224,7 @@ def _methods(
         (
             "copy_blocks_coalesced",
             "one cuMemcpyHtoDAsync of the contiguous region",
-            lambda s: cuda.call("cuMemcpyHtoDAsync", d, h, total, s.handle),
+            lambda s: cuda.call(cuda.driver().cuMemcpyHtoDAsync, d, h, total, s.handle),
             ctx.gate,
         ),
         (

@@ -206,7 +206,7 @@ class GatherSession:
         ce_dst, table = self.ce_dst.ptr, self.table.ptr
 
         def ce_op(stream) -> None:
-            cuda.call("cuMemcpyHtoDAsync", ce_dst, table, nbytes, stream.handle)
+            cuda.call(cuda.driver().cuMemcpyHtoDAsync, ce_dst, table, nbytes, stream.handle)
 
         t = sum(timing.time_stream(self.stream, f, iterations=1, warmup=1).seconds[0] for f in (op, ce_op))
         iters = int(min(self.config.iterations, max(3, self.config.time_budget_s / max(t, 1e-6))))
@@ -262,7 +262,7 @@ class GatherSession:
         table_ptr, dst_ptr = self.table.ptr, self.dst.ptr
 
         def op(stream) -> None:
-            cuda.call("cuMemcpyHtoDAsync", dst_ptr, table_ptr, nbytes, stream.handle)
+            cuda.call(cuda.driver().cuMemcpyHtoDAsync, dst_ptr, table_ptr, nbytes, stream.handle)
 
         timed = self._samples(op, "copy engine")
         got = self.dst.read_array(nbytes)
@@ -390,7 +390,7 @@ class GatherSession:
             threads, depth, shared = bulk_config(layout.record_bytes, threads, self.smem_optin)
             drv = cuda.driver()
             attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-            cuda.call("cuFuncSetAttribute", fn, attr, shared)
+            cuda.call(cuda.driver().cuFuncSetAttribute, fn, attr, shared)
         if spec.mapping == "thread":
             grid = -(-layout.records // threads)
         elif spec.mapping == "warp":
@@ -452,7 +452,10 @@ class GatherSession:
         else:
             sms_used = self.sm_count
             occupancy = cuda.call(
-                "cuOccupancyMaxActiveBlocksPerMultiprocessor", launch.fn, launch.threads, launch.shared
+                cuda.driver().cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                launch.fn,
+                launch.threads,
+                launch.shared,
             )
             blocks_per_sm = min(float(occupancy), launch.grid / max(1, self.sm_count)) or 1.0
         per_sm = (
@@ -501,7 +504,7 @@ class GatherSession:
         vp, ull = ctypes.c_void_p, ctypes.c_ulonglong
 
         def op(stream) -> None:
-            cuda.call("cuMemsetD32Async", counts, 0, slots, stream.handle)
+            cuda.call(cuda.driver().cuMemsetD32Async, counts, 0, slots, stream.handle)
             cuda.launch(f_count, cgrid, 256, [(s_in, vp), (n, ull), (counts, vp)], stream)
             cuda.launch(f_blocks, tiles, 1024, [(counts, vp), (slots, ull), (sums, vp)], stream)
             cuda.launch(f_scan, 1, 1024, [(sums, vp), (tiles, ull)], stream)

@@ -220,7 +220,15 @@ class _Session:
         s_ctx, d_ctx = self.gpus[src].ctx, self.gpus[dst].ctx
 
         def op(stream: cuda.Stream) -> None:
-            cuda.call("cuMemcpyPeerAsync", d_buf.ptr, d_ctx.handle, s_buf.ptr, s_ctx.handle, n, stream.handle)
+            cuda.call(
+                cuda.driver().cuMemcpyPeerAsync,
+                d_buf.ptr,
+                d_ctx.handle,
+                s_buf.ptr,
+                s_ctx.handle,
+                n,
+                stream.handle,
+            )
 
         return op
 

@@ -130,7 +130,7 @@ def _one_size(
                 st = gs.streams[0]
                 st.wait(fork)
                 cuda.call(
-                    "cuMemcpyPeerAsync",
+                    cuda.driver().cuMemcpyPeerAsync,
                     d_buf.ptr + k * n,
                     gd.ctx.handle,
                     srcs[s].ptr,

@@ -192,7 +192,7 @@ def _ways(session: Any, bufs: _Buffers, src: int, dst: int, size: int, count: in
             COALESCED,
             "one cuMemcpyAsync of the same bytes from a contiguous region",
             src,
-            lambda s: cuda.call("cuMemcpyAsync", dp, sp, total, s.handle),
+            lambda s: cuda.call(cuda.driver().cuMemcpyAsync, dp, sp, total, s.handle),
             True,
         ),
         _Way(

@@ -53,9 +53,11 @@ class SpinGate:
         self._module = nvrtc.load("spin_gate", gpu.arch)
         self._kernel = self._module.function("spin_gate")
         self._flag_host = int(
-            cuda.call("cuMemHostAlloc", 4, drv.CU_MEMHOSTALLOC_DEVICEMAP | drv.CU_MEMHOSTALLOC_PORTABLE)
+            cuda.call(
+                cuda.driver().cuMemHostAlloc, 4, drv.CU_MEMHOSTALLOC_DEVICEMAP | drv.CU_MEMHOSTALLOC_PORTABLE
+            )
         )
-        self._flag_dev = int(cuda.call("cuMemHostGetDevicePointer", self._flag_host, 0))
+        self._flag_dev = int(cuda.call(cuda.driver().cuMemHostGetDevicePointer, self._flag_host, 0))
         self._flag = ctypes.c_int.from_address(self._flag_host)
         self._flag.value = 0
 
@@ -78,8 +80,8 @@ class SpinGate:
         """Release the stream and free the flag and module (idempotent)."""
         if self._flag_host:
             self._flag.value = 1
-            cuda.call("cuCtxSynchronize")
-            cuda.call("cuMemFreeHost", self._flag_host)
+            cuda.call(cuda.driver().cuCtxSynchronize)
+            cuda.call(cuda.driver().cuMemFreeHost, self._flag_host)
             self._flag_host = 0
             self._module.close()
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from gdrdiag.errors import HardwareError, NotSupported, UserInputError
+from gdrdiag.hw.cuda import explain
 from gdrdiag.hw.native_lib import CachedLoad, Loaded, declare, open_library
 
 ABI_VERSION = 2  # 2: the batch calls cuMemcpyBatchAsync_v2 on CUDA 13 drivers; gc_batch_abi
@@ -137,7 +138,8 @@ def _check(rc: int, err: Any, r: CopyResult, call: str) -> None:
     if rc == GC_ENOTSUP:
         raise NotSupported(f"{call}: {msg}")
     if rc == GC_ECUDA:
-        raise HardwareError(call, int(r.cu_error), r.cu_name.decode(errors="replace") or "CUDA_ERROR", msg)
+        name = r.cu_name.decode(errors="replace") or "CUDA_ERROR"
+        raise HardwareError(call, int(r.cu_error), name, explain(name, msg))
     if rc == errno.EINVAL:
         raise UserInputError(msg)
     raise HardwareError(call, rc, errno.errorcode.get(rc, "error"), msg)

@@ -180,6 +180,6 @@ def sample_during_copies(
 
     def start() -> None:
         for _ in range(copies):
-            cuda.call("cuMemcpyHtoDAsync", dst_ptr, src_ptr, nbytes, stream.handle)
+            cuda.call(cuda.driver().cuMemcpyHtoDAsync, dst_ptr, src_ptr, nbytes, stream.handle)
 
     return sample_under_load(bus_id, start, stream.synchronize)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from gdrdiag.errors import HardwareError, NotSupported, UserInputError
+from gdrdiag.hw.cuda import explain
 
 CUDA_SUCCESS = 0
 CUDA_ERROR_NOT_SUPPORTED = 801  # cuda.h: cudaError_enum
@@ -170,4 +171,4 @@ class BatchCopy:
         where = ""
         if self.entry.abi == ABI_12_8 and self._fail_idx.value < self.count:  # SIZE_MAX: no one copy
             where = f"; copy {self._fail_idx.value} failed"
-        raise HardwareError(call, err, label, f"a batch of {self.count} copies{where}")
+        raise HardwareError(call, err, label, explain(label, f"a batch of {self.count} copies{where}"))

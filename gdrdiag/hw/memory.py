@@ -95,13 +95,13 @@ class _Allocation:
         self.freed = True
         drv_calls = []
         if self.kind in (MemoryKind.DEVICE, MemoryKind.MANAGED):
-            drv_calls.append(("cuMemFree", self.raw))
+            drv_calls.append((cuda.driver().cuMemFree, self.raw))
         elif self.kind in (MemoryKind.PINNED, MemoryKind.PINNED_WC):
-            drv_calls.append(("cuMemFreeHost", self.raw))
+            drv_calls.append((cuda.driver().cuMemFreeHost, self.raw))
         elif self.kind is MemoryKind.REGISTERED and self.registered:
-            drv_calls.append(("cuMemHostUnregister", self.raw))
-        for name, arg in drv_calls:
-            cuda.call(name, arg)
+            drv_calls.append((cuda.driver().cuMemHostUnregister, self.raw))
+        for fn, arg in drv_calls:
+            cuda.call(fn, arg)
         if self.kind in (MemoryKind.REGISTERED, MemoryKind.PAGEABLE):
             _libc.free(self.raw)
 
@@ -164,15 +164,15 @@ class Buffer:
         drv = cuda.driver() if self.kind.needs_gpu else None
         k = self.kind
         if k is MemoryKind.DEVICE:
-            return _Allocation(k, int(cuda.call("cuMemAlloc", raw_size)), raw_size)
+            return _Allocation(k, int(cuda.call(cuda.driver().cuMemAlloc, raw_size)), raw_size)
         if k is MemoryKind.MANAGED:
             flags = int(drv.CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL)
-            return _Allocation(k, int(cuda.call("cuMemAllocManaged", raw_size, flags)), raw_size)
+            return _Allocation(k, int(cuda.call(cuda.driver().cuMemAllocManaged, raw_size, flags)), raw_size)
         if k in (MemoryKind.PINNED, MemoryKind.PINNED_WC):
             flags = drv.CU_MEMHOSTALLOC_PORTABLE | drv.CU_MEMHOSTALLOC_DEVICEMAP
             if k is MemoryKind.PINNED_WC:
                 flags |= drv.CU_MEMHOSTALLOC_WRITECOMBINED
-            return _Allocation(k, int(cuda.call("cuMemHostAlloc", raw_size, flags)), raw_size)
+            return _Allocation(k, int(cuda.call(cuda.driver().cuMemHostAlloc, raw_size, flags)), raw_size)
         # registered and pageable start as plain page-aligned host memory.
         out = ctypes.c_void_p()
         rc = _libc.posix_memalign(ctypes.byref(out), max(HOST_PAGE, 64), raw_size)
@@ -182,7 +182,7 @@ class Buffer:
         if k is MemoryKind.REGISTERED:
             flags = drv.CU_MEMHOSTREGISTER_PORTABLE | drv.CU_MEMHOSTREGISTER_DEVICEMAP
             try:
-                cuda.call("cuMemHostRegister", alloc.raw, raw_size, flags)
+                cuda.call(cuda.driver().cuMemHostRegister, alloc.raw, raw_size, flags)
             except BaseException:
                 alloc.release()
                 raise
@@ -196,7 +196,7 @@ class Buffer:
             return None
         # Mapped host memory: with unified addressing the device pointer equals the host
         # pointer, but ask the driver rather than assume (CUDA Programming Guide, "Mapped Memory").
-        return int(cuda.call("cuMemHostGetDevicePointer", base, 0))
+        return int(cuda.call(cuda.driver().cuMemHostGetDevicePointer, base, 0))
 
     # -- lifetime ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -236,7 +236,7 @@ class Buffer:
         if self.kind.host_accessible and self.kind is not MemoryKind.MANAGED:
             ctypes.memmove(self.ptr + offset, src.ctypes.data, src.nbytes)
         else:
-            cuda.call("cuMemcpyHtoD", self.ptr + offset, src, src.nbytes)
+            cuda.call(cuda.driver().cuMemcpyHtoD, self.ptr + offset, src, src.nbytes)
 
     def read(self, nbytes: Optional[int] = None, offset: int = 0) -> bytes:
         """Return ``nbytes`` from ``offset`` as bytes (whole buffer by default)."""
@@ -252,7 +252,7 @@ class Buffer:
         if self.kind.host_accessible and self.kind is not MemoryKind.MANAGED:
             ctypes.memmove(out.ctypes.data, self.ptr + offset, n)
         else:
-            cuda.call("cuMemcpyDtoH", out, self.ptr + offset, n)
+            cuda.call(cuda.driver().cuMemcpyDtoH, out, self.ptr + offset, n)
         return out
 
     def fill(self, value: int, nbytes: Optional[int] = None, offset: int = 0) -> None:
@@ -262,7 +262,7 @@ class Buffer:
         if self.kind.host_accessible and self.kind is not MemoryKind.MANAGED:
             ctypes.memset(self.ptr + offset, value & 0xFF, n)
         else:
-            cuda.call("cuMemsetD8", self.ptr + offset, value & 0xFF, n)
+            cuda.call(cuda.driver().cuMemsetD8, self.ptr + offset, value & 0xFF, n)
 
     def prefer_host_residency(self) -> bool:
         """Ask the driver to keep managed pages in host DRAM, mapped for the GPU.
@@ -285,14 +285,14 @@ class Buffer:
         advice = drv.CUmem_advise
         try:
             cuda.call(
-                "cuMemAdvise",
+                cuda.driver().cuMemAdvise,
                 self._alloc.raw,
                 self._alloc.raw_size,
                 advice.CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
                 host,
             )
             cuda.call(
-                "cuMemAdvise",
+                cuda.driver().cuMemAdvise,
                 self._alloc.raw,
                 self._alloc.raw_size,
                 advice.CU_MEM_ADVISE_SET_ACCESSED_BY,
@@ -344,7 +344,7 @@ def copy_bytes(dst: int, src: int, nbytes: int, *, gpu_involved: bool) -> None:
     if nbytes <= 0:
         return
     if gpu_involved:
-        cuda.call("cuMemcpy", dst, src, nbytes)
+        cuda.call(cuda.driver().cuMemcpy, dst, src, nbytes)
     else:
         ctypes.memmove(dst, src, nbytes)
 

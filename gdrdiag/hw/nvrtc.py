@@ -169,14 +169,14 @@ class Module:
 
         self.compiled = compiled
         self._functions: dict[str, Any] = {}
-        self.handle = cuda.call("cuModuleLoadData", compiled.image)
+        self.handle = cuda.call(cuda.driver().cuModuleLoadData, compiled.image)
 
     def function(self, name: str) -> Any:
         """The CUfunction for ``extern "C"`` kernel ``name``."""
         from gdrdiag.hw import cuda
 
         if name not in self._functions:
-            self._functions[name] = cuda.call("cuModuleGetFunction", self.handle, name.encode())
+            self._functions[name] = cuda.call(cuda.driver().cuModuleGetFunction, self.handle, name.encode())
         return self._functions[name]
 
     def close(self) -> None:
@@ -186,7 +186,7 @@ class Module:
         if self.handle is not None:
             handle, self.handle = self.handle, None
             self._functions.clear()
-            cuda.call("cuModuleUnload", handle)
+            cuda.call(cuda.driver().cuModuleUnload, handle)
 
     def __enter__(self) -> "Module":
         return self

@@ -62,7 +62,7 @@ def peer_facts() -> list[dict]:
             src, dst = cuda.get_device(i), cuda.get_device(j)
             fact: dict = {"src_ordinal": i, "dst_ordinal": j, "unknown": {}}
             try:
-                fact["can_access_peer"] = bool(cuda.call("cuDeviceCanAccessPeer", src, dst))
+                fact["can_access_peer"] = bool(cuda.call(cuda.driver().cuDeviceCanAccessPeer, src, dst))
             except HardwareError as exc:
                 fact["can_access_peer"] = None
                 fact["unknown"]["can_access_peer"] = str(exc)[:200]
@@ -170,7 +170,7 @@ def set_peer_access(ctx: "cuda.GpuContext", peer: "cuda.GpuContext", enabled: bo
     Leaves ``ctx`` current.
     """
     drv = cuda.driver()
-    cuda.call("cuCtxSetCurrent", ctx.handle)
+    cuda.call(cuda.driver().cuCtxSetCurrent, ctx.handle)
     if enabled:
         err = drv.cuCtxEnablePeerAccess(peer.handle, 0)[0]
         ok = (drv.CUresult.CUDA_SUCCESS, drv.CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
@@ -185,10 +185,10 @@ def set_peer_access(ctx: "cuda.GpuContext", peer: "cuda.GpuContext", enabled: bo
 
 def make_current(ctx: "cuda.GpuContext") -> None:
     """Make ``ctx`` the calling thread's current context."""
-    cuda.call("cuCtxSetCurrent", ctx.handle)
+    cuda.call(cuda.driver().cuCtxSetCurrent, ctx.handle)
 
 
 def can_access_peer(src_ordinal: int, dst_ordinal: int) -> bool:
     """Whether ``src`` can map ``dst``'s memory (``cuDeviceCanAccessPeer``)."""
     src, dst = cuda.get_device(src_ordinal), cuda.get_device(dst_ordinal)
-    return bool(cuda.call("cuDeviceCanAccessPeer", src, dst))
+    return bool(cuda.call(cuda.driver().cuDeviceCanAccessPeer, src, dst))

@@ -31,7 +31,7 @@ def export_cuda_dmabuf(ptr: int, nbytes: int, page: int = 64 * 1024) -> DmabufEx
     end = -(-(ptr + nbytes) // page) * page
     try:
         fd = cuda.call(
-            "cuMemGetHandleForAddressRange",
+            cuda.driver().cuMemGetHandleForAddressRange,
             base,
             end - base,
             drv.CUmemRangeHandleType.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,

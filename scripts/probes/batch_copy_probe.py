@@ -151,7 +151,7 @@ def main() -> int:
     out_path = sys.argv[1]
     cuda.init()
     drv = cuda.driver()
-    report: dict = {"driver_version": int(cuda.call("cuDriverGetVersion"))}
+    report: dict = {"driver_version": int(cuda.call(cuda.driver().cuDriverGetVersion))}
     import cuda.bindings as cb
 
     report["bindings"] = cb.__version__
@@ -181,7 +181,7 @@ def main() -> int:
             host.write(memory.pattern(region))
 
             def primer() -> None:
-                cuda.call("cuMemcpyAsync", big_dev.ptr, big_host.ptr, PRIMER, stream.handle)
+                cuda.call(cuda.driver().cuMemcpyAsync, big_dev.ptr, big_host.ptr, PRIMER, stream.handle)
 
             for size in SIZES:
                 for count in COUNTS:

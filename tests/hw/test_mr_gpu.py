@@ -93,7 +93,9 @@ def test_sync_memops_is_set_on_device_memory(gpus):
     with contextlib.ExitStack() as stack, verbs_providers.open_device("soft") as dev, dev.alloc_pd() as pd:
         reg = mr.allocate_region(stack, pd, gpus, MemoryKind.DEVICE, "mr", 4096, RW)
         value = cuda.call(
-            "cuPointerGetAttribute", drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, reg.buffer.ptr
+            cuda.driver().cuPointerGetAttribute,
+            drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
+            reg.buffer.ptr,
         )
         assert bool(value)
 

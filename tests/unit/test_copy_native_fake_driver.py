@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from gdrdiag.hw import copy_native
+from gdrdiag.hw.cuda import CU_RESULT_EXPLANATIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 CC = shutil.which(os.environ.get("CC", "cc"))
@@ -158,6 +159,9 @@ def test_per_block_batch_context_and_errors_through_the_c_loop(fake_driver):
     call, name, code, text = out["error"]
     assert (call, name, code) == ("cuMemcpyHtoDAsync", "CUDA_ERROR_INVALID_VALUE", 1)
     assert "failed at block 0" in text
+    assert (
+        CU_RESULT_EXPLANATIONS["CUDA_ERROR_INVALID_VALUE"] in text
+    )  # hw/cuda.py's table, as check() uses it
     assert out["bad_args"][0] == "UserInputError" and "must be non-zero" in out["bad_args"][1]
 
 
@@ -254,6 +258,7 @@ def test_python_batch_calls_the_entry_point_of_the_driver_version(fake_cuda_only
     assert kind == "HardwareError" and name in text and "CUDA_ERROR_INVALID_VALUE" in text
     # The 12.8 call says which copy failed (failIdx); _v2 cannot.
     assert ("copy 1 failed" in text) == (abi == 12080)
+    assert CU_RESULT_EXPLANATIONS["CUDA_ERROR_INVALID_VALUE"] in text
     assert (
         out["unsupported_copy"][0] == "NotSupported"
         and "CUDA_ERROR_NOT_SUPPORTED" in out["unsupported_copy"][1]
