@@ -106,6 +106,20 @@ class _Allocation:
             _libc.free(self.raw)
 
 
+
+def _settle() -> None:
+    """Wait until a pattern write or poison fill into GPU memory has landed.
+
+    Both are issued on the legacy default stream, and neither is ordered with the benches' streams,
+    which are created non-blocking: cuMemsetD8 into device memory is asynchronous with respect to the
+    host, and cuMemcpyHtoD from pageable memory may return before the DMA to the device completes
+    (CUDA driver API, "API synchronization behavior",
+    https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html). On an idle GPU they finish
+    first by luck; on a GPU another process keeps busy they landed after the timed copies had begun,
+    and payload checks failed on bytes that were right. Synchronising the current context settles them.
+    """
+    cuda.call(cuda.driver().cuCtxSynchronize)
+
 class Buffer:
     """``size`` usable bytes of one memory kind; see the module docstring.
 
@@ -237,6 +251,7 @@ class Buffer:
             ctypes.memmove(self.ptr + offset, src.ctypes.data, src.nbytes)
         else:
             cuda.call(cuda.driver().cuMemcpyHtoD, self.ptr + offset, src, src.nbytes)
+            _settle()
 
     def read(self, nbytes: Optional[int] = None, offset: int = 0) -> bytes:
         """Return ``nbytes`` from ``offset`` as bytes (whole buffer by default)."""
@@ -263,6 +278,7 @@ class Buffer:
             ctypes.memset(self.ptr + offset, value & 0xFF, n)
         else:
             cuda.call(cuda.driver().cuMemsetD8, self.ptr + offset, value & 0xFF, n)
+            _settle()
 
     def prefer_host_residency(self) -> bool:
         """Ask the driver to keep managed pages in host DRAM, mapped for the GPU.
