@@ -20,7 +20,7 @@ from gdrdiag.diagnose._common import ev
 from gdrdiag.diagnose.causes import Cause, Context, gap_causes, reconcile
 from gdrdiag.diagnose.causes_path import SMALL_SHARE, TRANSIENT_BEST, sample_shares
 from gdrdiag.diagnose.copy_rules import expected_line, pcie_judgement
-from gdrdiag.diagnose.evidence import gpu_rows_without_host, write_rows
+from gdrdiag.diagnose.evidence import gpu_rows_without_host
 from gdrdiag.diagnose.thresholds import (
     CE_OF_MODEL_HEALTHY,
     LARGE_COPY_BYTES,
@@ -384,7 +384,7 @@ def failed_measurements(report: "Report") -> list[Finding]:
 def next_measurements(report: "Report", ctx: Context) -> list[Finding]:
     """MEASURE-NEXT: what is missing to judge the GPU<->NIC path, and the command that measures it."""
     m = report.machine
-    rows = write_rows(report.results)
+    rows = ctx.write_rows
     if rows and not any(r.on_gpu for r in rows):
         # host-memory RDMA rows only: the GPU side is what is missing, whether or not a GPU was seen
         cmd = "gdrdiag mr-bench --memory device,pinned --ro-ab --size 1M --qp 4"
@@ -401,7 +401,7 @@ def next_measurements(report: "Report", ctx: Context) -> list[Finding]:
         ]
     if m is None or not m.gpus or not m.nics:
         return []
-    lonely = gpu_rows_without_host(report.results)
+    lonely = gpu_rows_without_host(rows)
     if rows and not lonely and any(r.on_gpu for r in rows):
         if any(g.off and g.on for g in ctx.gaps) or not any(g.slow for g in ctx.gaps):
             return []
