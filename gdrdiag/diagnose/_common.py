@@ -6,7 +6,7 @@ import re
 from typing import Iterator, Optional
 
 from gdrdiag.model.findings import Finding, Severity
-from gdrdiag.model.machine import MachineInfo, NicInfo, PciFunction, PortType
+from gdrdiag.model.machine import MachineInfo, NicInfo, PciFunction, PortType, TopologyPair
 
 # "<call> failed: <errno> ..." as HardwareError words it (gdrdiag/errors.py), for a verbs call that
 # is not a memory registration (ibv_reg_mr, ibv_reg_dmabuf_mr): ibv_create_qp's ENOMEM means the
@@ -116,20 +116,21 @@ def has_gpu_and_nic(m: MachineInfo) -> bool:
 _CLASS_RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4}
 
 
-def best_pairs(m: MachineInfo) -> list:
+def best_pairs(m: MachineInfo) -> list[TopologyPair]:
     """For each GPU, its closest NIC pair(s): what NCCL would pair it with.
 
     A server has far GPU<->NIC pairs by design (across sockets); only a GPU whose *closest*
     NIC is far is a finding.
     """
-    by_gpu: dict[str, list] = {}
+    by_gpu: dict[str, list[tuple[TopologyPair, int]]] = {}
     for p in m.topology:
-        by_gpu.setdefault(p.gpu_bdf, []).append(p)
-    out = []
-    for pairs in by_gpu.values():
-        known = [p for p in pairs if p.path_class is not None]
-        if not known:
+        ranked = by_gpu.setdefault(p.gpu_bdf, [])  # GPUs in the order the topology lists them
+        if p.path_class is not None:
+            ranked.append((p, _CLASS_RANK[p.path_class.value]))
+    out: list[TopologyPair] = []
+    for ranked in by_gpu.values():
+        if not ranked:
             continue
-        best = min(_CLASS_RANK[p.path_class.value] for p in known)
-        out.extend(p for p in known if _CLASS_RANK[p.path_class.value] == best)
+        best = min(rank for _, rank in ranked)
+        out.extend(p for p, rank in ranked if rank == best)
     return out

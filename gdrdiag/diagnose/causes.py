@@ -341,7 +341,7 @@ def gpu_nic_far(ctx: Context, gap: GdrGap) -> Optional[Cause]:
     if not gap.slow or ctx.machine is None or ctx.is_vm:
         return None  # in a VM the guest's topology says nothing about the physical path
     far = [
-        p
+        f"{p.gpu_bdf}<->{p.nic}: {p.path_class.value}"
         for p in ctx.machine.topology
         if p.reliable and p.path_class in (PathClass.PHB, PathClass.NODE, PathClass.SYS)
     ]
@@ -349,7 +349,7 @@ def gpu_nic_far(ctx: Context, gap: GdrGap) -> Optional[Cause]:
     if not far or near:
         return None
     strength = 0.6
-    pro = [f"{p.gpu_bdf}<->{p.nic}: {p.path_class.value}" for p in far[:3]]
+    pro = far[:3]
     return Cause(
         "CAUSE-GPU-NIC-FAR",
         "GPU and NIC are not under one PCIe switch",

@@ -29,7 +29,7 @@ from gdrdiag.diagnose.thresholds import (
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams
 from gdrdiag.model.path import Judgement, Mover, Place
-from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.results import BenchResult, Status, is_mr
 from gdrdiag.model.vocabulary import MemoryKind, Provider
 from gdrdiag.units import MiB, format_size, pcie_raw_gbytes_per_s
 
@@ -346,9 +346,9 @@ def _rerun(r: BenchResult) -> str:
     p = r.params
     size = getattr(p, "size_bytes", None)
     size_arg = f" --size {size}" if size else ""
-    if r.key.startswith("rdma_write_") and getattr(p, "memory", None):
-        reg = f" --reg {p.reg_path}" if getattr(p, "reg_path", None) else ""
-        return f"gdrdiag mr-bench --memory {p.memory}{reg}{size_arg}"
+    if is_mr(r) and r.key.startswith("rdma_write_") and r.params.memory:
+        reg = f" --reg {r.params.reg_path}" if r.params.reg_path else ""
+        return f"gdrdiag mr-bench --memory {r.params.memory}{reg}{size_arg}"
     if r.key.startswith("copy"):
         return "gdrdiag copy-bench"
     if r.key.startswith("gather"):

@@ -164,7 +164,7 @@ def _facts(m: MachineInfo, pair: Optional[GpuPeerPair]) -> tuple[list[str], list
     clear: list[str] = []
     open_: list[str] = []
     bdfs = [b for b in ((pair.src_bdf, pair.dst_bdf) if pair else ()) if b]
-    types = {b: (m.function(b).iommu_group_type if m.function(b) else None) for b in bdfs}
+    types = {b: (f.iommu_group_type if (f := m.function(b)) else None) for b in bdfs}
     translated = [b for b, t in types.items() if t in ("DMA", "DMA-FQ")]
     if translated:
         fit.append(
