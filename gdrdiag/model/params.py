@@ -527,7 +527,7 @@ def _field_names(cls: type) -> tuple[tuple[str, bool], ...]:
     if names is None:
         names = _FIELDS[cls] = tuple(
             (f.name, f.metadata.get("identity") is not False)
-            for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+            for f in dataclasses.fields(cls)
             if f.name != "bench"
         )
     return names
@@ -543,7 +543,7 @@ def _identity_fields(cls: type) -> tuple[tuple[str, object], ...]:
     """
     names = _IDENTITY.get(cls)
     if names is None:
-        implied = {f.name: f.metadata.get(IDENTITY_IMPLIED) for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        implied = {f.name: f.metadata.get(IDENTITY_IMPLIED) for f in dataclasses.fields(cls)}
         names = _IDENTITY[cls] = tuple(
             (name, implied[name]) for name, identity in _field_names(cls) if identity
         )
@@ -588,9 +588,9 @@ def _plain(value: object) -> ParamValue:
     if isinstance(value, AccessFlags):
         return int(value)
     if isinstance(value, enum.Enum):
-        return value._value_  # type: ignore[no-any-return]
+        return value._value_
     if hasattr(value, "value"):
-        return value.value  # type: ignore[no-any-return, attr-defined]
+        return value.value
     if isinstance(value, NcclRunFacts):
         return str(value)  # a record of facts: one line in tables
     return value  # type: ignore[return-value]

@@ -283,7 +283,7 @@ def _build_dataclass(cls: Any) -> Decoder:
         values.append((f.name, f"f{i}"))
     lines += _construction(cls, values)
     exec("\n".join(lines), env)  # noqa: S102 - source built above from field names only
-    return env["record"]  # type: ignore[no-any-return]
+    return env["record"]
 
 
 def _not_an_object(cls: Any) -> typing.Callable[[Any, Any], None]:
