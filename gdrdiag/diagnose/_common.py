@@ -2,52 +2,23 @@
 
 from __future__ import annotations
 
-import functools
 import re
-from typing import Callable, Iterator, Optional, TypeVar
+from typing import Iterator, Optional
 
 from gdrdiag.model.findings import Finding, Severity
-from gdrdiag.model.machine import MachineInfo, NicInfo, PciFunction, PortType
-
-_Results = TypeVar("_Results")
+from gdrdiag.model.machine import MachineInfo, NicInfo, PciFunction, PortType, TopologyPair
 
 # "<call> failed: <errno> ..." as HardwareError words it (gdrdiag/errors.py), for a verbs call that
 # is not a memory registration (ibv_reg_mr, ibv_reg_dmabuf_mr): ibv_create_qp's ENOMEM means the
 # device's queue resources ran out (ibv_create_qp(3): "ENOMEM Not enough resources to complete this
 # operation"), which says nothing about whether GPU memory can be registered.
 _OTHER_VERBS_CALL = re.compile(r"\b(ibv_(?!reg_)\w+) failed")
-_Row = TypeVar("_Row")
 
 
 def failed_call_not_registration(reason: Optional[str]) -> Optional[str]:
     """The verbs call a failed row names when that call is not a registration, else None."""
     m = _OTHER_VERBS_CALL.search(reason or "")
     return m.group(1) if m else None
-
-
-def per_results(fn: Callable[[_Results], list[_Row]]) -> Callable[[_Results], list[_Row]]:
-    """Remember ``fn``'s answer for the last results tuple it was given (by identity), a copy each call.
-
-    diagnose runs several rules over one Report and each asks for the same derived rows; on the
-    20,000-result Reports of ``compare`` that repetition was a third of the command's time.
-    Results are immutable once made and a Report holds them as a tuple, so the same tuple object
-    gives the same answer; the tuple is kept with the answer, so its id cannot be reused meanwhile.
-    Anything that is not a tuple (a list, a generator) is computed every time.
-    """
-    last: list[tuple[object, list[_Row]]] = []
-
-    @functools.wraps(fn)
-    def remembered(results: _Results) -> list[_Row]:
-        if not isinstance(results, tuple):
-            return fn(results)
-        seen = last[0] if last else None
-        if seen is not None and seen[0] is results:
-            return list(seen[1])
-        answer = fn(results)
-        last[:] = [(results, answer)]  # one entry: the Report being diagnosed now
-        return list(answer)
-
-    return remembered
 
 
 def finding(
@@ -145,20 +116,21 @@ def has_gpu_and_nic(m: MachineInfo) -> bool:
 _CLASS_RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4}
 
 
-def best_pairs(m: MachineInfo) -> list:
+def best_pairs(m: MachineInfo) -> list[TopologyPair]:
     """For each GPU, its closest NIC pair(s): what NCCL would pair it with.
 
     A server has far GPU<->NIC pairs by design (across sockets); only a GPU whose *closest*
     NIC is far is a finding.
     """
-    by_gpu: dict[str, list] = {}
+    by_gpu: dict[str, list[tuple[TopologyPair, int]]] = {}
     for p in m.topology:
-        by_gpu.setdefault(p.gpu_bdf, []).append(p)
-    out = []
-    for pairs in by_gpu.values():
-        known = [p for p in pairs if p.path_class is not None]
-        if not known:
+        ranked = by_gpu.setdefault(p.gpu_bdf, [])  # GPUs in the order the topology lists them
+        if p.path_class is not None:
+            ranked.append((p, _CLASS_RANK[p.path_class.value]))
+    out: list[TopologyPair] = []
+    for ranked in by_gpu.values():
+        if not ranked:
             continue
-        best = min(_CLASS_RANK[p.path_class.value] for p in known)
-        out.extend(p for p in known if _CLASS_RANK[p.path_class.value] == best)
+        best = min(rank for _, rank in ranked)
+        out.extend(p for p, rank in ranked if rank == best)
     return out

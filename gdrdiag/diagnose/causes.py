@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from gdrdiag.diagnose._common import shown
 from gdrdiag.diagnose.context import Context
-from gdrdiag.diagnose.evidence import GdrGap, WriteRow, gdr_gaps
+from gdrdiag.diagnose.evidence import GdrGap, WriteRow, gdr_gaps, write_rows
 from gdrdiag.diagnose.machine import diagnose_machine, rule_error
 from gdrdiag.diagnose.thresholds import GPU_VS_HOST_FAIL, RO_GAIN
 from gdrdiag.model.findings import Finding, Severity
@@ -341,7 +341,7 @@ def gpu_nic_far(ctx: Context, gap: GdrGap) -> Optional[Cause]:
     if not gap.slow or ctx.machine is None or ctx.is_vm:
         return None  # in a VM the guest's topology says nothing about the physical path
     far = [
-        p
+        f"{p.gpu_bdf}<->{p.nic}: {p.path_class.value}"
         for p in ctx.machine.topology
         if p.reliable and p.path_class in (PathClass.PHB, PathClass.NODE, PathClass.SYS)
     ]
@@ -349,7 +349,7 @@ def gpu_nic_far(ctx: Context, gap: GdrGap) -> Optional[Cause]:
     if not far or near:
         return None
     strength = 0.6
-    pro = [f"{p.gpu_bdf}<->{p.nic}: {p.path_class.value}" for p in far[:3]]
+    pro = far[:3]
     return Cause(
         "CAUSE-GPU-NIC-FAR",
         "GPU and NIC are not under one PCIe switch",
@@ -402,14 +402,16 @@ def context(report: "Report") -> tuple[Context, list[Finding]]:
         judged, errors = (), [rule_error(judge, exc)]
     reference = _model_reference(judged)
     losses = tuple(j for j in judged if j.is_loss)
+    rows = tuple(write_rows(report.results))
     ctx = Context(
         report.machine,
         codes,
-        tuple(gdr_gaps(report.results, reference)),
+        tuple(gdr_gaps(rows, reference)),
         judged,
         losses,
         machine_findings,
         {j.index: j for j in judged},
+        rows,
     )
     return ctx, errors
 

@@ -20,7 +20,7 @@ from gdrdiag.diagnose._common import ev
 from gdrdiag.diagnose.causes import Cause, Context, gap_causes, reconcile
 from gdrdiag.diagnose.causes_path import SMALL_SHARE, TRANSIENT_BEST, sample_shares
 from gdrdiag.diagnose.copy_rules import expected_line, pcie_judgement
-from gdrdiag.diagnose.evidence import gpu_rows_without_host, write_rows
+from gdrdiag.diagnose.evidence import gpu_rows_without_host
 from gdrdiag.diagnose.thresholds import (
     CE_OF_MODEL_HEALTHY,
     LARGE_COPY_BYTES,
@@ -29,7 +29,7 @@ from gdrdiag.diagnose.thresholds import (
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams
 from gdrdiag.model.path import Judgement, Mover, Place
-from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.results import BenchResult, Status, is_mr
 from gdrdiag.model.vocabulary import MemoryKind, Provider
 from gdrdiag.units import MiB, format_size, pcie_raw_gbytes_per_s
 
@@ -346,9 +346,9 @@ def _rerun(r: BenchResult) -> str:
     p = r.params
     size = getattr(p, "size_bytes", None)
     size_arg = f" --size {size}" if size else ""
-    if r.key.startswith("rdma_write_") and getattr(p, "memory", None):
-        reg = f" --reg {p.reg_path}" if getattr(p, "reg_path", None) else ""
-        return f"gdrdiag mr-bench --memory {p.memory}{reg}{size_arg}"
+    if is_mr(r) and r.key.startswith("rdma_write_") and r.params.memory:
+        reg = f" --reg {r.params.reg_path}" if r.params.reg_path else ""
+        return f"gdrdiag mr-bench --memory {r.params.memory}{reg}{size_arg}"
     if r.key.startswith("copy"):
         return "gdrdiag copy-bench"
     if r.key.startswith("gather"):
@@ -384,7 +384,7 @@ def failed_measurements(report: "Report") -> list[Finding]:
 def next_measurements(report: "Report", ctx: Context) -> list[Finding]:
     """MEASURE-NEXT: what is missing to judge the GPU<->NIC path, and the command that measures it."""
     m = report.machine
-    rows = write_rows(report.results)
+    rows = ctx.write_rows
     if rows and not any(r.on_gpu for r in rows):
         # host-memory RDMA rows only: the GPU side is what is missing, whether or not a GPU was seen
         cmd = "gdrdiag mr-bench --memory device,pinned --ro-ab --size 1M --qp 4"
@@ -401,7 +401,7 @@ def next_measurements(report: "Report", ctx: Context) -> list[Finding]:
         ]
     if m is None or not m.gpus or not m.nics:
         return []
-    lonely = gpu_rows_without_host(report.results)
+    lonely = gpu_rows_without_host(rows)
     if rows and not lonely and any(r.on_gpu for r in rows):
         if any(g.off and g.on for g in ctx.gaps) or not any(g.slow for g in ctx.gaps):
             return []

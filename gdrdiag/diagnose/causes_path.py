@@ -358,23 +358,26 @@ def gdr_ab(report: "Report", ctx: Context) -> list[Cause]:
     m = ctx.machine
     if m is None or not m.nics:
         return []  # GPUDirect RDMA needs an RDMA NIC
-    runs: dict[tuple, dict[bool, Judgement]] = {}
+    runs: dict[tuple, dict[bool, tuple[Judgement, float]]] = {}
     for j in _across_nodes(report, ctx, ctx.judgements):
         p = report.results[j.index].params
-        if j.mover is not Mover.COLLECTIVE or not isinstance(p, ImportedParams) or p.gpu_direct_rdma is None:
+        measured = j.measured_gbytes_per_s
+        if j.mover is not Mover.COLLECTIVE or measured is None or not isinstance(p, ImportedParams):
             continue
-        runs.setdefault((p.collective, p.size_bytes, p.ranks), {})[p.gpu_direct_rdma] = j
+        if p.gpu_direct_rdma is not None:
+            runs.setdefault((p.collective, p.size_bytes, p.ranks), {})[p.gpu_direct_rdma] = (j, measured)
     pairs = [(ab[False], ab[True]) for ab in runs.values() if False in ab and True in ab]
-    effects = [(off, on, 1 - off.measured_gbytes_per_s / on.measured_gbytes_per_s) for off, on in pairs]
+    effects = [(off, on, 1 - off[1] / on[1]) for off, on in pairs]
     effects = [e for e in effects if e[2] >= SINGLE_SAMPLE_NOISE]
     if not effects or m is None:
         return []
-    off, on, effect = max(effects, key=lambda e: e[2])
-    far = [p for p in m.topology if p.path_class is not None and p.path_class.value not in _NEAR]
-    if far and not any(p.path_class is not None and p.path_class.value in _NEAR for p in m.topology):
+    (off, off_gbps), (on, on_gbps), effect = max(effects, key=lambda e: e[2])
+    classes = [(p, p.path_class.value) for p in m.topology if p.path_class is not None]
+    far = [(p, name) for p, name in classes if name not in _NEAR]
+    if far and not any(name in _NEAR for _, name in classes):
         code, why = (
             "CAUSE-GPU-NIC-FAR",
-            ", ".join(sorted({f"GPU<->{p.nic} {p.path_class.value}" for p in far})),
+            ", ".join(sorted({f"GPU<->{p.nic} {name}" for p, name in far})),
         )
         title = "NCCL leaves GPUDirect RDMA off because the NIC is far from the GPU: it stages through host"
         fix = (
@@ -397,9 +400,9 @@ def gdr_ab(report: "Report", ctx: Context) -> list[Cause]:
             "measured",
             effect,
             (
-                f"{_label(off)} = {off.measured_gbytes_per_s:.2f} GB/s with GPUDirect RDMA off, "
-                f"{on.measured_gbytes_per_s:.2f} GB/s with it on ({effect:.0%} lost)",
-                single_sample_line(on.measured_gbytes_per_s / off.measured_gbytes_per_s),
+                f"{_label(off)} = {off_gbps:.2f} GB/s with GPUDirect RDMA off, "
+                f"{on_gbps:.2f} GB/s with it on ({effect:.0%} lost)",
+                single_sample_line(on_gbps / off_gbps),
                 why,
             ),
             (),
@@ -421,19 +424,17 @@ def link_degraded(report: "Report", ctx: Context) -> list[Cause]:
     sampled during the copy); this rule covers every other row: imported, posted, GPU<->GPU.
     """
     rows = [
-        j
+        (j, trained / expected)  # what the path allows as trained, over what it allows as capable
         for j in ctx.losses
         if j.is_loss
-        and j.trained_gbytes_per_s
-        and j.expected_gbytes_per_s
+        and (trained := j.trained_gbytes_per_s)
+        and (expected := j.expected_gbytes_per_s)
         and not (j.key.startswith("copy_") and _host_gpu(j))
     ]
     if not rows:
         return []
-    worst = min(rows, key=lambda j: j.ratio or 0)
-    share = min(
-        1.0, max(0.0, (1 - worst.trained_gbytes_per_s / worst.expected_gbytes_per_s) / max(worst.loss, 1e-9))
-    )  # type: ignore[operator]
+    worst, trained_over_expected = min(rows, key=lambda row: row[0].ratio or 0)
+    share = min(1.0, max(0.0, (1 - trained_over_expected) / max(worst.loss, 1e-9)))
     if share < 0.2:
         return []
     return [
@@ -558,7 +559,7 @@ def _unstable(j: Judgement, shares: list[float]) -> Finding:
         "repeats, watch the GPU's PCIe traffic while it runs (nvidia-smi dmon -s t).",
         subject=j.key,
         basis="measured",
-        next_step="gdrdiag copy-bench --iters 50" if j.mover is Mover.COPY_ENGINE else None,
+        next_step="gdrdiag copy-bench --iters 50" if j.mover is Mover.COPY_ENGINE else "",
     )
 
 

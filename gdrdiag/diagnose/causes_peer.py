@@ -33,7 +33,7 @@ from gdrdiag.diagnose.causes_path import row_evidence
 from gdrdiag.diagnose.peer_rules import imported_peer_rows, redirecting_bridges
 from gdrdiag.diagnose.virt_rules import REDIRECT_BITS
 from gdrdiag.model.machine import GpuPeerPair, MachineInfo, PathClass
-from gdrdiag.model.params import ImportedParams, PeerParams
+from gdrdiag.model.params import PeerParams
 from gdrdiag.model.path import Judgement, Mover, Place, Verdict
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.vocabulary import Provider
@@ -121,7 +121,7 @@ HYPOTHESES = (
 
 
 def _gbs(r: BenchResult) -> float:
-    return to_gbytes_per_s(float(r.value or 0), r.unit) or 0.0  # type: ignore[arg-type]
+    return to_gbytes_per_s(float(r.value or 0), r.unit) or 0.0
 
 
 def _ab_pairs(results: tuple[BenchResult, ...]) -> list[tuple[BenchResult, BenchResult, int, int]]:
@@ -130,31 +130,34 @@ def _ab_pairs(results: tuple[BenchResult, ...]) -> list[tuple[BenchResult, Bench
     Imported: the same file, test and data flow (a read row pulls the column's memory); peer-bench:
     ``peer_ce_on`` beside ``peer_ce_off`` (and both ways) at the same size.
     """
-    out = []
+    out: list[tuple[BenchResult, BenchResult, int, int]] = []
     off: dict[tuple, BenchResult] = {}
     for r in imported_peer_rows(results, False):
         p = r.params
-        assert isinstance(p, ImportedParams)
         off[(p.tool, p.source_file, p.test, p.gpu, p.peer_gpu)] = r
     for r in imported_peer_rows(results, True):
         p = r.params
-        assert isinstance(p, ImportedParams)
         test = p.test or ""
         src, dst = (p.peer_gpu, p.gpu) if test.endswith("_read") else (p.gpu, p.peer_gpu)
         staged = off.get((p.tool, p.source_file, test.removesuffix("_read"), src, dst))
         if staged is not None and src is not None and dst is not None:
             out.append((r, staged, src, dst))
     bench: dict[tuple, BenchResult] = {}
-    for r in results:
-        q = r.params
-        if isinstance(q, PeerParams) and r.status is Status.OK and r.value and r.key.startswith("peer_ce_"):
-            bench[(r.key, q.src_gpu, q.dst_gpu, q.size_bytes)] = r
-    for (key, src, dst, size), r in bench.items():
+    for row in results:
+        q = row.params
+        if (
+            isinstance(q, PeerParams)
+            and row.status is Status.OK
+            and row.value
+            and row.key.startswith("peer_ce_")
+        ):
+            bench[(row.key, q.src_gpu, q.dst_gpu, q.size_bytes)] = row
+    for (key, src, dst, size), row in bench.items():
         staged = (
             bench.get((key.removesuffix("_on") + "_off", src, dst, size)) if key.endswith("_on") else None
         )
         if staged is not None and src is not None and dst is not None:
-            out.append((r, staged, src, dst))
+            out.append((row, staged, src, dst))
     return out
 
 
@@ -164,7 +167,7 @@ def _facts(m: MachineInfo, pair: Optional[GpuPeerPair]) -> tuple[list[str], list
     clear: list[str] = []
     open_: list[str] = []
     bdfs = [b for b in ((pair.src_bdf, pair.dst_bdf) if pair else ()) if b]
-    types = {b: (m.function(b).iommu_group_type if m.function(b) else None) for b in bdfs}
+    types = {b: (f.iommu_group_type if (f := m.function(b)) else None) for b in bdfs}
     translated = [b for b, t in types.items() if t in ("DMA", "DMA-FQ")]
     if translated:
         fit.append(

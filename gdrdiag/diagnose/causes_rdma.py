@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Optional
 
 from gdrdiag.diagnose._common import failed_call_not_registration
 from gdrdiag.diagnose.causes import Cause, Context
-from gdrdiag.diagnose.evidence import WriteRow, write_rows
+from gdrdiag.diagnose.evidence import WriteRow
 from gdrdiag.diagnose.thresholds import GPU_VS_HOST_SLOW
 from gdrdiag.model.machine import NicInfo
 from gdrdiag.model.params import MrParams
@@ -109,7 +109,7 @@ def _host_rows(report: "Report", ctx: Context) -> list[WriteRow]:
     """
     healthy = {j.key for j in ctx.judgements if j.ratio is not None and not j.is_loss}
     lost = {j.key for j in ctx.losses if j.is_loss}
-    return [r for r in write_rows(report.results) if not r.on_gpu and (r.key in lost or r.key not in healthy)]
+    return [r for r in ctx.write_rows if not r.on_gpu and (r.key in lost or r.key not in healthy)]
 
 
 def nic_link(report: "Report", ctx: Context) -> list[Cause]:

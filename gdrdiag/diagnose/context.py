@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from gdrdiag.diagnose.evidence import GdrGap
+from gdrdiag.diagnose.evidence import GdrGap, WriteRow
 from gdrdiag.model.findings import Finding
 from gdrdiag.model.machine import MachineInfo
 from gdrdiag.model.path import Judgement
@@ -22,8 +22,9 @@ class Context:
     """What every report rule may read, built once per diagnose call.
 
     The machine, its rule findings (``machine_findings``, ranked; ``machine_codes`` the first of each
-    code), the measured NIC->GPU gaps, and the path model's judgement of every numeric row: the one
-    yardstick, so no rule divides by a figure of its own and nothing is judged twice.
+    code), the Report's RDMA bandwidth rows (``write_rows``) and the measured NIC->GPU gaps made of
+    them, and the path model's judgement of every numeric row: the one yardstick, so no rule divides
+    by a figure of its own and nothing is derived twice.
     """
 
     machine: Optional[MachineInfo]
@@ -33,6 +34,7 @@ class Context:
     losses: tuple[Judgement, ...] = ()  # the judgements that are losses (most rules look at these only)
     machine_findings: tuple[Finding, ...] = ()  # every machine rule's finding, ranked
     by_index: dict[int, Judgement] = field(default_factory=dict, compare=False)  # judgements by row index
+    write_rows: tuple[WriteRow, ...] = ()  # every OK RDMA bandwidth row (evidence.write_rows)
 
     def judgement(self, index: int) -> Optional[Judgement]:
         """The judgement of ``report.results[index]`` (None: not a numeric row)."""

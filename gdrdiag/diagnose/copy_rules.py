@@ -14,29 +14,39 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, NamedTuple, Optional
 
 from gdrdiag.diagnose.context import Context
 from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY, LARGE_COPY_BYTES
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.path import Judgement
 from gdrdiag.model.report import Report
-from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.results import BenchResult, Status, is_copy
 from gdrdiag.units import format_size
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.model.results import CopyResult
 
 LARGE_COPY = LARGE_COPY_BYTES
 
 
-def _largest(results: Iterable[BenchResult], key: str, *, direction: str = "h2d") -> Optional[BenchResult]:
-    best = None
+class _Largest(NamedTuple):
+    """The largest OK async copy of a key, and its size (known: only sized rows compete)."""
+
+    result: CopyResult
+    size_bytes: int
+
+
+def _largest(results: Iterable[BenchResult], key: str, *, direction: str = "h2d") -> Optional[_Largest]:
+    best: Optional[_Largest] = None
     for r in results:
-        if r.key != key or r.status is not Status.OK or r.params.mode != "async":
+        if not is_copy(r) or r.key != key or r.status is not Status.OK or r.params.mode != "async":
             continue
         if r.params.direction != direction:
             continue
         size = r.params.size_bytes
-        if isinstance(size, int) and size >= LARGE_COPY and (best is None or size > best.params.size_bytes):  # type: ignore[operator]
-            best = r
+        if isinstance(size, int) and size >= LARGE_COPY and (best is None or size > best.size_bytes):
+            best = _Largest(r, size)
     return best
 
 
@@ -46,21 +56,31 @@ def pcie_judgement(report: Report, ctx: Context, key: str, direction: str = "h2d
     None when there is no such row or the model judged it by something else (a measured yardstick
     of the same Report when the link is unknown): the copy rules speak of the PCIe model only.
     """
-    r = _largest(report.results, key, direction=direction)
-    if r is None:
+    judged = _judged_largest(report, ctx, key, direction)
+    return judged[1] if judged is not None else None
+
+
+def _judged_largest(
+    report: Report, ctx: Context, key: str, direction: str
+) -> Optional[tuple[_Largest, Judgement]]:
+    """The largest async ``key`` copy with its judgement, when a PCIe link bounds it (pcie_judgement)."""
+    largest = _largest(report.results, key, direction=direction)
+    if largest is None:
         return None
-    j = next((ctx.judgement(i) for i, row in enumerate(report.results) if row is r), None)
+    j = next((ctx.judgement(i) for i, row in enumerate(report.results) if row is largest.result), None)
     if j is None or j.ratio is None or not j.expected_gbytes_per_s or j.bound_pcie_raw_gbytes_per_s is None:
         return None
-    return j
+    return largest, j
 
 
 def ce_h2d_low(report: Report, ctx: Context) -> Iterable[Finding]:
     """PERF-CE-H2D-LOW when the copy engine falls short of the path model for this link."""
-    j = pcie_judgement(report, ctx, "copy_h2d_pinned")
-    if j is None or j.ratio is None or j.ratio >= CE_OF_MODEL_HEALTHY:
+    judged = _judged_largest(report, ctx, "copy_h2d_pinned", "h2d")
+    if judged is None:
         return
-    r = report.results[j.index]
+    largest, j = judged
+    if j.ratio is None or j.ratio >= CE_OF_MODEL_HEALTHY:
+        return
     frac = j.ratio
     yield Finding(
         code="PERF-CE-H2D-LOW",
@@ -68,7 +88,8 @@ def ce_h2d_low(report: Report, ctx: Context) -> Iterable[Finding]:
         title=f"pinned H2D copies reach {frac:.0%} of what the PCIe model gives this link "
         f"(healthy: >= {CE_OF_MODEL_HEALTHY:.0%})",
         evidence=(
-            f"results[copy_h2d_pinned size={format_size(r.params.size_bytes)}] = {r.value:.2f} GB/s",  # type: ignore[arg-type]
+            f"results[copy_h2d_pinned size={format_size(largest.size_bytes)}] = "
+            f"{largest.result.value:.2f} GB/s",
             expected_line(j),
         ),
         advice="The CAUSE-* findings weigh the candidates for this machine (link under load, IOMMU mode, "
@@ -86,9 +107,9 @@ def pageable_slow(report: Report) -> Iterable[Finding]:
     """PERF-PAGEABLE-SLOW when pageable copies run at under half the pinned rate."""
     pinned = _largest(report.results, "copy_h2d_pinned")
     pageable = _largest(report.results, "copy_h2d_pageable")
-    if not (pinned and pageable and pinned.value and pageable.value):
+    if pinned is None or pageable is None or not pinned.result.value or not pageable.result.value:
         return
-    ratio = pageable.value / pinned.value
+    ratio = pageable.result.value / pinned.result.value
     if ratio >= 0.5:
         return
     yield Finding(
@@ -96,9 +117,9 @@ def pageable_slow(report: Report) -> Iterable[Finding]:
         severity=Severity.INFO,
         title=f"copies from pageable memory run at {ratio:.0%} of pinned",
         evidence=(
-            f"copy_h2d_pageable = {pageable.value:.2f} GB/s at {format_size(pageable.params.size_bytes)}",  # type: ignore[arg-type]
-            f"copy_h2d_pinned = {pinned.value:.2f} GB/s at {format_size(pinned.params.size_bytes)}",
-        ),  # type: ignore[arg-type]
+            f"copy_h2d_pageable = {pageable.result.value:.2f} GB/s at {format_size(pageable.size_bytes)}",
+            f"copy_h2d_pinned = {pinned.result.value:.2f} GB/s at {format_size(pinned.size_bytes)}",
+        ),
         advice="Allocate transfer buffers pinned (cudaHostAlloc / cuMemHostAlloc) or register them once "
         "(cudaHostRegister) and reuse them; pinning per transfer costs more than it saves "
         "(copy-bench --parts pinning).",
@@ -110,7 +131,12 @@ def pageable_slow(report: Report) -> Iterable[Finding]:
 def small_copies(report: Report, ctx: Context) -> Iterable[Finding]:
     """PERF-SMALL-COPIES: the block size per-call copies need for half the coalesced bandwidth."""
     summary = next(
-        (r for r in report.results if r.key == "copy_blocks_summary" and r.status is Status.OK), None
+        (
+            r
+            for r in report.results
+            if is_copy(r) and r.key == "copy_blocks_summary" and r.status is Status.OK
+        ),
+        None,
     )
     if summary is None:
         return

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from gdrdiag.diagnose._common import per_results
 from gdrdiag.diagnose.thresholds import GPU_VS_HOST_SLOW
 from gdrdiag.model.params import ImportedParams, MrParams
 from gdrdiag.model.results import BenchResult, Status
@@ -87,12 +86,12 @@ def _imported_row(r: BenchResult) -> Optional[WriteRow]:
     )
 
 
-@per_results
 def write_rows(results: Iterable[BenchResult]) -> list[WriteRow]:
     """Every OK RDMA bandwidth row, GPU or host landing, as a ``WriteRow``.
 
     Soft-provider rows never judge (a memcpy says nothing about PCIe); fixture rows are kept so that
     constructed Reports exercise the rules, and are labelled with their provider in the evidence.
+    diagnose reads them once per call (``Context.write_rows``); rules take them from there.
     """
     rows = []
     for r in results:
@@ -184,13 +183,12 @@ def _nearest(rows: Sequence[WriteRow], size: Optional[int]) -> Optional[WriteRow
     return min(rows, key=lambda r: (abs((r.size_bytes or 0) - size), -(r.size_bytes or 0)))
 
 
-def gdr_gaps(results: Iterable[BenchResult], model_reference: Optional[WriteRow] = None) -> list[GdrGap]:
-    """One gap per GPU registration path that has a host reference (largest GPU size first).
+def gdr_gaps(rows: Sequence[WriteRow], model_reference: Optional[WriteRow] = None) -> list[GdrGap]:
+    """One gap per GPU registration path that has a host reference, from a Report's ``write_rows``.
 
     ``model_reference`` stands in for the host-memory row when the Report has none: what the path
     model (:mod:`gdrdiag.pathmodel.judge`) says the GPU rows' own path allows (NIC port, NIC and GPU links).
     """
-    rows = write_rows(results)
     host_rows = [r for r in rows if not r.on_gpu and r.ro is not True] or [r for r in rows if not r.on_gpu]
     if not host_rows and model_reference is not None:
         host_rows = [model_reference]
@@ -216,7 +214,6 @@ def gdr_gaps(results: Iterable[BenchResult], model_reference: Optional[WriteRow]
     return out
 
 
-def gpu_rows_without_host(results: Iterable[BenchResult]) -> list[WriteRow]:
-    """GPU rows of a Report that has no host-memory row to compare them with."""
-    rows = write_rows(results)
+def gpu_rows_without_host(rows: Sequence[WriteRow]) -> list[WriteRow]:
+    """The GPU rows among a Report's ``write_rows`` when none of them is a host-memory row."""
     return [r for r in rows if r.on_gpu] if not any(not r.on_gpu for r in rows) else []

@@ -21,7 +21,7 @@ Pure functions of ``BenchResult`` lists (saved Reports work the same); the PCIe 
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
 from gdrdiag.diagnose._common import ev
 from gdrdiag.diagnose.catalogue import with_reference
@@ -29,8 +29,12 @@ from gdrdiag.diagnose.context import Context
 from gdrdiag.diagnose.thresholds import CE_OF_MODEL_HEALTHY
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import GatherParams
-from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.results import BenchResult, Status, is_gather
 from gdrdiag.pathmodel import pcie as pcie_model
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.model.report import Report
+    from gdrdiag.model.results import GatherResult
 
 ALIGN_LOSS_THRESHOLD = 0.05
 ALIGN_GAIN_THRESHOLD = 0.05
@@ -42,8 +46,9 @@ CE_KEY = "gather_ce_reference"
 _REF_KB = ""
 
 
-def _is_gather(r: BenchResult) -> bool:
-    return r.key.startswith("gather_") and r.key != CE_KEY
+def _gathers(results: Iterable[BenchResult]) -> list[GatherResult]:
+    """The gather kernels' results (the copy-engine reference they are divided by left out)."""
+    return [r for r in results if is_gather(r) and r.key.startswith("gather_") and r.key != CE_KEY]
 
 
 def _layout_text(p: GatherParams) -> str:
@@ -62,7 +67,7 @@ def _link_params(p: GatherParams) -> pcie_model.LinkParams:
         return pcie_model.LinkParams()
 
 
-def _num(v) -> Optional[float]:
+def _num(v: object) -> Optional[float]:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
@@ -70,8 +75,8 @@ def align_findings(results: Sequence[BenchResult]) -> list[Finding]:
     """ALIGN-01/02/03, one per distinct layout."""
     out: list[Finding] = []
     seen: set = set()
-    for r in results:
-        if not _is_gather(r) or r.status is not Status.OK:
+    for r in _gathers(results):
+        if r.status is not Status.OK:
             continue
         p = r.params
         R, stride, base = (int(v or 0) for v in (p.record_bytes, p.stride_bytes, p.base_offset_bytes))
@@ -85,7 +90,7 @@ def align_findings(results: Sequence[BenchResult]) -> list[Finding]:
     return out
 
 
-def _partial_lines(r: BenchResult, R: int, stride: int, base: int) -> list[Finding]:
+def _partial_lines(r: GatherResult, R: int, stride: int, base: int) -> list[Finding]:
     """ALIGN-01: the layout loses more than ALIGN_LOSS_THRESHOLD of the link to partial 128-B lines."""
     p = r.params
     link, slots = _link_params(p), int(p.slots or 1 << 20)
@@ -140,7 +145,7 @@ def _partial_lines(r: BenchResult, R: int, stride: int, base: int) -> list[Findi
     ]
 
 
-def _misaligned(r: BenchResult, R: int, stride: int, base: int) -> list[Finding]:
+def _misaligned(r: GatherResult, R: int, stride: int, base: int) -> list[Finding]:
     """ALIGN-02: records that are not 16-B aligned cost the 16-B load fast path."""
     if not (stride % 16 or base % 16):
         return []
@@ -164,7 +169,7 @@ def _misaligned(r: BenchResult, R: int, stride: int, base: int) -> list[Finding]
     ]
 
 
-def _runs_for_the_copy_engine(r: BenchResult, R: int) -> list[Finding]:
+def _runs_for_the_copy_engine(r: GatherResult, R: int) -> list[Finding]:
     """ALIGN-03: runs of K records are long enough that one copy-engine call per run beats the kernel."""
     run_k = _run_length(str(r.params.pattern or "random"))
     ratio = _num(r.metrics.ratio_to_ce)
@@ -213,15 +218,16 @@ def perf_findings(results: Sequence[BenchResult]) -> list[Finding]:
 def _below_model(results: Sequence[BenchResult]) -> list[Finding]:
     """PERF-GATHER-01: measured well below the model, all SMs (SM-limited sweeps are meant to be slower)."""
     out: list[Finding] = []
-    by_kernel: dict[str, list[tuple[float, BenchResult]]] = {}
-    best: dict[tuple, BenchResult] = {}
-    for r in results:
-        if _is_gather(r) and r.status is Status.OK and r.value:
+    by_kernel: dict[str, list[tuple[float, GatherResult]]] = {}
+    best: dict[tuple, GatherResult] = {}
+    gathers = _gathers(results)
+    for r in gathers:
+        if r.status is Status.OK and r.value:
             k = _layout_key(r.params)
             if k not in best or r.value > (best[k].value or 0):
                 best[k] = r
-    for r in results:
-        if not _is_gather(r) or r.status is not Status.OK:
+    for r in gathers:
+        if r.status is not Status.OK:
             continue
         limit, total = r.params.sm_limit, r.params.sms_total
         if limit is not None and total is not None and limit != total:
@@ -262,7 +268,7 @@ def _weak_copy_engine(results: Sequence[BenchResult]) -> list[Finding]:
     """PERF-GATHER-02: the copy-engine reference itself is weak, so every gather ratio is suspect."""
     out: list[Finding] = []
     for r in results:
-        if r.key != CE_KEY or r.status is not Status.OK:
+        if not is_gather(r) or r.key != CE_KEY or r.status is not Status.OK:
             continue
         raw_ratio = _num(r.metrics.ratio_to_raw)
         p = r.params
@@ -299,9 +305,7 @@ def _weak_copy_engine(results: Sequence[BenchResult]) -> list[Finding]:
 def _sm_budget(results: Sequence[BenchResult]) -> list[Finding]:
     """PERF-GATHER-03: how many SMs the best kernel needs for 95% of its all-SM bandwidth."""
     out: list[Finding] = []
-    for r in results:
-        if not _is_gather(r):
-            continue
+    for r in _gathers(results):
         need = _num(r.metrics.min_sms_for_95pct)
         total = _num(r.params.sms_total)
         if need is None or not total:
@@ -335,7 +339,7 @@ def gather_findings(results: Iterable[BenchResult]) -> list[Finding]:
     return sorted((with_reference(f) for f in found), key=lambda f: f.severity.rank)
 
 
-def gather_report_findings(report, ctx: Context) -> list[Finding]:
+def gather_report_findings(report: Report, ctx: Context) -> list[Finding]:
     """Report rule form (``(Report, Context) -> findings``) for the diagnose registry."""
     return gather_findings(report.results)
 

@@ -19,19 +19,22 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from gdrdiag.diagnose._common import ev, finding, is_downstream_facing, shown
 from gdrdiag.diagnose.context import Context
 from gdrdiag.diagnose.virt_rules import REDIRECT_BITS
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import GpuPeerPair, MachineInfo, PathClass
-from gdrdiag.model.params import ImportedParams, PeerParams
+from gdrdiag.model.params import PeerParams
 from gdrdiag.model.report import Report
-from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.results import BenchResult, Status, is_imported, is_peer
 from gdrdiag.pathmodel.peer import expect, pair_of
 from gdrdiag.pathmodel.rows import to_gbytes_per_s
 from gdrdiag.units import MiB, format_size
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.model.results import ImportedResult, PeerResult
 
 PEER_OF_MODEL_HEALTHY = 0.9
 LARGE_PEER_BYTES = 64 * MiB
@@ -45,17 +48,17 @@ ENABLE_ADVICE = (
 )
 
 
-def _large(results: Iterable[BenchResult], key: str) -> list[BenchResult]:
+def _large(results: Iterable[BenchResult], key: str) -> list[PeerResult]:
     """The largest-size OK rows of ``key`` per (src, dst, bidirectional), at least LARGE_PEER_BYTES."""
-    best: dict[tuple, BenchResult] = {}
+    best: dict[tuple, PeerResult] = {}
     for r in results:
-        p = r.params
-        if r.key != key or r.status is not Status.OK or not isinstance(p, PeerParams) or not r.value:
+        if r.key != key or r.status is not Status.OK or not is_peer(r) or not r.value:
             continue
+        p = r.params
         if (p.size_bytes or 0) < LARGE_PEER_BYTES:
             continue
         k = (p.src_gpu, p.dst_gpu, p.bidirectional)
-        if k not in best or (p.size_bytes or 0) > (best[k].params.size_bytes or 0):  # type: ignore[union-attr]
+        if k not in best or (p.size_bytes or 0) > (best[k].params.size_bytes or 0):
             best[k] = r
     return list(best.values())
 
@@ -65,13 +68,13 @@ def is_bandwidth(r: BenchResult) -> bool:
     return to_gbytes_per_s(1.0, r.unit) is not None
 
 
-def imported_peer_rows(results: Iterable[BenchResult], peer_access: bool) -> list[BenchResult]:
+def imported_peer_rows(results: Iterable[BenchResult], peer_access: bool) -> list[ImportedResult]:
     """Imported GPU->GPU bandwidth rows between two GPUs with peer access as given (not the diagonal)."""
     return [
         r
         for r in results
         if r.status is Status.OK
-        and isinstance(r.params, ImportedParams)
+        and is_imported(r)
         and r.params.peer_access is peer_access
         and r.params.gpu is not None
         and r.params.peer_gpu is not None
@@ -81,20 +84,25 @@ def imported_peer_rows(results: Iterable[BenchResult], peer_access: bool) -> lis
     ]
 
 
-def _imported_staged(results: Iterable[BenchResult]) -> list[BenchResult]:
+def _imported_staged(results: Iterable[BenchResult]) -> list[ImportedResult]:
     """Imported GPU->GPU bandwidth rows measured with peer access off that no tool made so by design."""
-    return [r for r in imported_peer_rows(results, False) if r.params.baseline is None]  # type: ignore[union-attr]
+    return [r for r in imported_peer_rows(results, False) if r.params.baseline is None]
 
 
-def _row_ev(r: BenchResult) -> str:
+def _row_ev(r: PeerResult) -> str:
     p = r.params
     return (
-        f"results[{r.key} {shown(p.src_gpu)}->{shown(p.dst_gpu)} size={format_size(p.size_bytes)}] = "  # type: ignore[union-attr,arg-type]
+        f"results[{r.key} {shown(p.src_gpu)}->{shown(p.dst_gpu)} size={_size_text(p.size_bytes)}] = "
         f"{r.value:.1f} GB/s"
     )
 
 
-def _measured_ab(p: PeerParams, path: str, off: BenchResult, on: BenchResult, ratio: float) -> Finding:
+def _size_text(size: Optional[int]) -> str:
+    """A size for evidence lines; one not recorded reads ``?``."""
+    return format_size(size) if size is not None else "?"
+
+
+def _measured_ab(p: PeerParams, path: str, off: PeerResult, on: PeerResult, ratio: float) -> Finding:
     """PEER-ACCESS-OFF when both sides were measured: peer-bench's own A/B.
 
     This machine has peer access working (the on row), so the staged row is a rung by design:
@@ -125,10 +133,9 @@ def _measured_ab(p: PeerParams, path: str, off: BenchResult, on: BenchResult, ra
 def access_off(report: Report, ctx: Context) -> Iterable[Finding]:
     """PEER-ACCESS-OFF: measured staging loss (on/off), or staged rows where the driver offers peer access."""
     m = report.machine
-    on_rows = {(r.params.src_gpu, r.params.dst_gpu): r for r in _large(report.results, "peer_ce_on")}  # type: ignore[union-attr]
+    on_rows = {(r.params.src_gpu, r.params.dst_gpu): r for r in _large(report.results, "peer_ce_on")}
     for off in _large(report.results, "peer_ce_off"):
         p = off.params
-        assert isinstance(p, PeerParams)
         on = on_rows.get((p.src_gpu, p.dst_gpu))
         pair = pair_of(m, p.src_gpu, p.dst_gpu)
         path = pair.path_text if pair else "?"
@@ -169,7 +176,7 @@ def access_off(report: Report, ctx: Context) -> Iterable[Finding]:
 
 
 def _gbs(r: BenchResult) -> float:
-    return to_gbytes_per_s(float(r.value or 0), r.unit) or 0.0  # type: ignore[arg-type]
+    return to_gbytes_per_s(float(r.value or 0), r.unit) or 0.0
 
 
 def _imported_by_design(report: Report) -> Iterable[Finding]:
@@ -178,19 +185,18 @@ def _imported_by_design(report: Report) -> Iterable[Finding]:
     The on/off ratio is taken pair by pair on the one-way rows of the same file; a pair whose peer
     copy is not faster than its staged one is no by-design cost (causes_peer.py speaks for it).
     """
-    staged = [r for r in imported_peer_rows(report.results, False) if r.params.baseline]  # type: ignore[union-attr]
+    staged = [r for r in imported_peer_rows(report.results, False) if r.params.baseline]
     on = {_ab_key(r): r for r in imported_peer_rows(report.results, True)}
-    files: dict[tuple, list[tuple[BenchResult, BenchResult]]] = {}
+    files: dict[tuple, list[tuple[ImportedResult, ImportedResult]]] = {}
     for off in staged:
         p = off.params
-        assert isinstance(p, ImportedParams)
         peer = on.get(_ab_key(off))
         if peer is not None and _gbs(peer) > _gbs(off):
             files.setdefault((p.tool, p.source_file), []).append((off, peer))
     for (tool, source), ab in files.items():
         ratios = [_gbs(peer) / _gbs(off) for off, peer in ab]
         worst_off, worst_on = min(ab, key=lambda x: _gbs(x[1]) / _gbs(x[0]))
-        reason = worst_off.params.baseline  # type: ignore[union-attr]
+        reason = worst_off.params.baseline
         yield dataclasses.replace(
             finding(
                 "PEER-ACCESS-OFF",
@@ -199,9 +205,9 @@ def _imported_by_design(report: Report) -> Iterable[Finding]:
                 f"run {min(ratios):.1f}-{max(ratios):.1f}x slower than with it on ({len(ab)} pair rows, "
                 "staged through host memory); measured beside P2P on by design",
                 [
-                    f"results[{worst_off.key} {worst_off.params.gpu}->{worst_off.params.peer_gpu}] = "  # type: ignore[union-attr]
+                    f"results[{worst_off.key} {worst_off.params.gpu}->{worst_off.params.peer_gpu}] = "
                     f"{_gbs(worst_off):.1f} GB/s (peer access off)",
-                    f"results[{worst_on.key} {worst_on.params.gpu}->{worst_on.params.peer_gpu}] = "  # type: ignore[union-attr]
+                    f"results[{worst_on.key} {worst_on.params.gpu}->{worst_on.params.peer_gpu}] = "
                     f"{_gbs(worst_on):.1f} GB/s (peer access on)",
                     f"by design: {reason}",
                 ],
@@ -214,14 +220,13 @@ def _imported_by_design(report: Report) -> Iterable[Finding]:
         )
 
 
-def _ab_key(r: BenchResult) -> tuple:
+def _ab_key(r: ImportedResult) -> tuple:
     """What pairs an imported peer-access-off row with its peer-access-on row: file, test, data flow.
 
     A read row (``unidirectional_read``: the row GPU pulls the column's memory) moves data column ->
     row, so it pairs with the staged row of that direction.
     """
     p = r.params
-    assert isinstance(p, ImportedParams)
     test = p.test or ""
     src, dst = (p.peer_gpu, p.gpu) if test.endswith("_read") else (p.gpu, p.peer_gpu)
     return (p.tool, p.source_file, test.removesuffix("_read"), src, dst)
@@ -232,12 +237,11 @@ def _imported_access_off(report: Report) -> Iterable[Finding]:
     m = report.machine
     for r in _imported_staged(report.results):
         p = r.params
-        assert isinstance(p, ImportedParams)
         pair = pair_of(m, p.gpu, p.peer_gpu)
         if pair is None or pair.can_access_peer is not True:
             continue
         exp = expect(m, pair, mover="ce", peer_access=True)
-        if exp.gbytes_per_s is None or exp.gbytes_per_s / r.value < 1.5:  # type: ignore[operator]
+        if exp.gbytes_per_s is None or not r.value or exp.gbytes_per_s / r.value < 1.5:
             continue
         yield dataclasses.replace(
             finding(
@@ -250,7 +254,7 @@ def _imported_access_off(report: Report) -> Iterable[Finding]:
                 "",
                 f"gpu{p.gpu}->gpu{p.peer_gpu}",
             ),
-            explains=round(1 - r.value / exp.gbytes_per_s, 3),  # type: ignore[operator]
+            explains=round(1 - r.value / exp.gbytes_per_s, 3),
             basis="inferred",
         )
 

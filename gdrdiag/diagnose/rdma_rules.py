@@ -28,15 +28,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
 from gdrdiag.diagnose import thresholds
-from gdrdiag.diagnose._common import failed_call_not_registration, per_results, shown
+from gdrdiag.diagnose._common import failed_call_not_registration, shown
 from gdrdiag.diagnose.catalogue import with_reference
 from gdrdiag.diagnose.context import Context
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import identity_items
-from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.results import BenchResult, Status, is_mr
 
 if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
+    from gdrdiag.model.results import MrResult
 
 # One threshold per quantity, defined in thresholds.py (docs/diagnosis.md): RO on/off gain, and
 # RDMA WRITE into GPU memory against host memory.
@@ -155,7 +156,7 @@ def classify_ro(
 # -- pairing results ------------------------------------------------------------------------------------
 
 
-def _identity(r: BenchResult) -> tuple:
+def _identity(r: MrResult) -> tuple:
     """The case with its access flags left out: RO off and on of one case share it."""
     return (r.key,) + tuple(sorted((k, str(v)) for k, v in identity_items(r.params) if k != "access"))
 
@@ -169,8 +170,8 @@ def _rel_spread(r: BenchResult) -> float:
 class RoPair:
     """An RO off and an RO on result that differ in nothing else."""
 
-    off: BenchResult
-    on: BenchResult
+    off: MrResult
+    on: MrResult
     verdict: RoVerdict
 
     @property
@@ -180,12 +181,13 @@ class RoPair:
         return f"{shown(p.memory)}/{shown(p.reg_path)} {shown(p.size_bytes)} B"
 
 
-@per_results  # asked for by every host_reference call: once per Report
-def _bw_ok(results: Iterable[BenchResult]) -> list[BenchResult]:
+def _bw_ok(results: Iterable[BenchResult]) -> list[MrResult]:
+    """The OK RDMA WRITE bandwidth rows a client measured: what RO pairs and host references come from."""
     return [
         r
         for r in results
-        if r.status is Status.OK
+        if is_mr(r)
+        and r.status is Status.OK
         and r.value is not None
         and r.key.startswith("rdma_write_")
         and (r.params.mode or "bw") == "bw"
@@ -193,32 +195,52 @@ def _bw_ok(results: Iterable[BenchResult]) -> list[BenchResult]:
     ]
 
 
-@per_results  # the RO test decodes access flags: once per Report, not once per host_reference call
-def _host_ro_off(results: Iterable[BenchResult]) -> list[BenchResult]:
-    return [r for r in _bw_ok(results) if r.params.landing == "host" and not r.params.relaxed_ordering]
+@dataclass(frozen=True)
+class _HostReferences:
+    """The host-memory RO-off rows of one set of results, by size, found in one pass.
+
+    Every GPU-memory row of a matrix or RO pair asks for the reference at its size: looking it up
+    here keeps that linear in the results on 20,000-result Reports.
+    """
+
+    every: tuple[MrResult, ...]
+    by_size: dict[Optional[int], list[MrResult]]
+
+    @classmethod
+    def of(cls, bw_ok: Iterable[MrResult]) -> "_HostReferences":
+        every = tuple(r for r in bw_ok if r.params.landing == "host" and not r.params.relaxed_ordering)
+        by_size: dict[Optional[int], list[MrResult]] = {}
+        for r in every:
+            by_size.setdefault(r.params.size_bytes, []).append(r)
+        return cls(every, by_size)
+
+    def at(self, size: Optional[int] = None) -> Optional[MrResult]:
+        """The preferred host memory kind at ``size`` (any size when None)."""
+        cands = self.every if size is None else self.by_size.get(size, ())
+        for kind in _HOST_REFERENCE_ORDER:
+            for r in cands:
+                if r.params.memory == kind:
+                    return r
+        return None
 
 
-def host_reference(results: Sequence[BenchResult], size: object = None) -> Optional[BenchResult]:
+def host_reference(results: Sequence[BenchResult], size: Optional[int] = None) -> Optional[MrResult]:
     """The host-memory RO-off result a GPU-memory number is compared with (same size)."""
-    cands = [r for r in _host_ro_off(results) if size is None or r.params.size_bytes == size]
-    for kind in _HOST_REFERENCE_ORDER:
-        for r in cands:
-            if r.params.memory == kind:
-                return r
-    return None
+    return _HostReferences.of(_bw_ok(results)).at(size)
 
 
-@per_results
 def ro_pairs(results: Sequence[BenchResult]) -> list[RoPair]:
     """Match RO off/on results of the same case and params; classify each pair."""
-    by_id: dict[tuple, dict[bool, BenchResult]] = {}
-    for r in _bw_ok(results):
+    ok = _bw_ok(results)
+    references = _HostReferences.of(ok)
+    by_id: dict[tuple, dict[bool, MrResult]] = {}
+    for r in ok:
         by_id.setdefault(_identity(r), {})[bool(r.params.relaxed_ordering)] = r
     pairs = []
     for sides in by_id.values():
         if False in sides and True in sides:
             off, on = sides[False], sides[True]
-            ref = host_reference(results, off.params.size_bytes)
+            ref = references.at(off.params.size_bytes)
             verdict = classify_ro(
                 off.value,
                 on.value,
@@ -256,30 +278,27 @@ class MatrixRow:
 
 def interpret_matrix(results: Sequence[BenchResult]) -> list[MatrixRow]:
     """Rows in memory-kind order with RO off/on, RO ratio and the ratio to the host reference."""
-    rows: dict[tuple[str, str], dict] = {}
-    order: list[tuple[str, str]] = []
+    rows: dict[tuple[str, str], list[MrResult]] = {}
     for r in results:
-        if not r.key.startswith("rdma_write_") or (r.params.mode or "bw") != "bw":
+        if not is_mr(r) or not r.key.startswith("rdma_write_") or (r.params.mode or "bw") != "bw":
             continue
         ident = (str(r.params.memory or "?"), str(r.params.reg_path or "?"))
-        if ident not in rows:
-            rows[ident] = {"results": []}
-            order.append(ident)
-        rows[ident]["results"].append(r)
+        rows.setdefault(ident, []).append(r)  # a dict keeps the order idents were first seen in
     pairs = {(str(p.off.params.memory), str(p.off.params.reg_path)): p for p in ro_pairs(results)}
+    references = _HostReferences.of(_bw_ok(results))
     out = []
-    for ident in order:
-        rs = rows[ident]["results"]
+    for ident, rs in rows.items():
         ok = [r for r in rs if r.status is Status.OK]
         off = next((r for r in ok if not r.params.relaxed_ordering), None)
         on = next((r for r in ok if r.params.relaxed_ordering), None)
         first = (ok or rs)[0]
-        ref = host_reference(results, first.params.size_bytes)
+        ref = references.at(first.params.size_bytes)
         pair = pairs.get(ident)
         bad = next((r for r in rs if r.status is not Status.OK), None)
         vs_host = None
-        if off is not None and ref is not None and ref.value and off.params.landing == "gpu":
-            vs_host = off.value / ref.value  # type: ignore[operator]
+        if off is not None and off.value is not None and ref is not None and ref.value:
+            if off.params.landing == "gpu":
+                vs_host = off.value / ref.value
         out.append(
             MatrixRow(
                 memory=ident[0],
@@ -302,7 +321,7 @@ def interpret_matrix(results: Sequence[BenchResult]) -> list[MatrixRow]:
 # -- rules ----------------------------------------------------------------------------------------------
 
 
-def _ev(r: BenchResult, label: str) -> str:
+def _ev(r: MrResult, label: str) -> str:
     p = r.params
     return (
         f"results[{r.key} size={shown(p.size_bytes)} qps={shown(p.qps)} "
@@ -376,22 +395,20 @@ def ro_findings(results: Sequence[BenchResult]) -> list[Finding]:
 
 def gdr_findings(results: Sequence[BenchResult]) -> list[Finding]:
     """GDR-* findings from the memory-kind matrix (device vs host, managed, dma-buf vs peermem)."""
-    # The same tuple when nothing is soft, so ro_pairs' remembered answer is reused (per_results).
-    real = results
-    if any(r.provider == "soft" for r in results):
-        real = tuple(r for r in results if r.provider != "soft")
+    real = [r for r in results if r.provider != "soft"]
     rows = interpret_matrix(real)
-    out = [f for row in rows for f in _matrix_row_findings(row, real)]
+    references = _HostReferences.of(_bw_ok(real))
+    out = [f for row in rows for f in _matrix_row_findings(row, references)]
     out.extend(_paths_differ(rows))
     return out
 
 
-def _matrix_row_findings(row: MatrixRow, real: Sequence[BenchResult]) -> list[Finding]:
+def _matrix_row_findings(row: MatrixRow, references: _HostReferences) -> list[Finding]:
     """GDR-DEVICE-SLOW, GDR-MANAGED-IS-HOST and GDR-DEVICE-REG-FAILED for one matrix row."""
     out = []
     subject = f"{row.memory}/{row.reg_path}"
     if row.memory == "device" and row.vs_host is not None and row.vs_host < SLOW_VS_HOST:
-        ref = host_reference(real)
+        ref = references.at()
         out.append(
             Finding(
                 code="GDR-DEVICE-SLOW",

@@ -28,7 +28,7 @@ RO_FIX_KERNEL = (6, 4)
 # CPUs where UCX turns RO on by default because missing RO costs 2-3x even on bare metal
 # (openucx/ucx src/ucs/arch/cpu.h, PR #10955):
 # AMD family 0x17 (Naples/Rome) and 0x19 (Milan+), Intel Emerald Rapids (family 6, model 0xCF).
-RO_PLATFORMS = {
+RO_PLATFORMS: dict[tuple[object, ...], str] = {
     ("AuthenticAMD", 0x17): "AMD Zen/Zen2 (Naples/Rome)",
     ("AuthenticAMD", 0x19): "AMD Zen3/Zen4",
     ("GenuineIntel", 6, 0xCF): "Intel Emerald Rapids",

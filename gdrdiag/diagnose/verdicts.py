@@ -16,12 +16,16 @@ The records are in ``model/verdict.py``; formatting is ``render/verdict.py``'s b
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
 from gdrdiag.diagnose._common import shown
 from gdrdiag.model.path import Judgement
-from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.results import BenchResult, Status, is_copy, is_gather, is_mr
 from gdrdiag.model.verdict import CopyVerdict, GatherVerdict, MrBest, MrLatency, MrVerdict, RoRatio, Waived
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.diagnose.rdma_rules import RoPair
+    from gdrdiag.model.results import CopyResult, MrResult
 
 
 def waived_summary(results: Iterable[BenchResult]) -> Waived:
@@ -32,7 +36,7 @@ def waived_summary(results: Iterable[BenchResult]) -> Waived:
     return Waived(count=len(waived), reason=(waived[0].reason or "") if waived else "", errors=errors)
 
 
-def _largest(results: Sequence[BenchResult], key: str) -> Optional[BenchResult]:
+def _largest(results: Sequence[CopyResult], key: str) -> Optional[CopyResult]:
     """The OK result of ``key`` at the largest size (async timing preferred: CUDA events)."""
     ok = [r for r in results if r.key == key and r.status is Status.OK and r.value is not None]
     if not ok:
@@ -59,23 +63,24 @@ def copy_verdict(results: Sequence[BenchResult], judgements: Sequence[Judgement]
     ``judgements`` are ``diagnose(report).judgements`` of a Report whose results are ``results``
     (same order); without them (no machine facts) the model is unknown.
     """
-    h2d = _largest(results, "copy_h2d_pinned")
-    d2h = _largest(results, "copy_d2h_pinned")
+    copies = [r for r in results if is_copy(r)]
+    h2d = _largest(copies, "copy_h2d_pinned")
+    d2h = _largest(copies, "copy_d2h_pinned")
     size = h2d.params.size_bytes if h2d is not None else None
     mode = h2d.params.mode if h2d is not None else None
     # The same size and mode as the pinned number it is divided by (sync and async copies of one
     # size both exist; the ratio must compare like with like, as PERF-PAGEABLE-SLOW does).
     pageable = [
         r
-        for r in results
+        for r in copies
         if r.key == "copy_h2d_pageable"
         and r.status is Status.OK
         and r.params.size_bytes == size
         and r.params.mode == mode
     ]
-    summary = next((r for r in results if r.key == "copy_blocks_summary" and r.status is Status.OK), None)
+    summary = next((r for r in copies if r.key == "copy_blocks_summary" and r.status is Status.OK), None)
     blocks = [
-        r.params.block_bytes for r in results if r.key == "copy_blocks_coalesced" and r.params.block_bytes
+        r.params.block_bytes for r in copies if r.key == "copy_blocks_coalesced" and r.params.block_bytes
     ]
     return CopyVerdict(
         size_bytes=size,
@@ -84,8 +89,8 @@ def copy_verdict(results: Sequence[BenchResult], judgements: Sequence[Judgement]
         model_gbps=_pcie_expected(results, judgements, h2d),
         pageable_h2d_gbps=max((r.value for r in pageable if r.value is not None), default=None),
         waived=waived_summary(r for r in results if r.key.startswith("copy_")),
-        pageable_d2h_gbps=_like(results, "copy_d2h_pageable", d2h),
-        bidir_gbps=_like(results, "copy_bidir_pinned", h2d),
+        pageable_d2h_gbps=_like(copies, "copy_d2h_pageable", d2h),
+        bidir_gbps=_like(copies, "copy_bidir_pinned", h2d),
         half_block_per_call=summary.metrics.half_bandwidth_block_bytes_per_call if summary else None,
         half_block_batched=summary.metrics.half_bandwidth_block_bytes_batched if summary else None,
         largest_block=max(blocks) if summary and blocks else None,
@@ -93,7 +98,7 @@ def copy_verdict(results: Sequence[BenchResult], judgements: Sequence[Judgement]
     )
 
 
-def _like(results: Sequence[BenchResult], key: str, like: Optional[BenchResult]) -> Optional[float]:
+def _like(results: Sequence[CopyResult], key: str, like: Optional[CopyResult]) -> Optional[float]:
     """The best OK ``key`` at the size and mode of ``like`` (a ratio compares like with like)."""
     if like is None:
         return None
@@ -111,9 +116,10 @@ def _like(results: Sequence[BenchResult], key: str, like: Optional[BenchResult])
 
 def gather_verdict(results: Sequence[BenchResult]) -> GatherVerdict:
     """The gather-bench verdict: the fastest kernel of the ladder (sweeps are detail)."""
+    gathers = [r for r in results if is_gather(r)]
     ladder = [
         r
-        for r in results
+        for r in gathers
         if r.key.startswith("gather_")
         and r.key != "gather_ce_reference"
         and r.status is Status.OK
@@ -121,7 +127,7 @@ def gather_verdict(results: Sequence[BenchResult]) -> GatherVerdict:
         and (r.settings is None or r.settings.sweep in (None, "ladder"))
     ]
     best = max(ladder, key=lambda r: r.value or 0.0, default=None)
-    ce = [r for r in results if r.key == "gather_ce_reference" and r.status is Status.OK]
+    ce = [r for r in gathers if r.key == "gather_ce_reference" and r.status is Status.OK]
     return GatherVerdict(
         best_kernel=str(best.params.kernel or best.key) if best else None,
         best_gbps=best.value if best else None,
@@ -136,10 +142,11 @@ def gather_verdict(results: Sequence[BenchResult]) -> GatherVerdict:
     )
 
 
-def mr_verdict(results: Sequence[BenchResult], pairs: Sequence = ()) -> MrVerdict:
+def mr_verdict(results: Sequence[BenchResult], pairs: Sequence[RoPair] = ()) -> MrVerdict:
     """The mr-bench verdict from its results and the RO A/B pairs ``rdma_rules.ro_pairs`` found."""
-    best: dict[str, BenchResult] = {}
-    for r in results:
+    mrs = [r for r in results if is_mr(r)]
+    best: dict[str, MrResult] = {}
+    for r in mrs:
         if not r.key.startswith("rdma_write_") or r.status is not Status.OK or r.value is None:
             continue
         if r.params.mode != "bw" or r.params.role == "server":
@@ -175,7 +182,7 @@ def mr_verdict(results: Sequence[BenchResult], pairs: Sequence = ()) -> MrVerdic
                 r.metrics.lat_p99_us,
                 r.provider,
             )
-            for r in results
+            for r in mrs
             if r.key.startswith("rdma_write_lat_") and r.status is Status.OK
         ),
     )

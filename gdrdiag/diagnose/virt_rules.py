@@ -20,7 +20,7 @@ from gdrdiag.diagnose._common import (
     shown,
 )
 from gdrdiag.model.findings import Finding, Severity
-from gdrdiag.model.machine import MachineInfo, PathClass
+from gdrdiag.model.machine import AcsCap, MachineInfo, PathClass
 
 REDIRECT_BITS = ("ReqRedir", "CmpltRedir", "EgressCtrl")
 
@@ -105,7 +105,7 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
             continue  # PHB and beyond cross the root complex anyway (GDR-PATH-CLASS)
         nic = m.function(p.nic_bdf)
         ats_on = bool(nic and nic.ats and nic.ats.enabled)
-        redirecting: list[tuple[str, list[str], object]] = []
+        redirecting: list[tuple[str, list[str], AcsCap]] = []
         for b in p.bridges:
             f = m.function(b)
             if f is None or f.acs is None or not is_downstream_facing(f):

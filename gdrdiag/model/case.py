@@ -35,7 +35,7 @@ class CaseId:
     @classmethod
     def of(cls, result: BenchResult) -> "CaseId":
         """The identity of one result (parameters in a stable order)."""
-        return cls(result.bench, result.key, identity_items(result.params), result.provider_kind)
+        return cls(result.bench, result.key, identity_items(result.settled_params), result.provider_kind)
 
     def without_provider(self) -> tuple:
         """The identity with the provider left out: finds the same physics measured by another provider."""

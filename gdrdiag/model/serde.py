@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import math
 import types
 import typing
@@ -23,6 +24,8 @@ class SchemaError(ValueError):
     """A JSON document does not match the model; the message names the path."""
 
 
+# Per-class tables (field names, which types are not records, decoders below): caches of pure
+# functions of a class, filled on first use, never of data, so nothing a Report holds is remembered.
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 _PLAIN = (str, int, bool, type(None))
 
@@ -62,13 +65,10 @@ def to_jsonable(obj: Any) -> Any:
 _NOT_RECORDS: set[type] = set()
 
 
-_hints_cache: dict[type, dict[str, Any]] = {}
-
-
+@functools.cache
 def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _hints_cache:
-        _hints_cache[cls] = typing.get_type_hints(cls)
-    return _hints_cache[cls]
+    """``cls``'s resolved field types. Cached: a pure function of a class (callers only read it)."""
+    return typing.get_type_hints(cls)
 
 
 def _tagged_union(args: tuple) -> "dict[str, Any] | None":
@@ -283,7 +283,7 @@ def _build_dataclass(cls: Any) -> Decoder:
         values.append((f.name, f"f{i}"))
     lines += _construction(cls, values)
     exec("\n".join(lines), env)  # noqa: S102 - source built above from field names only
-    return env["record"]  # type: ignore[no-any-return]
+    return env["record"]
 
 
 def _not_an_object(cls: Any) -> typing.Callable[[Any, Any], None]:

@@ -215,13 +215,14 @@ def _peer_bound(m: MachineInfo, path: RowPath, trained: bool) -> Optional[Bound]
     exp = expect(m, pair, mover=mover, peer_access=access, bidirectional=both_staged, trained=trained)
     if exp.gbytes_per_s is None:
         return None
+    gbytes, text = exp.gbytes_per_s, exp.text
     if both_staged:
-        exp = replace(exp, gbytes_per_s=exp.gbytes_per_s / 2, text=exp.text + " (per direction)")
+        gbytes, text = gbytes / 2, text + " (per direction)"
     via = f" via {exp.link}" if exp.link else ""
     return Bound(
         f"GPU {pair.src_ordinal}->{pair.dst_ordinal} {pair.path_text}{via}",
-        exp.gbytes_per_s,
-        exp.text,
+        gbytes,
+        text,
         exp.pcie_raw_gbytes_per_s if access else None,
     )
 
@@ -322,12 +323,13 @@ def _gpu_share(
             e.text,
             e.pcie_raw_gbytes_per_s,
         )
-    exps = [expect(m, p, mover="sm", peer_access=True, trained=trained) for p in pairs]
-    if any(e.gbytes_per_s is None for e in exps):
+    nvlinks = [expect(m, p, mover="sm", peer_access=True, trained=trained) for p in pairs]
+    if any(e.gbytes_per_s is None for e in nvlinks):
         return None
-    total = sum(e.gbytes_per_s or 0.0 for e in exps)
+    total = sum(e.gbytes_per_s or 0.0 for e in nvlinks)
     own = _own_nvlinks(m, pairs[0].src_bdf)
-    text = " + ".join(e.text for e in exps[:2]) + (f" + {len(exps) - 2} more" if len(exps) > 2 else "")
+    more = f" + {len(nvlinks) - 2} more" if len(nvlinks) > 2 else ""
+    text = " + ".join(e.text for e in nvlinks[:2]) + more
     if own is not None and own < total:
         return (
             own,

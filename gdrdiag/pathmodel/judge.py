@@ -455,7 +455,7 @@ def _judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo]
         elif r.status is Status.OK and facts_only(r):
             out[i] = _unjudged(i, r, path_of(r)[1] or "no bandwidth")
     yardsticks = _Yardsticks(rows)
-    families: dict[tuple, list[tuple[int, float]]] = {}
+    families: dict[tuple, list[tuple[int, float, Optional[float]]]] = {}
     for row in rows:
         families.setdefault((row.path.mover, row.path.family), []).append(
             (row.path.size or 0, row.value, row.path.issue_us_per_op)
