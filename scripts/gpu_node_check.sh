@@ -44,6 +44,11 @@ log "diagnose rc=$?; WARN/FAIL: $(warnfail "$OUT/report-all-diagnose.txt" | wc -
 warnfail "$OUT/report-all-diagnose.txt" | tee -a "$OUT/summary.txt"
 grep -A12 "GPUs side by side" "$OUT/report-all.txt" | head -14 >> "$OUT/summary.txt"
 
+log "== 2c. report --no-rdma (standard, GPU 0 only: the per-GPU cost's baseline), timed"
+s=$(date +%s)
+timeout 150 $PY -m gdrdiag report --no-rdma -o "$OUT/report-gpu0.json" --force > "$OUT/report-gpu0.txt" 2>&1
+log "rc=$? wall=$(took "$s") s; WARN/FAIL: $(warnfail "$OUT/report-gpu0.txt" | wc -l)"
+
 log "== 2b. report --quick --gpus all --no-rdma, timed"
 s=$(date +%s)
 timeout 120 $PY -m gdrdiag report --quick --gpus all --no-rdma -o "$OUT/report-quick-all.json" --force \

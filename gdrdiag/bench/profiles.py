@@ -67,6 +67,20 @@ def _copy_results(profile: Profile) -> list:
 
     if level == "full":
         return run_copy_bench(CopyBenchOptions(numa=profile.numa, device=profile.gpu))
+    if not profile.host_kinds:  # a later GPU's pass: the GPU's own path only (pinned, each direction)
+        return run_copy_bench(
+            CopyBenchOptions(
+                kinds=(MemoryKind.PINNED,),
+                directions=("h2d", "d2h") if level == "quick" else ("h2d", "d2h", "bidir"),
+                modes=("async",),
+                sizes=(64 * KiB, 64 * MiB) if level == "quick" else (1 * MiB, 64 * MiB, 256 * MiB),
+                parts=("sweep",),
+                iterations=5,
+                reference=False,
+                numa=profile.numa,
+                device=profile.gpu,
+            )
+        )
     kinds = (
         (MemoryKind.PINNED, MemoryKind.PAGEABLE)
         if level == "quick"
@@ -151,6 +165,12 @@ def _rdma_results(profile: Profile) -> list:
         return _waived(profile, "rdma_write_matrix", exc.reason, description, "could not run here")
 
 
+# A node of more than two GPUs has n(n-1) ordered pairs (56 on 8 GPUs): report measures each pair at one
+# size (copy engine with peer access off and on, the SM's read) and all-to-one into each GPU, so its
+# cost grows with the pairs, not with pairs x sizes x cases; peer-bench runs any pair's full sweep.
+NODE_PEER_KEYS = ("peer_ce_off", "peer_ce_on", "peer_sm_read", "peer_all_to_one")
+
+
 def _peer_results(profile: Profile) -> list:
     """GPU<->GPU cases where there are two or more GPUs (none otherwise: a one-GPU Report stays as it was).
 
@@ -158,7 +178,8 @@ def _peer_results(profile: Profile) -> list:
     the SM write, the latencies and all-to-one at 64 KiB, 16 MiB and 256 MiB, and a short block sweep
     (4 KiB, 64 KiB and 1 MiB blocks, at most 64 MiB each, as copy-bench's standard block sizes); full
     runs every case at every size, reference and the whole block sweep (128 B .. 2 MiB) included.
-    Each ordered pair; a two-GPU NVLink machine runs standard in well under a minute.
+    Each ordered pair; a two-GPU NVLink machine runs standard in well under a minute. On more than two
+    GPUs (quick and standard) each pair runs at one size (``NODE_PEER_KEYS`` at 256 MiB).
     """
     from gdrdiag.bench import peer
     from gdrdiag.errors import GdrdiagError
@@ -174,6 +195,8 @@ def _peer_results(profile: Profile) -> list:
     level = profile.level
     if level == "full":
         opts = peer.PeerBenchOptions(sizes=peer.ALL_SIZES)
+    elif cuda.device_count() > 2:  # a node: every ordered pair at one size, and each GPU receiving from all
+        opts = peer.PeerBenchOptions(sizes=(256 * MiB,), keys=NODE_PEER_KEYS, iterations=5)
     elif level == "quick":
         opts = peer.PeerBenchOptions(
             sizes=(1 * MiB, 256 * MiB), keys=("peer_ce_off", "peer_ce_on", "peer_sm_read"), iterations=5

@@ -33,6 +33,7 @@ def build_report(profile: Profile, progress: Optional[Callable[[str], None]] = N
     holds the results measured before it and a note saying it is partial).
     """
     import dataclasses
+    import functools
 
     from gdrdiag.bench.gpus import GpuLoop
     from gdrdiag.bench.runner import on_gpu, run_case
@@ -56,7 +57,7 @@ def build_report(profile: Profile, progress: Optional[Callable[[str], None]] = N
                 loop.current = None
                 if progress:
                     progress(name)
-                results.extend(run_case(name.replace("-", "_"), lambda b=bench: b(profile)))
+                results.extend(run_case(name.replace("-", "_"), functools.partial(bench, profile)))
                 continue
             for i, gpu in enumerate(profile.gpus):
                 loop.current = gpu
@@ -64,7 +65,7 @@ def build_report(profile: Profile, progress: Optional[Callable[[str], None]] = N
                     progress(name if len(profile.gpus) == 1 else f"{name} GPU {gpu}")
                 this = dataclasses.replace(profile, gpu=gpu, host_kinds=i == 0)
                 results.extend(
-                    on_gpu(run_case(name.replace("-", "_"), lambda b=bench, p=this: b(p)), gpu, _used_a_gpu)
+                    on_gpu(run_case(name.replace("-", "_"), functools.partial(bench, this)), gpu, _used_a_gpu)
                 )
         return results
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from gdrdiag.diagnose.causes import Cause, Context
 from gdrdiag.diagnose.inventory_rules import busy_reason
 from gdrdiag.model.path import Judgement, Place
+from gdrdiag.model.vocabulary import MemoryKind
 from gdrdiag.pathmodel import path_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,6 +31,11 @@ def _gpus_of(report: "Report", j: Judgement) -> list[int]:
     return sorted({o for o in ordinals if o is not None})
 
 
+def _pageable(j: Judgement) -> bool:
+    """True for a row whose host end is pageable memory."""
+    return any(e is not None and e.memory is MemoryKind.PAGEABLE for e in (j.source, j.destination))
+
+
 def busy_gpu_causes(report: "Report", ctx: Context) -> list[Cause]:
     """One CAUSE-GPU-BUSY per busy GPU, on the worst loss whose path crosses it."""
     machine = ctx.machine
@@ -38,7 +44,9 @@ def busy_gpu_causes(report: "Report", ctx: Context) -> list[Cause]:
     by_ordinal = {g.cuda_ordinal: g for g in machine.gpus if g.cuda_ordinal is not None}
     out: list[Cause] = []
     named: set[int] = set()
-    for j in sorted(ctx.losses, key=lambda j: j.ratio or 0.0):
+    # the worst loss first, pageable rows last: the host CPU's staging sets their rate by design, so
+    # a loss the GPU's own work sets is the better evidence of the other process
+    for j in sorted(ctx.losses, key=lambda j: (_pageable(j), j.ratio or 0.0)):
         for ordinal in _gpus_of(report, j):
             gpu = by_ordinal.get(ordinal)
             why = busy_reason(gpu) if gpu is not None and ordinal not in named else None

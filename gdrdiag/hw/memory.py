@@ -106,7 +106,6 @@ class _Allocation:
             _libc.free(self.raw)
 
 
-
 def _settle() -> None:
     """Wait until a pattern write or poison fill into GPU memory has landed.
 
@@ -119,6 +118,7 @@ def _settle() -> None:
     and payload checks failed on bytes that were right. Synchronising the current context settles them.
     """
     cuda.call(cuda.driver().cuCtxSynchronize)
+
 
 class Buffer:
     """``size`` usable bytes of one memory kind; see the module docstring.
