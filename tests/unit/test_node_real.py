@@ -1,0 +1,63 @@
+"""Real whole-node Reports (tests/fixtures/reports/node, 4 x H200): healthy runs name nothing, a busy GPU
+is named first and alone.
+
+These are the measurements the node rules were tuned on and must keep passing: an idle node's GPUs
+differ by run-to-run noise only (no WARN or FAIL at all), and with a second process on GPU 2 every
+WARN/FAIL finding is about GPU 2, led by the cause.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from gdrdiag.diagnose import diagnose
+from gdrdiag.model.findings import Severity
+from gdrdiag.model.report import Report
+
+NODE = Path(__file__).resolve().parents[1] / "fixtures" / "reports" / "node"
+IDLE = ["h200x4-standard-a", "h200x4-standard-b", "h200x4-quick-a", "h200x4-quick-b"]
+
+
+def load(name: str) -> Report:
+    return Report.from_json(gzip.decompress((NODE / f"{name}.json.gz").read_bytes()).decode())
+
+
+def serious(report: Report):
+    return [f for f in diagnose(report).findings if f.severity is not Severity.INFO]
+
+
+@pytest.mark.parametrize("name", IDLE)
+def test_an_idle_node_has_no_warn_or_fail_and_every_gpu_is_judged(name):
+    report = load(name)
+    assert serious(report) == []
+    judged = diagnose(report).judgements
+    per_gpu = {getattr(report.results[j.index].params, "gpu", None) or 0 for j in judged if j.ratio}
+    assert per_gpu == {0, 1, 2, 3}
+    pairs = {
+        (report.results[j.index].params.src_gpu, report.results[j.index].params.dst_gpu)
+        for j in judged
+        if j.ratio and j.key.startswith("peer_ce_")
+    }
+    assert pairs == {(a, b) for a in range(4) for b in range(4) if a != b}  # every ordered pair judged
+    # every per-GPU row names its GPU by address as the machine facts do
+    addresses = {g.cuda_ordinal: g.bdf for g in report.machine.gpus}
+    for r in report.results:
+        if r.settings.gpu_bdf is not None:
+            assert r.settings.gpu_bdf == addresses[getattr(r.params, "gpu", None) or 0]
+
+
+def test_the_busy_gpu_is_named_first_and_no_other_gpu_is():
+    report = load("h200x4-quick-busy-gpu2")
+    busy = next(g for g in report.machine.gpus if g.cuda_ordinal == 2)
+    assert busy.other_processes, "the facts show the other process"
+    findings = serious(report)
+    assert findings[0].code == "CAUSE-GPU-BUSY" and findings[0].title.startswith(f"GPU 2 ({busy.bdf})")
+    others = [g.bdf for g in report.machine.gpus if g.bdf != busy.bdf]
+    for f in findings:
+        assert not any(b in f.title or b == f.subject for b in others), f.title
+        assert "gpu2" in " ".join(f.evidence) or busy.bdf in f.title or f.subject == busy.bdf, f.title
+    outlier = next(f for f in findings if f.code == "PERF-GPU-OUTLIER")
+    assert outlier.subject == busy.bdf and "in use" in outlier.title
