@@ -198,14 +198,52 @@ def _host_ro_off(results: Iterable[BenchResult]) -> list[BenchResult]:
     return [r for r in _bw_ok(results) if r.params.landing == "host" and not r.params.relaxed_ordering]
 
 
+@dataclass(frozen=True)
+class HostReferences:
+    """The host-memory RO-off reference of every size, chosen in one pass over the results.
+
+    A Report of thousands of RO pairs asks for a reference per pair; scanning the results for each
+    made ``show`` and ``diagnose`` quadratic in rows. ``any_size`` answers a question without a size.
+    """
+
+    by_size: dict[object, BenchResult]
+    any_size: Optional[BenchResult]
+
+    def get(self, size: object = None) -> Optional[BenchResult]:
+        """The reference for ``size`` (any size when None), as :func:`host_reference` defines it."""
+        if size is None:
+            return self.any_size
+        try:
+            return self.by_size.get(size)
+        except TypeError:  # an unhashable size matches no result
+            return None
+
+
+def _reference_rank(r: BenchResult) -> Optional[int]:
+    """The place of ``r``'s memory kind in the reference preference order; None when not a candidate."""
+    memory = r.params.memory
+    return next((i for i, kind in enumerate(_HOST_REFERENCE_ORDER) if memory == kind), None)
+
+
+def host_references(results: Sequence[BenchResult]) -> HostReferences:
+    """Each size's reference: the preferred memory kind, the first result of that kind in order."""
+    best: dict[object, tuple[int, BenchResult]] = {}
+    overall: Optional[tuple[int, BenchResult]] = None
+    for r in _host_ro_off(results):
+        rank = _reference_rank(r)
+        if rank is None:
+            continue
+        if overall is None or rank < overall[0]:
+            overall = (rank, r)
+        size = r.params.size_bytes
+        if size is not None and (size not in best or rank < best[size][0]):
+            best[size] = (rank, r)
+    return HostReferences({size: r for size, (_, r) in best.items()}, overall[1] if overall else None)
+
+
 def host_reference(results: Sequence[BenchResult], size: object = None) -> Optional[BenchResult]:
     """The host-memory RO-off result a GPU-memory number is compared with (same size)."""
-    cands = [r for r in _host_ro_off(results) if size is None or r.params.size_bytes == size]
-    for kind in _HOST_REFERENCE_ORDER:
-        for r in cands:
-            if r.params.memory == kind:
-                return r
-    return None
+    return host_references(results).get(size)
 
 
 @per_results
@@ -215,10 +253,11 @@ def ro_pairs(results: Sequence[BenchResult]) -> list[RoPair]:
     for r in _bw_ok(results):
         by_id.setdefault(_identity(r), {})[bool(r.params.relaxed_ordering)] = r
     pairs = []
+    refs = host_references(results)
     for sides in by_id.values():
         if False in sides and True in sides:
             off, on = sides[False], sides[True]
-            ref = host_reference(results, off.params.size_bytes)
+            ref = refs.get(off.params.size_bytes)
             verdict = classify_ro(
                 off.value,
                 on.value,
@@ -267,6 +306,7 @@ def interpret_matrix(results: Sequence[BenchResult]) -> list[MatrixRow]:
             order.append(ident)
         rows[ident]["results"].append(r)
     pairs = {(str(p.off.params.memory), str(p.off.params.reg_path)): p for p in ro_pairs(results)}
+    refs = host_references(results)
     out = []
     for ident in order:
         rs = rows[ident]["results"]
@@ -274,7 +314,7 @@ def interpret_matrix(results: Sequence[BenchResult]) -> list[MatrixRow]:
         off = next((r for r in ok if not r.params.relaxed_ordering), None)
         on = next((r for r in ok if r.params.relaxed_ordering), None)
         first = (ok or rs)[0]
-        ref = host_reference(results, first.params.size_bytes)
+        ref = refs.get(first.params.size_bytes)
         pair = pairs.get(ident)
         bad = next((r for r in rs if r.status is not Status.OK), None)
         vs_host = None
