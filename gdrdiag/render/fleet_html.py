@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import io
 import random
-from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from gdrdiag.render.html import _img, _page, _table
@@ -180,15 +179,3 @@ def _nodes_table(result: "FleetResult", top: int) -> str:
     )
     header = ["#", "host", "level", "worst metric", "x median", "z", "leading cause (or why no cause)"]
     return title + _table([*header, "reasons (baseline, SKU, z)", "differs from its SKU"], rows)
-
-
-def write_fleet_html(path: Path, result: "FleetResult") -> None:
-    """Write :func:`fleet_html` to ``path`` through a temporary file and a rename."""
-    import os
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(fleet_html(result))
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
