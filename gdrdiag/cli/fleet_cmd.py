@@ -8,6 +8,7 @@ counted and listed with a reason; they never stop the run.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Optional
 
@@ -68,6 +69,8 @@ def fleet_cmd(
 
     if not path.exists():
         raise UserInputError(f"{path}: no such file or folder")
+    if not (math.isfinite(investigate_z) and math.isfinite(drain_z)):
+        raise UserInputError("--investigate-z and --drain-z must be finite numbers (not nan or inf)")
     if drain_z > investigate_z:
         raise UserInputError("--drain-z must be at or below --investigate-z")
     if not 0 <= rel_floor < 1 or not 0 <= min_drop < 1 or min_group < 1 or (top is not None and top < 1):
