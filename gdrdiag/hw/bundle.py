@@ -37,7 +37,7 @@ import zlib
 from typing import Any, Iterator, Optional
 
 from gdrdiag.errors import NotSupported, UserInputError, reraise_interrupt
-from gdrdiag.hw import safefs
+from gdrdiag.hw import pax, safefs
 from gdrdiag.hw.sysfs import SysfsTree
 
 FORMAT = "gdrdiag-bundle"
@@ -397,8 +397,7 @@ class _BoundedTarInfo(tarfile.TarInfo):
             raise BundleError(
                 f"bundle has a {self.size}-byte extended tar header (limit {MAX_HEADER_BYTES}): refused"
             )
-        if self.type in _PAX:
-            _check_pax_records(tf.fileobj, self.size)
+        pax.check_header(self, tf, BundleError)  # well-formed records before tarfile parses them
         depth = getattr(tf, "_gdrdiag_chain", 0)
         if depth >= MAX_HEADER_CHAIN:
             raise BundleError(f"bundle chains more than {MAX_HEADER_CHAIN} extended tar headers: refused")
@@ -407,33 +406,6 @@ class _BoundedTarInfo(tarfile.TarInfo):
             return super()._proc_member(tf)
         finally:
             tf._gdrdiag_chain = depth
-
-
-_PAX = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE)
-
-
-def _check_pax_records(fileobj: Any, size: int) -> None:
-    """Refuse a pax header that is not a run of ``<length> <keyword>=<value>`` + newline records.
-
-    Checked in one pass over the header's bytes (then the file is put back where it was), before
-    tarfile parses them: Pythons without the pax-header fix (CVE-2024-6232) match a malformed
-    header with a backtracking regular expression, seconds per 64 KiB header, so what they are
-    handed must already be well formed, whatever the interpreter.
-    """
-    start = fileobj.tell()
-    data = fileobj.read(size)
-    fileobj.seek(start)
-    pos, end = 0, len(data)
-    while pos < end and data[pos] != 0:
-        space = data.find(b" ", pos, pos + 12)
-        digits = data[pos:space] if space > pos else b""
-        length = int(digits) if digits.isdigit() and digits.isascii() else 0
-        record_end = pos + length
-        ok = length >= 5 and record_end <= end and data[record_end - 1] == 0x0A
-        keyword, equals, _ = data[space + 1 : record_end - 1].partition(b"=") if ok else (b"", b"", b"")
-        if not (keyword and equals):
-            raise BundleError(f"bundle has a malformed pax header (at byte {pos} of {size}): refused")
-        pos = record_end
 
 
 def _member_name(name: str) -> str:
