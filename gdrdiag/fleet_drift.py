@@ -8,6 +8,8 @@ its CUDA ordinal (GPUs) or RDMA device name (NICs), where the records carry them
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Optional
@@ -24,11 +26,38 @@ _LINK = re.compile(r"^([0-9.]+) GT/s x(\d+)$")
 
 @dataclass(frozen=True)
 class Intent:
-    """What a SKU group's node should be: fact -> (intended value, share), group size, device facts."""
+    """What a SKU group's node should be: fact -> (intended value, share), group size, device facts.
+
+    Every node of the group is compared with one Intent, so what a comparison looks up is indexed
+    here once per group (``device_set``, ``nic_names``, ``intended_under``): where each node names
+    its own devices (VMs, renamed NICs) and a baseline declares per-device facts, a group intends
+    a fact per device of every node, and a scan of them per node made ``fleet`` quadratic.
+    """
 
     n: int
     intended: dict[str, tuple[str, float]]
     device_facts: tuple[str, ...]
+
+    @functools.cached_property
+    def device_set(self) -> frozenset[str]:
+        """``device_facts`` for membership tests."""
+        return frozenset(self.device_facts)
+
+    @functools.cached_property
+    def nic_names(self) -> dict[str, str]:
+        """{RDMA device name: PCI address} from the intended ``name nic`` facts (the first one wins)."""
+        out: dict[str, str] = {}
+        for key, (value, _) in self.intended.items():
+            if key.startswith("name nic "):
+                out.setdefault(value, key[9:])
+        return out
+
+    def intended_under(self, prefix: str) -> tuple[str, ...]:
+        """The intended fact names after ``prefix`` (``link gpu `` -> addresses), sorted; kept per prefix."""
+        cache = self.__dict__.setdefault("_under", {})
+        if prefix not in cache:
+            cache[prefix] = tuple(sorted(n[len(prefix) :] for n in self.intended if n.startswith(prefix)))
+        return cache[prefix]
 
 
 def _int(text: Optional[str]) -> Optional[int]:
@@ -69,11 +98,11 @@ def gpu_label(bdf: str, facts: dict[str, str], intent: Intent) -> str:
 
 def nic_label(name: str, facts: dict[str, str], intent: Intent) -> str:
     """``mlx5_1 (0000:1b:00.0)``, or the name alone where no record gives the address."""
-    for source in (facts, {k: v[0] for k, v in intent.intended.items()}):
-        for key, value in source.items():
-            if key.startswith("name nic ") and value == name:
-                return f"{name} ({key[9:]})"
-    return name
+    for key, value in facts.items():
+        if key.startswith("name nic ") and value == name:
+            return f"{name} ({key[9:]})"
+    bdf = intent.nic_names.get(name)
+    return f"{name} ({bdf})" if bdf is not None else name
 
 
 def nic_bdf_label(bdf: str, facts: dict[str, str], intent: Intent) -> str:
@@ -96,14 +125,24 @@ def sku_drift(r: NodeRecordHead, g: Intent) -> list[NodeFinding]:
         mine, wanted = facts.get(fact), g.intended.get(fact)
         if mine is not None and wanted is not None and mine != wanted[0]:
             out.append(fleet_finding(code, "WARN", f"{what} {mine}, the SKU's is {wanted[0]}"))
-    for name in g.device_facts:
-        mine = facts.get(name)
-        wanted = g.intended[name][0]
-        if mine is not None and mine != wanted:  # absent: unknown, not a difference
-            found = _device_drift(name, mine, wanted, facts, g)
+    for name in _own_device_facts(facts, g):
+        value, intended = facts[name], g.intended[name][0]
+        if value != intended:  # a device fact the node lacks is unknown, not a difference
+            found = _device_drift(name, value, intended, facts, g)
             if found is not None:
                 out.append(found)
     return out
+
+
+def _own_device_facts(facts: dict[str, str], g: Intent) -> list[str]:
+    """The SKU's device facts this node has, in the SKU's (sorted) order; the cost of the node's facts."""
+    if len(facts) >= len(g.device_facts):
+        return [name for name in g.device_facts if name in facts]
+    return sorted(name for name in facts if name in g.device_set)
+
+
+# Devices named per lost-device finding: eight in its title, its subject cut at 120 characters.
+_LOST_NAMED = 16
 
 
 def _lost_devices(facts: dict[str, str], g: Intent) -> list[NodeFinding]:
@@ -115,7 +154,8 @@ def _lost_devices(facts: dict[str, str], g: Intent) -> list[NodeFinding]:
         return _int(got[0]) if got else None
 
     def lost(prefix: str) -> list[str]:
-        return sorted(n[len(prefix) :] for n in g.intended if n.startswith(prefix) and n not in facts)
+        gone = (d for d in g.intended_under(prefix) if prefix + d not in facts)
+        return list(itertools.islice(gone, _LOST_NAMED))
 
     gpus, want_gpus = _int(facts.get("gpus")), want("gpus")
     if gpus is not None and want_gpus is not None and gpus < want_gpus:

@@ -23,6 +23,7 @@ larger group. Two keys of similar size (a driver roll-out half done) stay two gr
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter, defaultdict
 from typing import Iterable, Optional
@@ -94,26 +95,71 @@ def fold_distance(node: dict[str, str], sku: dict[str, str]) -> Optional[tuple[i
 
 
 def intended_skus(records: Iterable[NodeRecordHead]) -> dict[str, str]:
-    """{own SKU key: intended SKU key}: rare keys folded into the nearest SKU they could be."""
+    """{own SKU key: intended SKU key}: rare keys folded into the nearest SKU they could be.
+
+    Keys are taken from the most nodes down, so the SKUs a key could fold into (more than FOLD
+    times its nodes) are a prefix of those kept so far, and among them only those of its
+    platform sharing its GPUs or its NICs exactly (or, for a key with neither, any of its
+    platform) can pass :func:`fold_distance`: an index on those keeps a fleet of thousands of
+    one-node keys linear instead of comparing every key with every other.
+    """
     records = list(records)
     counts = Counter(r.sku for r in records)
     parts: dict[str, dict[str, str]] = {}
     for r in records:
         parts.setdefault(r.sku, r.sku_parts)
-    intended: list[str] = []
+    kept = _KeptSkus()
     out: dict[str, str] = {}
     for key in sorted(counts, key=lambda k: (-counts[k], k)):
         best: Optional[tuple] = None
-        for t in intended:
-            if counts[key] * FOLD >= counts[t]:
-                continue
+        for t in kept.candidates(parts[key], counts[key] * FOLD):
             d = fold_distance(parts[key], parts[t])
             if d is not None and (best is None or (d, -counts[t], t) < best[0]):
                 best = ((d, -counts[t], t), t)
         if best is None:
-            intended.append(key)
+            kept.add(key, parts[key], counts[key])
         out[key] = best[1] if best is not None else key
     return out
+
+
+class _KeptSkus:
+    """The SKU keys kept as groups so far (added from the most nodes down), indexed for folding.
+
+    Each index lists its keys in the order added, so the keys with more than a given number of
+    nodes are a prefix of every list.
+    """
+
+    def __init__(self) -> None:
+        self._by_gpus: dict[tuple, list[tuple[int, str]]] = defaultdict(list)
+        self._by_nics: dict[tuple, list[tuple[int, str]]] = defaultdict(list)
+        self._by_platform: dict[Optional[str], list[tuple[int, str]]] = defaultdict(list)
+
+    @staticmethod
+    def _parts(part: dict[str, str]) -> tuple[Optional[str], tuple, tuple]:
+        platform = part.get("platform")
+        gpus = tuple(sorted(counted(part.get("gpus", "")).items()))
+        nics = tuple(sorted(counted(part.get("nics", "")).items()))
+        return platform, gpus, nics
+
+    def add(self, key: str, part: dict[str, str], nodes: int) -> None:
+        """Keep ``key`` (with ``nodes`` nodes, no more than any key kept before it)."""
+        platform, gpus, nics = self._parts(part)
+        self._by_platform[platform].append((nodes, key))
+        self._by_gpus[(platform, gpus)].append((nodes, key))
+        self._by_nics[(platform, nics)].append((nodes, key))
+
+    def candidates(self, part: dict[str, str], more_than: int) -> list[str]:
+        """Kept keys with more than ``more_than`` nodes that a key of ``part`` could fold into."""
+        platform, gpus, nics = self._parts(part)
+        if not gpus and not nics:
+            lists = [self._by_platform.get(platform, [])]
+        else:
+            lists = [self._by_gpus.get((platform, gpus), []), self._by_nics.get((platform, nics), [])]
+        out: dict[str, None] = {}
+        for kept in lists:
+            for _, key in itertools.takewhile(lambda k: k[0] > more_than, kept):
+                out[key] = None
+        return list(out)
 
 
 def intended_groups(records: list[NodeRecordHead], options: FleetOptions) -> dict[str, tuple[str, str]]:

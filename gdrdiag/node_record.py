@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from gdrdiag.filemode import NEW_FILE, new_file_mode
 from gdrdiag.model.fleet import (
     RECORD_KIND,
     RECORD_VERSION,
@@ -191,7 +192,7 @@ def write_record_file(path: Path, line: str, force: bool = False) -> None:
             f.write(line + "\n")
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, new_file_mode())
         if force:
             os.replace(tmp, path)
         else:
@@ -208,7 +209,7 @@ def write_record_file(path: Path, line: str, force: bool = False) -> None:
 def append_record_line(path: Path, line: str) -> None:
     """Append one record (plus newline) with a single write on an O_APPEND descriptor."""
     data = (line + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, NEW_FILE)  # the umask applies
     try:
         written = os.write(fd, data)
         if written != len(data):

@@ -135,6 +135,48 @@ def check_output_paths(kwargs: dict) -> None:
             check_output_path(
                 Path(value), OUTPUT_FLAGS[name], force=force, append=name in ("jsonl", "prometheus")
             )
+    check_output_clashes(kwargs, {n: Path(v) for n, v in paths.items() if "{host}" not in str(v)})
+
+
+def check_output_clashes(kwargs: dict, outputs: dict) -> None:
+    """Refuse two outputs naming one file, and an output naming one of the command's inputs.
+
+    Both are refused before any work and whatever ``--force`` says: the second output would
+    be refused only after the run (the first has made the file by then), and an input replaced
+    by an output is lost. An input is any other path-valued option or argument (or a list of
+    them); files are compared as the system resolves them (links, ``..``, hard links).
+    """
+    import os
+    from pathlib import PurePath
+
+    def same(a: Any, b: Any) -> bool:
+        try:
+            if os.path.exists(a) and os.path.exists(b):
+                return os.path.samefile(a, b)
+            return os.path.realpath(a) == os.path.realpath(b)
+        except (OSError, ValueError):
+            return False
+
+    names = list(outputs)
+    for i, name in enumerate(names):
+        for other in names[:i]:
+            if same(outputs[name], outputs[other]):
+                raise UserInputError(
+                    f"{OUTPUT_FLAGS[other]} and {OUTPUT_FLAGS[name]} name the same file ({outputs[name]})"
+                )
+    inputs = []
+    for key, value in kwargs.items():
+        if key in OUTPUT_FLAGS:
+            continue
+        values = value if isinstance(value, (list, tuple)) else [value]
+        inputs.extend(v for v in values if isinstance(v, PurePath))
+    for name, path in outputs.items():
+        for source in inputs:
+            if os.path.isfile(source) and same(path, source):
+                raise UserInputError(
+                    f"{OUTPUT_FLAGS[name]} {path} is one of its inputs; gdrdiag never writes over an input, "
+                    "even with --force"
+                )
 
 
 def error_line(text: str) -> None:

@@ -8,6 +8,7 @@ counted and listed with a reason; they never stop the run.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Optional
 
@@ -68,6 +69,8 @@ def fleet_cmd(
 
     if not path.exists():
         raise UserInputError(f"{path}: no such file or folder")
+    if not (math.isfinite(investigate_z) and math.isfinite(drain_z)):
+        raise UserInputError("--investigate-z and --drain-z must be finite numbers (not nan or inf)")
     if drain_z > investigate_z:
         raise UserInputError("--drain-z must be at or below --investigate-z")
     if not 0 <= rel_floor < 1 or not 0 <= min_drop < 1 or min_group < 1 or (top is not None and top < 1):
@@ -77,22 +80,16 @@ def fleet_cmd(
             raise UserInputError(f"{out}: folder {out.parent} does not exist")
     rules = ()
     if baseline is not None:
-        try:
-            text = baseline.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UserInputError(f"--baseline {baseline}: cannot read ({exc})") from None
+        from gdrdiag.fleet import MAX_BASELINE_CHARS
+
+        text = read_option_file(baseline, "--baseline", MAX_BASELINE_CHARS)
         try:
             rules = parse_baseline(text)
         except ValueError as exc:
             raise UserInputError(f"--baseline {baseline}: {exc}") from None
     inventory_rules = ()
     if inventory is not None:
-        try:
-            if inventory.stat().st_size > (16 << 20):
-                raise UserInputError(f"--inventory {inventory}: larger than 16 MiB")
-            text = inventory.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UserInputError(f"--inventory {inventory}: cannot read ({exc})") from None
+        text = read_option_file(inventory, "--inventory", MAX_LIST_BYTES)
         try:
             inventory_rules = parse_inventory(text)
         except ValueError as exc:
@@ -141,12 +138,7 @@ def _expected_hosts(path: Path) -> list[str]:
     """Host names from a file, one per line (blank lines and # comments ignored); UserInputError if bad."""
     from gdrdiag.node_record import HOST_RE
 
-    try:
-        if path.stat().st_size > (16 << 20):
-            raise UserInputError(f"--expect-hosts {path}: larger than 16 MiB")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserInputError(f"--expect-hosts {path}: cannot read ({exc})") from None
+    text = read_option_file(path, "--expect-hosts", MAX_LIST_BYTES)
     hosts = []
     for number, line in enumerate(text.splitlines(), 1):
         name = line.split("#", 1)[0].strip()
@@ -156,3 +148,49 @@ def _expected_hosts(path: Path) -> list[str]:
             raise UserInputError(f"--expect-hosts {path}:{number}: {name[:40]!r} is not a plain host name")
         hosts.append(name)
     return hosts
+
+
+MAX_LIST_BYTES = 16 << 20  # --expect-hosts and --inventory: a million host names fit
+
+
+def read_option_file(path: Path, option: str, limit: int) -> str:
+    """The UTF-8 text of a regular file of at most ``limit`` bytes; UserInputError (one line) else.
+
+    The file is opened without blocking and checked on its descriptor before a byte is read: a
+    FIFO would block ``open`` and ``read`` forever and ``/dev/zero`` has no end, and a regular
+    file is read to ``limit`` + 1 bytes at most, so one that grows meanwhile is refused too.
+    """
+    import os
+    import stat
+
+    def refused(why: str) -> UserInputError:
+        return UserInputError(f"{option} {path}: {why}")
+
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise refused(f"cannot read ({exc.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise refused("not a regular file (a device, FIFO, socket or folder)")
+        if st.st_size > limit:
+            raise refused(f"larger than {limit} bytes")
+        chunks, total = [], 0
+        while total <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        raise refused(f"cannot read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+    if total > limit:
+        raise refused(f"larger than {limit} bytes")
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise refused(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None

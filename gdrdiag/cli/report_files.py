@@ -93,6 +93,8 @@ def write_text_file(path: Path, text: str, force: bool = False, what: str = "out
 
 
 def _write_through_temporary(path: Path, text: str, force: bool) -> None:
+    from gdrdiag.filemode import new_file_mode
+
     folder = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:100]}.", dir=folder)
@@ -103,7 +105,7 @@ def _write_through_temporary(path: Path, text: str, force: bool) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; an output file is as readable as any the user writes
+        os.chmod(tmp, new_file_mode())  # mkstemp makes 0600; an output is as readable as any new file
         _move_into_place(tmp, path, force)
     except OSError as exc:
         with contextlib.suppress(OSError):

@@ -37,7 +37,7 @@ import zlib
 from typing import Any, Iterator, Optional
 
 from gdrdiag.errors import NotSupported, UserInputError, reraise_interrupt
-from gdrdiag.hw import safefs
+from gdrdiag.hw import pax, safefs
 from gdrdiag.hw.sysfs import SysfsTree
 
 FORMAT = "gdrdiag-bundle"
@@ -397,6 +397,7 @@ class _BoundedTarInfo(tarfile.TarInfo):
             raise BundleError(
                 f"bundle has a {self.size}-byte extended tar header (limit {MAX_HEADER_BYTES}): refused"
             )
+        pax.check_header(self, tf, BundleError)  # well-formed records before tarfile parses them
         depth = getattr(tf, "_gdrdiag_chain", 0)
         if depth >= MAX_HEADER_CHAIN:
             raise BundleError(f"bundle chains more than {MAX_HEADER_CHAIN} extended tar headers: refused")

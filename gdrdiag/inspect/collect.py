@@ -16,6 +16,7 @@ import platform
 from typing import Union
 
 from gdrdiag import __version__
+from gdrdiag.errors import UserInputError
 from gdrdiag.hw.bundle import BundleSource, LiveSource, write_bundle
 from gdrdiag.inspect import gpu as gpu_mod
 from gdrdiag.inspect import kernel as kernel_mod
@@ -27,6 +28,22 @@ from gdrdiag.inspect import virt as virt_mod
 from gdrdiag.model.machine import MachineInfo
 
 Source = Union[LiveSource, BundleSource]
+
+# The most GPUs and RDMA devices a bundle may list. inspect builds a topology pair per GPU x RDMA
+# device and a peer pair per two GPUs, so a few kilobytes naming thousands of devices would build
+# millions; a real node has at most a few dozen GPUs, and RDMA devices up to its NICs' functions
+# (SR-IOV VFs included), which the 256 inspect reads per machine already bounded.
+MAX_GPUS = 64
+MAX_RDMA_DEVICES = 256
+
+
+def check_device_counts(gpus: int, rdma_devices: int, where: str) -> None:
+    """UserInputError (one line, exit 2) when ``where`` lists more devices than a node has."""
+    for count, limit, what in ((gpus, MAX_GPUS, "GPUs"), (rdma_devices, MAX_RDMA_DEVICES, "RDMA devices")):
+        if count > limit:
+            raise UserInputError(
+                f"{where} lists {count} {what}, more than the {limit} a node can have: refused"
+            )
 
 
 def inspect_source(source: Source) -> MachineInfo:
@@ -43,6 +60,8 @@ def inspect_source(source: Source) -> MachineInfo:
     visible, visible_unknown = gpu_mod.visible_devices(cuda_facts)
     cuda_unknown = {**cuda_unknown, **visible_unknown}
     gpu_bdfs = [f.bdf for f in pci if virt_mod.is_gpu(f)]
+    if isinstance(source, BundleSource):
+        check_device_counts(len(gpu_bdfs), len(nic_mod.rdma_device_names(tree, verbs)), source.name)
     nvml = source.nvml(gpu_bdfs)
     if not isinstance(nvml, dict):
         nvml = {}

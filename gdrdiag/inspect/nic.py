@@ -141,6 +141,18 @@ def link_key(f: PciFunction) -> str:
     return bdf.rpartition(".")[0]
 
 
+def rdma_device_names(tree: SysfsTree, verbs: dict) -> list[str]:
+    """The RDMA devices sysfs lists, then those only the verbs facts name."""
+    vdev = verbs.get("devices") if isinstance(verbs, dict) and isinstance(verbs.get("devices"), dict) else {}
+    names = tree.listdir("/sys/class/infiniband")
+    known = set(names)
+    for extra in sorted(vdev):
+        if extra not in known:
+            names.append(str(extra))
+            known.add(extra)
+    return names
+
+
 def inspect_nics(tree: SysfsTree, pci: tuple[PciFunction, ...], verbs: dict) -> tuple[NicInfo, ...]:
     """One ``NicInfo`` per RDMA device."""
     by_bdf = {f.bdf: f for f in pci}
@@ -150,10 +162,7 @@ def inspect_nics(tree: SysfsTree, pci: tuple[PciFunction, ...], verbs: dict) -> 
         if isinstance(verbs, dict) and isinstance(verbs.get("dmabuf_probe"), dict)
         else {}
     )
-    names = tree.listdir("/sys/class/infiniband")
-    for extra in sorted(vdev):
-        if extra not in names:
-            names.append(str(extra))
+    names = rdma_device_names(tree, verbs)
     nics = []
     for name in names[:256]:
         base = f"/sys/class/infiniband/{name}"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import io
 import random
-from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from gdrdiag.render.html import _img, _page, _table
@@ -20,28 +19,50 @@ if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.fleet import FleetResult
 
 COLOURS = {"ok": "#9aa5b1", "investigate": "#e69f00", "drain": "#c0392b"}
+# SKU groups drawn per strip plot: each is a 0.7-inch row, and a fleet of thousands of one-node
+# SKUs would make a figure of gigabytes; the rest are in the groups table.
+MAX_PLOT_GROUPS = 40
 
 
-def strip_plot(result: "FleetResult", metric: str) -> Optional[bytes]:
-    """PNG of one metric over all nodes (ratio to group median per SKU), or None with nothing to draw."""
+def plotted_groups(result: "FleetResult") -> list[tuple[int, str]]:
+    """(number in the groups table, SKU) of the groups the strip plots draw, in table order.
+
+    At most :data:`MAX_PLOT_GROUPS`: those with the most flagged nodes (then the larger).
+    """
+    numbered = list(enumerate((g.sku for g in result.groups), 1))
+    if len(numbered) <= MAX_PLOT_GROUPS:
+        return numbered
+    flagged = {g.sku: g.flagged for g in result.groups}
+    worst = sorted(numbered, key=lambda ng: (-flagged[ng[1]], ng[0]))[:MAX_PLOT_GROUPS]
+    return sorted(worst)
+
+
+def strip_plot(
+    result: "FleetResult", metric: str, groups: Optional[list[tuple[int, str]]] = None
+) -> Optional[bytes]:
+    """PNG of one metric: each node's ratio to its group median, one row per group drawn.
+
+    ``groups`` defaults to :func:`plotted_groups`; None when there is nothing to draw.
+    """
     from gdrdiag.render.plot import _pyplot
 
     plt = _pyplot()
-    groups = [g.sku for g in result.groups]
+    drawn = plotted_groups(result) if groups is None else groups
+    row = {sku: i for i, (_, sku) in enumerate(drawn)}
     rng = random.Random(0)
     points: dict[str, tuple[list[float], list[float]]] = {lvl: ([], []) for lvl in COLOURS}
     for node in result.nodes:
         score = next((s for s in node.scores if s.metric == metric), None)
-        if score is None:
+        if score is None or node.sku not in row:
             continue
         x = score.ratio if score.value is not None and score.ratio is not None else 0.0
         level = node.level if (score.problem or score.value is None) else "ok"
-        y = groups.index(node.sku) + rng.uniform(-0.3, 0.3)
+        y = row[node.sku] + rng.uniform(-0.3, 0.3)
         points[level][0].append(x)
         points[level][1].append(y)
     if not any(xs for xs, _ in points.values()):
         return None
-    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.7 * len(groups)))
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.7 * len(drawn)))
     for level in ("ok", "investigate", "drain"):
         xs, ys = points[level]
         if xs:
@@ -55,8 +76,8 @@ def strip_plot(result: "FleetResult", metric: str) -> Optional[bytes]:
                 linewidths=0,
             )
     ax.axvline(1.0, color="#444", lw=0.8)
-    ax.set_yticks(range(len(groups)))
-    ax.set_yticklabels([f"{i}" for i in range(1, len(groups) + 1)], fontsize=7)
+    ax.set_yticks(range(len(drawn)))
+    ax.set_yticklabels([str(number) for number, _ in drawn], fontsize=7)
     ax.set_ylabel("SKU group (numbered as in the table)", fontsize=7)
     ax.set_xlabel(f"{metric} / SKU-group median (0 = missing)")
     ax.legend(fontsize=7, loc="lower left")
@@ -82,8 +103,16 @@ def fleet_html(result: "FleetResult", top: int = 0) -> str:
     body += "<h2>SKU groups</h2>" + _groups_table(result) + _nodes_table(result, top)
     metrics = sorted({s.metric for g in result.groups for s in g.stats})
     body += "<h2>Strip plots</h2>"
+    drawn = plotted_groups(result)
+    if len(drawn) < len(result.groups):
+        body += (
+            f"<p>{len(result.groups) - len(drawn)} of {len(result.groups)} SKU groups are not drawn: "
+            f"the plots show the {len(drawn)} with the most flagged nodes (every group is in the "
+            "table above).</p>"
+        )
     try:
-        body += "".join(_img(strip_plot(result, m), m) for m in metrics) or "<p>No metrics to plot.</p>"
+        plots = "".join(_img(strip_plot(result, m, drawn), m) for m in metrics)
+        body += plots or "<p>No metrics to plot.</p>"
     except NotSupported as exc:
         body += f"<p>{html.escape(exc.reason)}</p>"
     if result.pair_suspects:
@@ -150,15 +179,3 @@ def _nodes_table(result: "FleetResult", top: int) -> str:
     )
     header = ["#", "host", "level", "worst metric", "x median", "z", "leading cause (or why no cause)"]
     return title + _table([*header, "reasons (baseline, SKU, z)", "differs from its SKU"], rows)
-
-
-def write_fleet_html(path: Path, result: "FleetResult") -> None:
-    """Write :func:`fleet_html` to ``path`` through a temporary file and a rename."""
-    import os
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(fleet_html(result))
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)

@@ -11,7 +11,7 @@ import textwrap
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
-    from gdrdiag.model.fleet import FleetResult, NodeVerdict
+    from gdrdiag.model.fleet import FleetResult, MetricScore, NodeVerdict
 
 WIDTH = 100
 
@@ -55,29 +55,49 @@ def summary_line(result: "FleetResult") -> str:
     return line
 
 
-def _flagging_score(node: "NodeVerdict"):
-    """The node's worst metric when it is one of the reasons it is flagged (not for SKU drift alone)."""
-    worst = next((s for s in node.scores if s.metric == node.worst_metric), None)
-    return worst if worst is not None and (worst.problem or worst.value is None) else None
+def _flagging_scores(node: "NodeVerdict") -> list["MetricScore"]:
+    """Every metric that is a reason the node is flagged, the furthest below its yardstick first.
+
+    A metric with no value (its case failed, or never ran) comes first; the others by the lower
+    of their fraction of the group median and of a baseline minimum they miss, so a node's own
+    outlier (0.49 of its group) is not hidden behind a minimum its whole group misses (0.80 of it).
+    """
+    return sorted((s for s in node.scores if s.problem or s.value is None), key=_shortfall)
+
+
+def _shortfall(score: "MetricScore") -> float:
+    """The sort key of :func:`_flagging_scores`: -1 without a value, else the smaller fraction."""
+    if score.value is None:
+        return -1.0
+    fractions = [score.ratio if score.ratio is not None else 1.0]
+    if score.problem == "below baseline" and score.minimum:
+        fractions.append(score.value / score.minimum)
+    return min(fractions)
+
+
+def _flagging_score(node: "NodeVerdict") -> Optional["MetricScore"]:
+    """The metric furthest below its yardstick among those that flag the node (none for SKU drift alone)."""
+    scores = _flagging_scores(node)
+    return scores[0] if scores else None
+
+
+def _score_words(score: "MetricScore") -> str:
+    """One flagging metric: missing and why, below a baseline minimum, or its ratio to the group and z."""
+    if score.value is None:
+        return f"{score.metric} {score.problem}"
+    if score.problem == "below baseline" and score.minimum is not None:
+        return (
+            f"{score.metric} {_num(score.value, 4)} below baseline {score.minimum:g} "
+            f"({_num(score.value / score.minimum if score.minimum else None, 2)} of it; "
+            f"{_num(score.ratio, 2)} of group median)"
+        )
+    what = f"{score.metric} {_num(score.ratio, 2)} of group median"
+    return what + (f" (z {score.z:.1f})" if score.z is not None else "")
 
 
 def detail(node: "NodeVerdict", width: Optional[int] = WIDTH) -> str:
-    """node: <worst metric> <ratio> of group median (z); cause: ...; differs: ... (wrapped)."""
-    parts = []
-    worst = _flagging_score(node)
-    if worst is not None and worst.value is None:
-        parts.append(f"{worst.metric} {worst.problem}")
-    elif worst is not None:
-        what = f"{worst.metric} {_num(worst.ratio, 2)} of group median"
-        if worst.z is not None:
-            what += f" (z {worst.z:.1f})"
-        if worst.problem == "below baseline" and worst.minimum is not None:
-            what = (
-                f"{worst.metric} {_num(worst.value, 4)} below baseline {worst.minimum:g} "
-                f"({_num(worst.value / worst.minimum if worst.minimum else None, 2)} of it; "
-                f"{_num(worst.ratio, 2)} of group median)"
-            )
-        parts.append(what)
+    """node: every flagging metric, worst first; cause: ...; differs: ... (wrapped)."""
+    parts = [_score_words(s) for s in _flagging_scores(node)]
     if node.own_sku:
         parts.append(f"own SKU: {node.own_sku}")
     if node.cause is not None:

@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 import tomllib
 
+from gdrdiag.inspect.collect import check_device_counts
 from gdrdiag.inspect.peer import inspect_peers
 from gdrdiag.inspect.topology import inspect_topology
 from gdrdiag.model.machine import (
@@ -377,10 +378,21 @@ def _row(row: dict[str, Any], facts: dict[str, Any], i: int) -> BenchResult:
     )
 
 
+def _check_counts(facts: dict[str, Any], where: str) -> None:
+    """Refuse (UserInputError) a case stating, or a switch listing, more devices than a node has."""
+    counts = {"gpus": int(facts.get("gpus", 1)), "nics": int(facts.get("nics", 1))}
+    for sw in facts.get("switches", []):
+        for kind in counts:
+            listed = [i for i in sw.get(kind, []) if isinstance(i, int)]
+            counts[kind] = max(counts[kind], max(listed, default=-1) + 1, len(listed))
+    check_device_counts(counts["gpus"], counts["nics"], where)
+
+
 def load(path: Path) -> Case:
     """The case in one TOML file, with its Report."""
     data = tomllib.loads(path.read_text())
     facts = {**data.get("machine", {}), "_rows": data.get("rows", [])}
+    _check_counts(facts, f"case {path.name}")
     rows = tuple(_row(r, facts, i) for i, r in enumerate(data.get("rows", [])))
     report = Report(
         tool_version="case",
