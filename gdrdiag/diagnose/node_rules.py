@@ -107,7 +107,7 @@ def _label(key: str, physics: tuple) -> str:
     words = [key]
     for name, value in physics:
         if name == "size_bytes" and isinstance(value, int):
-            words.append(format_size(value))
+            words.append(format_size(value).replace(" ", ""))  # one word: "64MiB"
         elif str(value).replace("-", "_") not in key:
             words.append(f"{name}={value}")
     return " ".join(words)

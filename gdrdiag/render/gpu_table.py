@@ -6,6 +6,7 @@ each row, which GPU is below its siblings), so the table and PERF-GPU-OUTLIER ne
 
 from __future__ import annotations
 
+import textwrap
 from typing import Optional, Sequence
 
 from gdrdiag.model.node import GpuOutlier, SiblingRow
@@ -29,10 +30,11 @@ def render_gpus_side_by_side(
         return ""
     gpus = sorted({gpu for row in rows for gpu, _ in row.by_gpu})
     low = {(o.gpu, o.index) for o in outliers}
+    labels, shared = _short_labels([row.label for row in rows])
     body = []
-    for row in rows:
+    for row, label in zip(rows, labels, strict=True):
         cells = dict(row.by_gpu)
-        line = [row.label, row.unit]
+        line = [label, row.unit]
         for gpu in gpus:
             index = cells.get(gpu)
             value = results[index].value if index is not None else None
@@ -40,4 +42,45 @@ def render_gpus_side_by_side(
             line.append(num(value, 1) + mark)
         body.append(line)
     title = "GPUs side by side (median of samples; < below the other GPUs' median by more than the noise)"
-    return title + "\n" + table(body, ["case", "unit", *(f"GPU {g}" for g in gpus)], width=width, wrap=(0,))
+    notes = "".join(
+        "\n" + textwrap.fill(f"{family} rows: {' '.join(words)}", width or 10_000, subsequent_indent="    ")
+        for family, words in shared.items()
+    )
+    headers = ["case", "unit", *(f"GPU {g}" for g in gpus)]
+    return title + "\n" + table(body, headers, width=width, wrap=(0,)) + notes
+
+
+def _short_labels(labels: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """Labels without the ``name=value`` parameters that are the same on every row of their bench.
+
+    A gather row's identity names record size, stride, pattern, slots, ... which the whole ladder shares;
+    repeated on every row they pushed the GPU columns off a 100-column terminal. They are said once,
+    under the table.
+    """
+    families: dict[str, dict[str, set[str]]] = {}
+    for label in labels:
+        key, *words = label.split(" ")
+        values = families.setdefault(key.split("_", 1)[0], {})
+        for w in words:
+            name, value = _named(w)
+            values.setdefault(name, set()).add(value)
+    common = {f: {n for n, vs in values.items() if len(vs) == 1} for f, values in families.items()}
+    short = []
+    for label in labels:
+        key, *words = label.split(" ")
+        drop = common[key.split("_", 1)[0]]
+        short.append(" ".join([key, *(w for w in words if _named(w)[0] not in drop)]))
+    said: dict[str, list[str]] = {}
+    for label in labels:
+        key, *words = label.split(" ")
+        family = key.split("_", 1)[0]
+        for w in words:
+            if _named(w)[0] in common[family] and w not in said.setdefault(family, []):
+                said[family].append(w)
+    return short, {f: w for f, w in said.items() if w}
+
+
+def _named(word: str) -> tuple[str, str]:
+    """(name, value) of a label word: ``name=value``, or a bare size such as ``64MiB``."""
+    name, sep, value = word.partition("=")
+    return (name, value) if sep else ("size", word)
