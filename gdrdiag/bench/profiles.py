@@ -169,6 +169,10 @@ def _rdma_results(profile: Profile) -> list:
 # size (copy engine with peer access off and on, the SM's read) and all-to-one into each GPU, so its
 # cost grows with the pairs, not with pairs x sizes x cases; peer-bench runs any pair's full sweep.
 NODE_PEER_KEYS = ("peer_ce_off", "peer_ce_on", "peer_sm_read", "peer_all_to_one")
+# 64 MiB: on NVLink (NV18, ~390 GB/s) a copy of it takes ~0.17 ms, far above the copy's per-call cost, so
+# it measures the path; each case's payload check reads the whole buffer back, which at 256 MiB was most
+# of the ~1.7 s a pair cost on 4 x H200 (docs/benchmarks.md, whole node).
+NODE_PEER_SIZE = 64 << 20
 
 
 def _peer_results(profile: Profile) -> list:
@@ -179,7 +183,7 @@ def _peer_results(profile: Profile) -> list:
     (4 KiB, 64 KiB and 1 MiB blocks, at most 64 MiB each, as copy-bench's standard block sizes); full
     runs every case at every size, reference and the whole block sweep (128 B .. 2 MiB) included.
     Each ordered pair; a two-GPU NVLink machine runs standard in well under a minute. On more than two
-    GPUs (quick and standard) each pair runs at one size (``NODE_PEER_KEYS`` at 256 MiB).
+    GPUs (quick and standard) each pair runs at one size (``NODE_PEER_KEYS`` at ``NODE_PEER_SIZE``).
     """
     from gdrdiag.bench import peer
     from gdrdiag.errors import GdrdiagError
@@ -196,7 +200,7 @@ def _peer_results(profile: Profile) -> list:
     if level == "full":
         opts = peer.PeerBenchOptions(sizes=peer.ALL_SIZES)
     elif cuda.device_count() > 2:  # a node: every ordered pair at one size, and each GPU receiving from all
-        opts = peer.PeerBenchOptions(sizes=(256 * MiB,), keys=NODE_PEER_KEYS, iterations=5)
+        opts = peer.PeerBenchOptions(sizes=(NODE_PEER_SIZE,), keys=NODE_PEER_KEYS, iterations=5)
     elif level == "quick":
         opts = peer.PeerBenchOptions(
             sizes=(1 * MiB, 256 * MiB), keys=("peer_ce_off", "peer_ce_on", "peer_sm_read"), iterations=5
