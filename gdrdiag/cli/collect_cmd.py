@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from gdrdiag.cli import app
+from gdrdiag.cli.application import app
 from gdrdiag.cli.common import EXIT_OK, echo, handles_errors, wants_json
 from gdrdiag.errors import UserInputError
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from gdrdiag.cli import app
+from gdrdiag.cli.application import app
 from gdrdiag.cli.collector import pauses_collector
 from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, echo_text, handles_errors, output_width, wants_json
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from gdrdiag.cli import app
+from gdrdiag.cli.application import app
 from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, echo_text, handles_errors, wants_json
 
 

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from gdrdiag.bench.gpus import GPUS_HELP
-from gdrdiag.cli import app
+from gdrdiag.cli.application import app
 from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
 from gdrdiag.cli.common import (
     EXIT_FAIL,

@@ -12,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from gdrdiag.cli import app
+from gdrdiag.cli.application import app
 from gdrdiag.cli.common import EXIT_FAIL, EXIT_OK, echo, echo_text, handles_errors, output_width, wants_json
 from gdrdiag.errors import UserInputError
 

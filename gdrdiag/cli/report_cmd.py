@@ -10,7 +10,7 @@ import typer
 
 from gdrdiag.bench.gpus import GPUS_HELP
 from gdrdiag.bench.profiles import PER_GPU_BENCHES, PROFILE_BENCHES, Profile, RdmaPart
-from gdrdiag.cli import app
+from gdrdiag.cli.application import app
 from gdrdiag.cli.common import (
     EXIT_FAIL,
     EXIT_OK,

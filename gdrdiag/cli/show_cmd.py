@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from gdrdiag.cli import app
+from gdrdiag.cli.application import app
 from gdrdiag.cli.common import EXIT_OK, echo, handles_errors, wants_json
 from gdrdiag.errors import UserInputError
 

@@ -262,3 +262,77 @@ def test_render_reads_the_comparison_as_plain_data():
         if isinstance(node, ast.ImportFrom) and node.module == "gdrdiag.compare"
     ]
     assert from_compare == []
+
+
+# Every package and top-level module of gdrdiag, in the order data flows (docs/architecture.md): a module
+# may import its own layer and the layers ranked below it, never one ranked at or above it. A new
+# package fails test_every_layer_has_a_place until it is placed here (and in the architecture doc).
+LAYER_RANK = {
+    "": 0,  # gdrdiag/__init__.py: the version
+    "errors": 0,
+    "filemode": 0,
+    "units": 1,
+    "model": 2,
+    "pathmodel": 3,
+    "hw": 3,
+    "inspect": 4,
+    "bench": 4,
+    "importers": 4,
+    "diagnose": 5,
+    "fleet_sku": 5,
+    "fleet_metrics": 5,
+    "compare": 6,
+    "fleet_drift": 6,
+    "node_record": 6,
+    "fleet": 7,
+    "json_schemas": 8,
+    "render": 9,
+    "cli": 10,
+    "entry": 11,
+    "__main__": 12,
+}
+
+
+def test_every_layer_has_a_place():
+    assert {m.layer for m in MODULES} <= set(LAYER_RANK)
+    architecture = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    for layer in LAYER_RANK:
+        if layer not in ("", "__main__"):
+            assert f"{layer}/" in architecture or f"{layer}.py" in architecture, layer
+
+
+def test_every_import_goes_down_the_layers():
+    upward = [
+        f"{m.name} imports {name}"
+        for m in MODULES
+        for name in m.gdrdiag_imports(KNOWN)
+        if (theirs := name.split(".")[1] if "." in name else "") != m.layer
+        and LAYER_RANK[theirs] >= LAYER_RANK[m.layer]
+    ]
+    assert upward == []
+
+
+def test_every_command_module_is_registered_by_name():
+    """The CLI is the list in gdrdiag/cli/__init__.py: each *_cmd module imported there by name."""
+    init = next(m for m in MODULES if m.name == "gdrdiag.cli")
+    registered = {n for n in init.imports() if n.startswith("gdrdiag.cli.") and n.endswith("_cmd")}
+    commands = {m.name for m in MODULES if m.name.startswith("gdrdiag.cli.") and m.name.endswith("_cmd")}
+    assert commands and registered == commands
+    for m in MODULES:
+        if m.layer == "cli":
+            assert "importlib" not in m.imports(), m.name
+
+
+def test_the_registered_commands_are_the_apps_commands():
+    import typer.main
+
+    from gdrdiag.cli import COMMAND_MODULES, app
+
+    group = typer.main.get_command(app)
+    names = set(group.commands)  # type: ignore[attr-defined]
+    declared = {
+        info.name or info.callback.__name__.replace("_", "-")
+        for info in app.registered_commands
+        if info.callback is not None and info.callback.__module__ in {m.__name__ for m in COMMAND_MODULES}
+    }
+    assert names and declared == names
