@@ -213,9 +213,40 @@ def _half_bandwidth(results: list[BenchResult], out: list[str], width: Optional[
         )
 
 
+def _matrices(results: list[BenchResult], out: list[str], width: Optional[int]) -> None:
+    """On three GPUs or more, each one-way case at each size as a source x destination matrix (GB/s).
+
+    A node of 8 GPUs has 56 ordered pairs: a matrix shows the pair that differs at a glance, as
+    nvidia-smi topo -m and p2pBandwidthLatencyTest print theirs.
+    """
+    cells: dict[tuple[str, int], dict[tuple[int, int], float]] = {}
+    for r in results:
+        p = r.params
+        if not isinstance(p, PeerParams) or r.status is not Status.OK or r.value is None:
+            continue
+        if p.src_gpu is None or p.dst_gpu is None or p.bidirectional or p.size_bytes is None:
+            continue
+        if r.unit != "GB/s" or p.library or r.key == "peer_ce_gdrdiag":  # the reference comparison's own
+            continue
+        what = f"{_what(r)}, peer access {_access(p)}"
+        cells.setdefault((what, p.size_bytes), {})[(p.src_gpu, p.dst_gpu)] = r.value
+    for (what, nbytes), by_pair in cells.items():
+        gpus = sorted({g for pair in by_pair for g in pair})
+        if len(gpus) < 3:
+            continue
+        rows = [
+            [f"GPU {src}", *("-" if src == dst else num(by_pair.get((src, dst)), 1) for dst in gpus)]
+            for src in gpus
+        ]
+        headers = ["from \\ to", *(f"GPU {g}" for g in gpus)]
+        title = f"{what}, {size(nbytes)} (GB/s; a row is the source, a column the destination)"
+        out.append(title + "\n" + table(rows, headers, width=width))
+
+
 def render_peer_results(results: list[BenchResult], width: Optional[int] = DEFAULT_WIDTH) -> str:
-    """The sweep (measured / expected per row), the reference comparison, the models, problems."""
+    """Matrices (three GPUs or more), the sweep (measured / expected per row), references, models."""
     out: list[str] = []
+    _matrices(results, out, width)
     _sweep(results, out, width)
     _references(results, out, width)
     _latencies(results, out, width)

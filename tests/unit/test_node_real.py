@@ -61,3 +61,20 @@ def test_the_busy_gpu_is_named_first_and_no_other_gpu_is():
         assert "gpu2" in " ".join(f.evidence) or busy.bdf in f.title or f.subject == busy.bdf, f.title
     outlier = next(f for f in findings if f.code == "PERF-GPU-OUTLIER")
     assert outlier.subject == busy.bdf and "in use" in outlier.title
+
+
+def test_peer_rows_of_a_node_print_as_source_by_destination_matrices():
+    from gdrdiag.render.peer_table import render_peer_results
+
+    text = render_peer_results(list(load("h200x4-standard-b").results), 100)
+    titles = [ln for ln in text.splitlines() if "a row is the source" in ln]
+    assert [t.split(" (")[0] for t in titles] == [
+        "CE copy, peer access off, 256 MiB",
+        "CE copy, peer access on, 256 MiB",
+        "SM read, peer access on, 256 MiB",
+    ]
+    on = text.split(titles[1], 1)[1].splitlines()[3:7]  # the four GPU rows under the header
+    for i, line in enumerate(on):
+        cells = line.split()
+        assert cells[:2] == ["GPU", str(i)] and cells[2 + i] == "-"
+        assert all(float(c) > 300 for j, c in enumerate(cells[2:]) if j != i)  # NV18, peer access on
