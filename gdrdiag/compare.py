@@ -32,6 +32,7 @@ from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import GpuInfo, GpuPeerPair, MachineInfo, NicInfo, PathClass
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.model.vocabulary import Bench
 
 # ---------------------------------------------------------------------------------------------
 # cases
@@ -87,6 +88,58 @@ def match_cases(a: Iterable[BenchResult], b: Iterable[BenchResult]) -> list[Case
     out = [_delta(i, r, b_map.get(i)) for i, r in a_map.items()]
     out += [_delta(i, None, r) for i, r in b_map.items() if i not in a_map]
     return _merge_unpaired(out)
+
+
+def gpu_renumbering(a: Report, b: Report) -> dict[int, int]:
+    """B's CUDA ordinal -> A's, for the GPUs both Reports name by the same UUID or PCI address.
+
+    CUDA numbers the GPUs a process sees: the same node measured with ``CUDA_VISIBLE_DEVICES=2,3``
+    calls its GPUs 2 and 3 "0" and "1". Matching by ordinal would pair GPU 2's copy with GPU 0's;
+    matching by the GPU itself pairs it with GPU 2's. Empty (match by ordinal) when either Report lacks
+    machine facts, when a GPU of B is not in A, or when every GPU keeps its ordinal.
+    """
+    if a.machine is None or b.machine is None:
+        return {}
+    by_uuid = {g.uuid: g.cuda_ordinal for g in a.machine.gpus if g.uuid and g.cuda_ordinal is not None}
+    by_bdf = {g.bdf: g.cuda_ordinal for g in a.machine.gpus if g.cuda_ordinal is not None}
+    mapping: dict[int, int] = {}
+    for g in b.machine.gpus:
+        if g.cuda_ordinal is None:
+            continue
+        theirs = by_uuid.get(g.uuid) if g.uuid else None
+        if theirs is None:
+            theirs = by_bdf.get(g.bdf)
+        if theirs is None:
+            return {}  # another machine: its GPUs are matched by ordinal (their role)
+        mapping[g.cuda_ordinal] = theirs
+    return {} if all(k == v for k, v in mapping.items()) else mapping
+
+
+def renumbered(results: Iterable[BenchResult], mapping: dict[int, int]) -> list[BenchResult]:
+    """``results`` with every GPU ordinal of their params replaced through ``mapping``.
+
+    The fields are ``gpu``, ``src_gpu``, ``dst_gpu`` and ``peer_gpu``; a copy or gather row that names
+    no GPU ran on GPU 0 (the benches' default), so it is renumbered as GPU 0.
+    """
+    out = []
+    for r in results:
+        changes = {
+            name: mapping[value]
+            for name in ("gpu", "src_gpu", "dst_gpu", "peer_gpu")
+            if isinstance(value := getattr(r.params, name, None), int) and value in mapping
+        }
+        if name_of_implied_gpu(r) and 0 in mapping and "gpu" not in changes:
+            changes["gpu"] = mapping[0]
+        out.append(replace(r, params=replace(r.params, **changes)) if changes else r)  # type: ignore[type-var]
+    return out
+
+
+def name_of_implied_gpu(r: BenchResult) -> bool:
+    """True for a copy or gather row that names no GPU (written before rows did: GPU 0, the default).
+
+    An RDMA row with no GPU wrote into host memory: it ran on no GPU, and keeps none.
+    """
+    return r.bench in (Bench.COPY, Bench.GATHER) and getattr(r.params, "gpu", 0) is None
 
 
 def _merge_unpaired(rows: list[CaseDelta]) -> list[CaseDelta]:
@@ -440,7 +493,8 @@ def compare(
     from gdrdiag.diagnose import diagnose
 
     fa, fb = findings if findings is not None else (list(diagnose(a).findings), list(diagnose(b).findings))
-    cases = match_cases(a.results, b.results)
+    mapping = gpu_renumbering(a, b)
+    cases = match_cases(a.results, renumbered(b.results, mapping) if mapping else b.results)
     facts = machine_deltas(a, b)
     a_ids = {_finding_id(f) for f in fa}
     b_ids = {_finding_id(f) for f in fb}
