@@ -67,20 +67,8 @@ def _copy_results(profile: Profile) -> list:
 
     if level == "full":
         return run_copy_bench(CopyBenchOptions(numa=profile.numa, device=profile.gpu))
-    if not profile.host_kinds:  # a later GPU's pass: the GPU's own path only (pinned, each direction)
-        return run_copy_bench(
-            CopyBenchOptions(
-                kinds=(MemoryKind.PINNED,),
-                directions=("h2d", "d2h") if level == "quick" else ("h2d", "d2h", "bidir"),
-                modes=("async",),
-                sizes=(64 * KiB, 64 * MiB) if level == "quick" else (1 * MiB, 64 * MiB, 256 * MiB),
-                parts=("sweep",),
-                iterations=5,
-                reference=False,
-                numa=profile.numa,
-                device=profile.gpu,
-            )
-        )
+    if not profile.host_kinds:  # a later GPU's pass: its own path only, and at the end all GPUs at once
+        return _later_gpu_copies(profile)
     kinds = (
         (MemoryKind.PINNED, MemoryKind.PAGEABLE)
         if level == "quick"
@@ -108,6 +96,39 @@ def _copy_results(profile: Profile) -> list:
         device=profile.gpu,
     )
     return run_copy_bench(opts)
+
+
+def _later_gpu_copies(profile: Profile) -> list:
+    """A later GPU's copies: its own path (pinned, each direction); on the last GPU, every GPU at once.
+
+    The together rows are measured at the pass's largest size, which every GPU's pass measured alone,
+    so ``copy_together.with_sum_alone`` can set their ratio to the GPUs' sum once the run is done.
+    """
+    from gdrdiag.bench import copy_together
+    from gdrdiag.bench.copy import run_copy_bench
+    from gdrdiag.bench.copy_config import CopyBenchOptions
+    from gdrdiag.bench.runner import run_case
+    from gdrdiag.hw.memory import MemoryKind
+    from gdrdiag.units import KiB, MiB
+
+    sizes = (64 * KiB, 64 * MiB) if profile.level == "quick" else (1 * MiB, 64 * MiB, 256 * MiB)
+    opts = CopyBenchOptions(
+        kinds=(MemoryKind.PINNED,),
+        directions=("h2d", "d2h") if profile.level == "quick" else ("h2d", "d2h", "bidir"),
+        modes=("async",),
+        sizes=sizes,
+        parts=("sweep",),
+        iterations=5,
+        reference=False,
+        numa=profile.numa,
+        device=profile.gpu,
+    )
+    rows = run_copy_bench(opts)
+    if profile.gpu == profile.gpus[-1]:
+        rows += run_case(
+            "copy_together", lambda: copy_together.run_together(profile.gpus, max(sizes), iterations=5)
+        )
+    return rows
 
 
 def report_sweeps(level: str) -> tuple[str, ...]:

@@ -241,9 +241,17 @@ def copy_bench(
     def run_on(gpu: int) -> list:
         return run_copy_bench(dataclasses.replace(opts, device=gpu), progress=progress.step)
 
+    def run_all() -> list:
+        results = loop.run(run_on)
+        if len(loop.ordinals) > 1 and "sweep" in opts.parts and MemoryKind.PINNED in opts.kinds:
+            results += together(loop.ordinals, opts)
+        return results
+
     # results measured before a Ctrl-C record their GPU too
-    results, stopped = measure(lambda: loop.run(run_on), loop.tag_partial)
-    report = bench_report("copy-bench", results, notes=(stopped.note,) if stopped else ())
+    results, stopped = measure(run_all, loop.tag_partial)
+    from gdrdiag.bench.copy_together import with_sum_alone
+
+    report = bench_report("copy-bench", with_sum_alone(results), notes=(stopped.note,) if stopped else ())
     with exit_130_after(stopped):
         if json_out is not None:
             from gdrdiag.cli.report_files import write_text_file
@@ -254,6 +262,19 @@ def copy_bench(
         else:
             echo_text(ctx, _text(report, output_width(ctx)))
         raise typer.Exit(EXIT_FAIL if any(r.status is Status.ERROR for r in results) else EXIT_OK)
+
+
+def together(ordinals: tuple[int, ...], opts) -> list:
+    """Every GPU copying at once at the sweep's largest size, with its ratio to the GPUs alone."""
+    from gdrdiag.bench import copy_together
+    from gdrdiag.bench.runner import run_case
+
+    size = max(opts.sizes)
+    rows = run_case(
+        "copy_together",
+        lambda: copy_together.run_together(ordinals, size, iterations=opts.iterations, warmup=opts.warmup),
+    )
+    return rows
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ def build_report(profile: Profile, progress: Optional[Callable[[str], None]] = N
     import dataclasses
     import functools
 
+    from gdrdiag.bench.copy_together import with_sum_alone
     from gdrdiag.bench.gpus import GpuLoop
     from gdrdiag.bench.runner import on_gpu, run_case
     from gdrdiag.cli.interrupt import measure
@@ -67,7 +68,7 @@ def build_report(profile: Profile, progress: Optional[Callable[[str], None]] = N
                 results.extend(
                     on_gpu(run_case(name.replace("-", "_"), functools.partial(bench, this)), gpu, _used_a_gpu)
                 )
-        return results
+        return with_sum_alone(results)
 
     results, stopped = measure(run_benches, loop.tag_partial)
     report = results_report("report", results, machine=machine, notes=(stopped.note,) if stopped else ())
@@ -92,8 +93,11 @@ def _profile(
 def _used_a_gpu(result) -> bool:
     """Whether a per-GPU bench's result used its GPU (an RDMA WRITE into host memory used none)."""
     from gdrdiag.bench.mr_setup import uses_local_gpu
+    from gdrdiag.model.params import COPY_MODE_TOGETHER
     from gdrdiag.model.vocabulary import Bench
 
+    if getattr(result.params, "mode", None) == COPY_MODE_TOGETHER:
+        return False  # every GPU at once
     return result.bench is not Bench.MR or uses_local_gpu(result)
 
 

@@ -8,6 +8,7 @@ import sys
 
 from gdrdiag import __version__
 from gdrdiag.model.machine import MachineInfo
+from gdrdiag.model.params import COPY_MODE_TOGETHER
 from gdrdiag.model.report import Report
 from gdrdiag.model.results import BenchResult
 from gdrdiag.model.vocabulary import Bench
@@ -39,7 +40,9 @@ def with_gpu_addresses(results: list[BenchResult], machine: MachineInfo) -> list
     out = []
     for r in results:
         ordinal = getattr(r.params, "gpu", None) if r.bench in (Bench.COPY, Bench.GATHER, Bench.MR) else None
-        if r.bench in (Bench.COPY, Bench.GATHER) and ordinal is None:
+        if getattr(r.params, "mode", None) == COPY_MODE_TOGETHER:
+            ordinal = None  # every GPU at once: no one GPU's row
+        elif r.bench in (Bench.COPY, Bench.GATHER) and ordinal is None:
             ordinal = 0  # their implied GPU (params.py: the benches' default)
         gpu = by_ordinal.get(ordinal) if ordinal is not None else None
         if gpu is not None and r.settings.gpu_bdf is None:

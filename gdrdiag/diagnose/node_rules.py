@@ -29,6 +29,7 @@ from gdrdiag.model.case import CaseId
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import GpuInfo, MachineInfo
 from gdrdiag.model.node import GpuOutlier, GpuShare, SiblingRow
+from gdrdiag.model.params import COPY_MODE_TOGETHER
 from gdrdiag.model.path import Judgement
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.vocabulary import Bench, MemoryKind
@@ -58,7 +59,7 @@ COMPARE_ADVICE = (
 
 def _gpu_of(result: BenchResult) -> Optional[int]:
     """The CUDA ordinal a per-GPU result ran on (unset = 0, the benches' default), None for others."""
-    if result.bench not in PER_GPU_BENCHES:
+    if result.bench not in PER_GPU_BENCHES or getattr(result.params, "mode", None) == COPY_MODE_TOGETHER:
         return None
     gpu = getattr(result.params, "gpu", None)
     return 0 if gpu is None else int(gpu)

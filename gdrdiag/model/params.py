@@ -54,6 +54,11 @@ def _gpu_ordinal() -> object:
 # ---------------------------------------------------------------------------------------------
 
 
+# CopyParams.mode of a row where every GPU of ``streams`` copied at once (bench/copy_together.py): the
+# row ran on no one GPU, so it records none and is never one GPU's row.
+COPY_MODE_TOGETHER = "together"
+
+
 @dataclass(frozen=True)
 class CopyParams:
     """A host<->GPU copy case."""
@@ -334,6 +339,8 @@ class CopyMetrics:
     half_bandwidth_block_bytes_batched_c: Optional[float] = None
     issue_us_per_call: Optional[float] = None  # host time to issue one driver call (per block or batch)
     gdrdiag_over_reference: Optional[float] = None
+    # every GPU copying at once (bench/copy_together.py): the total over the sum of the GPUs' rates alone
+    ratio_to_sum_alone: Optional[float] = None
 
 
 @dataclass(frozen=True)

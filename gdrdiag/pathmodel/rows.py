@@ -10,7 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams, MrParams, NcclRunFacts, PeerParams
+from gdrdiag.model.params import (
+    COPY_MODE_TOGETHER,
+    CopyParams,
+    GatherParams,
+    ImportedParams,
+    MrParams,
+    NcclRunFacts,
+    PeerParams,
+)
 from gdrdiag.model.path import Endpoint, Mover, Place
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.vocabulary import MemoryKind, Provider
@@ -100,6 +108,12 @@ def _copy_path(r: BenchResult, p: CopyParams) -> tuple[Optional[RowPath], Option
     direction = p.direction.value if p.direction is not None else None
     key = r.key
     gpu = ran_on(p)
+    if p.mode == COPY_MODE_TOGETHER:
+        return (
+            None,
+            "every GPU copying at once: the host's memory and root complexes bound it, of which gdrdiag "
+            "has no model; ratio_to_sum_alone compares it with the GPUs alone",
+        )
     if key.startswith("copy_overlap"):
         return (
             None,

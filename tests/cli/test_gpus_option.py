@@ -80,8 +80,21 @@ def four_gpus(monkeypatch):
             sm_count=132,
         )
 
+    def fake_together(ordinals, size, iterations=5, warmup=1):
+        asked.append(tuple(ordinals))
+        rows = []
+        for d in (Direction.H2D, Direction.D2H):
+            p = CopyParams(
+                memory=MemoryKind.PINNED, direction=d, mode="together", size_bytes=size, streams=len(ordinals)
+            )
+            rows.append(ok(f"copy_{d.value}_pinned_together", 100.0, "GB/s", p))
+        return rows
+
+    from gdrdiag.bench import copy_together
+
     monkeypatch.setattr(copy_bench, "run_copy_bench", fake_copy)
     monkeypatch.setattr(gather, "run", fake_gather)
+    monkeypatch.setattr(copy_together, "run_together", fake_together)
     return asked
 
 
@@ -89,9 +102,16 @@ def test_copy_bench_runs_each_gpu_in_turn_and_every_row_knows_its_gpu(four_gpus,
     out = tmp_path / "c.json"
     res = runner.invoke(app, ["copy-bench", "--gpus", "all", "--quiet", "--json-out", str(out)])
     assert res.exit_code == 0, res.output
-    assert four_gpus == [0, 1, 2, 3]
+    assert four_gpus == [0, 1, 2, 3, (0, 1, 2, 3)]  # each GPU alone, then all four at once
     saved = json.loads(out.read_text())
-    assert sorted({r["params"].get("gpu", 0) for r in saved["results"]}) == [0, 1, 2, 3]
+    alone = [r for r in saved["results"] if not r["key"].endswith("_together")]
+    assert sorted({r["params"].get("gpu", 0) for r in alone}) == [0, 1, 2, 3]
+    together = {r["key"]: r for r in saved["results"] if r["key"].endswith("_together")}
+    assert set(together) == {"copy_h2d_pinned_together", "copy_d2h_pinned_together"}
+    h2d = together["copy_h2d_pinned_together"]
+    assert h2d["params"]["gpu"] is None and h2d["settings"]["gpu_bdf"] is None  # no one GPU's row
+    # 100 GB/s together over 53.0 + 53.5 + 30.0 + 52.8 alone
+    assert h2d["metrics"]["ratio_to_sum_alone"] == pytest.approx(100.0 / sum(SPEED.values()), rel=1e-3)
     text = res.output
     for g in range(4):
         assert f"GPU {g}" in text
@@ -104,7 +124,7 @@ def test_copy_bench_runs_each_gpu_in_turn_and_every_row_knows_its_gpu(four_gpus,
 def test_copy_bench_a_list_runs_only_those(four_gpus):
     res = runner.invoke(app, ["copy-bench", "--gpus", "3,1", "--quiet"])
     assert res.exit_code == 0, res.output
-    assert four_gpus == [3, 1]
+    assert four_gpus == [3, 1, (3, 1)]
 
 
 def test_gather_bench_runs_each_gpu_and_names_the_slow_one(four_gpus, tmp_path):

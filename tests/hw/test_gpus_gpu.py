@@ -42,7 +42,7 @@ def test_copy_bench_gpus_all_measures_each_gpu_and_names_it(gpus, tmp_path):
     res = runner.invoke(app, [*args, "--parts", "sweep", "--iters", "5", "--quiet", "--json-out", str(out)])
     assert res.exit_code == 0, res.output
     report = json.loads(out.read_text())
-    rows = [r for r in report["results"] if r["status"] == "OK"]
+    rows = [r for r in report["results"] if r["status"] == "OK" and not r["key"].endswith("_together")]
     by_gpu = {}
     for r in rows:
         by_gpu.setdefault(r["params"].get("gpu", 0), []).append(r)
@@ -57,3 +57,10 @@ def test_copy_bench_gpus_all_measures_each_gpu_and_names_it(gpus, tmp_path):
         assert "GPUs side by side" in res.output
         for ordinal in range(gpus):
             assert f"GPU {ordinal} ({addresses[ordinal]})" in res.output
+    if gpus > 1:  # every GPU at once, beside the sum of the GPUs alone
+        together = [r for r in report["results"] if r["key"].endswith("_together")]
+        assert {r["key"] for r in together} == {"copy_h2d_pinned_together", "copy_d2h_pinned_together"}
+        for r in together:
+            assert r["status"] == "OK" and r["verified"] is True, r
+            assert r["params"]["streams"] == gpus and r["params"].get("gpu") is None
+            assert 0.2 < r["metrics"]["ratio_to_sum_alone"] < 1.3
