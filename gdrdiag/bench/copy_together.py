@@ -44,6 +44,10 @@ def run_together(
             stream = stack.enter_context(cuda.Stream())
             host = stack.enter_context(memory.allocate(MemoryKind.PINNED, size, gpu=gpu))
             dev = stack.enter_context(memory.allocate(MemoryKind.DEVICE, size, gpu=gpu))
+            # Unwinding frees this GPU's buffers and stream before releasing its context: make its context
+            # current first, since the last one released may have been destroyed (the driver then
+            # refuses every call made in it: CUDA_ERROR_CONTEXT_IS_DESTROYED).
+            stack.callback(cuda.call, cuda.driver().cuCtxSetCurrent, gpu.handle)
             ends.append((gpu, stream, host, dev))
         for direction in ("h2d", "d2h"):
             for gpu, _, host, dev in ends:
