@@ -160,37 +160,18 @@ def read_option_file(path: Path, option: str, limit: int) -> str:
     FIFO would block ``open`` and ``read`` forever and ``/dev/zero`` has no end, and a regular
     file is read to ``limit`` + 1 bytes at most, so one that grows meanwhile is refused too.
     """
-    import os
-    import stat
+    from gdrdiag.hw.safefs import UnsafeFile, read_regular
 
     def refused(why: str) -> UserInputError:
         return UserInputError(f"{option} {path}: {why}")
 
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        fd = os.open(path, flags)
+        data = read_regular(str(path), limit)
+    except UnsafeFile as exc:
+        raise refused(str(exc)) from None
     except OSError as exc:
         raise refused(f"cannot read ({exc.strerror})") from None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise refused("not a regular file (a device, FIFO, socket or folder)")
-        if st.st_size > limit:
-            raise refused(f"larger than {limit} bytes")
-        chunks, total = [], 0
-        while total <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    except OSError as exc:
-        raise refused(f"cannot read ({exc.strerror})") from None
-    finally:
-        os.close(fd)
-    if total > limit:
-        raise refused(f"larger than {limit} bytes")
-    try:
-        return b"".join(chunks).decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise refused(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None

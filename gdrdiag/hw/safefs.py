@@ -50,9 +50,21 @@ def read_confined(path: str, root: str, limit: int) -> bytes:
     real = os.path.realpath(path)
     if not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
         raise UnsafeFile("leaves the bundle (a symlink points outside it)")
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    flags |= getattr(os, "O_NOCTTY", 0)
-    fd = os.open(real, flags)
+    return read_regular(real, limit, follow=False)
+
+
+def read_regular(path: str, limit: int, *, follow: bool = True) -> bytes:
+    """Bytes of the regular file ``path``, at most ``limit``, checked before a byte is read.
+
+    Opened without blocking and checked on its descriptor: a FIFO would block ``open`` and ``read``
+    forever and ``/dev/zero`` has no end; a regular file is read to ``limit`` + 1 bytes at most, so
+    one that grows meanwhile is refused too. ``follow=False`` refuses a symlink as the last component
+    (O_NOFOLLOW). Raises :class:`UnsafeFile` (not a regular file, too large) or ``OSError``.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
