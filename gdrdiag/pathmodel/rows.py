@@ -263,7 +263,12 @@ def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[RowPath]
 def _peer_copy_path(
     r: BenchResult, p: ImportedParams, gpu: int, family: tuple
 ) -> tuple[Optional[RowPath], Optional[str]]:
-    """A GPU-to-GPU copy another tool timed (p2pBandwidthLatencyTest, nvbandwidth, bandwidthTest)."""
+    """A GPU-to-GPU copy another tool timed (p2pBandwidthLatencyTest, nvbandwidth, bandwidthTest).
+
+    Judged as a copy-engine copy whatever ``p.mover`` says: the imported peer rows have always been
+    held to the copy engine's bound and per-copy cost (nvbandwidth's ``*_sm`` ones included), and
+    these verdicts are kept until the SM peer bound is checked against real runs.
+    """
     if p.peer_gpu is None or p.peer_gpu == p.gpu:
         return None, "a copy within one GPU's memory (HBM), not a data path gdrdiag models"
     if to_gbytes_per_s(1.0, r.unit) is None:
@@ -271,7 +276,7 @@ def _peer_copy_path(
     return RowPath(
         _gpu(gpu),
         _gpu(p.peer_gpu),
-        p.mover or Mover.COPY_ENGINE,
+        Mover.COPY_ENGINE,
         p.size_bytes,
         gpu,
         None,
