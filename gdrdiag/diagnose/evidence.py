@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from gdrdiag.diagnose.thresholds import GPU_VS_HOST_SLOW
+from gdrdiag.model.imported_path import PathKind
 from gdrdiag.model.params import ImportedParams, MrParams
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.vocabulary import MemoryKind, Provider
@@ -70,9 +71,7 @@ def _imported_row(r: BenchResult) -> Optional[WriteRow]:
     p = r.params
     if not isinstance(p, ImportedParams) or p.memory is None:
         return None
-    if p.tool not in (Provider.PERFTEST.value, Provider.POSTED.value):
-        return None
-    if p.test not in ("write_bw", "send_bw", "read_bw") or r.unit not in _GBPS_PER_UNIT:
+    if p.path_kind is not PathKind.NIC_DMA or r.unit not in _GBPS_PER_UNIT:
         return None
     ro = None if p.access is None else bool(p.access & p.access.RELAXED_ORDERING)
     return WriteRow(

@@ -36,7 +36,9 @@ from typing import Optional
 
 from gdrdiag.errors import UserInputError
 from gdrdiag.importers.common import add, integer, number
+from gdrdiag.model.imported_path import Flow, PathKind
 from gdrdiag.model.params import ImportedParams
+from gdrdiag.model.path import Mover
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 from gdrdiag.model.vocabulary import MemoryKind, Provider
 
@@ -159,6 +161,10 @@ def _result(
         gpu=gpu,
         source_file=source or None,
         devices_summed=n_devs if n_devs > 1 else None,
+        # cudaMemcpy between host and device, or within one device (--dtod): the copy engine
+        path_kind=PathKind.GPU_GPU if direction == "d2d" else PathKind.HOST_GPU,
+        mover=Mover.COPY_ENGINE,
+        flow={"h2d": Flow.H2D, "d2h": Flow.D2H, "d2d": Flow.PEER}[direction],
     )
     words = {"h2d": "host to device", "d2h": "device to host", "d2d": "device to device"}[direction]
     notes = []

@@ -33,6 +33,7 @@ from typing import Optional
 
 from gdrdiag.errors import UserInputError
 from gdrdiag.importers.common import MAX_TEXT
+from gdrdiag.model.imported_path import PathKind
 from gdrdiag.model.params import ImportedParams, NcclRankDevice, NcclRunFacts, NcclSetting, NcclTransport
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.vocabulary import Provider
@@ -232,6 +233,7 @@ def parse_text(text: str, source: str = "") -> list[BenchResult]:
                 ranks=facts.ranks,
                 source_file=source or None,
                 nccl=facts,
+                path_kind=PathKind.FACTS,
             ),
             provider=Provider.NCCL.value,
             method="imported from NCCL's INFO log (NCCL_DEBUG=INFO): version, ranks and hosts, each "

@@ -34,7 +34,9 @@ from gdrdiag.errors import UserInputError
 from gdrdiag.importers.common import MAX_TEXT, add, integer, number
 from gdrdiag.importers.common import text as name_or_none
 from gdrdiag.importers.nccl_log import LogReader
+from gdrdiag.model.imported_path import PathKind
 from gdrdiag.model.params import ImportedMetrics, ImportedParams, NcclRankDevice, NcclRunFacts
+from gdrdiag.model.path import Mover
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 from gdrdiag.model.vocabulary import MemoryKind, Provider
 
@@ -309,6 +311,8 @@ def _result(
         source_file=source or None,
         gpu_direct_rdma=_gdr(facts),
         nccl=facts,
+        path_kind=PathKind.COLLECTIVE,
+        mover=Mover.COLLECTIVE,
     )
     key = f"nccl_{collective or 'collective'}"
     what = (

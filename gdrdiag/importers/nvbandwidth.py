@@ -31,7 +31,9 @@ from typing import Any, Optional
 
 from gdrdiag.errors import UserInputError
 from gdrdiag.importers.common import add, integer, number
+from gdrdiag.model.imported_path import Flow, PathKind
 from gdrdiag.model.params import ImportedMetrics, ImportedParams
+from gdrdiag.model.path import Mover
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 from gdrdiag.model.vocabulary import MemoryKind, Provider
 
@@ -42,6 +44,8 @@ _D2D = {
     "device_to_device_memcpy_read_sm": "read",
     "device_to_device_memcpy_write_sm": "write",
 }
+# the path model's flow of each direction: the d2d testcases imported each copy one way
+_FLOWS = {"h2d": Flow.H2D, "d2h": Flow.D2H, "d2d": Flow.PEER}
 _DATA_FLOW = {
     "read": "the row GPU reads the column GPU's memory (data column -> row)",
     "write": "the row GPU writes into the column GPU's memory (data row -> column)",
@@ -89,6 +93,10 @@ def parse_json(data: Any, source: str = "", buffer_mib: Optional[int] = None) ->
             # nvbandwidth README, "Test Details": a bidirectional host testcase times one direction
             # while the other direction's copy runs (https://github.com/NVIDIA/nvbandwidth)
             reverse_load=True if direction != "d2d" and "_bidirectional_" in name else None,
+            path_kind=PathKind.GPU_GPU if direction == "d2d" else PathKind.HOST_GPU,
+            # the testcase's suffix says what copies: _ce the copy engine, _sm a kernel
+            mover=Mover.SM if name.endswith("_sm") else Mover.COPY_ENGINE,
+            flow=_FLOWS[direction],
         )
         key = f"nvbandwidth_{name}"
         if status != "Passed":

@@ -39,7 +39,9 @@ from typing import Optional
 
 from gdrdiag.errors import UserInputError
 from gdrdiag.importers.common import add, number
+from gdrdiag.model.imported_path import Flow, PathKind
 from gdrdiag.model.params import ImportedMetrics, ImportedParams
+from gdrdiag.model.path import Mover
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 from gdrdiag.model.vocabulary import MemoryKind, Provider
 
@@ -196,6 +198,11 @@ def _result(
         can_access_peer=can,
         device_name=device.name if device else None,
         gpu_bdf=device.bdf if device else None,
+        # cudaMemcpyPeerAsync between the pair (the copy engine); the bidirectional matrices copy
+        # both ways at once
+        path_kind=PathKind.GPU_GPU,
+        mover=Mover.COPY_ENGINE,
+        flow=Flow.PEER_BIDIR if "bidirectional" in test.lower() else Flow.PEER,
     )
     if local:
         flow = f"copy inside GPU {row} (bytes counted twice)"

@@ -26,7 +26,9 @@ from typing import Any, Optional
 from gdrdiag.errors import UserInputError
 from gdrdiag.importers.common import add, integer, number
 from gdrdiag.importers.common import text as name_or_none
+from gdrdiag.model.imported_path import Flow, PathKind
 from gdrdiag.model.params import ImportedMetrics, ImportedParams, RunSettings
+from gdrdiag.model.path import Mover
 from gdrdiag.model.results import BenchResult, SampleStats, Status
 from gdrdiag.model.vocabulary import AccessFlags, MemoryKind, Provider, RegPath
 
@@ -266,6 +268,10 @@ def _result(
         connection=connection,
         mtu_bytes=mtu,
         source_file=source or None,
+        # RDMA WRITE and SEND push this host's buffer to the far side; READ pulls the far side's into it
+        path_kind=PathKind.NIC_DMA,
+        mover=Mover.NIC_DMA,
+        flow=Flow.FROM_REMOTE if test == "read_bw" else Flow.TO_REMOTE,
     )
     value = round(average * scale, 4)
     return BenchResult(

@@ -20,6 +20,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
+from gdrdiag.model.imported_path import Flow, PathKind, legacy_path
+from gdrdiag.model.path import Mover
 from gdrdiag.model.vocabulary import AccessFlags, Bench, Direction, MemoryKind, RegPath
 
 # Field metadata: a parameter that is shown beside a case but does not define it.
@@ -33,6 +35,15 @@ _RELAXED_ORDERING_BIT = int(AccessFlags.RELAXED_ORDERING)
 
 def _not_identity(default: object = None) -> object:
     return field(default=default, metadata=IDENTITY_NO)
+
+
+# Field metadata: a parameter that is neither identity nor shown (the path model's input, which the
+# tool and test names already say to a person).
+HIDDEN = {"identity": False, "shown": False}
+
+
+def _hidden() -> object:
+    return field(default=None, metadata=HIDDEN)
 
 
 # Field metadata key: an identity field whose value equals this is left out of the identity, so a
@@ -306,6 +317,20 @@ class ImportedParams:
     reverse_load: Optional[bool] = _not_identity()  # type: ignore[assignment]
     # bandwidthTest --device=all: the row is the sum of this many GPUs, measured one after another
     devices_summed: Optional[int] = _not_identity()  # type: ignore[assignment]
+    # The path the row measured, as its importer read it (the path model reads only these): what
+    # kind of path, what moved the bytes, which way. Filled from the tool and test names for a row
+    # built or saved without them (__post_init__), so older Reports are judged as before.
+    path_kind: Optional[PathKind] = _hidden()  # type: ignore[assignment]
+    mover: Optional[Mover] = _hidden()  # type: ignore[assignment]
+    flow: Optional[Flow] = _hidden()  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.path_kind is None and self.mover is None and self.flow is None:
+            kind, mover, flow = legacy_path(self.tool, self.test, self.direction, self.collective)
+            if kind is not None:
+                object.__setattr__(self, "path_kind", kind)
+                object.__setattr__(self, "mover", mover)
+                object.__setattr__(self, "flow", flow)
 
 
 BenchParams = Union[CopyParams, GatherParams, MrParams, PeerParams, ImportedParams]
@@ -530,7 +555,7 @@ _FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
 
 
 def _field_names(cls: type) -> tuple[tuple[str, bool], ...]:
-    """(name, is identity) of every field but ``bench``, computed once per class.
+    """(name, is identity) of every field but ``bench`` and the hidden ones, computed once per class.
 
     ``dataclasses.fields`` per call was most of ``compare``'s time on 20,000-result Reports. The
     table is a cache of a pure function of a class (whose fields never change), never of data; a
@@ -541,7 +566,7 @@ def _field_names(cls: type) -> tuple[tuple[str, bool], ...]:
         names = _FIELDS[cls] = tuple(
             (f.name, f.metadata.get("identity") is not False)
             for f in dataclasses.fields(cls)
-            if f.name != "bench"
+            if f.name != "bench" and f.metadata.get("shown") is not False
         )
     return names
 

@@ -110,6 +110,11 @@ class BenchResult:
         return self.stats.median if self.stats else None
 
     @property
+    def own_run(self) -> bool:
+        """True for a number that is a run of its own (a posted number): no other row shares its sweep."""
+        return self.provider == Provider.POSTED.value
+
+    @property
     def bench(self) -> Bench:
         """The bench that produced this result."""
         return self.settled_params.bench

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from gdrdiag.model.imported_path import Flow, PathKind
 from gdrdiag.model.params import (
     COPY_MODE_TOGETHER,
     CopyParams,
@@ -21,7 +22,7 @@ from gdrdiag.model.params import (
 )
 from gdrdiag.model.path import Endpoint, Mover, Place
 from gdrdiag.model.results import BenchResult, Status
-from gdrdiag.model.vocabulary import MemoryKind, Provider
+from gdrdiag.model.vocabulary import MemoryKind
 
 # Bytes per second of each bandwidth unit a tool prints (GB/s = 1e9 B/s: gdrdiag/units.py).
 _BYTES_PER_S = {
@@ -32,9 +33,6 @@ _BYTES_PER_S = {
     "GiB/s": float(1 << 30),
     "Mb/s": 1e6 / 8,
 }
-
-# nvbandwidth testcase names and what they move (nvbandwidth README, "Test Details").
-_NVB_MOVER = {"_ce": Mover.COPY_ENGINE, "_sm": Mover.SM}
 
 
 @dataclass(frozen=True)
@@ -239,78 +237,90 @@ NCCL_LOG_REASON = "no bandwidth: an NCCL log (the facts of a run, NCCL_DEBUG=INF
 def facts_only(r: BenchResult) -> bool:
     """True for a result that holds facts and no number by design (an imported NCCL INFO log)."""
     p = r.params
-    return isinstance(p, ImportedParams) and p.tool == Provider.NCCL.value and r.value is None
+    return isinstance(p, ImportedParams) and p.path_kind is PathKind.FACTS and r.value is None
 
 
 def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[RowPath], Optional[str]]:
-    tool, test = p.tool or "", p.test or ""
+    """An imported row's path, from the path fields its importer filled (kind, mover, flow).
+
+    The tool and test names only group a sweep and name the row in a reason; they decide nothing.
+    """
+    kind = p.path_kind
     gpu = p.gpu if p.gpu is not None else 0
-    if "gdrcopy" in test.lower() or "gdrcopy" in tool.lower():
+    if kind is PathKind.CPU_STORES:
         return (
             None,
             "CPU stores into GPU memory through its BAR (gdrcopy): the CPU moves the bytes, no DMA path "
             "to model",
         )
     # one sweep: the same test on the same devices from one file (each posted number is its own run)
-    run = r.key if r.provider == Provider.POSTED.value else p.source_file
-    family = (tool, test, p.direction, p.memory, p.gpu, p.peer_gpu, p.peer_access, p.qps, p.access, run)
-    if tool in (Provider.PERFTEST.value, Provider.POSTED.value) and test in (
-        "write_bw",
-        "read_bw",
-        "send_bw",
-    ):
+    run = r.key if r.own_run else p.source_file
+    family = (p.tool, p.test, p.direction, p.memory, p.gpu, p.peer_gpu, p.peer_access, p.qps, p.access, run)
+    if kind is PathKind.NIC_DMA:
         mem = _gpu(gpu) if p.memory is MemoryKind.DEVICE else _host(p.memory or MemoryKind.PINNED)
         remote = Endpoint(Place.REMOTE, None, p.memory)
-        src, dst = (remote, mem) if test == "read_bw" else (mem, remote)
-        if p.direction in ("nic->gpu", "nic->host"):
-            src, dst = remote, mem
+        src, dst = (remote, mem) if p.flow is Flow.FROM_REMOTE else (mem, remote)
         return RowPath(
             src, dst, Mover.NIC_DMA, p.size_bytes, gpu, p.device_name, family, ops_in_flight=p.qps or 1
         ), None
-    if tool == Provider.NCCL.value:
+    if kind is PathKind.FACTS:
         return None, NCCL_LOG_REASON
-    if tool == Provider.NCCL_TESTS.value or test.endswith("_perf") or p.collective:
+    if kind is PathKind.COLLECTIVE:
         return _collective_path(p, gpu, family)
-    direction = p.direction or ""
-    if direction == "d2d" or test.startswith("device_to_device") or tool == Provider.P2P_TEST.value:
-        if p.peer_gpu is None or p.peer_gpu == p.gpu:
-            return None, "a copy within one GPU's memory (HBM), not a data path gdrdiag models"
-        if to_gbytes_per_s(1.0, r.unit) is None:
-            return None, f"a per-copy latency ({r.unit or '?'}), not a bandwidth"
-        return RowPath(
-            _gpu(gpu),
-            _gpu(p.peer_gpu),
-            Mover.COPY_ENGINE,
-            p.size_bytes,
-            gpu,
-            None,
-            family,
-            both_directions="bidirectional" in test.lower(),
-            peer_gpu=p.peer_gpu,
-            peer_access=p.peer_access,
-            baseline=p.baseline,
-        ), None
-    if direction in ("h2d", "d2h", "bidir") or test.startswith(("host_to_device", "device_to_host")):
-        if not direction:
-            direction = "h2d" if test.startswith("host_to_device") else "d2h"
-        mover = next((m for suffix, m in _NVB_MOVER.items() if test.endswith(suffix)), Mover.COPY_ENGINE)
-        host = _host(p.memory or MemoryKind.PINNED)
-        src, dst = (host, _gpu(gpu)) if direction != "d2h" else (_gpu(gpu), host)
-        if p.devices_summed and p.devices_summed > 1:
-            return None, (
-                f"the sum of {p.devices_summed} GPUs measured one after another (bandwidthTest "
-                "--device=all): import one run per GPU (--device=N) to judge each link"
-            )
-        if p.reverse_load:
-            # The two directions share a host link unevenly: on the H100 VMs of tests/real/ H2D keeps
-            # 0.68-0.71 of its one-way rate while D2H keeps 0.90-0.95; on the H200 pair both ~0.88
-            # (docs/benchmarks.md, "real runs"; the same split: github.com/NVIDIA/nvbandwidth/issues/11)
-            return None, (
-                "one direction timed while the reverse copy runs: the directions share the link unevenly, "
-                "so only their sum has a model (copy-bench's both-ways row judges it)"
-            )
-        return RowPath(src, dst, mover, p.size_bytes, gpu, None, family, direction == "bidir"), None
-    return None, f"{tool} {test}: a measurement this version's path model does not know"
+    if kind is PathKind.GPU_GPU:
+        return _peer_copy_path(r, p, gpu, family)
+    if kind is PathKind.HOST_GPU:
+        return _host_copy_path(p, gpu, family)
+    return None, f"{p.tool or ''} {p.test or ''}: a measurement this version's path model does not know"
+
+
+def _peer_copy_path(
+    r: BenchResult, p: ImportedParams, gpu: int, family: tuple
+) -> tuple[Optional[RowPath], Optional[str]]:
+    """A GPU-to-GPU copy another tool timed (p2pBandwidthLatencyTest, nvbandwidth, bandwidthTest).
+
+    Judged as a copy-engine copy whatever ``p.mover`` says: the imported peer rows have always been
+    held to the copy engine's bound and per-copy cost (nvbandwidth's ``*_sm`` ones included), and
+    these verdicts are kept until the SM peer bound is checked against real runs.
+    """
+    if p.peer_gpu is None or p.peer_gpu == p.gpu:
+        return None, "a copy within one GPU's memory (HBM), not a data path gdrdiag models"
+    if to_gbytes_per_s(1.0, r.unit) is None:
+        return None, f"a per-copy latency ({r.unit or '?'}), not a bandwidth"
+    return RowPath(
+        _gpu(gpu),
+        _gpu(p.peer_gpu),
+        Mover.COPY_ENGINE,
+        p.size_bytes,
+        gpu,
+        None,
+        family,
+        both_directions=p.flow is Flow.PEER_BIDIR,
+        peer_gpu=p.peer_gpu,
+        peer_access=p.peer_access,
+        baseline=p.baseline,
+    ), None
+
+
+def _host_copy_path(p: ImportedParams, gpu: int, family: tuple) -> tuple[Optional[RowPath], Optional[str]]:
+    """A host<->GPU copy another tool timed (nvbandwidth, bandwidthTest, a posted cudaMemcpy)."""
+    host = _host(p.memory or MemoryKind.PINNED)
+    src, dst = (_gpu(gpu), host) if p.flow is Flow.D2H else (host, _gpu(gpu))
+    if p.devices_summed and p.devices_summed > 1:
+        return None, (
+            f"the sum of {p.devices_summed} GPUs measured one after another (bandwidthTest "
+            "--device=all): import one run per GPU (--device=N) to judge each link"
+        )
+    if p.reverse_load:
+        # The two directions share a host link unevenly: on the H100 VMs of tests/real/ H2D keeps
+        # 0.68-0.71 of its one-way rate while D2H keeps 0.90-0.95; on the H200 pair both ~0.88
+        # (docs/benchmarks.md, "real runs"; the same split: github.com/NVIDIA/nvbandwidth/issues/11)
+        return None, (
+            "one direction timed while the reverse copy runs: the directions share the link unevenly, "
+            "so only their sum has a model (copy-bench's both-ways row judges it)"
+        )
+    mover = p.mover or Mover.COPY_ENGINE
+    return RowPath(src, dst, mover, p.size_bytes, gpu, None, family, p.flow is Flow.BIDIR), None
 
 
 def staged_reason(facts: Optional[NcclRunFacts]) -> Optional[str]:
