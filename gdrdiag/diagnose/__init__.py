@@ -34,6 +34,7 @@ from gdrdiag.diagnose import (
     copy_rules,
     gather_rules,
     node_rules,
+    pair_outliers,
     peer_rules,
     rdma_rules,
 )
@@ -64,6 +65,7 @@ RULES: list[ReportRule] = [
     rdma_rules.report_rule,
     *peer_rules.RULES,
     *node_rules.RULES,  # a GPU slower than its siblings at the same case (--gpus)
+    *pair_outliers.RULES,  # an ordered GPU pair slower than the node's other pairs
     *causes_host.RULES,
     causes_nccl.log_facts,  # an NCCL INFO log imported alone: its facts, no loss to explain
 ]

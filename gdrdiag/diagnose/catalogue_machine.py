@@ -538,6 +538,19 @@ ENTRIES = (
         NVSMI,
     ),
     E(
+        "PERF-PAIR-OUTLIER",
+        "inventory",
+        "WARN",
+        "an ordered GPU pair measured slower than the median of the node's other pairs at the same peer "
+        "case (three or more pairs), by more than the run's own noise",
+        "The GPUs of one board are joined alike: one pair well below the others has lost NVLinks, crosses "
+        "another path, or has a busy GPU at one end; each pair's own path model may still call it healthy "
+        "for the links it has.",
+        "The finding names the cause the machine facts show (the pair's path against the others', a busy "
+        "GPU); otherwise `nvidia-smi topo -m` and `nvidia-smi nvlink -s` on both GPUs.",
+        NVSMI,
+    ),
+    E(
         "GPU-NVLINK-FEWER",
         "inventory",
         "WARN",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Hashable, Iterable, Optional, TypeVar
 
 from gdrdiag.diagnose._common import ev, finding
 from gdrdiag.diagnose.inventory_rules import busy_reason
@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.diagnose.context import Context
     from gdrdiag.model.report import Report
 
+Member = TypeVar("Member", bound=Hashable)
 MIN_GPUS = 3
 # Below the siblings' median by at least this share, whatever the noise. Identical GPUs measured one
 # after another differ by up to ~11 % at the latency-bound gather kernels (docs/benchmarks.md, 4 x H200
@@ -128,19 +129,34 @@ def outliers(
     for row in rows:
         if len(row.by_gpu) < MIN_GPUS:
             continue
-        values = {gpu: float(results[i].value or 0.0) for gpu, i in row.by_gpu}
-        spreads = {gpu: _spread(results[i]) for gpu, i in row.by_gpu}
-        found = []
-        for gpu, index in row.by_gpu:
-            others = statistics.median(v for g, v in values.items() if g != gpu)
-            # the siblings' noise: a GPU time-sliced with another process scatters its own samples,
-            # which must not widen the band it is judged by
-            tolerance = max(MIN_GAP, NOISE_SIGMAS * max(s for g, s in spreads.items() if g != gpu))
-            if others > 0 and values[gpu] < others * (1.0 - tolerance):
-                found.append(GpuOutlier(gpu, index, row.label, row.unit, values[gpu], others, tolerance))
-        if 2 * len(found) < len(row.by_gpu):  # a minority: odd ones out, not two populations
-            out.extend(found)
+        below = below_siblings({gpu: results[i] for gpu, i in row.by_gpu})
+        index = dict(row.by_gpu)
+        out.extend(
+            GpuOutlier(
+                gpu, index[gpu], row.label, row.unit, float(results[index[gpu]].value or 0.0), med, tol
+            )
+            for gpu, med, tol in below
+        )
     return out
+
+
+def below_siblings(members: "dict[Member, BenchResult]") -> "list[tuple[Member, float, float]]":
+    """(member, its siblings' median, the tolerance) for each member below its siblings beyond the noise.
+
+    A member is a GPU, or an ordered GPU pair: the same measurement taken on each. The tolerance is
+    ``max(MIN_GAP, NOISE_SIGMAS x`` the other members' largest sample spread``)``: a GPU time-sliced with
+    another process scatters its own samples, which must not widen the band it is judged by. Empty when
+    half the members or more are below (two populations, not odd ones out).
+    """
+    values = {m: float(r.value or 0.0) for m, r in members.items()}
+    spreads = {m: _spread(r) for m, r in members.items()}
+    found = []
+    for m, value in values.items():
+        others = statistics.median(v for k, v in values.items() if k != m)
+        tolerance = max(MIN_GAP, NOISE_SIGMAS * max(s for k, s in spreads.items() if k != m))
+        if others > 0 and value < others * (1.0 - tolerance):
+            found.append((m, others, tolerance))
+    return found if 2 * len(found) < len(values) else []
 
 
 def _typical(values: Iterable[Optional[object]]) -> Optional[object]:

@@ -1,0 +1,115 @@
+"""PERF-PAIR-OUTLIER: the ordered GPU pair slower than the node's other pairs at the same peer case.
+
+Pure. peer-bench (and ``report`` on a node) measures every ordered pair the same way; on a board whose
+GPUs are joined alike (NV18 to every other GPU, or one PCIe switch), one pair well below the others has
+lost links, crosses another path, or has a busy GPU at one end. Judged as the GPUs are
+(:func:`gdrdiag.diagnose.node_rules.below_siblings`): beyond the other pairs' noise, at least three
+pairs, a minority below, and two cases agreeing or one case 30% below.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import TYPE_CHECKING, Iterable, Optional
+
+from gdrdiag.diagnose._common import ev, finding
+from gdrdiag.diagnose.inventory_rules import busy_reason
+from gdrdiag.diagnose.node_rules import LONE_CASE_SHARE, MIN_GPUS, MIN_SIZE_BYTES, SHOWN_ROWS, below_siblings
+from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.machine import GpuPeerPair, MachineInfo
+from gdrdiag.model.params import PeerParams
+from gdrdiag.model.results import BenchResult, Status
+from gdrdiag.units import format_size
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gdrdiag.diagnose.context import Context
+    from gdrdiag.model.report import Report
+
+Pair = tuple[int, int]
+
+
+def _peer_groups(results: "list[BenchResult] | tuple[BenchResult, ...]") -> dict[tuple, dict[Pair, int]]:
+    """One-way peer cases measured on several ordered pairs: case -> pair -> row index (one pass)."""
+    groups: dict[tuple, dict[Pair, int]] = {}
+    for index, r in enumerate(results):
+        p = r.params
+        if not isinstance(p, PeerParams) or r.status is not Status.OK or r.value is None or r.value <= 0:
+            continue
+        if p.src_gpu is None or p.dst_gpu is None or p.bidirectional or p.library or p.op == "all_to_one":
+            continue
+        if not r.unit.startswith("GB/s") or (p.size_bytes or 0) < MIN_SIZE_BYTES:
+            continue
+        if r.key.startswith("peer_blocks"):  # many small copies: the host loop's cost, not the pair's path
+            continue
+        case = (r.key, p.size_bytes, p.peer_access, p.mover, p.op)
+        groups.setdefault(case, {}).setdefault((p.src_gpu, p.dst_gpu), index)
+    return groups
+
+
+def _cause(machine: Optional[MachineInfo], pair: Pair) -> tuple[str, str]:
+    """(what the facts show about this pair against the node's other pairs, or "", advice)."""
+    if machine is None:
+        return "", "Compare the pair's path (`nvidia-smi topo -m`) and both GPUs' processes with the others'."
+    paths: dict[Pair, GpuPeerPair] = {(q.src_ordinal, q.dst_ordinal): q for q in machine.peers}
+    mine = paths.get(pair)
+    others = [q.path_text for k, q in paths.items() if k != pair]
+    if mine is not None and others:
+        typical = statistics.mode(others)
+        if mine.path_text != typical:
+            return (
+                f"its path is {mine.path_text} while the node's other pairs' is {typical}",
+                "`nvidia-smi nvlink -s` on both GPUs shows each link's state; a link missing after a GPU "
+                "reset is a hardware case (on NVSwitch systems check nvidia-fabricmanager).",
+            )
+    gpus = {g.cuda_ordinal: g for g in machine.gpus if g.cuda_ordinal is not None}
+    for end in pair:
+        gpu = gpus.get(end)
+        why = busy_reason(gpu) if gpu is not None else None
+        if why:
+            return f"GPU {end} was in use: {why}", "Run when both GPUs are idle, or move the other job."
+    return "", "Compare the pair's path (`nvidia-smi topo -m`) and both GPUs' processes with the others'."
+
+
+def pair_outlier_findings(
+    results: "list[BenchResult] | tuple[BenchResult, ...]", machine: Optional[MachineInfo]
+) -> Iterable[Finding]:
+    """One PERF-PAIR-OUTLIER per ordered pair below the others, its worst case first."""
+    below: dict[Pair, list[tuple[float, int, tuple, float, float]]] = {}
+    for case, members in _peer_groups(results).items():
+        if len(members) < MIN_GPUS:
+            continue
+        for pair, median, tolerance in below_siblings({m: results[i] for m, i in members.items()}):
+            index = members[pair]
+            share = float(results[index].value or 0.0) / median
+            below.setdefault(pair, []).append((share, index, case, median, tolerance))
+    for pair, cases in below.items():
+        cases.sort()
+        share, index, case, median, tolerance = cases[0]
+        if len(cases) == 1 and share > LONE_CASE_SHARE:
+            continue  # one case, not far below: not corroborated
+        cause, advice = _cause(machine, pair)
+        evidence = [
+            f"results[{i}] {c[0]} {format_size(c[1])} peer access {'on' if c[2] else 'off'}: "
+            f"{results[i].value:.1f} GB/s = {s:.2f} of the other pairs' median {m:.1f} (noise allows {t:.0%})"
+            for s, i, c, m, t in cases[:SHOWN_ROWS]
+        ]
+        if cause:
+            evidence.append(ev(f"peers[{pair[0]}->{pair[1]}]", cause))
+        yield finding(
+            "PERF-PAIR-OUTLIER",
+            Severity.WARN,
+            f"GPU {pair[0]} -> GPU {pair[1]} is slower than the node's other pairs: {case[0]} at {share:.2f} "
+            "of their median" + (f"; {cause}" if cause else ""),
+            evidence,
+            advice,
+            "",
+            f"gpu{pair[0]}->gpu{pair[1]}",
+        )
+
+
+def pair_outliers(report: "Report", ctx: "Context") -> Iterable[Finding]:
+    """PERF-PAIR-OUTLIER over a Report (the report rule)."""
+    return pair_outlier_findings(report.results, ctx.machine)
+
+
+RULES = (pair_outliers,)
