@@ -551,6 +551,18 @@ ENTRIES = (
         NVSMI,
     ),
     E(
+        "NIC-NOT-RDMA",
+        "inventory",
+        "WARN (INFO when no NIC has an RDMA device)",
+        "a ConnectX function bound to mlx5_core for which verbs lists no RDMA device",
+        "mlx5_core drives the Ethernet/InfiniBand function; the RDMA device every GPUDirect path needs comes "
+        "from mlx5_ib. One NIC of eight without it halves nothing on a benchmark of another NIC, but every "
+        "job placed on its GPUs loses GPUDirect RDMA.",
+        "`modprobe mlx5_ib`; where the node's other NICs have theirs, `dmesg` for this function's mlx5 "
+        "errors and `devlink dev info` for its firmware state.",
+        "https://docs.kernel.org/networking/device_drivers/ethernet/mellanox/mlx5/index.html",
+    ),
+    E(
         "GPU-NVLINK-FEWER",
         "inventory",
         "WARN",

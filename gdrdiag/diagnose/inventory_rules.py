@@ -4,6 +4,7 @@
   not list: hidden by ``CUDA_VISIBLE_DEVICES`` (the CUDA driver enumerates only the GPUs it names,
   https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables), not
   passed into a container (its /dev/nvidiaN absent, so NVML misses it too), or lost by the driver.
+- NIC-NOT-RDMA: a ConnectX function on the PCI bus that verbs does not list as an RDMA device.
 - GPU-IN-USE: a GPU another process was using (NVML's compute processes and SM utilisation).
 - GPU-NVLINK-FEWER: a GPU with fewer active NVLinks than the node's other GPUs (NVML's per-link state),
   so every pair through it, and NCCL's rings and trees, run on fewer links.
@@ -167,4 +168,44 @@ def gpus_in_use(m: MachineInfo) -> Iterable[Finding]:
         )
 
 
-RULES = [gpus_not_visible, nvlinks_fewer, gpus_in_use]
+MELLANOX = 0x15B3  # NVIDIA networking (Mellanox) PCI vendor ID (PCI-SIG vendor list)
+
+
+def nics_not_rdma(m: MachineInfo) -> Iterable[Finding]:
+    """NIC-NOT-RDMA: a ConnectX function bound to mlx5_core that verbs does not list as an RDMA device.
+
+    mlx5_core drives the Ethernet/IB function; the RDMA device (``/sys/class/infiniband/mlx5_N``) comes
+    from mlx5_ib (docs.kernel.org/networking/device_drivers/ethernet/mellanox/mlx5). WARN when the
+    node's other NICs have theirs (one of eight missing is a fault), INFO when none has (the module is
+    not loaded, which GDR-NO-RDMA also says). Functions bound to vfio-pci (passed to a VM) or to no
+    driver are not this host's NICs and are left out.
+    """
+    listed = {n.bdf for n in m.nics if n.bdf}
+    missing = [
+        f
+        for f in m.pci
+        if f.vendor_id == MELLANOX
+        and f.class_code is not None
+        and f.class_code >> 16 == 0x02
+        and f.driver == "mlx5_core"
+        and f.bdf not in listed
+    ]
+    for f in missing:
+        some_listed = bool(listed)
+        yield finding(
+            "NIC-NOT-RDMA",
+            Severity.WARN if some_listed else Severity.INFO,
+            f"NIC {f.bdf} is bound to mlx5_core but verbs lists no RDMA device for it"
+            + (f" ({len(listed)} other NIC(s) have theirs)" if some_listed else ""),
+            [
+                ev(f"pci[{f.bdf}].driver", f.driver),
+                ev("nics", ",".join(sorted(n.name for n in m.nics)) or "none"),
+            ],
+            "Load mlx5_ib (`modprobe mlx5_ib`); if the others have theirs, check `dmesg` for this "
+            "function's mlx5 errors and `devlink dev info pci/" + f.bdf + "` for its firmware state.",
+            "",
+            f.bdf,
+        )
+
+
+RULES = [gpus_not_visible, nvlinks_fewer, gpus_in_use, nics_not_rdma]

@@ -178,3 +178,17 @@ def test_the_side_by_side_table_marks_the_outliers_only():
 def test_a_gpu_just_inside_the_minimum_gap_is_not_named(gap):
     report = node_report({g: (53.0 * (1 - gap + 0.01) if g == 1 else 53.0) for g in range(8)})
     assert outlier_findings(report) == []
+
+
+def test_a_nic_on_the_bus_that_verbs_does_not_list_is_named():
+    from gdrdiag.diagnose.inventory_rules import nics_not_rdma
+
+    m = node()
+    assert list(nics_not_rdma(m)) == []  # all eight have their RDMA device
+    lost = m.nics[3]
+    one_missing = dataclasses.replace(m, nics=tuple(n for n in m.nics if n is not lost))
+    (f,) = list(nics_not_rdma(one_missing))
+    assert f.subject == lost.bdf and f.severity is Severity.WARN and "7 other NIC(s)" in f.title
+    none_listed = dataclasses.replace(m, nics=())
+    found = list(nics_not_rdma(none_listed))
+    assert len(found) == 8 and {f.severity for f in found} == {Severity.INFO}
