@@ -17,7 +17,7 @@ import typer.main
 from typer.testing import CliRunner
 
 from gdrdiag.cli import app
-from gdrdiag.cli.common import OUTPUT_FLAGS
+from gdrdiag.cli.common import ERROR_LINE_MAX, OUTPUT_FLAGS
 
 from ..conftest import FIXTURES
 
@@ -237,6 +237,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(sandbox, command, case,
     err = result.stderr.strip().splitlines()
     assert result.exit_code == 2, (args, result.exit_code, result.stdout[-500:], result.stderr[-500:])
     assert len(err) == 1 and err[0], (args, result.stderr)
+    assert len(err[0]) <= ERROR_LINE_MAX, (len(err[0]), err[0])  # echoed paths and values are cut short
     assert "Traceback" not in result.output and "Traceback" not in result.stderr
     assert _snapshot(sandbox) == before, args
 

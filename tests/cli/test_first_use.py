@@ -1,0 +1,71 @@
+"""What a new user meets first: options that contradict each other, names that must work, bounded errors.
+
+Each contradiction is refused with one line on stderr naming both options, exit 2, no traceback and
+nothing written; each name the help or the README offers works; every error line stays short
+however long the value it echoes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import gdrdiag
+from gdrdiag.cli import app
+from gdrdiag.cli.report_files import load_report
+from gdrdiag.model.report import Report
+from gdrdiag.node_record import record_line
+
+from ..conftest import FIXTURES
+
+runner = CliRunner()
+GOOD_REPORT = str(FIXTURES / "reports" / "baremetal_hgx.json")
+PEER_REPORT = str(FIXTURES / "reports" / "peer_h100x2.json")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _refused(args: list[str], *names: str, folder: Path | None = None) -> None:
+    before = sorted(p.name for p in folder.iterdir()) if folder is not None else None
+    r = runner.invoke(app, args)
+    lines = r.stderr.strip().splitlines()
+    assert r.exit_code == 2, (args, r.exit_code, r.stdout[-300:], r.stderr[-300:])
+    assert len(lines) == 1 and "Traceback" not in r.output, r.stderr
+    for name in names:
+        assert name in lines[0], (name, lines[0])
+    if folder is not None:
+        assert sorted(p.name for p in folder.iterdir()) == before
+
+
+BOGUS = "z" * 500
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["copy-bench", "--sizes", BOGUS],
+        ["show", "--bench", BOGUS, GOOD_REPORT],
+        ["show", f"/tmp/{BOGUS}.json"],
+        ["mr-bench", "--memory", BOGUS],
+        ["copy-bench", "-n", BOGUS],
+        [BOGUS],
+        ["inspect", f"--{BOGUS}"],
+    ],
+    ids=[
+        "bad size",
+        "bad bench",
+        "long path",
+        "bad memory",
+        "not a number",
+        "no such command",
+        "no such option",
+    ],
+)
+def test_an_error_echoing_a_500_character_value_stays_one_short_line(args):
+    r = runner.invoke(app, args)
+    lines = r.stderr.strip().splitlines()
+    assert r.exit_code == 2 and len(lines) == 1, r.stderr
+    assert len(lines[0]) <= 250 and "Traceback" not in r.output, (len(lines[0]), lines[0])
