@@ -40,6 +40,24 @@ def _refused(args: list[str], *names: str, folder: Path | None = None) -> None:
         assert sorted(p.name for p in folder.iterdir()) == before
 
 
+@pytest.mark.parametrize("name", ["peer-bench", "peer"])
+def test_show_bench_peer_bench_shows_the_peer_results(name):
+    r = runner.invoke(app, ["show", "--bench", name, PEER_REPORT])
+    assert r.exit_code == 0, r.stderr
+    assert "== peer-bench:" in r.stdout and "GPU<->GPU" in r.stdout
+    r = runner.invoke(app, ["--json", "show", "--bench", name, PEER_REPORT])
+    report = Report.from_json(r.stdout)
+    assert report.results and {x.bench.value for x in report.results} == {"peer"}
+
+
+def test_show_bench_names_only_benches_it_accepts():
+    r = runner.invoke(app, ["show", "--bench", "nope", PEER_REPORT])
+    assert r.exit_code == 2
+    for offered in re.search(r"use one of (.*)", r.stderr).group(1).split(", "):
+        name = offered.strip()
+        assert runner.invoke(app, ["show", "--bench", name, PEER_REPORT]).exit_code == 0, name
+
+
 BOGUS = "z" * 500
 
 
