@@ -58,6 +58,26 @@ def test_show_bench_names_only_benches_it_accepts():
         assert runner.invoke(app, ["show", "--bench", name, PEER_REPORT]).exit_code == 0, name
 
 
+def _records(folder: Path) -> Path:
+    good = record_line(load_report(Path(GOOD_REPORT)), "good", 0)
+    records = folder / "records"
+    records.mkdir()
+    for host in ("a", "b", "c"):
+        (records / f"{host}.json").write_text(good.replace('"host":"good"', f'"host":"{host}"', 1) + "\n")
+    return records
+
+
+def test_fleet_says_what_it_wrote(tmp_path):
+    records = _records(tmp_path)
+    html, prom = tmp_path / "fleet.html", tmp_path / "fleet.prom"
+    r = runner.invoke(app, ["fleet", str(records), "--html", str(html), "--prometheus", str(prom)])
+    assert r.exit_code in (0, 1), r.stderr
+    assert html.exists() and prom.exists()
+    assert f"wrote {html}, {prom}" in " ".join(r.stdout.split())  # text output wraps at $COLUMNS
+    r = runner.invoke(app, ["fleet", str(records)])
+    assert "wrote" not in r.stdout
+
+
 BOGUS = "z" * 500
 
 
