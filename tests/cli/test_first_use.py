@@ -58,6 +58,21 @@ def test_show_bench_names_only_benches_it_accepts():
         assert runner.invoke(app, ["show", "--bench", name, PEER_REPORT]).exit_code == 0, name
 
 
+def test_no_text_names_a_gdrdiag_version_other_than_this_one():
+    r = runner.invoke(app, ["diagnose", "--all-rows", "--wide", GOOD_REPORT])
+    assert "gdrdiag 0.2" not in r.stdout
+    version = gdrdiag.__version__
+    files = [
+        *ROOT.joinpath("gdrdiag").rglob("*.py"),
+        *ROOT.joinpath("docs").rglob("*.md"),
+        ROOT / "README.md",
+    ]
+    files += list(ROOT.joinpath("tests", "fixtures").rglob("README.md"))
+    for path in files:
+        for found in re.findall(r"gdrdiag v?(\d+\.\d+(?:\.\d+)?)\b", path.read_text(encoding="utf-8")):
+            assert version.startswith(found), (path, found, version)
+
+
 def _records(folder: Path) -> Path:
     good = record_line(load_report(Path(GOOD_REPORT)), "good", 0)
     records = folder / "records"
