@@ -52,6 +52,10 @@ SEMANTIC = {
         ["--quick", "--full", "-o", "{sandbox}/r.json"],
         [],
         ["--host", "a/b", "-o", "{sandbox}/r.json"],
+        # a saved Report is not measured again: the options that shape a measurement contradict it
+        ["--from-report", GOOD_REPORT, "--quick", "-o", "{sandbox}/r.json"],
+        ["--from-report", GOOD_REPORT, "--full", "-o", "{sandbox}/r.json"],
+        ["--from-report", GOOD_REPORT, "--rdma-size", "1M", "-o", "{sandbox}/r.json"],
     ],
     "fleet": [
         ["{sandbox}", "--min-group", "0"],

@@ -40,6 +40,16 @@ def _refused(args: list[str], *names: str, folder: Path | None = None) -> None:
         assert sorted(p.name for p in folder.iterdir()) == before
 
 
+@pytest.mark.parametrize("level", ["--quick", "--full"])
+def test_a_saved_report_is_not_measured_again_so_quick_and_full_are_refused(tmp_path, level):
+    _refused(
+        ["report", "--from-report", GOOD_REPORT, level, "-o", str(tmp_path / "r.json")],
+        "--from-report",
+        level,
+        folder=tmp_path,
+    )
+
+
 @pytest.mark.parametrize("name", ["peer-bench", "peer"])
 def test_show_bench_peer_bench_shows_the_peer_results(name):
     r = runner.invoke(app, ["show", "--bench", name, PEER_REPORT])
@@ -56,6 +66,20 @@ def test_show_bench_names_only_benches_it_accepts():
     for offered in re.search(r"use one of (.*)", r.stderr).group(1).split(", "):
         name = offered.strip()
         assert runner.invoke(app, ["show", "--bench", name, PEER_REPORT]).exit_code == 0, name
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_report_json_without_an_output_file_prints_the_report(tmp_path, where):
+    args = ["report", "--from-report", GOOD_REPORT]
+    args = ["--json", *args] if where == "before" else [*args, "--json"]
+    r = runner.invoke(app, args)
+    assert r.exit_code in (0, 1), r.stderr
+    report = Report.from_json(r.stdout)
+    assert report.results == load_report(Path(GOOD_REPORT)).results
+
+
+def test_report_with_no_output_at_all_says_json_is_one_way():
+    _refused(["report", "--from-report", GOOD_REPORT], "-o FILE", "--json")
 
 
 def test_no_text_names_a_gdrdiag_version_other_than_this_one():
