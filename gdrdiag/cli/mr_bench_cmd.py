@@ -531,7 +531,7 @@ def _from_cases(
     if list_cases:
         from gdrdiag.cli.cases import print_case_list, probe_capabilities
 
-        print_case_list(ctx, registry, probe_capabilities(provider_name), wants_json(ctx))
+        print_case_list(ctx, registry, probe_capabilities(provider_name), wants_json(ctx), cases)
     selected = registry.select(cases or ())
     chosen = mr_selection(selected)
     flags = {

@@ -39,7 +39,13 @@ UNUSABLE_DIR_OK = {"path"}  # fleet PATH may be a folder of records
 BASE_FOR_OUTPUT = {"compare": [GOOD_REPORT, GOOD_REPORT], "report": ["--from-report", GOOD_REPORT]}
 # Out-of-range and contradictory options, per command (each refused with one line, exit 2).
 SEMANTIC = {
-    "copy-bench": [["-n", "0"], ["--iters", "-3"], ["--sizes", "12QB"], ["--pin-size", "1Q"]],
+    "copy-bench": [
+        ["-n", "0"],
+        ["--iters", "-3"],
+        ["--sizes", "12QB"],
+        ["--pin-size", "1Q"],
+        ["--list", "no_such"],
+    ],
     "gather-bench": [
         ["--requests", "0"],
         ["--slots", "-1"],
@@ -57,6 +63,7 @@ SEMANTIC = {
         ["--from-report", GOOD_REPORT, "--full", "-o", "{sandbox}/r.json"],
         ["--from-report", GOOD_REPORT, "--rdma-size", "1M", "-o", "{sandbox}/r.json"],
     ],
+    "peer-bench": [["-a", "--sizes", "4K,1M"]],
     "fleet": [
         ["{sandbox}", "--min-group", "0"],
         ["{sandbox}", "--top", "-1"],

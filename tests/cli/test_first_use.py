@@ -50,6 +50,35 @@ def test_a_saved_report_is_not_measured_again_so_quick_and_full_are_refused(tmp_
     )
 
 
+def test_peer_bench_all_sizes_with_sizes_is_refused():
+    _refused(["peer-bench", "-a", "--sizes", "4K,1M"], "--all-sizes", "--sizes")
+
+
+@pytest.mark.parametrize(
+    "command, selector",
+    [
+        ("copy-bench", "copy_h2d"),
+        ("gather-bench", "gather_warp*"),
+        ("peer-bench", "peer_ce"),
+        ("mr-bench", "mr_loop"),
+    ],
+)
+def test_list_with_case_selectors_lists_only_the_selected_cases(command, selector):
+    r = runner.invoke(app, ["--json", command, "--list", selector])
+    assert r.exit_code == 0, r.stderr
+    keys = [row["key"] for row in json.loads(r.stdout)]
+    everything = [row["key"] for row in json.loads(runner.invoke(app, ["--json", command, "--list"]).stdout)]
+    pattern = selector.rstrip("*")
+    assert keys and set(keys) < set(everything)
+    assert all(k.startswith(pattern) for k in keys)
+    text = runner.invoke(app, [command, "--list", selector]).stdout
+    assert all(k in text for k in keys) and not any(k in text.split() for k in set(everything) - set(keys))
+
+
+def test_list_with_a_selector_that_matches_nothing_is_refused():
+    _refused(["copy-bench", "--list", "no_such_case"], "no_such_case")
+
+
 @pytest.mark.parametrize("name", ["peer-bench", "peer"])
 def test_show_bench_peer_bench_shows_the_peer_results(name):
     r = runner.invoke(app, ["show", "--bench", name, PEER_REPORT])
