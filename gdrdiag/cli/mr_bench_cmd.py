@@ -203,6 +203,7 @@ def mr_bench(
     if list_cases or cases:
         mode = _from_cases(ctx, cases, list_cases, provider_name, mode)
     _refuse_contradictions(mode, json_out, server, connect, all_sizes, size, iters, duration, link_gbps)
+    _refuse_unused_provider(provider, mode.loop_cost)
     _refuse_soft_device(provider_name, ib_dev, peer_dev)
     peer = peer_options(
         server, connect, tcp_port, bind, accept_timeout, secret_file, write_with_imm, provider_name
@@ -471,6 +472,13 @@ def _placed_loop_cost(numa, common: dict) -> list:
     plan = placement.plan(numa, None, "the loop", no_device="--loop-cost measures no device")
     with placement.applied(plan) as where:
         return with_placement(mrb.loop_cost(**common) + native_loop_cost(**common), where)
+
+
+def _refuse_unused_provider(provider: str, loop_cost: bool) -> None:
+    """``--loop-cost`` opens no device (its loops run over soft and null providers): refuse a --provider."""
+    if loop_cost and provider.strip().lower() != "auto":
+        why = f"--loop-cost times its loops over built-in null providers, never --provider {provider[:20]}"
+        raise UserInputError(f"{why}; drop --provider")
 
 
 def _refuse_soft_device(provider_name: str, ib_dev: Optional[str], peer_dev: Optional[str]) -> None:

@@ -88,6 +88,7 @@ SEMANTIC = {
         ["--connect", "127.0.0.1", "--secret-file", "{secret644}"],
         ["--server", "--secret-file", "{blanksecret}"],
         ["--connect", "127.0.0.1", "-a"],
+        ["--loop-cost", "--provider", "pyverbs"],
     ],
 }
 # Report readers also get a Report whose number does not fit a float (issue 22: OverflowError).

@@ -54,6 +54,12 @@ def test_peer_bench_all_sizes_with_sizes_is_refused():
     _refused(["peer-bench", "-a", "--sizes", "4K,1M"], "--all-sizes", "--sizes")
 
 
+def test_loop_cost_never_opens_the_provider_it_is_given(tmp_path):
+    # The loop-cost run builds its own soft and null providers (bench/mr_loop_cost.py); --provider is unused.
+    _refused(["mr-bench", "--loop-cost", "--provider", "pyverbs"], "--loop-cost", "--provider")
+    _refused(["mr-bench", "mr_loop_cost", "--provider", "soft"], "--loop-cost", "--provider")
+
+
 @pytest.mark.parametrize(
     "command, selector",
     [
