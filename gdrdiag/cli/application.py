@@ -203,7 +203,8 @@ class GdrdiagGroup(TyperGroup):
 
 
 def _one_line_error(exc: Any) -> None:
-    """Write a click error as one line: where, what, and the help to read."""
+    """Write a click error as one line: where, what, and the help to read (echoed values bounded)."""
+    from gdrdiag.cli.common import bounded_words
     from gdrdiag.render.sanitize import one_line
 
     ctx = getattr(exc, "ctx", None)
@@ -214,7 +215,7 @@ def _one_line_error(exc: Any) -> None:
             f". Did you mean {exc.possibilities[0]}?" if exc.possibilities else ""
         )
     hint = f" (see {where} --help)" if isinstance(exc, UsageError) else ""
-    sys.stderr.write(f"{one_line(where)}: error: {one_line(message)}{hint}\n")
+    sys.stderr.write(one_line(bounded_words(f"{one_line(where)}: error: {one_line(message)}{hint}")) + "\n")
 
 
 app = typer.Typer(

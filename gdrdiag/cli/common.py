@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from typing import Any, Callable, Optional, TypeVar
 
@@ -179,11 +180,33 @@ def check_output_clashes(kwargs: dict, outputs: dict) -> None:
                 )
 
 
+# The most characters of one word (a path, an option's value) an error line echoes back.
+ECHO_WORD_MAX = 100
+ERROR_LINE_MAX = 400
+
+
+def bounded_words(text: str, longest: int = ECHO_WORD_MAX) -> str:
+    """``text`` with every word longer than ``longest`` cut in its middle (``head...tail``).
+
+    Error messages echo what the user typed (a path, an option's value); a 500-character value
+    made a 570-column line. The start and the end of a long word are kept: a path's folder and its
+    file name, a value's quotes.
+    """
+    keep = longest - 3
+    head, tail = keep - keep // 2, keep // 2
+
+    def cut(match: Any) -> str:
+        word = match.group(0)
+        return f"{word[:head]}...{word[-tail:]}"
+
+    return re.sub(rf"\S{{{longest + 1},}}", cut, text)
+
+
 def error_line(text: str) -> None:
-    """One line on stderr, made safe for the terminal (messages quote untrusted input)."""
+    """One bounded line on stderr, made safe for the terminal (messages quote untrusted input)."""
     from gdrdiag.render.sanitize import one_line
 
-    typer.echo(one_line(text, limit=600), err=True)
+    typer.echo(one_line(bounded_words(one_line(text, limit=1 << 16)), limit=ERROR_LINE_MAX), err=True)
 
 
 def warn(text: str) -> None:

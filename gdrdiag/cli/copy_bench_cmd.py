@@ -210,7 +210,7 @@ def copy_bench(
     if list_cases:
         from gdrdiag.cli.cases import print_case_list, probe_capabilities
 
-        print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx))
+        print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx), cases)
     selected = registry.select(cases or ())
     opts = copy_options(
         full=full or bool(cases),

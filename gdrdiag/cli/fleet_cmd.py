@@ -115,22 +115,27 @@ def fleet_cmd(
         )
         raise UserInputError(f"{path}: no usable node records{why}")
     result = analyse(loaded.records, options, skipped=loaded.skipped, expected_hosts=expected)
+    written = []
     if html is not None:
         from gdrdiag.cli.common import force_requested
         from gdrdiag.cli.report_files import write_text_file
         from gdrdiag.render.fleet_html import fleet_html
 
         write_text_file(html, fleet_html(result, top=top or 0), force=force_requested(), what="--html")
+        written.append(str(html))
     if prometheus is not None:
         from gdrdiag.render.prometheus import write_fleet_prom
 
         write_fleet_prom(prometheus, result)
+        written.append(str(prometheus))
     if wants_json(ctx):
         from gdrdiag.render.fleet_json import fleet_json
 
         echo(fleet_json(result))
     else:
         echo_text(ctx, render_fleet(result, top=50 if top is None else top, width=output_width(ctx)))
+        if written:
+            echo_text(ctx, f"wrote {', '.join(written)}")
     raise typer.Exit(EXIT_FAIL if result.flagged or result.missing_hosts else EXIT_OK)
 
 

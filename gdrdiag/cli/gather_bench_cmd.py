@@ -214,7 +214,7 @@ def _kernels_from_cases(
     if list_cases:
         from gdrdiag.cli.cases import print_case_list, probe_capabilities
 
-        print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx))
+        print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx), cases)
     if not cases:
         return kernels
     if kernels != "all":

@@ -203,6 +203,7 @@ def mr_bench(
     if list_cases or cases:
         mode = _from_cases(ctx, cases, list_cases, provider_name, mode)
     _refuse_contradictions(mode, json_out, server, connect, all_sizes, size, iters, duration, link_gbps)
+    _refuse_unused_provider(provider, mode.loop_cost)
     _refuse_soft_device(provider_name, ib_dev, peer_dev)
     peer = peer_options(
         server, connect, tcp_port, bind, accept_timeout, secret_file, write_with_imm, provider_name
@@ -473,6 +474,13 @@ def _placed_loop_cost(numa, common: dict) -> list:
         return with_placement(mrb.loop_cost(**common) + native_loop_cost(**common), where)
 
 
+def _refuse_unused_provider(provider: str, loop_cost: bool) -> None:
+    """``--loop-cost`` opens no device (its loops run over soft and null providers): refuse a --provider."""
+    if loop_cost and provider.strip().lower() != "auto":
+        why = f"--loop-cost times its loops over built-in null providers, never --provider {provider[:20]}"
+        raise UserInputError(f"{why}; drop --provider")
+
+
 def _refuse_soft_device(provider_name: str, ib_dev: Optional[str], peer_dev: Optional[str]) -> None:
     """The soft provider opens no RDMA device: a -d or --peer-dev with it is a contradiction."""
     if provider_name == "soft" and (ib_dev is not None or peer_dev is not None):
@@ -531,7 +539,7 @@ def _from_cases(
     if list_cases:
         from gdrdiag.cli.cases import print_case_list, probe_capabilities
 
-        print_case_list(ctx, registry, probe_capabilities(provider_name), wants_json(ctx))
+        print_case_list(ctx, registry, probe_capabilities(provider_name), wants_json(ctx), cases)
     selected = registry.select(cases or ())
     chosen = mr_selection(selected)
     flags = {

@@ -57,7 +57,9 @@ def peer_bench(
     ctx: typer.Context,
     cases: Optional[list[str]] = typer.Argument(None, help=CASES_HELP, show_default=False),
     list_cases: bool = typer.Option(False, "--list", help=LIST_HELP),
-    sizes: str = typer.Option(DEFAULT_SIZES, "--sizes", "-s", help="Sizes (4K,1M,...) or a range 4K..1G."),
+    sizes: Optional[str] = typer.Option(
+        None, "--sizes", "-s", help=f"Sizes (4K,1M,...) or a range 4K..1G (default {DEFAULT_SIZES})."
+    ),
     all_sizes: bool = typer.Option(False, "--all-sizes", "-a", help=f"Every size {ALL_SIZES} (doubling)."),
     pairs: Optional[str] = typer.Option(
         None, "--pairs", help="Ordered GPU pairs SRC:DST,... (default: all)."
@@ -86,10 +88,12 @@ def peer_bench(
     if list_cases:
         from gdrdiag.cli.cases import print_case_list, probe_capabilities
 
-        print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx))
+        print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx), cases)
+    if all_sizes and sizes is not None:
+        raise UserInputError("-a/--all-sizes runs every size and --sizes names some; give one of them")
     selected = registry.select(cases or ())
     opts = PeerBenchOptions(
-        sizes=tuple(parse_size_list(ALL_SIZES if all_sizes else sizes, what="--sizes")),
+        sizes=tuple(parse_size_list(ALL_SIZES if all_sizes else sizes or DEFAULT_SIZES, what="--sizes")),
         keys=tuple(c.key for c in selected),
         pairs=parse_pairs(pairs),
         iterations=iterations,

@@ -90,6 +90,19 @@ def _profile(
     return Profile(level, rdma, profile.numa, gpus=choose_gpus(gpus) or (0,))
 
 
+def _refuse_measuring_options(from_report: Optional[Path], **given: object) -> None:
+    """``--from-report`` re-measures nothing: an option that only shapes a measurement contradicts it.
+
+    ``given`` maps each such option's parameter name to its value (False or None when not given).
+    """
+    if from_report is None:
+        return
+    for name, value in given.items():
+        if value not in (None, False):
+            flag = "--" + name.replace("_", "-")
+            raise UserInputError(f"--from-report uses the saved Report and measures nothing; drop {flag}")
+
+
 def _used_a_gpu(result) -> bool:
     """Whether a per-GPU bench's result used its GPU (an RDMA WRITE into host memory used none)."""
     from gdrdiag.bench.mr_setup import uses_local_gpu
@@ -202,12 +215,22 @@ def report_cmd(
 
     from gdrdiag.cli.interrupt import exit_130_after
     from gdrdiag.model.findings import Severity
-    from gdrdiag.render.findings_table import render_findings
 
     if quick and full:
         raise UserInputError("choose --quick or --full, not both")
-    if output is None and record is None and jsonl is None and prometheus is None:
-        raise UserInputError("give -o FILE, --record FILE, --jsonl FILE or --prometheus FILE")
+    _refuse_measuring_options(
+        from_report,
+        quick=quick,
+        full=full,
+        no_rdma=no_rdma,
+        rdma_size=rdma_size,
+        rdma_iters=rdma_iters,
+        rdma_qps=rdma_qps,
+    )
+    if output is None and record is None and jsonl is None and prometheus is None and not wants_json(ctx):
+        raise UserInputError(
+            "give -o FILE, --record FILE, --jsonl FILE, --prometheus FILE, or --json (the Report on stdout)"
+        )
     if host is not None and not HOST_OK.match(host):
         raise UserInputError(f"--host {host[:80]!r} is not a plain host name (letters, digits, . _ -)")
     for path in (html, prometheus, jsonl):
@@ -255,25 +278,31 @@ def report_cmd(
         if wants_json(ctx):
             echo(report.to_json())
         else:
-            counts: dict[str, int] = {}
-            for r in report.results:
-                counts[r.status.value] = counts.get(r.status.value, 0) + 1
-            echo_text(
-                ctx,
-                f"wrote {', '.join(written)}: node {name}, {len(report.results)} "
-                f"result{'' if len(report.results) == 1 else 's'} "
-                f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})",
-            )
-            from gdrdiag.render.results_table import placement_lines
-
-            placed = placement_lines(report.results)
-            if placed:
-                echo_text(ctx, placed)
-            side = _gpus_side_by_side(report.results)
-            if side:
-                echo_text(ctx, side)
-            echo_text(ctx, render_findings(report.findings))
+            _say_written(ctx, report, name, written)
         raise typer.Exit(code)
+
+
+def _say_written(ctx: typer.Context, report, name: str, written: list[str]) -> None:
+    """The text output: what was written and the results' count, placement, GPUs side by side, findings."""
+    from gdrdiag.render.findings_table import render_findings
+    from gdrdiag.render.results_table import placement_lines
+
+    counts: dict[str, int] = {}
+    for r in report.results:
+        counts[r.status.value] = counts.get(r.status.value, 0) + 1
+    echo_text(
+        ctx,
+        f"wrote {', '.join(written)}: node {name}, {len(report.results)} "
+        f"result{'' if len(report.results) == 1 else 's'} "
+        f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))})",
+    )
+    placed = placement_lines(report.results)
+    if placed:
+        echo_text(ctx, placed)
+    side = _gpus_side_by_side(report.results)
+    if side:
+        echo_text(ctx, side)
+    echo_text(ctx, render_findings(report.findings))
 
 
 def _gpus_side_by_side(results) -> str:

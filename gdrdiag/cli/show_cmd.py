@@ -11,30 +11,24 @@ from gdrdiag.cli.application import app
 from gdrdiag.cli.common import EXIT_OK, echo, handles_errors, wants_json
 from gdrdiag.errors import UserInputError
 
-# ``--bench`` names -> the bench's value in the model (the short names are accepted too).
-BENCH_CHOICES = {
-    "copy-bench": "copy",
-    "copy": "copy",
-    "gather-bench": "gather",
-    "gather": "gather",
-    "mr-bench": "mr",
-    "mr": "mr",
-    "imported": "imported",
-    "import": "imported",
-}
-
 
 def _benches(name: Optional[str]):
-    """The benches to show: the one ``--bench`` names, or all of them."""
-    from gdrdiag.model.vocabulary import Bench
+    """The benches to show: the one ``--bench`` names, or all of them.
+
+    A bench is named as its command (``peer-bench``), as its short name (``peer``), or ``import``;
+    the names come from the one table the view titles its sections with, so every bench a Report
+    can hold can be asked for.
+    """
     from gdrdiag.render.report_view import BENCH_NAMES
 
     if name is None:
         return tuple(BENCH_NAMES)
-    value = BENCH_CHOICES.get(name.strip().lower())
-    if value is None:
+    choices = {bench.value: bench for bench in BENCH_NAMES} | {v: b for b, v in BENCH_NAMES.items()}
+    choices["import"] = choices["imported"]
+    bench = choices.get(name.strip().lower())
+    if bench is None:
         raise UserInputError(f"--bench {name!r}: not a bench; use one of {', '.join(BENCH_NAMES.values())}")
-    return (Bench(value),)
+    return (bench,)
 
 
 @app.command("show")
@@ -45,7 +39,9 @@ def show_cmd(
         ..., metavar="REPORT.json", help="A Report (gdrdiag report -o, a bench's --json-out, import -o)."
     ),
     bench: Optional[str] = typer.Option(
-        None, "--bench", help="Show one bench only: copy-bench, gather-bench, mr-bench or imported."
+        None,
+        "--bench",
+        help="Show one bench only: copy-bench, gather-bench, mr-bench, peer-bench or imported.",
     ),
 ) -> None:
     """Show a saved Report: where it came from, its results per bench, and the findings saved in it.

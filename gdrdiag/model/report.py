@@ -15,7 +15,7 @@ from gdrdiag.model.serde import SchemaError, from_jsonable, to_jsonable
 
 # Bump when a field changes meaning or a key/code is renamed; compare reads every version
 # listed in SUPPORTED_SCHEMA_VERSIONS and refuses others.
-# v2 (gdrdiag 0.2): typed params/metrics per bench and run settings apart; v1 is upgraded on read.
+# v2: typed params/metrics per bench and run settings apart; v1 is upgraded on read.
 SCHEMA_VERSION = 2
 SUPPORTED_SCHEMA_VERSIONS = (1, 2)
 

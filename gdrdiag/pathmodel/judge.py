@@ -466,7 +466,7 @@ def _judge(report_results: Sequence[BenchResult], machine: Optional[MachineInfo]
         r, path = row.result, row.path
         if isinstance(r.params, GatherParams) and r.key != "gather_ce_reference":
             gather = _gather_model(r)
-            why = "no PCIe-model ceiling recorded with this gather (a Report before gdrdiag 0.2)"
+            why = "no PCIe-model ceiling recorded with this gather (a Report from an older gdrdiag)"
             out[row.index] = (
                 _judge_gather(row.index, r, path, row.value, gather)
                 if gather is not None

@@ -17,7 +17,7 @@ import typer.main
 from typer.testing import CliRunner
 
 from gdrdiag.cli import app
-from gdrdiag.cli.common import OUTPUT_FLAGS
+from gdrdiag.cli.common import ERROR_LINE_MAX, OUTPUT_FLAGS
 
 from ..conftest import FIXTURES
 
@@ -39,7 +39,13 @@ UNUSABLE_DIR_OK = {"path"}  # fleet PATH may be a folder of records
 BASE_FOR_OUTPUT = {"compare": [GOOD_REPORT, GOOD_REPORT], "report": ["--from-report", GOOD_REPORT]}
 # Out-of-range and contradictory options, per command (each refused with one line, exit 2).
 SEMANTIC = {
-    "copy-bench": [["-n", "0"], ["--iters", "-3"], ["--sizes", "12QB"], ["--pin-size", "1Q"]],
+    "copy-bench": [
+        ["-n", "0"],
+        ["--iters", "-3"],
+        ["--sizes", "12QB"],
+        ["--pin-size", "1Q"],
+        ["--list", "no_such"],
+    ],
     "gather-bench": [
         ["--requests", "0"],
         ["--slots", "-1"],
@@ -52,7 +58,12 @@ SEMANTIC = {
         ["--quick", "--full", "-o", "{sandbox}/r.json"],
         [],
         ["--host", "a/b", "-o", "{sandbox}/r.json"],
+        # a saved Report is not measured again: the options that shape a measurement contradict it
+        ["--from-report", GOOD_REPORT, "--quick", "-o", "{sandbox}/r.json"],
+        ["--from-report", GOOD_REPORT, "--full", "-o", "{sandbox}/r.json"],
+        ["--from-report", GOOD_REPORT, "--rdma-size", "1M", "-o", "{sandbox}/r.json"],
     ],
+    "peer-bench": [["-a", "--sizes", "4K,1M"]],
     "fleet": [
         ["{sandbox}", "--min-group", "0"],
         ["{sandbox}", "--top", "-1"],
@@ -77,6 +88,7 @@ SEMANTIC = {
         ["--connect", "127.0.0.1", "--secret-file", "{secret644}"],
         ["--server", "--secret-file", "{blanksecret}"],
         ["--connect", "127.0.0.1", "-a"],
+        ["--loop-cost", "--provider", "pyverbs"],
     ],
 }
 # Report readers also get a Report whose number does not fit a float (issue 22: OverflowError).
@@ -237,6 +249,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(sandbox, command, case,
     err = result.stderr.strip().splitlines()
     assert result.exit_code == 2, (args, result.exit_code, result.stdout[-500:], result.stderr[-500:])
     assert len(err) == 1 and err[0], (args, result.stderr)
+    assert len(err[0]) <= ERROR_LINE_MAX, (len(err[0]), err[0])  # echoed paths and values are cut short
     assert "Traceback" not in result.output and "Traceback" not in result.stderr
     assert _snapshot(sandbox) == before, args
 

@@ -147,7 +147,7 @@ def test_gather_bench_runs_each_gpu_and_names_the_slow_one(four_gpus, tmp_path):
         (["mr-bench", "--provider", "soft", "--gpus", "0", "--gpu", "1"], "not both"),
         (["copy-bench", "--gpus", "7"], "GPU 7 is not listed by CUDA here"),
         (["copy-bench", "--gpus", "zero"], "not a CUDA ordinal"),
-        (["mr-bench", "--provider", "soft", "--gpus", "all", "--loop-cost"], "--loop-cost measures no GPU"),
+        (["mr-bench", "--gpus", "all", "--loop-cost"], "--loop-cost measures no GPU"),
         (["mr-bench", "--provider", "soft", "--gpus", "all", "--server"], "one GPU per end"),
         (["report", "--gpus", "all", "--from-report", "x.json", "-o", "y.json"], "drop --gpus"),
     ],

@@ -131,9 +131,11 @@ def test_node_pod_writes_its_record_under_the_node_name(tmp_path, rc):
     script = script.replace("/results", str(tmp_path))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    # gdrdiag, measuring nothing: the record from a fixture Report; then exit as a node would
+    # gdrdiag, measuring nothing: the record from a fixture Report (the pod's --quick dropped: a saved
+    # Report is not measured again, and report refuses the two together); then exit as a node would
     (bin_dir / "gdrdiag").write_text(
-        f'#!/bin/sh\n"{sys.executable}" -m gdrdiag "$@" --from-report "{REPORTS}/baremetal_hgx.json" --quiet'
+        '#!/bin/sh\nfor a; do shift; case "$a" in --quick|--full) ;; *) set -- "$@" "$a" ;; esac; done\n'
+        f'"{sys.executable}" -m gdrdiag "$@" --from-report "{REPORTS}/baremetal_hgx.json" --quiet'
         f" > /dev/null || exit 2\nexit {rc}\n"
     )
     (bin_dir / "gdrdiag").chmod(0o755)
