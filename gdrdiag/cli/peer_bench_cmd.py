@@ -40,15 +40,23 @@ def parse_pairs(text: Optional[str]) -> Optional[tuple[tuple[int, int], ...]]:
     return tuple(out)
 
 
+def _gpu_count() -> int:
+    """How many GPUs CUDA lists here (0 where CUDA cannot be used)."""
+    from gdrdiag.bench.gpus import cuda_gpu_count
+
+    return cuda_gpu_count() or 0
+
+
 def _text(report, width) -> str:
-    """The result tables, then the findings the results add."""
+    """The run's notes, the result tables, then the findings the results add."""
     from gdrdiag.diagnose import diagnose
     from gdrdiag.diagnose.peer_rules import CODES
     from gdrdiag.render.findings_table import render_findings
     from gdrdiag.render.peer_table import render_peer_results
 
-    findings = [f for f in diagnose(report).findings if f.code in CODES]
-    return f"{render_peer_results(list(report.results), width)}\n\n{render_findings(findings)}"
+    findings = [f for f in diagnose(report).findings if f.code in CODES or f.code == "PERF-PAIR-OUTLIER"]
+    said = "".join(f"{note}\n\n" for note in report.notes if note.startswith("more than two GPUs"))
+    return f"{said}{render_peer_results(list(report.results), width)}\n\n{render_findings(findings)}"
 
 
 @app.command("peer-bench")
@@ -80,6 +88,8 @@ def peer_bench(
     quiet: bool = typer.Option(False, "--quiet", help=QUIET_HELP),
 ) -> None:
     """GPU<->GPU paths: CE and SM peer copies, latencies, all-to-one, many small blocks; vs the path model."""
+    import dataclasses
+
     from gdrdiag.bench.peer import PeerBenchOptions, planned_case_count, run_peer_bench
     from gdrdiag.bench.registry import peer_registry
     from gdrdiag.model.results import Status
@@ -92,6 +102,7 @@ def peer_bench(
     if all_sizes and sizes is not None:
         raise UserInputError("-a/--all-sizes runs every size and --sizes names some; give one of them")
     selected = registry.select(cases or ())
+    node_matrix = not (cases or sizes or all_sizes or pairs) and _gpu_count() > 2
     opts = PeerBenchOptions(
         sizes=tuple(parse_size_list(ALL_SIZES if all_sizes else sizes or DEFAULT_SIZES, what="--sizes")),
         keys=tuple(c.key for c in selected),
@@ -104,13 +115,21 @@ def peer_bench(
         block_count=block_count,
         block_region_max=parse_size(block_region_max, what="--block-region-max"),
     )
+    notes: list[str] = []
+    if node_matrix:  # every ordered pair at one size: n(n-1) pairs x the sweep would take many minutes
+        from gdrdiag.bench.profiles import NODE_PEER_KEYS, NODE_PEER_SIZE
+
+        opts = dataclasses.replace(opts, sizes=(NODE_PEER_SIZE,), keys=NODE_PEER_KEYS)
+        notes.append(
+            "more than two GPUs: each ordered pair at one size (64 MiB: CE copies with peer access off and "
+            "on, the SM's read, and all-to-one into each GPU); --sizes, -a, --pairs or a CASE runs the sweep"
+        )
     opts.validate()
     from gdrdiag.cli.interrupt import exit_130_after, measure
     from gdrdiag.cli.reporting import results_report
     from gdrdiag.hw.bundle import LiveSource
     from gdrdiag.inspect.collect import inspect_source
 
-    notes: list[str] = []
     try:  # the path model needs the pairs' facts before the run
         machine = inspect_source(LiveSource())
     except Exception as exc:  # noqa: BLE001 - the results are worth having without the model

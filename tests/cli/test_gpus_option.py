@@ -200,3 +200,32 @@ def test_report_runs_the_per_gpu_benches_on_each_gpu_and_peer_bench_once(monkeyp
     saved = json.loads(out.read_text())
     assert [r["params"].get("gpu", 0) for r in saved["results"]] == [0, 1, 2]
     assert "GPUs side by side" in res.output
+
+
+@pytest.mark.parametrize(
+    "gpus,args,expected_sizes",
+    [
+        (4, [], (64 << 20,)),  # a node: one size per ordered pair
+        (2, [], (4096, 65536, 1 << 20, 16 << 20, 256 << 20)),  # a pair: the sweep
+        (4, ["--sizes", "1M"], (1 << 20,)),  # asked for
+        (4, ["--pairs", "0:1"], (4096, 65536, 1 << 20, 16 << 20, 256 << 20)),  # one pair: the sweep
+    ],
+)
+def test_peer_bench_on_a_node_runs_one_size_per_pair_unless_asked(monkeypatch, gpus, args, expected_sizes):
+    from gdrdiag.bench import peer
+    from gdrdiag.cli import peer_bench_cmd
+
+    seen = []
+
+    def fake_run(opts, machine, progress=None):
+        seen.append(opts)
+        return []
+
+    monkeypatch.setattr(peer_bench_cmd, "_gpu_count", lambda: gpus)
+    monkeypatch.setattr(peer, "run_peer_bench", fake_run)
+    res = runner.invoke(app, ["peer-bench", "--quiet", *args])
+    assert res.exit_code == 0, res.output
+    assert seen[0].sizes == expected_sizes
+    if gpus > 2 and not args:
+        assert seen[0].keys == ("peer_ce_off", "peer_ce_on", "peer_sm_read", "peer_all_to_one")
+        assert "each ordered pair at one size" in res.output
