@@ -18,6 +18,7 @@ import contextlib
 from typing import Optional
 
 from gdrdiag.bench.copy_config import POISON, copy_result, first_wrong_byte, with_metrics
+from gdrdiag.bench.runner import run_case
 from gdrdiag.bench.timing import time_host
 from gdrdiag.hw import cuda, memory
 from gdrdiag.model.params import COPY_MODE_TOGETHER, CopyParams
@@ -102,6 +103,15 @@ def run_together(
                 )
             )
     return results
+
+
+def together_case(
+    ordinals: tuple[int, ...], size: int, *, iterations: int = 5, warmup: int = 1
+) -> list[BenchResult]:
+    """:func:`run_together` as one case of a run: a failure becomes a WAIVED or ERROR row, never a crash."""
+    return run_case(
+        "copy_together", lambda: run_together(ordinals, size, iterations=iterations, warmup=warmup)
+    )
 
 
 def with_sum_alone(results: list[BenchResult]) -> list[BenchResult]:

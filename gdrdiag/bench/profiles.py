@@ -107,7 +107,6 @@ def _later_gpu_copies(profile: Profile) -> list:
     from gdrdiag.bench import copy_together
     from gdrdiag.bench.copy import run_copy_bench
     from gdrdiag.bench.copy_config import CopyBenchOptions
-    from gdrdiag.bench.runner import run_case
     from gdrdiag.hw.memory import MemoryKind
     from gdrdiag.units import KiB, MiB
 
@@ -125,9 +124,7 @@ def _later_gpu_copies(profile: Profile) -> list:
     )
     rows = run_copy_bench(opts)
     if profile.gpu == profile.gpus[-1]:
-        rows += run_case(
-            "copy_together", lambda: copy_together.run_together(profile.gpus, max(sizes), iterations=5)
-        )
+        rows += copy_together.together_case(profile.gpus, max(sizes), iterations=5)
     return rows
 
 

@@ -244,7 +244,12 @@ def copy_bench(
     def run_all() -> list:
         results = loop.run(run_on)
         if len(loop.ordinals) > 1 and "sweep" in opts.parts and MemoryKind.PINNED in opts.kinds:
-            results += together(loop.ordinals, opts)
+            from gdrdiag.bench.copy_together import together_case
+
+            # every GPU at once, at the sweep's largest size (each GPU measured it alone above)
+            results += together_case(
+                loop.ordinals, max(opts.sizes), iterations=opts.iterations, warmup=opts.warmup
+            )
         return results
 
     # results measured before a Ctrl-C record their GPU too
@@ -262,19 +267,6 @@ def copy_bench(
         else:
             echo_text(ctx, _text(report, output_width(ctx)))
         raise typer.Exit(EXIT_FAIL if any(r.status is Status.ERROR for r in results) else EXIT_OK)
-
-
-def together(ordinals: tuple[int, ...], opts) -> list:
-    """Every GPU copying at once at the sweep's largest size, with its ratio to the GPUs alone."""
-    from gdrdiag.bench import copy_together
-    from gdrdiag.bench.runner import run_case
-
-    size = max(opts.sizes)
-    rows = run_case(
-        "copy_together",
-        lambda: copy_together.run_together(ordinals, size, iterations=opts.iterations, warmup=opts.warmup),
-    )
-    return rows
 
 
 @dataclass(frozen=True)
