@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Optional, Union
 
 from gdrdiag.errors import NotSupported, UserInputError
-from gdrdiag.model.params import NumaPlacement
+from gdrdiag.model.machine import MachineInfo
+from gdrdiag.model.params import COPY_MODE_TOGETHER, NumaPlacement
 from gdrdiag.model.results import BenchResult
+from gdrdiag.model.vocabulary import Bench
 
 CaseOutput = Union[BenchResult, list]
 ProgressFn = Optional[Callable[[str], None]]
@@ -140,3 +142,25 @@ def on_gpu(
         else r
         for r in results
     ]
+
+
+def with_gpu_addresses(results: list[BenchResult], machine: MachineInfo) -> list[BenchResult]:
+    """``results`` with ``settings.gpu_bdf``/``gpu_uuid`` of the GPU each per-GPU row ran on.
+
+    The ordinal alone is CUDA's numbering in that process (``CUDA_VISIBLE_DEVICES`` renumbers it), so a
+    row names its GPU the way the machine facts, ``nvidia-smi`` and another node's Report can.
+    """
+    by_ordinal = {g.cuda_ordinal: g for g in machine.gpus if g.cuda_ordinal is not None}
+    out = []
+    for r in results:
+        ordinal = getattr(r.params, "gpu", None) if r.bench in (Bench.COPY, Bench.GATHER, Bench.MR) else None
+        if getattr(r.params, "mode", None) == COPY_MODE_TOGETHER:
+            ordinal = None  # every GPU at once: no one GPU's row
+        elif r.bench in (Bench.COPY, Bench.GATHER) and ordinal is None:
+            ordinal = 0  # their implied GPU (params.py: the benches' default)
+        gpu = by_ordinal.get(ordinal) if ordinal is not None else None
+        if gpu is not None and r.settings.gpu_bdf is None:
+            settings = dataclasses.replace(r.settings, gpu_bdf=gpu.bdf, gpu_uuid=gpu.uuid)
+            r = dataclasses.replace(r, settings=settings)
+        out.append(r)
+    return out
