@@ -25,6 +25,17 @@ def gpu_absent_reason() -> str | None:
 
 
 @functools.lru_cache(maxsize=None)
+def gpu_count() -> int:
+    """How many GPUs CUDA lists here (0 where CUDA cannot be used)."""
+    try:
+        from gdrdiag.hw import cuda
+
+        cuda.init()
+        return cuda.device_count()
+    except Exception:  # any failure means "no usable GPU here"
+        return 0
+
+
 def rdma_absent_reason() -> str | None:
     """None when pyverbs lists at least one RDMA device, else why not."""
     try:

@@ -13,24 +13,15 @@ import pytest
 from typer.testing import CliRunner
 
 from gdrdiag.cli import app
+from tests.conftest import gpu_count
 
 pytestmark = pytest.mark.gpu
 runner = CliRunner()
 
 
-def _gpu_count() -> int:
-    try:
-        from gdrdiag.hw import cuda
-
-        cuda.init()
-        return cuda.device_count()
-    except Exception:
-        return 0
-
-
 @pytest.fixture(scope="module")
 def gpus() -> int:
-    n = _gpu_count()
+    n = gpu_count()
     if n == 0:
         pytest.skip("no usable CUDA GPU here")
     return n

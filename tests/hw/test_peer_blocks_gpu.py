@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from gdrdiag.units import KiB, MiB
+from tests.conftest import gpu_count
 
 pytestmark = pytest.mark.gpu
 
@@ -19,17 +20,7 @@ REGION = 128 * MiB  # 10,000 blocks up to 4 KiB, then 2,048 of 64 KiB and 64 of 
 PAIRS = ((0, 1), (1, 0))
 
 
-def _gpu_count() -> int:
-    try:
-        from gdrdiag.hw import cuda
-
-        cuda.init()
-        return cuda.device_count()
-    except Exception:
-        return 0
-
-
-needs_two = pytest.mark.skipif(_gpu_count() < 2, reason="peer tests need two or more GPUs")
+needs_two = pytest.mark.skipif(gpu_count() < 2, reason="peer tests need two or more GPUs")
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +99,7 @@ def test_the_coalesced_copy_is_within_the_models_band_and_the_summary_is_there(r
 def test_all_to_one_is_labelled_by_its_sources_and_near_the_ingress_model(run, dst):
     r = _one(run, "peer_all_to_one", dst_gpu=dst, size_bytes=256 * MiB)
     assert r.status.value == "OK" and r.verified, r.reason
-    n = _gpu_count()
+    n = gpu_count()
     assert r.params.sources == n - 1
     if n == 2:
         assert r.params.src_gpu == 1 - dst and "one source" in r.description

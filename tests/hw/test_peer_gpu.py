@@ -16,21 +16,12 @@ import sys
 import pytest
 
 from gdrdiag.units import KiB, MiB
+from tests.conftest import gpu_count
 
 pytestmark = pytest.mark.gpu
 
 
-def _gpu_count() -> int:
-    try:
-        from gdrdiag.hw import cuda
-
-        cuda.init()
-        return cuda.device_count()
-    except Exception:
-        return 0
-
-
-needs_two = pytest.mark.skipif(_gpu_count() < 2, reason="peer tests need two or more GPUs")
+needs_two = pytest.mark.skipif(gpu_count() < 2, reason="peer tests need two or more GPUs")
 
 
 @pytest.fixture(scope="module")
