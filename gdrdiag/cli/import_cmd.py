@@ -29,7 +29,7 @@ def import_cmd(
         ...,
         metavar="FILE...",
         help="perftest BW text or --out_json, nvbandwidth -j, bandwidthTest, p2pBandwidthLatencyTest, "
-        "nccl-tests text or -J, an NCCL_DEBUG=INFO log alone.",
+        "ucx_perftest, nccl-tests text or -J, an NCCL_DEBUG=INFO log alone.",
     ),
     bundle: Optional[Path] = typer.Option(
         None, "--bundle", help="inspect/collect bundle (folder or .tar.gz) of the machine the tools ran on."
@@ -42,7 +42,7 @@ def import_cmd(
         False, "--perftest-gbits", help="perftest JSON files were made with --report_gbits (default MB/sec)."
     ),
 ) -> None:
-    """Turn perftest, nvbandwidth, bandwidthTest, p2pBandwidthLatencyTest and nccl-tests outputs into results.
+    """Turn other tools' output into results (perftest, nvbandwidth, CUDA samples, nccl-tests, ucx_perftest).
 
     With --bundle (or --into) the machine facts come along, so `diagnose` and `compare` judge the
     imported numbers against this machine. --into adds to a saved Report and writes it back (or to

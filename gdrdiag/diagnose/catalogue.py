@@ -20,11 +20,12 @@ from gdrdiag.diagnose.catalogue_entry import Entry
 from gdrdiag.diagnose.catalogue_machine import ENTRIES as MACHINE
 from gdrdiag.diagnose.catalogue_nccl import ENTRIES as NCCL
 from gdrdiag.diagnose.catalogue_peer import ENTRIES as PEER
+from gdrdiag.diagnose.catalogue_ucx import ENTRIES as UCX
 from gdrdiag.model.findings import Finding
 
 
 def _entries() -> tuple[Entry, ...]:
-    return MACHINE + BENCH + PEER + NCCL
+    return MACHINE + BENCH + PEER + NCCL + UCX
 
 
 # area -> (title, what the page covers, in a few sentences)

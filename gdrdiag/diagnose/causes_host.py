@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Iterable, Optional
 
-from gdrdiag.diagnose import causes_busy, causes_nccl, causes_path, causes_peer, causes_rdma
+from gdrdiag.diagnose import causes_busy, causes_nccl, causes_path, causes_peer, causes_rdma, causes_ucx
 from gdrdiag.diagnose._common import ev
 from gdrdiag.diagnose.causes import Cause, Context, gap_causes, reconcile
 from gdrdiag.diagnose.causes_path import SMALL_SHARE, TRANSIENT_BEST, sample_shares
@@ -435,7 +435,12 @@ def cause_findings(report: "Report", ctx: Context) -> list[Finding]:
     """The report rule: every cause over every measured loss, failed measurements, what to run next."""
     by_rule = [gap_causes(ctx), _leads(copy_causes(report, ctx)), _leads(working_set_cause(report, ctx))]
     for rule in (
-        causes_rdma.RULES + causes_path.RULES + causes_peer.RULES + causes_nccl.RULES + causes_busy.RULES
+        causes_rdma.RULES
+        + causes_path.RULES
+        + causes_peer.RULES
+        + causes_nccl.RULES
+        + causes_ucx.RULES
+        + causes_busy.RULES
     ):
         by_rule.append(_leads(rule(report, ctx)))
     causes = [c for found in by_rule for c in found]
@@ -445,6 +450,7 @@ def cause_findings(report: "Report", ctx: Context) -> list[Finding]:
         + causes_path.unexplained_losses(report, ctx, [c for c, _ in causes])
         + next_measurements(report, ctx)
         + causes_nccl.log_needed(report, ctx)
+        + causes_ucx.proto_info_needed(report, ctx)
     )
 
 

@@ -85,8 +85,14 @@ def imported_peer_rows(results: Iterable[BenchResult], peer_access: bool) -> lis
 
 
 def _imported_staged(results: Iterable[BenchResult]) -> list[ImportedResult]:
-    """Imported GPU->GPU bandwidth rows measured with peer access off that no tool made so by design."""
-    return [r for r in imported_peer_rows(results, False) if r.params.baseline is None]
+    """Imported GPU->GPU bandwidth rows measured with peer access off that no tool made so by design.
+
+    Rows whose route a library chose (UCX's protocol tables) are left to that library's cause rule
+    (diagnose/causes_ucx.py): enabling peer access is not what fixes them.
+    """
+    return [
+        r for r in imported_peer_rows(results, False) if r.params.baseline is None and r.params.ucx is None
+    ]
 
 
 def _row_ev(r: PeerResult) -> str:

@@ -7,6 +7,7 @@ Supported, recognised from the content (:func:`detect`):
 - CUDA samples ``bandwidthTest`` text or ``--csv`` (:mod:`.bandwidth_test`);
 - CUDA samples ``p2pBandwidthLatencyTest`` text (:mod:`.p2p_test`);
 - nccl-tests (``all_reduce_perf`` ...) text and ``-J`` JSON (:mod:`.nccl_tests`);
+- UCX's ``ucx_perftest`` text, with UCX_PROTO_INFO tables where printed (:mod:`.ucx_perftest`);
 - NCCL's own INFO log (``NCCL_DEBUG=INFO``) without an nccl-tests table (:mod:`.nccl_log`): one
   result holding the run's facts and no bandwidth.
 
@@ -20,7 +21,15 @@ from __future__ import annotations
 from typing import Any
 
 from gdrdiag.errors import UserInputError
-from gdrdiag.importers import bandwidth_test, nccl_log, nccl_tests, nvbandwidth, p2p_test, perftest
+from gdrdiag.importers import (
+    bandwidth_test,
+    nccl_log,
+    nccl_tests,
+    nvbandwidth,
+    p2p_test,
+    perftest,
+    ucx_perftest,
+)
 from gdrdiag.importers.common import MAX_IMPORT_RESULTS, ImportLimitError, loads
 from gdrdiag.model.results import BenchResult
 
@@ -35,6 +44,7 @@ FORMATS = (
     "nccl-tests-text",
     "nccl-tests-json",
     "nccl-log-text",
+    "ucx_perftest-text",
 )
 
 
@@ -56,13 +66,15 @@ def _detect(text: str) -> tuple[str, Any]:
         return "bandwidthTest-text", None
     if nccl_tests.looks_like(lines):
         return "nccl-tests-text", None
+    if ucx_perftest.looks_like(lines):
+        return "ucx_perftest-text", None
     if any(perftest.title_of(ln) for ln in lines):
         return "perftest-text", None
     if nccl_log.looks_like(lines):
         return "nccl-log-text", None
     raise UserInputError(
         "not a supported tool output (perftest BW, nvbandwidth -j, bandwidthTest, "
-        "p2pBandwidthLatencyTest, nccl-tests, an NCCL_DEBUG=INFO log)"
+        "p2pBandwidthLatencyTest, nccl-tests, ucx_perftest, an NCCL_DEBUG=INFO log)"
     )
 
 
@@ -90,6 +102,8 @@ def import_text(text: str, source: str = "", *, perftest_gbits: bool = False) ->
         return nccl_tests.parse_text(text, source)
     if kind == "nccl-log-text":
         return nccl_log.parse_text(text, source)
+    if kind == "ucx_perftest-text":
+        return ucx_perftest.parse_text(text, source)
     return nccl_tests.parse_json(data, source)
 
 

@@ -277,6 +277,34 @@ class NcclRunFacts:
 
 
 @dataclass(frozen=True)
+class UcxRunFacts:
+    """What a ucx_perftest output said about the route UCX chose, from its protocol tables.
+
+    ``UCX_PROTO_INFO=y`` makes UCX print, per endpoint configuration, which protocol and transport
+    each message size takes (``| 1..inf | rendezvous zero-copy read from remote | cuda_ipc/cuda |``);
+    gdrdiag/importers/ucx_perftest.py reads these. ``proto_info`` False: no table was printed, so the
+    route is unknown (not absent).
+    """
+
+    proto_info: bool = False
+    cuda_ipc: bool = False  # a protocol row moved GPU memory with CUDA IPC (the GPUs' peer path)
+    staged: bool = False  # a protocol row pipelines GPU memory through host fragments ("frag host")
+    tcp: bool = False  # a protocol row goes over TCP (tcp/lo, tcp/eth0)
+    routes: tuple[str, ...] = ()  # the distinct GPU-memory protocol rows, "description | config"
+
+    def __str__(self) -> str:
+        """One line for tables."""
+        if not self.proto_info:
+            return "UCX (no UCX_PROTO_INFO table)"
+        used = [
+            name
+            for name, on in (("cuda_ipc", self.cuda_ipc), ("staged", self.staged), ("tcp", self.tcp))
+            if on
+        ]
+        return "UCX routes: " + (", ".join(used) or "host memory only")
+
+
+@dataclass(frozen=True)
 class ImportedParams:
     """A measurement another tool made (perftest, nvbandwidth), as that tool described it."""
 
@@ -320,6 +348,11 @@ class ImportedParams:
     # The path the row measured, as its importer read it (the path model reads only these): what
     # kind of path, what moved the bytes, which way. Filled from the tool and test names for a row
     # built or saved without them (__post_init__), so older Reports are judged as before.
+    # ucx_perftest: the route UCX's protocol tables show (UCX_PROTO_INFO=y), None when not imported
+    ucx: Optional[UcxRunFacts] = _not_identity()  # type: ignore[assignment]
+    # why the importer could not tell which path the row measured (the path model's reason not to
+    # judge it), when it could not
+    path_unknown: Optional[str] = _not_identity()  # type: ignore[assignment]
     path_kind: Optional[PathKind] = _hidden()  # type: ignore[assignment]
     mover: Optional[Mover] = _hidden()  # type: ignore[assignment]
     flow: Optional[Flow] = _hidden()  # type: ignore[assignment]
@@ -630,6 +663,6 @@ def _plain(value: object) -> ParamValue:
         return value._value_
     if hasattr(value, "value"):
         return value.value
-    if isinstance(value, NcclRunFacts):
+    if isinstance(value, (NcclRunFacts, UcxRunFacts)):
         return str(value)  # a record of facts: one line in tables
     return value  # type: ignore[return-value]

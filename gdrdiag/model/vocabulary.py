@@ -63,6 +63,7 @@ class Provider(Word):
     P2P_TEST = "p2pBandwidthLatencyTest"  # CUDA samples
     NCCL_TESTS = "nccl-tests"
     NCCL = "nccl"  # NCCL's own INFO log (NCCL_DEBUG=INFO): facts of a run, no number
+    UCX_PERFTEST = "ucx_perftest"  # UCX's own benchmark (openucx/ucx src/tools/perf)
     # numbers a person posted (an issue thread, a forum post) with no tool output to import:
     # hardware numbers, as the person measured them, but not re-checkable
     POSTED = "posted"

@@ -190,9 +190,10 @@ def bounds_of(m: Optional[MachineInfo], path: RowPath, as_configured: bool) -> l
 def _peer_bound(m: MachineInfo, path: RowPath, trained: bool) -> Optional[Bound]:
     """A GPU pair's path from inspect's peer facts (NVLink or PCIe; gdrdiag/pathmodel/peer.py), when known.
 
-    Per direction: a both-ways row doubles it later, as every bound does. A PCIe pair whose peer
-    access is not stated is judged on its path's narrowest link: staged or peer to peer, the bytes
-    cross every link between the two GPUs (each GPU's own, and any switch or chipset uplink).
+    Per direction: a both-ways row doubles it later, as every bound does. A pair whose peer access is
+    not stated is judged on the peer path it has: NVLink, or a PCIe path's narrowest link (staged or
+    peer to peer, the bytes cross every link between the two GPUs: each GPU's own, and any switch or
+    chipset uplink).
     """
     if (path.peer_sources or 1) > 1 and path.destination.index is not None:
         many = expect_all_to_one(m, path.destination.index)
@@ -204,8 +205,10 @@ def _peer_bound(m: MachineInfo, path: RowPath, trained: bool) -> Optional[Bound]
         return None
     access = path.peer_access
     if access is None:
-        if pair.path_class is PathClass.NV or pair.narrowest_capable is None:
+        if pair.path_class is not PathClass.NV and pair.narrowest_capable is None:
             return None
+        # not stated: held to the peer path the pair has (NVLink, or PCIe peer-to-peer on its narrowest
+        # link); a slower row is a loss whose route the tool's own facts (or a rerun) must name
         access = True
     mover = "sm" if path.mover is Mover.SM else "ce"
     # A staged copy both ways at once shares each GPU's link between the two directions, so its

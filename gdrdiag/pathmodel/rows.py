@@ -271,6 +271,8 @@ def _imported_path(r: BenchResult, p: ImportedParams) -> tuple[Optional[RowPath]
         return _peer_copy_path(r, p, gpu, family)
     if kind is PathKind.HOST_GPU:
         return _host_copy_path(p, gpu, family)
+    if p.path_unknown:
+        return None, p.path_unknown
     return None, f"{p.tool or ''} {p.test or ''}: a measurement this version's path model does not know"
 
 

@@ -21,6 +21,10 @@ RULES = (
     ("proto-ll", "fault", "CAUSE-NCCL-SETTING", "NCCL_PROTO=LL"),
     ("socket", "fault", "CAUSE-NCCL-SOCKET-LOCAL", "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1: via NET/Socket"),
     ("pageable", "fault", "CAUSE-PAGEABLE-MEMORY", "bandwidthTest --memory=pageable"),
+    ("ucx-no-cuda-ipc-tag_bw-cuda-64M-info", "fault", "CAUSE-UCX-NO-CUDA-IPC", "UCX_TLS=^cuda_ipc: staged"),
+    ("ucx-no-cuda-ipc-tag_bw-cuda-10K-info", "fault", "CAUSE-UCX-NO-CUDA-IPC", "UCX_TLS=^cuda_ipc: staged"),
+    ("ucx-no-cuda-ipc", "partial", "MEASURE-UCX-PROTO", "UCX_TLS=^cuda_ipc without UCX_PROTO_INFO=y"),
+    ("ucx-tcp", "fault", "CAUSE-UCX-NO-CUDA-IPC", "UCX_TLS=tcp,cuda_copy: over TCP"),
     (
         "busy-gpu",
         "slow",

@@ -4,11 +4,11 @@
 # They become tests/real/ (scripts/real/import_runs.py lays them out; tests/real/test_real_runs.py
 # judges them). Run from the repository root on the GPU machine:
 #
-#   OUT=/some/dir [TOOLS="nccl p2p bandwidthTest nvbandwidth"] bash scripts/real/gpu_real_runs.sh [TAG]
+#   OUT=/some/dir [TOOLS="nccl p2p bandwidthTest nvbandwidth ucx"] bash scripts/real/gpu_real_runs.sh [TAG]
 #
 # Builds nccl-tests, CUDA samples' p2pBandwidthLatencyTest and bandwidthTest, and nvbandwidth from
 # scripts/real/src/ in /tmp (or takes the binaries from .real-bin/ when that folder was carried), runs
-# each tool, and hands back $OUT/real-TAG.tar.gz (one folder per run: output.txt, command.txt, env.txt,
+# each tool (ucx_perftest from the RAPIDS libucx wheel carried in .real-ucx/, unpacked in /tmp), and hands back $OUT/real-TAG.tar.gz (one folder per run: output.txt, command.txt, env.txt,
 # rc, wall_s) (the binaries stay there).
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0): the machine's rule.
 set -uo pipefail
@@ -26,7 +26,7 @@ trap 'tar -czf "$FINAL/real-$TAG.tar.gz" -C "$W" . ; echo "results: $FINAL/real-
 export PYTHONPATH=$ROOT
 export NCCL_NVLS_ENABLE=0
 PY=${PYTHON:-python3}
-TOOLS=${TOOLS:-nccl p2p bandwidthTest nvbandwidth}
+TOOLS=${TOOLS:-nccl p2p bandwidthTest nvbandwidth ucx}
 want() { case " $TOOLS " in *" $1 "*) return 0;; esac; return 1; }
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 CUDA_HOME=$(dirname "$(dirname "$NVCC")")
@@ -37,6 +37,11 @@ build() {
     cp -a .real-bin/. "$BIN/"; echo "binaries carried in .real-bin"; return
   fi
   local src=$ROOT/scripts/real/src gen="-gencode=arch=compute_90,code=sm_90"
+  # ucx_perftest: the libucx wheel (PyPI libucx-cu13, built with CUDA) is a zip; no build needed
+  if want ucx && ls .real-ucx/libucx_*.whl > /dev/null 2>&1; then
+    rm -rf /tmp/ucx && $PY -m zipfile -e .real-ucx/libucx_*.whl /tmp/ucx && chmod +x /tmp/ucx/libucx/bin/*
+  fi
+  want nccl || want p2p || want bandwidthTest || want nvbandwidth || return 0
   (cd "$src/nccl-tests" && make -j16 MPI=0 CUDA_HOME="$CUDA_HOME" NCCL_HOME=/usr NVCC_GENCODE="$gen" \
      BUILDDIR=/tmp/nccl-tests-build > "$W/build-nccl-tests.txt" 2>&1) && cp /tmp/nccl-tests-build/*_perf "$BIN/"
   local cs=$src/cuda-samples
@@ -163,6 +168,46 @@ if [ -x "$BIN/nvbandwidth" ] && want nvbandwidth; then
   hog 0 60
   busy_bundle fault-nvbandwidth-busy-gpu
   run fault-nvbandwidth-busy-gpu 120 -- "$BIN/nvbandwidth" -j -t host_to_device_memcpy_sm device_to_host_memcpy_sm
+  unhog
+fi
+# ucx_perftest (UCX's own benchmark; server and client on this host, GPU 0 -> GPU 1 and -> the last
+# GPU), healthy and with faults through UCX's own knobs (UCX_TLS): the many-small-blocks GPU->GPU
+# workload this project started from moves 10 KiB blocks through UCX.
+if [ "$NGPU" -ge 2 ] && want ucx && [ -x /tmp/ucx/libucx/bin/ucx_perftest ]; then
+  export LIBUCX_DIR=/tmp/ucx
+  LD_LIBRARY_PATH=/tmp/ucx/libucx/lib /tmp/ucx/libucx/bin/ucx_info -v > "$W/ucx-info.txt" 2>&1
+  LD_LIBRARY_PATH=/tmp/ucx/libucx/lib /tmp/ucx/libucx/bin/ucx_info -d >> "$W/ucx-info.txt" 2>&1
+  UP="$ROOT/scripts/real/ucx_pair.sh"
+  port=20000
+  upair() { local name=$1 limit=$2; shift 2; port=$((port + 1)); local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
+    run "$name" "$limit" LIBUCX_DIR=/tmp/ucx "${envs[@]}" -- bash "$UP" "$port" "$@"; }
+  # No -a: it selects UCX's device-initiated tests. Without it the server (group 0, the receiver)
+  # takes GPU 0 and the client (group 1, the sender) GPU 1 (src/tools/perf/cuda/cuda_alloc.c,
+  # ucx_perf_cuda_init: group_index % number of GPUs)
+  G01=(-m cuda,cuda)
+  upair ucx-tag_bw-cuda-64M 90 -- -t tag_bw "${G01[@]}" -s 67108864 -n 400 -w 40
+  upair ucx-tag_bw-cuda-64M-info 90 UCX_PROTO_INFO=y -- -t tag_bw "${G01[@]}" -s 67108864 -n 400 -w 40
+  upair ucx-ucp_put_bw-cuda-64M 60 -- -t ucp_put_bw "${G01[@]}" -s 67108864 -n 400 -w 40
+  upair ucx-tag_bw-cuda-4M 90 -- -t tag_bw "${G01[@]}" -s 4194304 -n 4000 -w 200
+  upair ucx-tag_bw-cuda-1M 90 -- -t tag_bw "${G01[@]}" -s 1048576 -n 10000 -w 500
+  upair ucx-tag_bw-cuda-10K 90 -- -t tag_bw "${G01[@]}" -s 10240 -n 50000 -w 2000
+  upair ucx-tag_bw-cuda-10K-info 90 UCX_PROTO_INFO=y -- -t tag_bw "${G01[@]}" -s 10240 -n 50000 -w 2000
+  upair ucx-tag_lat-cuda-8 90 -- -t tag_lat "${G01[@]}" -s 8 -n 20000 -w 1000
+  upair ucx-tag_bw-host-64M-info 90 UCX_PROTO_INFO=y -- -t tag_bw -m host,host -s 67108864 -n 200 -w 20
+  upair ucx-tag_bw-host-cuda-64M-info 90 UCX_PROTO_INFO=y -- -t tag_bw -m host,cuda -s 67108864 -n 200 -w 20
+  upair ucx-tag_bw-cuda-host-64M-info 90 UCX_PROTO_INFO=y -- -t tag_bw -m cuda,host -s 67108864 -n 200 -w 20
+  if [ "$NGPU" -gt 2 ]; then
+    upair ucx-tag_bw-cuda-64M-gpus-0-$last 90 CUDA_VISIBLE_DEVICES=0,$last -- -t tag_bw "${G01[@]}" -s 67108864 -n 400 -w 40
+  fi
+  # faults: no CUDA IPC (bytes staged through host memory), TCP only, and a busy GPU
+  upair fault-ucx-no-cuda-ipc-tag_bw-cuda-64M-info 120 UCX_PROTO_INFO=y UCX_TLS=^cuda_ipc -- -t tag_bw "${G01[@]}" -s 67108864 -n 100 -w 10
+  upair fault-ucx-no-cuda-ipc-tag_bw-cuda-64M 120 UCX_TLS=^cuda_ipc -- -t tag_bw "${G01[@]}" -s 67108864 -n 100 -w 10
+  upair fault-ucx-no-cuda-ipc-tag_bw-cuda-10K-info 120 UCX_PROTO_INFO=y UCX_TLS=^cuda_ipc -- -t tag_bw "${G01[@]}" -s 10240 -n 20000 -w 1000
+  upair fault-ucx-tcp-tag_bw-cuda-64M-info 180 UCX_PROTO_INFO=y UCX_TLS=tcp,cuda_copy -- -t tag_bw "${G01[@]}" -s 67108864 -n 40 -w 4
+  hog 1 60
+  busy_bundle fault-ucx-busy-gpu-tag_bw-cuda-64M
+  upair fault-ucx-busy-gpu-tag_bw-cuda-64M 90 -- -t tag_bw "${G01[@]}" -s 67108864 -n 400 -w 40
   unhog
 fi
 # What inspect says with CUDA_VISIBLE_DEVICES hiding the last GPU (the GPU inventory check)

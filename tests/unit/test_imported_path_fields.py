@@ -66,7 +66,8 @@ def test_importers_fill_what_the_names_say() -> None:
         f"{path.relative_to(ROOT)}: {p.tool} {p.test}: {(p.path_kind, p.mover, p.flow)} != {legacy}"
         for path, p in rows
         for legacy in [legacy_path(p.tool, p.test, p.direction, p.collective)]
-        if (p.path_kind, p.mover, p.flow) != legacy or p.path_kind is None
+        # a row whose importer says why no path fits (ucx_perftest host to host) has none to compare
+        if p.path_unknown is None and ((p.path_kind, p.mover, p.flow) != legacy or p.path_kind is None)
     ]
     assert not differ, "\n".join(differ[:20])
 
