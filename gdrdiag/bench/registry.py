@@ -139,37 +139,6 @@ def mr_selection(selected: tuple[Case, ...]) -> MrSelection:
 # peer-bench
 # ---------------------------------------------------------------------------------------------
 
-_PEER_CASES = (
-    ("peer_ce_off", "copy engine GPU -> GPU with peer access off (staged through host memory)", "ce"),
-    ("peer_ce_on", "copy engine GPU -> GPU with peer access on (NVLink or PCIe peer-to-peer)", "ce"),
-    ("peer_ce_bidir_off", "copy engines both ways at once, peer access off", "ce"),
-    ("peer_ce_bidir_on", "copy engines both ways at once, peer access on", "ce"),
-    ("peer_sm_read", "a kernel on the destination GPU reads the peer's memory through UVA", "sm"),
-    ("peer_sm_write", "a kernel on the source GPU writes into the peer's memory through UVA", "sm"),
-    (
-        "peer_ce_reference",
-        "the same peer copy through CuPy's cudaMemcpyPeerAsync, same buffers (same-run reference)",
-        "reference",
-    ),
-    ("peer_lat_ce_off", "latency of one 4-byte peer copy at a time, peer access off (us, median)", "latency"),
-    ("peer_lat_ce_on", "latency of one 4-byte peer copy at a time, peer access on (us, median)", "latency"),
-    (
-        "peer_lat_sm_on",
-        "SM round trip: one dependent 8-byte load from the peer's memory at a time (pointer chase, us)",
-        "latency",
-    ),
-    (
-        "peer_all_to_one",
-        "every other GPU's copy engine into one GPU at once, peer access on (one source on two GPUs)",
-        "ce",
-    ),
-    (
-        "peer_blocks",
-        "many small blocks GPU -> GPU: one call each, batched, coalesced, and a gather kernel",
-        "blocks",
-    ),
-)
-
 
 def peer_registry() -> Registry:
     """peer-bench's cases, per ordered GPU pair.
@@ -177,4 +146,6 @@ def peer_registry() -> Registry:
     CE copies (peer access off/on, one way and both), SM read/write, latencies, all-to-one and the
     many-small-blocks sweep.
     """
-    return Registry(Bench.PEER, tuple(Case(k, d, Needs.GPU_PAIR, part) for k, d, part in _PEER_CASES))
+    from gdrdiag.bench import peer
+
+    return Registry(Bench.PEER, peer.CASES)
