@@ -89,7 +89,7 @@ def _sweep_run(kind: MemoryKind, direction: str, ctx: CopyContext, step: Step) -
     return results
 
 
-class _SweepBuffers:
+class SweepBuffers:
     """Host and device buffers of one kind, sized for the largest sweep size and reused."""
 
     def __init__(self) -> None:
@@ -562,7 +562,7 @@ def copy_session(gpu: cuda.GpuContext, opts: CopyBenchOptions) -> Iterator[tuple
         gate = None
         try:
             gate = SpinGate(gpu)
-            ctx = CopyContext(gpu=gpu, opts=opts, streams=[s0, s1], gate=gate, sweep_buffers=_SweepBuffers())
+            ctx = CopyContext(gpu=gpu, opts=opts, streams=[s0, s1], gate=gate, sweep_buffers=SweepBuffers())
             try:
                 link = sample_link(ctx)
             except (GdrdiagError, ValueError) as exc:

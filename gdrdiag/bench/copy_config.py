@@ -127,7 +127,7 @@ class CopyContext:
     opts: CopyBenchOptions
     streams: list[cuda.Stream] = field(default_factory=list)
     gate: Optional[SpinGate] = None
-    sweep_buffers: Any = None  # the sweep's reusable buffers (copy._SweepBuffers), made by run_copy_bench
+    sweep_buffers: Any = None  # the sweep's reusable buffers (copy.SweepBuffers), made by run_copy_bench
 
 
 def with_metrics(result: BenchResult, **metrics: Optional[float]) -> BenchResult:
