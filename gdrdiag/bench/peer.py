@@ -502,24 +502,24 @@ def _per_pair_once(plan: PeerPlan) -> int:
 def _ce_work(x: PairPhase) -> Iterator[Callable[[], Any]]:
     for src, dst in x.ordered:
         for n in x.session.opts.sizes:
-            yield lambda s=src, d=dst, n=n: ce_case(x.session, x.bufs, s, d, n, x.on)
+            yield functools.partial(ce_case, x.session, x.bufs, src, dst, n, x.on)
 
 
 def _bidir_work(x: PairPhase) -> Iterator[Callable[[], Any]]:
     src, dst = x.ordered[0]
     for n in x.session.opts.sizes:
-        yield lambda n=n: bidir_case(x.session, x.bufs, src, dst, n, x.on)
+        yield functools.partial(bidir_case, x.session, x.bufs, src, dst, n, x.on)
 
 
 def _sm_work(key: str, x: PairPhase) -> Iterator[Callable[[], Any]]:
     for src, dst in x.ordered:
         for n in x.session.opts.sizes:
-            yield lambda s=src, d=dst, n=n: sm_case(x.session, x.bufs, key, s, d, n)
+            yield functools.partial(sm_case, x.session, x.bufs, key, src, dst, n)
 
 
 def _each_ordered(body: Callable[[PairPhase, int, int], Any], x: PairPhase) -> Iterator[Callable[[], Any]]:
     for src, dst in x.ordered:
-        yield lambda s=src, d=dst: body(x, s, d)
+        yield functools.partial(body, x, src, dst)
 
 
 def _all_to_one_run(stage: PeerStage, step: Step) -> list[BenchResult]:
@@ -533,7 +533,7 @@ def _all_to_one_run(stage: PeerStage, step: Step) -> list[BenchResult]:
         out.extend(
             run_case(
                 ALL_TO_ONE_KEY,
-                lambda d=d, s=sources: all_to_one_results(stage.session, d, s),
+                functools.partial(all_to_one_results, stage.session, d, sources),
                 provider="cuda",
                 params=PeerParams(dst_gpu=d, sources=len(sources), op="all_to_one"),
             )
@@ -638,4 +638,4 @@ CASES: tuple[Case, ...] = (
         functools.partial(_each_ordered, lambda p, s, d: block_results(p.session, s, d)),
     ),
 )
-ALL_KEYS = tuple(c.key for c in CASES)
+ALL_KEYS: tuple[str, ...] = tuple(c.key for c in CASES)
