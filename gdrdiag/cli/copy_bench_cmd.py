@@ -41,11 +41,12 @@ def _narrowed_to(opts: "CopyBenchOptions", selected: tuple[Case, ...]) -> "CopyB
     """
     import dataclasses
 
+    from gdrdiag.bench.copy_config import DIRECTIONS
     from gdrdiag.model.params import CopyParams
 
     sweep = [c.params for c in selected if c.part == "sweep" and isinstance(c.params, CopyParams)]
-    kinds = tuple(dict.fromkeys(p.memory for p in sweep if p.memory is not None))
-    directions = tuple(dict.fromkeys(p.direction.value for p in sweep if p.direction is not None))
+    kinds = tuple(k for k in MemoryKind if any(p.memory is k for p in sweep))
+    directions = tuple(d for d in DIRECTIONS if any(p.direction and p.direction.value == d for p in sweep))
     reference = any(c.part == "reference" for c in selected)
     parts = tuple(
         p
