@@ -21,24 +21,28 @@ byte turns the result into ERROR. All statistics are computed here; renderers on
 
 from __future__ import annotations
 
-import ctypes
+import contextlib
 import dataclasses
-from dataclasses import dataclass
+import functools
 from typing import Any, Callable, Iterator, Optional
 
+from gdrdiag.bench.cases import Case, Needs, Step, kind_key
 from gdrdiag.bench.copy_blocks import block_results
 from gdrdiag.bench.copy_config import (
+    DIRECTIONS,
     POISON,
+    SWEEP_KINDS,
     CopyBenchOptions,
     CopyContext,
     copy_result,
     first_wrong_byte,
     with_metrics,
 )
+from gdrdiag.bench.copy_overlap import overlap_results
 from gdrdiag.bench.runner import on_gpu, run_case, with_placement
 from gdrdiag.bench.timing import SpinGate, Timed, gated_iterations, time_host, time_stream
 from gdrdiag.errors import GdrdiagError, NotSupported
-from gdrdiag.hw import cuda, gpu_link, memory, nvrtc, placement
+from gdrdiag.hw import cuda, gpu_link, memory, placement
 from gdrdiag.hw.memory import Buffer, MemoryKind
 from gdrdiag.model.params import CopyParams
 from gdrdiag.model.results import BenchResult, SampleStats, Status
@@ -57,33 +61,48 @@ def _gated(kind: MemoryKind) -> bool:
     return kind not in (MemoryKind.PAGEABLE, MemoryKind.MANAGED)
 
 
-def sweep_cases(ctx: CopyContext) -> Iterator[tuple[str, Callable[[], Any], dict]]:
-    """Yield (key, case, result fields) for the kind x direction x mode x size sweep."""
+def sweep_modes(direction: str, opts: CopyBenchOptions) -> tuple[str, ...]:
+    """The modes a sweep case of ``direction`` runs: bidirectional overlap needs asynchronous copies."""
+    return tuple(m for m in opts.modes if not (direction == "bidir" and m == "sync"))
+
+
+def _sweep_steps(kind: MemoryKind, direction: str, opts: CopyBenchOptions) -> int:
+    """A sweep case's steps: one per mode and size, where the options run this kind and direction."""
+    runs = "sweep" in opts.parts and kind in opts.kinds and direction in opts.directions
+    if not runs or not opts.selects(f"copy_{direction}_{kind_key(kind)}"):
+        return 0
+    return len(sweep_modes(direction, opts)) * len(opts.sizes)
+
+
+def _sweep_run(kind: MemoryKind, direction: str, ctx: CopyContext, step: Step) -> list[BenchResult]:
+    """One sweep case: every mode x size of one memory kind and direction, a step each."""
     opts = ctx.opts
-    largest = max(opts.sizes)
-    expected = memory.pattern(largest)
-    for kind in opts.kinds:
-        for direction in opts.directions:
-            for mode in opts.modes:
-                if direction == "bidir" and mode == "sync":
-                    continue  # bidirectional overlap needs asynchronous copies on two streams
-                key = f"copy_{direction}_{kind.value.replace('-', '_')}"
-                if opts.only is not None and key not in opts.only:
-                    continue
-                for size in opts.sizes:
-                    params = CopyParams(
-                        memory=kind, direction=Direction(direction), mode=mode, size_bytes=size
-                    )
-                    yield key, _SweepCase(ctx, kind, direction, mode, size, expected), {"params": params}
+    key = f"copy_{direction}_{kind_key(kind)}"
+    expected = ctx.sweep_buffers.pattern(max(opts.sizes))
+    results: list[BenchResult] = []
+    for mode in sweep_modes(direction, opts):
+        for size in opts.sizes:
+            params = CopyParams(memory=kind, direction=Direction(direction), mode=mode, size_bytes=size)
+            step(key)
+            case = _SweepCase(ctx, kind, direction, mode, size, expected)
+            results.extend(run_case(key, case, params=params))
+    return results
 
 
-class _SweepBuffers:
+class SweepBuffers:
     """Host and device buffers of one kind, sized for the largest sweep size and reused."""
 
     def __init__(self) -> None:
         self.kind: Optional[MemoryKind] = None
         self.bufs: list[Buffer] = []
         self.managed_on_host = False
+        self._pattern: Any = None
+
+    def pattern(self, n: int) -> Any:
+        """The payload of ``n`` bytes every sweep case writes, made once per run."""
+        if self._pattern is None or len(self._pattern) < n:
+            self._pattern = memory.pattern(n)
+        return self._pattern
 
     def get(self, ctx: CopyContext, kind: MemoryKind, largest: int) -> list[Buffer]:
         if self.kind is not kind:
@@ -351,191 +370,84 @@ def pinning_results(ctx: CopyContext) -> list[BenchResult]:
 
 
 # --------------------------------------------------------------------------------------------
-# 3. overlap
+# the cases
 # --------------------------------------------------------------------------------------------
 
-
-@dataclass
-class _Pipeline:
-    """N layers of H2D -> compute -> D2H over pinned host buffers and two device buffers."""
-
-    host_in: Buffer
-    host_out: Buffer
-    devs: tuple[Buffer, Buffer]
-    kernel: Any
-    grid: int
-    block: int
-    chunk: int
-    layers: int
-
-    def h2d(self, layer: int, dev: Buffer, stream: cuda.Stream) -> None:
-        cuda.call(
-            cuda.driver().cuMemcpyHtoDAsync,
-            dev.ptr,
-            self.host_in.ptr + layer * self.chunk,
-            self.chunk,
-            stream.handle,
-        )
-
-    def compute(self, dev: Buffer, stream: cuda.Stream, iters: int) -> None:
-        args = [(dev.ptr, ctypes.c_void_p), (self.chunk // 4, ctypes.c_ulonglong), (iters, ctypes.c_int)]
-        cuda.launch(self.kernel, self.grid, self.block, args, stream)
-
-    def d2h(self, layer: int, dev: Buffer, stream: cuda.Stream) -> None:
-        cuda.call(
-            cuda.driver().cuMemcpyDtoHAsync,
-            self.host_out.ptr + layer * self.chunk,
-            dev.ptr,
-            self.chunk,
-            stream.handle,
-        )
-
-    def calibrate(self, stream: cuda.Stream) -> tuple[float, float, float, int]:
-        """(H2D, compute, D2H seconds per layer, kernel iterations) for a balanced pipeline.
-
-        Compute is sized to take about as long as one layer's H2D copy: a balanced pipeline is
-        where overlap matters and reads easiest.
-        """
-        dev = self.devs[0]
-        t_h2d = time_stream(stream, lambda s: self.h2d(0, dev, s), iterations=5, warmup=1).stats.median
-        probe_iters = 64
-        t_probe = time_stream(
-            stream, lambda s: self.compute(dev, s, probe_iters), iterations=3, warmup=1
-        ).stats.median
-        iters = max(1, min(1_000_000, int(probe_iters * t_h2d / t_probe)))
-        t_k = time_stream(stream, lambda s: self.compute(dev, s, iters), iterations=5, warmup=1).stats.median
-        t_d2h = time_stream(stream, lambda s: self.d2h(0, dev, s), iterations=5, warmup=1).stats.median
-        return t_h2d, t_k, t_d2h, iters
-
-    def one_stream(self, stream: cuda.Stream, iters: int) -> None:
-        for layer in range(self.layers):
-            self.h2d(layer, self.devs[0], stream)
-            self.compute(self.devs[0], stream, iters)
-            self.d2h(layer, self.devs[0], stream)
-
-    def two_streams(
-        self, stream: cuda.Stream, s1: cuda.Stream, fork: cuda.Event, join: cuda.Event, iters: int
-    ) -> None:
-        fork.record(stream)
-        s1.wait(fork)
-        for layer in range(self.layers):
-            st, dev = (stream, self.devs[0]) if layer % 2 == 0 else (s1, self.devs[1])
-            self.h2d(layer, dev, st)
-            self.compute(dev, st, iters)
-            self.d2h(layer, dev, st)
-        join.record(s1)
-        stream.wait(join)
+_DIRECTION_WORDS = {"h2d": "host to GPU", "d2h": "GPU to host", "bidir": "both ways at once"}
 
 
-def _overlap_results(
-    params: CopyParams,
-    host_in: Buffer,
-    reference_out: Any,
-    two_out: Any,
-    t_one: Timed,
-    t_two: Timed,
-    parts: tuple[float, float, float],
-    iters: int,
+def _sweep_case(kind: MemoryKind, direction: str) -> Case:
+    return Case(
+        f"copy_{direction}_{kind_key(kind)}",
+        f"copies {_DIRECTION_WORDS[direction]}, {kind.value} host memory, every size",
+        Needs.GPU,
+        "sweep",
+        CopyParams(memory=kind, direction=Direction(direction)),
+        functools.partial(_sweep_steps, kind, direction),
+        functools.partial(_sweep_run, kind, direction),
+    )
+
+
+def _reference_steps(opts: CopyBenchOptions) -> int:
+    """The reference runs beside the sweep, when asked for."""
+    runs = "sweep" in opts.parts and opts.reference and opts.selects(REFERENCE_KEY)
+    return 1 if runs else 0
+
+
+def _reference_run(ctx: CopyContext, step: Step) -> list[BenchResult]:
+    step(REFERENCE_KEY)
+    return reference_results(ctx)
+
+
+def _part_steps(part: str, opts: CopyBenchOptions) -> int:
+    """pinning, overlap and blocks are one step each, when their part is asked for."""
+    return 1 if part in opts.parts and opts.selects(f"copy_{part}") else 0
+
+
+def _part_run(
+    part: str, body: Callable[[CopyContext], list[BenchResult]], ctx: CopyContext, step: Step
 ) -> list[BenchResult]:
-    """The two pipeline results: the serial run, and the two-stream run checked against it."""
-    import numpy as np
+    step(f"copy_{part}")
+    return run_case(f"copy_{part}", lambda: body(ctx))
 
-    layers, chunk = params.layers or 1, params.chunk_bytes or 0
-    t_h2d, t_k, t_d2h = parts
-    # The pipeline must produce exactly what the serial run produced, and the kernel must
-    # have changed the data (otherwise we timed nothing).
-    mm = memory.first_mismatch(two_out, reference_out)
-    changed = not np.array_equal(reference_out[:chunk], host_in.read_array(chunk))
-    parts_sum = layers * (t_h2d + t_k + t_d2h)
-    total_bytes = 2 * layers * chunk
-    common = {
-        "parts_sum_ms": parts_sum * 1e3,
-        "h2d_ms": t_h2d * 1e3,
-        "compute_ms": t_k * 1e3,
-        "d2h_ms": t_d2h * 1e3,
-        "compute_iters": float(iters),
-    }
-    one = copy_result(
-        "copy_overlap_one_stream",
-        total_bytes,
-        t_one,
-        dataclasses.replace(params, streams=1),
-        verified=changed,
-        mismatch=0,
-        metrics=dict(common),
-        description="N x (H2D -> compute -> D2H) on one stream",
+
+def _part_case(part: str, description: str, body: Callable[[CopyContext], list[BenchResult]]) -> Case:
+    return Case(
+        f"copy_{part}",
+        description,
+        Needs.GPU,
+        part,
+        CopyParams(),
+        functools.partial(_part_steps, part),
+        functools.partial(_part_run, part, body),
     )
-    two = copy_result(
-        "copy_overlap_two_streams",
-        total_bytes,
-        t_two,
-        params,
-        verified=mm is None and changed,
-        mismatch=mm if mm is not None else 0,
-        metrics={
-            **common,
-            "speedup_vs_one_stream": t_one.stats.median / t_two.stats.median,
-            "speedup_vs_parts_sum": parts_sum / t_two.stats.median,
-        },
-        description="the same work pipelined over two streams",
-    )
-    return [one, two]
 
 
-def overlap_results(ctx: CopyContext) -> list[BenchResult]:
-    """One stream vs a two-stream pipeline of N x (H2D -> compute -> D2H)."""
-    import numpy as np
+REFERENCE_KEY = "copy_h2d_pinned_reference"
 
-    opts = ctx.opts
-    layers, chunk = opts.overlap_layers, opts.overlap_chunk
-    s0, s1 = ctx.streams
-    module = nvrtc.load("copy", ctx.gpu.arch)
-    params = CopyParams(layers=layers, chunk_bytes=chunk, streams=2)
-    try:
-        with (
-            memory.allocate(MemoryKind.PINNED, layers * chunk, gpu=ctx.gpu) as host_in,
-            memory.allocate(MemoryKind.PINNED, layers * chunk, gpu=ctx.gpu) as host_out,
-            memory.allocate(MemoryKind.DEVICE, chunk, gpu=ctx.gpu) as dev0,
-            memory.allocate(MemoryKind.DEVICE, chunk, gpu=ctx.gpu) as dev1,
-        ):
-            host_in.write(np.random.default_rng(1234).random(layers * (chunk // 4), dtype=np.float32))
-            pipe = _Pipeline(
-                host_in,
-                host_out,
-                (dev0, dev1),
-                module.function("busy_compute"),
-                ctx.gpu.sm_count * 4,
-                256,
-                chunk,
-                layers,
-            )
-            t_h2d, t_k, t_d2h, iters = pipe.calibrate(s0)
-            n_iter = max(3, min(opts.iterations, 5))
-            with cuda.Event() as fork, cuda.Event() as join:
-                host_out.fill(0)
-                t_one = time_stream(
-                    s0, lambda s: pipe.one_stream(s, iters), iterations=n_iter, warmup=1, what="one stream"
-                )
-                reference_out = host_out.read_array()
-                host_out.fill(0)
-                t_two = time_stream(
-                    s0,
-                    lambda s: pipe.two_streams(s, s1, fork, join, iters),
-                    iterations=n_iter,
-                    warmup=1,
-                    what="two streams, layers alternate, fork/join events",
-                )
-                two_out = host_out.read_array()
-            return _overlap_results(
-                params, host_in, reference_out, two_out, t_one, t_two, (t_h2d, t_k, t_d2h), iters
-            )
-    finally:
-        module.close()
-
-
-# --------------------------------------------------------------------------------------------
-# 4. block sweep
-# --------------------------------------------------------------------------------------------
+#: copy-bench's cases, in the order they run: the sweep per host memory kind and direction, the
+#: CuPy/PyTorch reference, then the parts. ``--list``, selection, progress and the run read this.
+CASES: tuple[Case, ...] = (
+    *(_sweep_case(k, d) for k in SWEEP_KINDS for d in DIRECTIONS),
+    Case(
+        REFERENCE_KEY,
+        "the same H2D copy through CuPy and PyTorch (same-run reference)",
+        Needs.GPU,
+        "reference",
+        CopyParams(memory=MemoryKind.PINNED, direction=Direction.H2D),
+        _reference_steps,
+        _reference_run,
+    ),
+    _part_case(
+        "pinning", "pageable vs pin-on-demand vs preallocated pinned: the pinning trade-off", pinning_results
+    ),
+    _part_case(
+        "overlap", "one stream vs two: H2D, compute and D2H overlapped across layers", overlap_results
+    ),
+    _part_case(
+        "blocks", "many small blocks: one call each, batched, coalesced, and a gather kernel", block_results
+    ),
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -543,36 +455,43 @@ def overlap_results(ctx: CopyContext) -> list[BenchResult]:
 # --------------------------------------------------------------------------------------------
 
 
+def planned_cases(opts: CopyBenchOptions) -> list[Case]:
+    """The cases these options run, in run order: those with steps, the sweep in the options' order.
+
+    The sweep runs kind by kind (buffers are reused within a kind) in the order ``--kinds`` and
+    ``--directions`` name them; every other case keeps its place in :data:`CASES`.
+    """
+    chosen = [c for c in CASES if c.steps(opts) > 0]
+
+    def order(case: Case) -> tuple[int, int, int]:
+        p = case.params
+        if case.part == "sweep" and isinstance(p, CopyParams) and p.memory in opts.kinds and p.direction:
+            return (0, opts.kinds.index(p.memory), opts.directions.index(p.direction.value))
+        return (1, 0, 0)
+
+    return sorted(chosen, key=order)
+
+
 def planned_case_count(opts: CopyBenchOptions) -> int:
-    """How many progress steps a run has (for the progress bar)."""
-    n = 0
-    if "sweep" in opts.parts:
-        for key in sweep_keys(opts):
-            modes = [m for m in opts.modes if not (key.startswith("copy_bidir") and m == "sync")]
-            n += len(modes) * len(opts.sizes)
-        n += 1 if opts.reference else 0
-    n += sum(1 for p in ("pinning", "overlap", "blocks") if p in opts.parts)
-    return n
+    """How many progress steps a run has: the sum of the planned cases' steps."""
+    return sum(c.steps(opts) for c in planned_cases(opts))
 
 
 def sweep_keys(opts: CopyBenchOptions) -> list[str]:
     """The sweep case keys these options run, in run order."""
-    keys = [f"copy_{d}_{k.value.replace('-', '_')}" for k in opts.kinds for d in opts.directions]
-    return [k for k in keys if opts.only is None or k in opts.only]
+    return [c.key for c in planned_cases(opts) if c.part == "sweep"]
 
 
 def waived_cases(opts: CopyBenchOptions, reason: str) -> list[BenchResult]:
     """One WAIVED result per case these options would run, so a Report names each one."""
-    keys = sweep_keys(opts) if "sweep" in opts.parts else []
-    keys += ["copy_h2d_pinned_reference"] if "sweep" in opts.parts and opts.reference else []
-    keys += [f"copy_{p}" for p in opts.parts if p != "sweep"]
+    keys = [c.key for c in planned_cases(opts)]
     return [BenchResult.waived(k, reason, provider="cuda", description=f"copy-bench {k}") for k in keys]
 
 
 def run_copy_bench(
     opts: CopyBenchOptions, progress: Optional[Callable[[str], None]] = None
 ) -> list[BenchResult]:
-    """Run the selected parts on the GPU's NUMA node (``opts.numa``); with no GPU, all WAIVED.
+    """Run the planned cases on the GPU's NUMA node (``opts.numa``); with no GPU, all WAIVED.
 
     Every result records the CUDA ordinal it ran on (``--device``) and the placement, and, when the
     GPU is there, the link read under load in its params.
@@ -585,8 +504,23 @@ def run_copy_bench(
         waived = on_gpu(waived_cases(opts, exc.reason), opts.device)
         return with_placement(waived, placement.not_run(opts.numa, "no GPU"))
     with placement.applied(placement.plan_for_gpu(opts.numa, opts.device)) as where:
-        results, link = _run_parts(gpu, opts, progress)
+        with copy_session(gpu, opts) as (ctx, link):
+            results = run_cases(ctx, planned_cases(opts), progress)
     return with_placement(on_gpu([with_link(r, link) for r in results], opts.device), where)
+
+
+def run_cases(ctx: CopyContext, cases: list[Case], progress: Optional[Step] = None) -> list[BenchResult]:
+    """Each case in turn, on one shared context; the sweep's buffers are freed once the sweep is done."""
+    step: Step = progress or (lambda label: None)
+    results: list[BenchResult] = []
+    try:
+        for case in cases:
+            if case.part != "sweep":
+                ctx.sweep_buffers.close()
+            results.extend(case.run(ctx, step))
+    finally:
+        ctx.sweep_buffers.close()
+    return results
 
 
 def with_link(result: BenchResult, sample: Optional[gpu_link.LinkSample]) -> BenchResult:
@@ -621,43 +555,19 @@ def sample_link(ctx: CopyContext) -> gpu_link.LinkSample:
         return gpu_link.sample_during_copies(bus_id, dev.ptr, host.ptr, n, ctx.streams[0])
 
 
-def _run_parts(
-    gpu: cuda.GpuContext, opts: CopyBenchOptions, progress: Optional[Callable[[str], None]]
-) -> tuple[list[BenchResult], Optional[gpu_link.LinkSample]]:
-    """The selected parts in order, and the link sampled under load before them."""
-    results: list[BenchResult] = []
-    link = None
+@contextlib.contextmanager
+def copy_session(gpu: cuda.GpuContext, opts: CopyBenchOptions) -> Iterator[tuple[CopyContext, Any]]:
+    """The context every case shares (streams, gate, sweep buffers) and the link sampled under load first."""
     with gpu, cuda.Stream() as s0, cuda.Stream() as s1:
         gate = None
         try:
             gate = SpinGate(gpu)
-            ctx = CopyContext(gpu=gpu, opts=opts, streams=[s0, s1], gate=gate, sweep_buffers=_SweepBuffers())
+            ctx = CopyContext(gpu=gpu, opts=opts, streams=[s0, s1], gate=gate, sweep_buffers=SweepBuffers())
             try:
                 link = sample_link(ctx)
             except (GdrdiagError, ValueError) as exc:
                 link = gpu_link.LinkSample(None, f"unknown: {exc}")
-            if "sweep" in opts.parts:
-                try:
-                    for key, case, fields in sweep_cases(ctx):
-                        if progress:
-                            progress(key)
-                        results.extend(run_case(key, case, **fields))
-                finally:
-                    ctx.sweep_buffers.close()
-                if opts.reference:
-                    if progress:
-                        progress("copy_h2d_pinned_reference")
-                    results.extend(reference_results(ctx))
-            for part, fn in (
-                ("pinning", pinning_results),
-                ("overlap", overlap_results),
-                ("blocks", block_results),
-            ):
-                if part in opts.parts:
-                    if progress:
-                        progress(f"copy_{part}")
-                    results.extend(run_case(f"copy_{part}", lambda fn=fn: fn(ctx)))
+            yield ctx, link
         finally:
             if gate is not None:
                 gate.close()
-    return results, link

@@ -65,11 +65,19 @@ class CopyBenchOptions:
     block_sizes: tuple[int, ...] = BLOCK_SIZES
     block_region_max: int = 2 * GiB
     reference: bool = True
-    only: Optional[frozenset[str]] = None  # sweep case keys to run (a --list selection); None: all
+    only: Optional[frozenset[str]] = None  # the case keys a CASE selection chose; None: all the parts run
     numa: NumaRequest = AUTO  # CPU/memory placement (hw/placement.py)
+
+    def selects(self, key: str) -> bool:
+        """Whether the case ``key`` is chosen: every case without a selection, else the selected ones."""
+        return self.only is None or key in self.only
 
     def validate(self) -> None:
         """Raise UserInputError for impossible combinations (checked before allocating)."""
+        for k in self.kinds:
+            if k not in SWEEP_KINDS:
+                allowed = ", ".join(x.value for x in SWEEP_KINDS)
+                raise UserInputError(f"--kinds {k.value}: not a host memory kind (choose from: {allowed})")
         for d in self.directions:
             if d not in DIRECTIONS:
                 raise UserInputError(f"unknown direction {d!r} (choose from: {', '.join(DIRECTIONS)})")
@@ -119,7 +127,7 @@ class CopyContext:
     opts: CopyBenchOptions
     streams: list[cuda.Stream] = field(default_factory=list)
     gate: Optional[SpinGate] = None
-    sweep_buffers: Any = None  # the sweep's reusable buffers (copy._SweepBuffers), made by run_copy_bench
+    sweep_buffers: Any = None  # the sweep's reusable buffers (copy.SweepBuffers), made by run_copy_bench
 
 
 def with_metrics(result: BenchResult, **metrics: Optional[float]) -> BenchResult:

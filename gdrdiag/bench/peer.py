@@ -32,9 +32,11 @@ With fewer than two GPUs every case is WAIVED with the reason.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Union
 
+from gdrdiag.bench.cases import Case, Needs, Step
 from gdrdiag.bench.copy_config import POISON, gbytes_per_s
 from gdrdiag.bench.peer_all_to_one import ALL_TO_ONE_KEY, all_to_one_results
 from gdrdiag.bench.peer_blocks import (
@@ -44,9 +46,11 @@ from gdrdiag.bench.peer_blocks import (
     DEFAULT_REGION_MAX,
     block_results,
 )
-from gdrdiag.bench.peer_latency import LATENCY_KEYS, SM_LATENCY_KEY, latency_case, sm_latency_case
+from gdrdiag.bench.peer_copies import bidir_case, ce_case, sm_case
+from gdrdiag.bench.peer_latency import SM_LATENCY_KEY, latency_case, sm_latency_case
+from gdrdiag.bench.peer_reference import REFERENCE_KEY, reference_case
 from gdrdiag.bench.runner import run_case
-from gdrdiag.bench.timing import SpinGate, Timed, gated_iterations, time_stream
+from gdrdiag.bench.timing import SpinGate, Timed
 from gdrdiag.errors import NotSupported, UserInputError
 from gdrdiag.hw import cuda, memory, nvrtc
 from gdrdiag.hw import peer as hw_peer
@@ -59,14 +63,9 @@ from gdrdiag.units import GiB, KiB, MiB
 
 DEFAULT_SIZES = (4 * KiB, 64 * KiB, 1 * MiB, 16 * MiB, 256 * MiB)
 ALL_SIZES = tuple(4 * KiB * 4**i for i in range(10))  # 4 KiB .. 1 GiB
-CE_KEYS = ("peer_ce_off", "peer_ce_on", "peer_ce_bidir_off", "peer_ce_bidir_on")
 SM_KEYS = ("peer_sm_read", "peer_sm_write")
-REFERENCE_KEY = "peer_ce_reference"
-ALL_KEYS = (*CE_KEYS, *SM_KEYS, REFERENCE_KEY, *LATENCY_KEYS, ALL_TO_ONE_KEY, BLOCKS_CASE)
 KERNEL_KEYS = (*SM_KEYS, SM_LATENCY_KEY, BLOCKS_CASE)  # cases that load native/peer.cu
-ON_ONLY_KEYS = ("peer_ce_on", "peer_ce_bidir_on", *SM_KEYS, "peer_lat_ce_on", SM_LATENCY_KEY, BLOCKS_CASE)
 SM_BLOCKS_PER_SM = (1, 2, 4, 8)
-SM_THREADS = 512
 _SEEDS = (0x5A, 0x3C)  # payload pattern seeds: one per direction of a pair
 
 
@@ -75,7 +74,7 @@ class PeerBenchOptions:
     """What peer-bench runs; validated before any GPU work."""
 
     sizes: tuple[int, ...] = DEFAULT_SIZES
-    keys: tuple[str, ...] = ALL_KEYS  # the selected cases, in run order
+    keys: tuple[str, ...] = field(default_factory=lambda: ALL_KEYS)  # the selected cases (CASES' keys)
     pairs: Optional[tuple[tuple[int, int], ...]] = None  # ordered (src, dst); None: every pair
     iterations: int = 10
     warmup: int = 2
@@ -257,15 +256,8 @@ def waived_cases(opts: PeerBenchOptions, reason: str) -> list[BenchResult]:
 
 
 def planned_case_count(opts: PeerBenchOptions, n_pairs: int = 2) -> int:
-    """Progress steps of a run.
-
-    Per ordered pair: every sized key x size, the reference twice (off, on), each latency case and
-    the block sweep once; all-to-one once per destination (about one per ordered pair of two GPUs).
-    """
-    once = (REFERENCE_KEY, *LATENCY_KEYS, BLOCKS_CASE, ALL_TO_ONE_KEY)
-    per_pair = sum(len(opts.sizes) for k in opts.keys if k not in once)
-    per_pair += sum(1 for k in opts.keys if k in (*LATENCY_KEYS, BLOCKS_CASE, ALL_TO_ONE_KEY))
-    return n_pairs * per_pair + (n_pairs * 2 if REFERENCE_KEY in opts.keys else 0)
+    """Progress steps of a run over ``n_pairs`` ordered pairs: the sum of the cases' steps."""
+    return sum(c.steps(PeerPlan(opts, n_pairs)) for c in CASES)
 
 
 def run_peer_bench(
@@ -273,7 +265,12 @@ def run_peer_bench(
     machine: Optional[MachineInfo] = None,
     progress: Optional[Callable[[str], None]] = None,
 ) -> list[BenchResult]:
-    """Run the selected cases over every selected ordered pair; WAIVED with the reason below two GPUs."""
+    """Run the selected cases over every selected ordered pair; WAIVED with the reason below two GPUs.
+
+    Each unordered pair gets its buffers once; with peer access off, then on, every selected case
+    runs its part of that pair (:class:`PairPhase`); then every case runs what comes after all the
+    pairs (:class:`AfterPairs`: all-to-one, per destination).
+    """
     opts.validate()
     try:
         cuda.init()
@@ -286,6 +283,8 @@ def run_peer_bench(
         )
     pairs = _pairs(n, opts)
     session = _Session(opts, machine, progress)
+    cases = [c for c in CASES if c.key in opts.keys]
+    step: Step = progress or (lambda label: None)
     results: list[BenchResult] = []
     # all-to-one: every other GPU copies into each selected destination, so every GPU takes part
     ordinals = list(range(n)) if ALL_TO_ONE_KEY in opts.keys else sorted({o for p in pairs for o in p})
@@ -298,20 +297,11 @@ def run_peer_bench(
             if any(k in KERNEL_KEYS for k in opts.keys):
                 g.module = nvrtc.load("peer", g.ctx.arch)
         for a, b in _unordered(pairs):
-            results.extend(_run_pair(session, a, b, [p for p in pairs if set(p) == {a, b}]))
-        if ALL_TO_ONE_KEY in opts.keys:
-            for d in sorted({d for _, d in pairs}):
-                if session.progress:
-                    session.progress(ALL_TO_ONE_KEY)
-                sources = [o for o in ordinals if o != d]
-                results.extend(
-                    run_case(
-                        ALL_TO_ONE_KEY,
-                        lambda d=d, s=sources: all_to_one_results(session, d, s),
-                        provider="cuda",
-                        params=PeerParams(dst_gpu=d, sources=len(sources), op="all_to_one"),
-                    )
-                )
+            ordered = [p for p in pairs if set(p) == {a, b}]
+            results.extend(_run_pair(session, cases, a, b, ordered, step))
+        after = AfterPairs(session, tuple(pairs), tuple(ordinals))
+        for case in cases:
+            results.extend(case.run(after, step))
     finally:
         _close(session)
     return _with_ratios(results)
@@ -362,7 +352,13 @@ def _free(session: _Session, bufs: _PairBuffers) -> None:
                 d.pop(o).close()
 
 
-def _run_pair(session: _Session, a: int, b: int, ordered: list[tuple[int, int]]) -> list[BenchResult]:
+def _run_pair(
+    session: _Session, cases: list[Case], a: int, b: int, ordered: list[tuple[int, int]], step: Step
+) -> list[BenchResult]:
+    """The selected cases on one pair, peer access off then on.
+
+    Cases that need peer access on are WAIVED where the driver offers none.
+    """
     opts = session.opts
     largest = max(max(opts.sizes), opts.reference_size if REFERENCE_KEY in opts.keys else 0)
     results: list[BenchResult] = []
@@ -372,264 +368,18 @@ def _run_pair(session: _Session, a: int, b: int, ordered: list[tuple[int, int]])
         for on in (False, True):
             for x, y in ((a, b), (b, a)):
                 hw_peer.set_peer_access(session.gpus[x].ctx, session.gpus[y].ctx, on and can)
+            refused = None
             if on and not can:
-                reason = (
+                refused = (
                     f"cuDeviceCanAccessPeer({a}, {b}) or ({b}, {a}) is 0: the driver offers no peer access "
                     "between these GPUs (P2P not supported on this path or refused in this VM)"
                 )
-                for key in ON_ONLY_KEYS:
-                    if key in opts.keys:
-                        results.append(
-                            BenchResult.waived(key, reason, provider="cuda", params=session.params(a, b))
-                        )
-                continue
-            results.extend(_phase(session, bufs, ordered, on))
+            phase = PairPhase(session, bufs, tuple(ordered), on, refused)
+            for case in cases:
+                results.extend(case.run(phase, step))
     finally:
         _free(session, bufs)
     return results
-
-
-def _cases(
-    session: _Session, bufs: _PairBuffers, ordered: list[tuple[int, int]], on: bool
-) -> Iterator[tuple[str, Callable[[], Any], dict]]:
-    opts = session.opts
-    tag = "on" if on else "off"
-    for key in (f"peer_ce_{tag}",):
-        if key in opts.keys:
-            for src, dst in ordered:
-                for n in opts.sizes:
-                    yield key, lambda s=src, d=dst, n=n: _ce_case(session, bufs, s, d, n, on), {}
-    key = f"peer_ce_bidir_{tag}"
-    if key in opts.keys:
-        src, dst = ordered[0]
-        for n in opts.sizes:
-            yield key, lambda n=n: _bidir_case(session, bufs, src, dst, n, on), {}
-    if on:
-        for key in SM_KEYS:
-            if key in opts.keys:
-                for src, dst in ordered:
-                    for n in opts.sizes:
-                        yield key, lambda k=key, s=src, d=dst, n=n: _sm_case(session, bufs, k, s, d, n), {}
-    if REFERENCE_KEY in opts.keys:
-        for src, dst in ordered:
-            yield REFERENCE_KEY, lambda s=src, d=dst: _reference_case(session, bufs, s, d, on), {}
-    if f"peer_lat_ce_{tag}" in opts.keys:
-        for src, dst in ordered:
-            yield f"peer_lat_ce_{tag}", lambda s=src, d=dst: latency_case(session, bufs, s, d, on), {}
-    if on and SM_LATENCY_KEY in opts.keys:
-        for src, dst in ordered:
-            yield SM_LATENCY_KEY, lambda s=src, d=dst: sm_latency_case(session, s, d), {}
-    if on and BLOCKS_CASE in opts.keys:
-        for src, dst in ordered:
-            yield BLOCKS_CASE, lambda s=src, d=dst: block_results(session, s, d), {}
-
-
-def _phase(
-    session: _Session, bufs: _PairBuffers, ordered: list[tuple[int, int]], on: bool
-) -> list[BenchResult]:
-    out: list[BenchResult] = []
-    for key, case, fields in _cases(session, bufs, ordered, on):
-        if session.progress:
-            session.progress(key)
-        out.extend(run_case(key, case, **fields))
-    return out
-
-
-def _ce_case(session: _Session, bufs: _PairBuffers, src: int, dst: int, n: int, on: bool) -> BenchResult:
-    opts = session.opts
-    g = session.gpus[src]
-    session.poison(bufs.dst[dst], dst, n)
-    g.current()
-    timed = time_stream(
-        g.streams[0],
-        session.copy_op(src, dst, bufs, n),
-        iterations=gated_iterations(opts.iterations) if on else opts.iterations,
-        warmup=opts.warmup,
-        gate=g.gate if on else None,
-        what=f"cuMemcpyPeerAsync on GPU {src}'s stream, peer access {'on' if on else 'off'}",
-    )
-    mm = session.check(bufs.dst[dst], dst, bufs.expected[src], n)
-    params = session.params(
-        src, dst, mover="ce", op="copy", peer_access=on, bidirectional=False, size_bytes=n
-    )
-    how = "peer access enabled" if on else "peer access disabled: staged through host memory"
-    desc = f"copy engine GPU {src} -> GPU {dst}, {how}"
-    return session.result(f"peer_ce_{'on' if on else 'off'}", params, timed, n, mm, desc)
-
-
-def _bidir_case(session: _Session, bufs: _PairBuffers, a: int, b: int, n: int, on: bool) -> BenchResult:
-    opts = session.opts
-    ga, gb = session.gpus[a], session.gpus[b]
-    session.poison(bufs.dst[b], b, n)
-    session.poison(bufs.dst[a], a, n)
-    ab, ba = session.copy_op(a, b, bufs, n), session.copy_op(b, a, bufs, n)
-    gb.current()
-    join = cuda.Event()
-    ga.current()
-    fork = cuda.Event()
-    s_a, s_b = ga.streams[0], gb.streams[0]
-    try:
-
-        def both(stream: cuda.Stream) -> None:
-            # Work for GPU b is issued with b's context current, then a's again.
-            fork.record(stream)
-            gb.current()
-            s_b.wait(fork)
-            ba(s_b)
-            join.record(s_b)
-            ga.current()
-            ab(stream)
-            stream.wait(join)
-
-        timed = time_stream(
-            s_a,
-            both,
-            iterations=gated_iterations(opts.iterations, 8) if on else opts.iterations,
-            warmup=opts.warmup,
-            gate=ga.gate if on else None,
-            what=f"GPU {a} -> {b} on GPU {a}'s stream and {b} -> {a} on GPU {b}'s, fork/join events",
-        )
-    finally:
-        ga.current()
-        fork.close()
-        gb.current()
-        join.close()
-    mm = session.check(bufs.dst[b], b, bufs.expected[a], n)
-    if mm is None:
-        mm = session.check(bufs.dst[a], a, bufs.expected[b], n)
-    params = session.params(a, b, mover="ce", op="copy", peer_access=on, bidirectional=True, size_bytes=n)
-    desc = f"copy engines both ways at once, GPU {a} <-> GPU {b}, peer access {'on' if on else 'off'}"
-    return session.result(f"peer_ce_bidir_{'on' if on else 'off'}", params, timed, 2 * n, mm, desc)
-
-
-def _sm_case(session: _Session, bufs: _PairBuffers, key: str, src: int, dst: int, n: int) -> BenchResult:
-    """The kernel on ``dst`` (read) or ``src`` (write), best of the grid sizes."""
-    opts = session.opts
-    runner = session.gpus[dst] if key == "peer_sm_read" else session.gpus[src]
-    kernel = runner.module.function("peer_copy")
-    d_buf, s_buf = bufs.dst[dst], bufs.src[src]
-    words = n // 16
-    best: Optional[tuple[Timed, int]] = None
-    mismatch: Optional[int] = None
-    for per_sm in opts.sm_blocks_per_sm:
-        grid = max(1, min(runner.ctx.sm_count * per_sm, -(-words // SM_THREADS)))
-        session.poison(d_buf, dst, n)
-        runner.current()
-        args = [(d_buf.ptr, cuda.c_void_p), (s_buf.ptr, cuda.c_void_p), (words, cuda.c_ulonglong)]
-        timed = time_stream(
-            runner.streams[0],
-            lambda s, grid=grid, args=args: cuda.launch(kernel, grid, SM_THREADS, args, s),
-            iterations=gated_iterations(opts.iterations),
-            warmup=opts.warmup,
-            gate=runner.gate,
-            what=f"peer_copy kernel on GPU {runner.ordinal}, {grid} x {SM_THREADS} threads",
-        )
-        mm = session.check(d_buf, dst, bufs.expected[src], n)
-        if mm is not None:
-            mismatch = mm
-            best = (timed, grid)
-            break
-        if best is None or timed.stats.median < best[0].stats.median:
-            best = (timed, grid)
-        if grid * SM_THREADS * 4 >= words:
-            break  # a larger grid would leave threads without work
-    assert best is not None
-    timed, grid = best
-    op = "read" if key == "peer_sm_read" else "write"
-    params = session.params(
-        src,
-        dst,
-        mover="sm",
-        op=op,
-        peer_access=True,
-        bidirectional=False,
-        size_bytes=n,
-        grid=grid,
-        threads=SM_THREADS,
-    )
-    who = (
-        f"GPU {dst} reads GPU {src}'s memory" if op == "read" else f"GPU {src} writes into GPU {dst}'s memory"
-    )
-    desc = f"SM kernel: {who} through UVA (best of {len(opts.sm_blocks_per_sm)} grid sizes)"
-    method = (
-        f"{timed.method}; best median of grids of {', '.join(map(str, opts.sm_blocks_per_sm))} CTAs per SM"
-    )
-    return session.result(key, params, Timed(timed.seconds, method), n, mismatch, desc)
-
-
-def _reference_case(session: _Session, bufs: _PairBuffers, src: int, dst: int, on: bool) -> list[BenchResult]:
-    """Our copy and CuPy's on the same buffers, interleaved over rounds (noise hits both alike)."""
-    from gdrdiag.hw import reference_copy
-
-    opts = session.opts
-    n = opts.reference_size
-    g = session.gpus[src]
-    op = session.copy_op(src, dst, bufs, n)
-    ours: list[float] = []
-    theirs: list[float] = []
-    mismatch: Optional[int] = None
-    methods: dict[str, str] = {}
-
-    def check() -> Optional[int]:
-        return session.check(bufs.dst[dst], dst, bufs.expected[src], n)
-
-    def run_ours() -> None:
-        session.poison(bufs.dst[dst], dst, n)
-        g.current()
-        t = time_stream(
-            g.streams[0],
-            op,
-            iterations=opts.iterations,
-            warmup=opts.warmup,
-            what="cuMemcpyPeerAsync",
-            sync_each=True,  # as the reference loop times
-        )
-        ours.extend(t.seconds)
-        methods["ours"] = t.method
-
-    def run_theirs() -> None:
-        session.poison(bufs.dst[dst], dst, n)
-        ref = reference_copy.cupy_peer(
-            src, dst, bufs.dst[dst].ptr, bufs.src[src].ptr, n, iterations=opts.iterations, warmup=opts.warmup
-        )
-        g.current()
-        theirs.extend(ref.seconds)
-        methods["theirs"], methods["library"] = ref.method, ref.library
-
-    for r in range(opts.reference_rounds):
-        # Alternate which goes first, so neither always follows the other.
-        for step in (run_ours, run_theirs) if r % 2 == 0 else (run_theirs, run_ours):
-            step()
-            mismatch = mismatch if mismatch is not None else check()
-    ours_method, theirs_method, library = methods["ours"], methods["theirs"], methods["library"]
-    rounds = float(opts.reference_rounds)
-    note = f"; {opts.reference_rounds} rounds interleaved with the other library's"
-    base = dict(mover="ce", op="copy", peer_access=on, bidirectional=False, size_bytes=n)
-    mine = session.result(
-        "peer_ce_gdrdiag",
-        session.params(src, dst, **base),
-        Timed(tuple(ours), ours_method + note),
-        n,
-        mismatch,
-        f"gdrdiag cuMemcpyPeerAsync GPU {src} -> {dst}, peer access {'on' if on else 'off'}, "
-        "beside the reference",
-        rounds=rounds,
-    )
-    ref_row = session.result(
-        REFERENCE_KEY,
-        session.params(src, dst, library=library, same_buffers=True, **base),
-        Timed(tuple(theirs), theirs_method + note),
-        n,
-        mismatch,
-        f"reference peer copy by {library}, GPU {src} -> {dst}, peer access {'on' if on else 'off'}",
-        rounds=rounds,
-    )
-    if mine.value and ref_row.value and mismatch is None:
-        ref_row = dataclasses.replace(
-            ref_row,
-            metrics=dataclasses.replace(ref_row.metrics, gdrdiag_over_reference=mine.value / ref_row.value),
-        )
-    return [mine, ref_row]
 
 
 def _ident(r: BenchResult) -> tuple:
@@ -654,3 +404,238 @@ def _with_ratios(results: list[BenchResult]) -> list[BenchResult]:
                 r = dataclasses.replace(r, metrics=dataclasses.replace(r.metrics, **extra))
         out.append(r)
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# the cases
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PeerPlan:
+    """What a peer case's step count depends on: the options and how many ordered pairs run."""
+
+    opts: PeerBenchOptions
+    n_pairs: int
+
+
+@dataclass(frozen=True)
+class PairPhase:
+    """One unordered pair's buffers with peer access off or on: where each per-pair case runs its part.
+
+    ``refused`` is why peer access cannot be on (the WAIVED reason of the cases that need it), else None.
+    """
+
+    session: _Session
+    bufs: _PairBuffers
+    ordered: tuple[tuple[int, int], ...]
+    on: bool
+    refused: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class AfterPairs:
+    """Every pair done: what a case that spans the pairs (all-to-one) runs on."""
+
+    session: _Session
+    pairs: tuple[tuple[int, int], ...]
+    ordinals: tuple[int, ...]
+
+
+PeerStage = Union[PairPhase, AfterPairs]
+Work = Callable[[PairPhase], Iterator[Callable[[], Any]]]
+Counter = Callable[[PeerPlan], int]
+
+
+def _steps_if_selected(key: str, count: Callable[[PeerPlan], int], plan: PeerPlan) -> int:
+    return count(plan) if key in plan.opts.keys else 0
+
+
+def _run_per_pair(key: str, phases: tuple[bool, ...], work: Work, stage: PeerStage, step: Step) -> list:
+    """A per-pair case's part of ``stage``: a step and a row (or rows) per unit of ``work``.
+
+    A case that runs only with peer access on is one WAIVED row per pair where the driver refuses it.
+    """
+    if not isinstance(stage, PairPhase) or stage.on not in phases:
+        return []
+    if stage.refused is not None:
+        if phases != (True,):
+            return []
+        a, b = stage.ordered[0]
+        params = stage.session.params(min(a, b), max(a, b))
+        return [BenchResult.waived(key, stage.refused, provider="cuda", params=params)]
+    out: list[BenchResult] = []
+    for unit in work(stage):
+        step(key)
+        out.extend(run_case(key, unit))
+    return out
+
+
+def _per_pair(
+    key: str,
+    description: str,
+    part: str,
+    phases: tuple[bool, ...],
+    count: Callable[[PeerPlan], int],
+    work: Work,
+) -> Case:
+    """A case that runs on each pair, in the phases (peer access off, on) it names."""
+    return Case(
+        key,
+        description,
+        Needs.GPU_PAIR,
+        part,
+        PeerParams(),
+        functools.partial(_steps_if_selected, key, count),
+        functools.partial(_run_per_pair, key, phases, work),
+    )
+
+
+def _per_size(plan: PeerPlan) -> int:
+    return plan.n_pairs * len(plan.opts.sizes)
+
+
+def _per_pair_once(plan: PeerPlan) -> int:
+    return plan.n_pairs
+
+
+def _ce_work(x: PairPhase) -> Iterator[Callable[[], Any]]:
+    for src, dst in x.ordered:
+        for n in x.session.opts.sizes:
+            yield functools.partial(ce_case, x.session, x.bufs, src, dst, n, x.on)
+
+
+def _bidir_work(x: PairPhase) -> Iterator[Callable[[], Any]]:
+    src, dst = x.ordered[0]
+    for n in x.session.opts.sizes:
+        yield functools.partial(bidir_case, x.session, x.bufs, src, dst, n, x.on)
+
+
+def _sm_work(key: str, x: PairPhase) -> Iterator[Callable[[], Any]]:
+    for src, dst in x.ordered:
+        for n in x.session.opts.sizes:
+            yield functools.partial(sm_case, x.session, x.bufs, key, src, dst, n)
+
+
+def _each_ordered(body: Callable[[PairPhase, int, int], Any], x: PairPhase) -> Iterator[Callable[[], Any]]:
+    for src, dst in x.ordered:
+        yield functools.partial(body, x, src, dst)
+
+
+def _all_to_one_run(stage: PeerStage, step: Step) -> list[BenchResult]:
+    """Every other GPU's copy engine into each selected destination at once, a step per destination."""
+    if not isinstance(stage, AfterPairs):
+        return []
+    out: list[BenchResult] = []
+    for d in sorted({d for _, d in stage.pairs}):
+        step(ALL_TO_ONE_KEY)
+        sources = [o for o in stage.ordinals if o != d]
+        out.extend(
+            run_case(
+                ALL_TO_ONE_KEY,
+                functools.partial(all_to_one_results, stage.session, d, sources),
+                provider="cuda",
+                params=PeerParams(dst_gpu=d, sources=len(sources), op="all_to_one"),
+            )
+        )
+    return out
+
+
+_OFF, _ON, _BOTH = (False,), (True,), (False, True)
+
+
+def _ce_case_object(on: bool) -> Case:
+    tag = "on" if on else "off"
+    how = "on (NVLink or PCIe peer-to-peer)" if on else "off (staged through host memory)"
+    return _per_pair(
+        f"peer_ce_{tag}", f"copy engine GPU -> GPU with peer access {how}", "ce", (on,), _per_size, _ce_work
+    )
+
+
+def _bidir_steps(plan: PeerPlan) -> int:
+    """Both ways at once runs once per unordered pair (two ordered pairs), a step per size."""
+    return -(-plan.n_pairs // 2) * len(plan.opts.sizes)
+
+
+def _latency_work(x: PairPhase) -> Iterator[Callable[[], Any]]:
+    return _each_ordered(lambda p, s, d: latency_case(p.session, p.bufs, s, d, p.on), x)
+
+
+#: peer-bench's cases, in the order each pair runs them (per phase: peer access off, then on), then
+#: all-to-one after every pair. ``--list``, selection, progress and the run read this tuple.
+CASES: tuple[Case, ...] = (
+    _ce_case_object(False),
+    _ce_case_object(True),
+    *(
+        _per_pair(
+            f"peer_ce_bidir_{'on' if on else 'off'}",
+            f"copy engines both ways at once, peer access {'on' if on else 'off'}",
+            "ce",
+            (on,),
+            _bidir_steps,
+            _bidir_work,
+        )
+        for on in (False, True)
+    ),
+    _per_pair(
+        "peer_sm_read",
+        "a kernel on the destination GPU reads the peer's memory through UVA",
+        "sm",
+        _ON,
+        _per_size,
+        functools.partial(_sm_work, "peer_sm_read"),
+    ),
+    _per_pair(
+        "peer_sm_write",
+        "a kernel on the source GPU writes into the peer's memory through UVA",
+        "sm",
+        _ON,
+        _per_size,
+        functools.partial(_sm_work, "peer_sm_write"),
+    ),
+    _per_pair(
+        REFERENCE_KEY,
+        "the same peer copy through CuPy's cudaMemcpyPeerAsync, same buffers (same-run reference)",
+        "reference",
+        _BOTH,
+        lambda plan: 2 * plan.n_pairs,  # peer access off and on
+        functools.partial(_each_ordered, lambda p, s, d: reference_case(p.session, p.bufs, s, d, p.on)),
+    ),
+    *(
+        _per_pair(
+            f"peer_lat_ce_{'on' if on else 'off'}",
+            f"latency of one 4-byte peer copy at a time, peer access {'on' if on else 'off'} (us, median)",
+            "latency",
+            (on,),
+            _per_pair_once,
+            _latency_work,
+        )
+        for on in (False, True)
+    ),
+    _per_pair(
+        SM_LATENCY_KEY,
+        "SM round trip: one dependent 8-byte load from the peer's memory at a time (pointer chase, us)",
+        "latency",
+        _ON,
+        _per_pair_once,
+        functools.partial(_each_ordered, lambda p, s, d: sm_latency_case(p.session, s, d)),
+    ),
+    Case(
+        ALL_TO_ONE_KEY,
+        "every other GPU's copy engine into one GPU at once, peer access on (one source on two GPUs)",
+        Needs.GPU_PAIR,
+        "ce",
+        PeerParams(op="all_to_one"),
+        functools.partial(_steps_if_selected, ALL_TO_ONE_KEY, _per_pair_once),
+        _all_to_one_run,
+    ),
+    _per_pair(
+        BLOCKS_CASE,
+        "many small blocks GPU -> GPU: one call each, batched, coalesced, and a gather kernel",
+        "blocks",
+        _ON,
+        _per_pair_once,
+        functools.partial(_each_ordered, lambda p, s, d: block_results(p.session, s, d)),
+    ),
+)
+ALL_KEYS: tuple[str, ...] = tuple(c.key for c in CASES)

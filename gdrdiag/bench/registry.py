@@ -1,158 +1,33 @@
-"""The case registry: one list of cases per bench (nvbandwidth's shape: ``--list``, then cases by name).
+"""The case registry: every bench's list of case objects (nvbandwidth's shape: ``--list``, then cases by key).
 
-Each case has a key, a description and a rule that says whether it can run on this machine.
-
-A case's key is the key of the results it produces (``copy_h2d_pinned`` gives the rows of that key
-at every size). Selectors are exact keys, prefixes (``copy_h2d``) or globs (``rdma_write_*_dmabuf``);
-a selector that matches nothing is a one-line usage error. Which options a selection sets is the
-bench's business (``copy_only``, ``gather_kernels``, ``mr_selection`` below); the registry itself
-only names and filters.
+A case object (:class:`gdrdiag.bench.cases.Case`) says what the case is, what it needs, how many
+progress steps it takes and how to run it. copy-bench and peer-bench keep their cases in their own
+module, beside the functions that measure them (``copy.CASES``, ``peer.CASES``), and their
+executors run exactly those objects; the registries below read those tuples when asked, so a new
+case there is listed, selectable and counted with no change here. gather-bench's cases are its
+kernel table's; mr-bench's are mode x memory kind x registration path. Which options a gather or
+mr selection sets is the bench's business (``gather_kernels``, ``mr_selection`` below).
 """
 
 from __future__ import annotations
 
-import enum
-import fnmatch
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Iterable
 
+from gdrdiag.bench.cases import Capabilities, Case, Needs, Registry, kind_key
 from gdrdiag.errors import UserInputError
 from gdrdiag.model.vocabulary import Bench, MemoryKind, RegPath
 
+__all__ = ["Capabilities", "Case", "Needs", "Registry", "copy_registry", "peer_registry"]
 
-class Needs(str, enum.Enum):
-    """What a case needs from the machine."""
-
-    GPU = "gpu"
-    GPU_PAIR = "gpu+gpu"  # two or more GPUs (peer-bench)
-    RDMA = "rdma"  # an RDMA device (or --provider soft)
-    RDMA_AND_GPU = "rdma+gpu"
-    NOTHING = "nothing"  # runs anywhere (mr_loop_cost: the soft and null providers, no device)
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    """What this machine has: None where present, else the reason it is absent (the WAIVED text)."""
-
-    gpu_missing: Optional[str] = None
-    rdma_missing: Optional[str] = None
-    gpu_pair_missing: Optional[str] = None  # why there are not two GPUs (None: there are)
-
-
-@dataclass(frozen=True)
-class Case:
-    """One registered case."""
-
-    key: str
-    description: str
-    needs: Needs
-    part: str = ""  # the bench's own grouping (copy: sweep/pinning/...; mr: bw/latency/...)
-
-    def applicable(self, caps: Capabilities) -> Optional[str]:
-        """None when the case can run here, else the WAIVED reason."""
-        if self.needs in (Needs.GPU, Needs.RDMA_AND_GPU, Needs.GPU_PAIR) and caps.gpu_missing:
-            return caps.gpu_missing
-        if self.needs is Needs.GPU_PAIR and caps.gpu_pair_missing:
-            return caps.gpu_pair_missing
-        if self.needs in (Needs.RDMA, Needs.RDMA_AND_GPU) and caps.rdma_missing:
-            return caps.rdma_missing
-        return None
-
-
-@dataclass(frozen=True)
-class Registry:
-    """The cases of one bench, in the order they run."""
-
-    bench: Bench
-    cases: tuple[Case, ...]
-
-    def select(self, selectors: Iterable[str]) -> tuple[Case, ...]:
-        """The cases matching any selector (key, prefix or glob), in registry order; all when none given."""
-        wanted = [s.strip() for s in selectors if s.strip()]
-        if not wanted:
-            return self.cases
-        chosen: set[str] = set()
-        for sel in wanted:
-            hits = {c.key for c in self.cases if _matches(c.key, sel)}
-            if not hits:
-                raise UserInputError(
-                    f"no {self.bench.value} case matches {sel!r} (see --list; keys, prefixes and globs work)"
-                )
-            chosen |= hits
-        return tuple(c for c in self.cases if c.key in chosen)
-
-    def lines(self, caps: Optional[Capabilities] = None) -> list[tuple[str, str, str]]:
-        """(key, description, 'runs' or 'WAIVED: reason') for ``--list``."""
-        out = []
-        for c in self.cases:
-            why = c.applicable(caps) if caps is not None else None
-            out.append((c.key, c.description, f"WAIVED: {why}" if why else "runs"))
-        return out
-
-
-def _matches(key: str, selector: str) -> bool:
-    if any(ch in selector for ch in "*?["):
-        return fnmatch.fnmatchcase(key, selector)
-    return key == selector or key.startswith(selector)
-
-
-def _kind_key(kind: MemoryKind) -> str:
-    return kind.value.replace("-", "_")
-
-
-# ---------------------------------------------------------------------------------------------
-# copy-bench
-# ---------------------------------------------------------------------------------------------
-
-COPY_HOST_KINDS = (
-    MemoryKind.PINNED,
-    MemoryKind.PINNED_WC,
-    MemoryKind.REGISTERED,
-    MemoryKind.PAGEABLE,
-    MemoryKind.MANAGED,
-)
-_COPY_DIRECTION_WORDS = {"h2d": "host to GPU", "d2h": "GPU to host", "bidir": "both ways at once"}
+_kind_key = kind_key
 
 
 def copy_registry() -> Registry:
     """copy-bench: the sweep per direction and host memory kind, the CuPy/PyTorch reference, and the parts."""
-    cases = [
-        Case(
-            f"copy_{d}_{_kind_key(k)}",
-            f"copies {_COPY_DIRECTION_WORDS[d]}, {k.value} host memory, every size",
-            Needs.GPU,
-            "sweep",
-        )
-        for k in COPY_HOST_KINDS
-        for d in ("h2d", "d2h", "bidir")
-    ]
-    cases += [
-        Case(
-            "copy_h2d_pinned_reference",
-            "the same H2D copy through CuPy and PyTorch (same-run reference)",
-            Needs.GPU,
-            "reference",
-        ),
-        Case(
-            "copy_pinning",
-            "pageable vs pin-on-demand vs preallocated pinned: the pinning trade-off",
-            Needs.GPU,
-            "pinning",
-        ),
-        Case(
-            "copy_overlap",
-            "one stream vs two: H2D, compute and D2H overlapped across layers",
-            Needs.GPU,
-            "overlap",
-        ),
-        Case(
-            "copy_blocks",
-            "many small blocks: one call each, batched, coalesced, and a gather kernel",
-            Needs.GPU,
-            "blocks",
-        ),
-    ]
-    return Registry(Bench.COPY, tuple(cases))
+    from gdrdiag.bench import copy
+
+    return Registry(Bench.COPY, copy.CASES)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,37 +139,6 @@ def mr_selection(selected: tuple[Case, ...]) -> MrSelection:
 # peer-bench
 # ---------------------------------------------------------------------------------------------
 
-_PEER_CASES = (
-    ("peer_ce_off", "copy engine GPU -> GPU with peer access off (staged through host memory)", "ce"),
-    ("peer_ce_on", "copy engine GPU -> GPU with peer access on (NVLink or PCIe peer-to-peer)", "ce"),
-    ("peer_ce_bidir_off", "copy engines both ways at once, peer access off", "ce"),
-    ("peer_ce_bidir_on", "copy engines both ways at once, peer access on", "ce"),
-    ("peer_sm_read", "a kernel on the destination GPU reads the peer's memory through UVA", "sm"),
-    ("peer_sm_write", "a kernel on the source GPU writes into the peer's memory through UVA", "sm"),
-    (
-        "peer_ce_reference",
-        "the same peer copy through CuPy's cudaMemcpyPeerAsync, same buffers (same-run reference)",
-        "reference",
-    ),
-    ("peer_lat_ce_off", "latency of one 4-byte peer copy at a time, peer access off (us, median)", "latency"),
-    ("peer_lat_ce_on", "latency of one 4-byte peer copy at a time, peer access on (us, median)", "latency"),
-    (
-        "peer_lat_sm_on",
-        "SM round trip: one dependent 8-byte load from the peer's memory at a time (pointer chase, us)",
-        "latency",
-    ),
-    (
-        "peer_all_to_one",
-        "every other GPU's copy engine into one GPU at once, peer access on (one source on two GPUs)",
-        "ce",
-    ),
-    (
-        "peer_blocks",
-        "many small blocks GPU -> GPU: one call each, batched, coalesced, and a gather kernel",
-        "blocks",
-    ),
-)
-
 
 def peer_registry() -> Registry:
     """peer-bench's cases, per ordered GPU pair.
@@ -302,4 +146,6 @@ def peer_registry() -> Registry:
     CE copies (peer access off/on, one way and both), SM read/write, latencies, all-to-one and the
     many-small-blocks sweep.
     """
-    return Registry(Bench.PEER, tuple(Case(k, d, Needs.GPU_PAIR, part) for k, d, part in _PEER_CASES))
+    from gdrdiag.bench import peer
+
+    return Registry(Bench.PEER, peer.CASES)

@@ -10,24 +10,19 @@ import typer
 
 from gdrdiag.bench.gpus import GPUS_HELP
 from gdrdiag.cli.application import app
+from gdrdiag.cli.bench_command import BenchCommand, Output, run_bench_command
 from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
-from gdrdiag.cli.common import (
-    EXIT_FAIL,
-    EXIT_OK,
-    echo,
-    echo_text,
-    handles_errors,
-    output_width,
-    split_list,
-    wants_json,
-)
+from gdrdiag.cli.common import handles_errors, split_list, wants_json
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.model.vocabulary import MemoryKind
 from gdrdiag.model.words import NUMA_HELP
 from gdrdiag.units import KiB, MiB, parse_size, parse_size_list
 
 if TYPE_CHECKING:
+    from gdrdiag.bench.cases import Case
     from gdrdiag.bench.copy_config import CopyBenchOptions
+    from gdrdiag.bench.gpus import GpuLoop
+    from gdrdiag.model.report import Report
 
 FULL_HELP = (
     "The whole matrix (about 2.5 minutes on an H100): five memory kinds x three directions x ten sizes "
@@ -38,32 +33,33 @@ FULL_HELP = (
 )
 
 
-def _narrowed_to(opts, selected):
-    """Options that run just the selected cases (kinds and directions from the sweep keys)."""
+def _narrowed_to(opts: "CopyBenchOptions", selected: tuple[Case, ...]) -> "CopyBenchOptions":
+    """Options that run just the selected cases: kinds, directions and parts from the cases' params.
+
+    Only the selected keys run (``only``); a case of any other part (one a bench module adds) runs by
+    its key alone.
+    """
     import dataclasses
 
-    from gdrdiag.model.vocabulary import MemoryKind
+    from gdrdiag.bench.copy_config import DIRECTIONS
+    from gdrdiag.model.params import CopyParams
 
-    sweep = [c.key for c in selected if c.part == "sweep"]
-    kinds = tuple(
-        k for k in MemoryKind if any(key.endswith("_" + k.value.replace("-", "_")) for key in sweep)
-    )
-    directions = tuple(
-        d for d in ("h2d", "d2h", "bidir") if any(key.startswith(f"copy_{d}_") for key in sweep)
-    )
+    sweep = [c.params for c in selected if c.part == "sweep" and isinstance(c.params, CopyParams)]
+    kinds = tuple(k for k in MemoryKind if any(p.memory is k for p in sweep))
+    directions = tuple(d for d in DIRECTIONS if any(p.direction and p.direction.value == d for p in sweep))
+    reference = any(c.part == "reference" for c in selected)
     parts = tuple(
         p
         for p in ("sweep", "pinning", "overlap", "blocks")
-        if (p == "sweep" and (sweep or any(c.part == "reference" for c in selected)))
-        or any(c.part == p for c in selected)
+        if (p == "sweep" and (sweep or reference)) or any(c.part == p for c in selected)
     )
     return dataclasses.replace(
         opts,
         kinds=kinds or opts.kinds,
         directions=directions or opts.directions,
         parts=parts,
-        reference=any(c.part == "reference" for c in selected),
-        only=frozenset(sweep),
+        reference=reference,
+        only=frozenset(c.key for c in selected),
     )
 
 
@@ -200,11 +196,10 @@ def copy_bench(
     The first look: pinned and pageable memory at 256M, host->GPU, GPU->host and both at once, and
     many small blocks (one call each, batched, coalesced, a kernel), verdict first.
     """
-    from gdrdiag.bench.copy import run_copy_bench
+    from gdrdiag.bench import copy
     from gdrdiag.bench.gpus import GpuLoop, choose_gpus
     from gdrdiag.bench.registry import copy_registry
     from gdrdiag.hw.placement import check_request
-    from gdrdiag.model.results import Status
 
     registry = copy_registry()
     if list_cases:
@@ -229,44 +224,41 @@ def copy_bench(
     if cases:
         opts = _narrowed_to(opts, selected)
     opts.validate()
+    loop = GpuLoop(choose_gpus(gpus, device) or (opts.device,))
+    command = BenchCommand(
+        name="copy-bench",
+        steps=copy.planned_case_count(opts) * len(loop.ordinals),
+        measure=lambda progress: _measure(opts, loop, progress),
+        partial=loop.tag_partial,  # results measured before a Ctrl-C record their GPU too
+        report=_report,
+        text=lambda results, report, width: _text(report, width),
+    )
+    run_bench_command(ctx, command, Output(json_out, force, quiet))
+
+
+def _measure(opts: "CopyBenchOptions", loop: "GpuLoop", progress: Progress) -> list:
+    """The run on each GPU of ``loop``, then (several GPUs) every GPU copying at once."""
     import dataclasses
 
-    from gdrdiag.bench.copy import planned_case_count
-    from gdrdiag.cli.interrupt import exit_130_after, measure
+    from gdrdiag.bench import copy
+
+    results = loop.run(lambda gpu: copy.run_copy_bench(dataclasses.replace(opts, device=gpu), progress.step))
+    if len(loop.ordinals) > 1 and "sweep" in opts.parts and MemoryKind.PINNED in opts.kinds:
+        from gdrdiag.bench.copy_together import together_case
+
+        # every GPU at once, at the sweep's largest size (each GPU measured it alone above)
+        results += together_case(
+            loop.ordinals, max(opts.sizes), iterations=opts.iterations, warmup=opts.warmup
+        )
+    return results
+
+
+def _report(results: list, notes: tuple[str, ...]) -> "Report":
+    """The Report: the rows (together rows beside the sum of the GPUs alone) and this machine."""
+    from gdrdiag.bench.copy_together import with_sum_alone
     from gdrdiag.cli.reporting import bench_report
 
-    loop = GpuLoop(choose_gpus(gpus, device) or (opts.device,))
-    progress = Progress("copy-bench", planned_case_count(opts) * len(loop.ordinals), enabled=not quiet)
-
-    def run_on(gpu: int) -> list:
-        return run_copy_bench(dataclasses.replace(opts, device=gpu), progress=progress.step)
-
-    def run_all() -> list:
-        results = loop.run(run_on)
-        if len(loop.ordinals) > 1 and "sweep" in opts.parts and MemoryKind.PINNED in opts.kinds:
-            from gdrdiag.bench.copy_together import together_case
-
-            # every GPU at once, at the sweep's largest size (each GPU measured it alone above)
-            results += together_case(
-                loop.ordinals, max(opts.sizes), iterations=opts.iterations, warmup=opts.warmup
-            )
-        return results
-
-    # results measured before a Ctrl-C record their GPU too
-    results, stopped = measure(run_all, loop.tag_partial)
-    from gdrdiag.bench.copy_together import with_sum_alone
-
-    report = bench_report("copy-bench", with_sum_alone(results), notes=(stopped.note,) if stopped else ())
-    with exit_130_after(stopped):
-        if json_out is not None:
-            from gdrdiag.cli.report_files import write_text_file
-
-            write_text_file(json_out, report.to_json(), force=force, what="--json-out")
-        if wants_json(ctx):
-            echo(report.to_json())
-        else:
-            echo_text(ctx, _text(report, output_width(ctx)))
-        raise typer.Exit(EXIT_FAIL if any(r.status is Status.ERROR for r in results) else EXIT_OK)
+    return bench_report("copy-bench", with_sum_alone(results), notes=notes)
 
 
 @dataclass(frozen=True)

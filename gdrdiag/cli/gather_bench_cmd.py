@@ -3,26 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from gdrdiag.bench.gpus import GPUS_HELP
 from gdrdiag.cli.application import app
+from gdrdiag.cli.bench_command import BenchCommand, Output, run_bench_command
 from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
-from gdrdiag.cli.common import (
-    EXIT_FAIL,
-    EXIT_OK,
-    echo,
-    echo_text,
-    handles_errors,
-    output_width,
-    wants_json,
-)
+from gdrdiag.cli.common import handles_errors, wants_json
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import UserInputError
 from gdrdiag.model.words import NUMA_HELP
 from gdrdiag.units import parse_size
+
+if TYPE_CHECKING:
+    from gdrdiag.model.report import Report
 
 
 def _stride(text: str, record_bytes: int) -> int:
@@ -190,17 +186,18 @@ def gather_bench(
     config.validate()
     from gdrdiag.bench.gather_config import GatherRun
     from gdrdiag.bench.gpus import GpuLoop, choose_gpus
-    from gdrdiag.cli.interrupt import exit_130_after, measure
 
     loop = GpuLoop(choose_gpus(gpus, device) or (config.device,))
-    result, stopped = measure(
-        lambda: _run_each_gpu(config, loop, quiet),
-        lambda partial: GatherRun(results=loop.tag_partial(partial), notes=[]),
+    command = BenchCommand(
+        name="gather-bench",
+        steps=None,  # each GPU's run counts its own steps
+        measure=lambda progress: _run_each_gpu(config, loop, quiet),
+        partial=lambda partial: GatherRun(results=loop.tag_partial(partial), notes=[]),
+        report=_report,
+        text=_text,
+        failed=_failed,
     )
-    if stopped:
-        result.notes.append(stopped.note)
-    with exit_130_after(stopped):
-        _show(ctx, result, json_out, force)
+    run_bench_command(ctx, command, Output(json_out, force, quiet))
 
 
 def _kernels_from_cases(
@@ -256,57 +253,64 @@ def _run_each_gpu(config, loop, quiet: bool):
     return GatherRun(results=results, notes=notes, gpu_name=names, sm_count=runs[0][1].sm_count)
 
 
-def _show(ctx: typer.Context, result, json_out: Optional[Path], force: bool = False) -> None:
-    """Findings, the Report (JSON or tables), and the exit code: 1 on a failed case or a FAIL finding."""
+def _report(result, notes: tuple[str, ...]) -> "Report":
+    """The run's Report with its findings; with several GPUs, the GPU below its siblings, named.
+
+    The notes a run adds (a Ctrl-C's) join the run's own, so the text shows them too.
+    """
     import dataclasses
 
     from gdrdiag.cli.reporting import bench_report
     from gdrdiag.diagnose.gather_rules import gather_findings
-    from gdrdiag.diagnose.node_rules import outlier_findings, outliers, sibling_rows, split_by_gpu
-    from gdrdiag.model.results import Status
+    from gdrdiag.diagnose.node_rules import outlier_findings, split_by_gpu
 
+    result.notes.extend(notes)
     findings = gather_findings(result.results)
     report = bench_report("gather-bench", result.results, findings=tuple(findings), notes=tuple(result.notes))
-    shares = split_by_gpu(result.results, ())
-    if len(shares) > 1:  # --gpus: the GPU below its siblings, named
+    if len(split_by_gpu(result.results, ())) > 1:  # --gpus: the GPU below its siblings, named
         findings = [*outlier_findings(result.results, report.machine), *findings]
         report = dataclasses.replace(report, findings=tuple(findings))
-    if json_out is not None:
-        from gdrdiag.cli.report_files import write_text_file
+    return report
 
-        write_text_file(json_out, report.to_json(), force=force, what="--json-out")
-    if wants_json(ctx):
-        echo(report.to_json())
-    else:
-        from gdrdiag.render.findings_table import render_findings
-        from gdrdiag.render.gather_table import render_gather_results
 
-        header = (
-            f"gather-bench on {result.gpu_name} ({result.sm_count} SMs)"
-            if result.gpu_name
-            else "gather-bench: interrupted; the results measured before Ctrl-C"
-            if result.results and any(r.status is not Status.WAIVED for r in result.results)
-            else "gather-bench: no usable GPU here; every case WAIVED (reasons below)"
-        )
-        from gdrdiag.diagnose.verdicts import gather_verdict
-        from gdrdiag.render.verdict import render_gather_verdict
+def _failed(report: "Report") -> bool:
+    """Exit 1 on a failed case or a FAIL finding."""
+    from gdrdiag.model.results import Status
 
-        width = output_width(ctx)
-        if len(shares) > 1:  # a verdict per GPU, then the GPUs side by side
-            from gdrdiag.render.gpu_table import render_gpus_side_by_side
-
-            rows = sibling_rows(result.results)
-            blocks = [
-                f"GPU {s.gpu}:\n" + render_gather_verdict(gather_verdict(list(s.results)), (), width)
-                for s in shares
-            ]
-            side = render_gpus_side_by_side(result.results, rows, outliers(result.results, rows), width)
-            body = "\n\n".join([*blocks, side])
-        else:
-            verdict = render_gather_verdict(gather_verdict(result.results), findings, width)
-            body = f"{verdict}\n\n{render_gather_results(result.results, result.notes, width)}"
-        echo_text(ctx, f"{header}\n\n{body}\n\n{render_findings(findings)}")
-    failed = any(r.status is Status.ERROR for r in result.results) or any(
-        f.severity.value == "FAIL" for f in findings
+    return any(r.status is Status.ERROR for r in report.results) or any(
+        f.severity.value == "FAIL" for f in report.findings
     )
-    raise typer.Exit(EXIT_FAIL if failed else EXIT_OK)
+
+
+def _text(result, report: "Report", width: Optional[int]) -> str:
+    """The header, the verdict (one per GPU, then the GPUs side by side), the tables, the findings."""
+    from gdrdiag.diagnose.node_rules import outliers, sibling_rows, split_by_gpu
+    from gdrdiag.diagnose.verdicts import gather_verdict
+    from gdrdiag.model.results import Status
+    from gdrdiag.render.findings_table import render_findings
+    from gdrdiag.render.gather_table import render_gather_results
+    from gdrdiag.render.verdict import render_gather_verdict
+
+    findings = list(report.findings)
+    header = (
+        f"gather-bench on {result.gpu_name} ({result.sm_count} SMs)"
+        if result.gpu_name
+        else "gather-bench: interrupted; the results measured before Ctrl-C"
+        if result.results and any(r.status is not Status.WAIVED for r in result.results)
+        else "gather-bench: no usable GPU here; every case WAIVED (reasons below)"
+    )
+    shares = split_by_gpu(result.results, ())
+    if len(shares) > 1:  # a verdict per GPU, then the GPUs side by side
+        from gdrdiag.render.gpu_table import render_gpus_side_by_side
+
+        rows = sibling_rows(result.results)
+        blocks = [
+            f"GPU {s.gpu}:\n" + render_gather_verdict(gather_verdict(list(s.results)), (), width)
+            for s in shares
+        ]
+        side = render_gpus_side_by_side(result.results, rows, outliers(result.results, rows), width)
+        body = "\n\n".join([*blocks, side])
+    else:
+        verdict = render_gather_verdict(gather_verdict(result.results), findings, width)
+        body = f"{verdict}\n\n{render_gather_results(result.results, result.notes, width)}"
+    return f"{header}\n\n{body}\n\n{render_findings(findings)}"

@@ -8,17 +8,10 @@ from typing import Optional
 import typer
 
 from gdrdiag.cli.application import app
+from gdrdiag.cli.bench_command import BenchCommand, Output, run_bench_command
 from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
-from gdrdiag.cli.common import (
-    EXIT_FAIL,
-    EXIT_OK,
-    echo,
-    echo_text,
-    handles_errors,
-    output_width,
-    wants_json,
-)
-from gdrdiag.cli.progress import QUIET_HELP, Progress
+from gdrdiag.cli.common import handles_errors, wants_json
+from gdrdiag.cli.progress import QUIET_HELP
 from gdrdiag.errors import UserInputError
 from gdrdiag.units import parse_size, parse_size_list
 
@@ -90,9 +83,8 @@ def peer_bench(
     """GPU<->GPU paths: CE and SM peer copies, latencies, all-to-one, many small blocks; vs the path model."""
     import dataclasses
 
-    from gdrdiag.bench.peer import PeerBenchOptions, planned_case_count, run_peer_bench
+    from gdrdiag.bench.peer import PeerBenchOptions
     from gdrdiag.bench.registry import peer_registry
-    from gdrdiag.model.results import Status
 
     registry = peer_registry()
     if list_cases:
@@ -125,7 +117,7 @@ def peer_bench(
             "on, the SM's read, and all-to-one into each GPU); --sizes, -a, --pairs or a CASE runs the sweep"
         )
     opts.validate()
-    from gdrdiag.cli.interrupt import exit_130_after, measure
+    from gdrdiag.bench import peer
     from gdrdiag.cli.reporting import results_report
     from gdrdiag.hw.bundle import LiveSource
     from gdrdiag.inspect.collect import inspect_source
@@ -136,18 +128,14 @@ def peer_bench(
         machine = None
         notes.append(f"machine facts unknown: {' '.join(str(exc).split())[:200]}")
     n_pairs = max(1, len(machine.peers)) if machine is not None else 2
-    progress = Progress("peer-bench", planned_case_count(opts, n_pairs), enabled=not quiet)
-    results, stopped = measure(lambda: run_peer_bench(opts, machine, progress=progress.step), list)
-    if stopped:
-        notes.append(stopped.note)
-    report = results_report("peer-bench", results, machine=machine, notes=tuple(notes))
-    with exit_130_after(stopped):
-        if json_out is not None:
-            from gdrdiag.cli.report_files import write_text_file
-
-            write_text_file(json_out, report.to_json(), force=force, what="--json-out")
-        if wants_json(ctx):
-            echo(report.to_json())
-        else:
-            echo_text(ctx, _text(report, output_width(ctx)))
-        raise typer.Exit(EXIT_FAIL if any(r.status is Status.ERROR for r in results) else EXIT_OK)
+    command = BenchCommand(
+        name="peer-bench",
+        steps=peer.planned_case_count(opts, n_pairs),
+        measure=lambda progress: peer.run_peer_bench(opts, machine, progress=progress.step),
+        partial=list,
+        report=lambda results, more: results_report(
+            "peer-bench", results, machine=machine, notes=(*notes, *more)
+        ),
+        text=lambda results, report, width: _text(report, width),
+    )
+    run_bench_command(ctx, command, Output(json_out, force, quiet))

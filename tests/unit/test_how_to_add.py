@@ -2,22 +2,30 @@
 
 A cause rule: one function and one catalogue entry make a finding that diagnose ranks and that
 carries its KB reference. An importer: every module of gdrdiag/importers/ is wired into detection, and
-every format is detected from a saved raw output. A bench case's registry entry is checked by
-tests/cli/test_case_selection.py (every listed case runs or says why).
+every format is detected from a saved raw output. A bench case: one case object added to its bench
+module's ``CASES`` is listed by ``--list``, selected by its key, counted by the progress line and run
+by the bench's executor, with no change to the CLI or the registry; every real case's registry entry
+is checked by tests/cli/test_case_selection.py (every listed case runs or says why).
 """
 
 from __future__ import annotations
 
+import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from gdrdiag import diagnose as diagnose_pkg
 from gdrdiag.diagnose import catalogue as catalogue_mod
 from gdrdiag.diagnose._common import finding
 from gdrdiag.diagnose.catalogue_entry import E
 from gdrdiag.model.findings import Severity
+from gdrdiag.model.params import CopyParams
 from gdrdiag.model.report import Report
+from gdrdiag.model.results import BenchResult
+from tests.unit.diagnosis_scenarios import ok
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,3 +85,105 @@ def test_every_format_is_detected_from_a_saved_raw_output():
         except UserInputError:
             continue
     assert seen >= set(FORMATS), set(FORMATS) - seen
+
+
+WALK_KEY = "copy_walk_example"
+
+
+def _walk_case(ran: list):
+    """A copy-bench case as a newcomer would add it to bench/copy.py: two steps, two rows."""
+    from gdrdiag.bench.cases import Case, Needs
+
+    def steps(opts) -> int:
+        return 2 if opts.selects(WALK_KEY) else 0
+
+    def run(ctx, step) -> list[BenchResult]:
+        rows = []
+        for size in (4096, 65536):
+            step(WALK_KEY)
+            rows.append(ok(WALK_KEY, 1.0, "GB/s", CopyParams(size_bytes=size)))
+        ran.append(ctx)
+        return rows
+
+    return Case(WALK_KEY, "a walk-through's example case", Needs.GPU, "walk", CopyParams(), steps, run)
+
+
+def test_a_bench_case_is_one_object_in_its_bench_module(monkeypatch):
+    """Listed, selected by its key, counted by progress and run, with the CLI and registry untouched."""
+    from gdrdiag.bench import copy
+    from gdrdiag.bench.copy_config import CopyContext
+    from gdrdiag.cli import app
+
+    ran: list = []
+    monkeypatch.setattr(copy, "CASES", (*copy.CASES, _walk_case(ran)))
+    runner = CliRunner()
+    listed = runner.invoke(app, ["--json", "copy-bench", "--list"])
+    assert listed.exit_code == 0, listed.output
+    assert WALK_KEY in [row["key"] for row in json.loads(listed.stdout)]
+
+    # The GPU is faked at the executor's one seam (the context the cases share); the rest is real.
+    monkeypatch.setattr(copy.cuda, "init", lambda: None)
+    monkeypatch.setattr(copy.cuda, "GpuContext", lambda ordinal: object())
+
+    @contextmanager
+    def session(gpu, opts):
+        yield CopyContext(gpu=gpu, opts=opts, sweep_buffers=copy.SweepBuffers()), None
+
+    monkeypatch.setattr(copy, "copy_session", session)
+    res = runner.invoke(app, ["--json", "copy-bench", WALK_KEY, "--numa", "none"])
+    assert res.exit_code == 0, res.output
+    assert len(ran) == 1 and isinstance(ran[0], CopyContext)
+    rows = json.loads(res.stdout)["results"]
+    assert [(r["key"], r["params"]["size_bytes"]) for r in rows] == [(WALK_KEY, 4096), (WALK_KEY, 65536)]
+    steps = [line.split(" ... ")[0] for line in res.stderr.splitlines() if line.startswith("[")]
+    assert steps == [f"[1/2] {WALK_KEY}", f"[2/2] {WALK_KEY}"]
+
+
+def test_peer_bench_steps_through_exactly_what_its_cases_count(monkeypatch):
+    """Every peer case run over one pair (off, on, then after the pairs) takes the steps it counted."""
+    from gdrdiag.bench import peer
+
+    def row(*args, **kw) -> BenchResult:
+        return ok("peer_row", 1.0, "GB/s", CopyParams())
+
+    for body in (
+        "ce_case",
+        "bidir_case",
+        "sm_case",
+        "reference_case",
+        "latency_case",
+        "sm_latency_case",
+        "block_results",
+        "all_to_one_results",
+    ):
+        monkeypatch.setattr(peer, body, row)
+    opts = peer.PeerBenchOptions(sizes=(4096, 65536))
+    session = peer._Session(opts, None, None)
+    ordered = ((0, 1), (1, 0))
+    labels: list[str] = []
+    stages = [peer.PairPhase(session, None, ordered, on) for on in (False, True)]
+    stages.append(peer.AfterPairs(session, ordered, (0, 1)))
+    for stage in stages:
+        for case in peer.CASES:
+            case.run(stage, labels.append)
+    assert len(labels) == peer.planned_case_count(opts, 2)
+    assert set(labels) == set(peer.ALL_KEYS)
+
+
+def test_peer_cases_that_need_peer_access_are_waived_where_the_driver_refuses_it():
+    from gdrdiag.bench import peer
+    from gdrdiag.model.results import Status
+
+    session = peer._Session(peer.PeerBenchOptions(), None, None)
+    phase = peer.PairPhase(session, None, ((0, 1), (1, 0)), True, "no peer access here")
+    rows = [r for case in peer.CASES for r in case.run(phase, lambda label: None)]
+    assert [r.key for r in rows] == [
+        "peer_ce_on",
+        "peer_ce_bidir_on",
+        "peer_sm_read",
+        "peer_sm_write",
+        "peer_lat_ce_on",
+        "peer_lat_sm_on",
+        "peer_blocks",
+    ]
+    assert all(r.status is Status.WAIVED and r.reason == "no peer access here" for r in rows)

@@ -8,6 +8,7 @@ the source (``ast``; nothing is imported) and names each crossing.
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -206,12 +207,15 @@ def test_no_import_cycles():
     assert cycles == []
 
 
-# Size limits (docs/architecture.md, "Size limits"): a module stays under MAX_MODULE_LINES and a
-# function body under MAX_FUNCTION_LINES. A function's length is its body (docstring included):
-# a typer command declares one parameter per option in its signature, which is not logic.
+# Size limits (docs/architecture.md): a function body stays under MAX_FUNCTION_LINES, and a module
+# over MAX_MODULE_LINES is reported, not failed. Modules are split by concept (a bench's cases, its
+# session, its analysis), never to get under a line count: a module that is long because its one
+# concept is long stays whole, and the warning is a prompt to look for a second concept inside it.
+# A function's length is its body (docstring included): a typer command declares one parameter per
+# option in its signature, which is not logic.
 MAX_MODULE_LINES = 700
 MAX_FUNCTION_LINES = 80
-# Exceptions, each with its reason in docs/architecture.md.
+# Exceptions to the function limit, each with its reason in docs/architecture.md.
 SIZE_EXCEPTIONS: dict[str, str] = {}
 
 
@@ -222,13 +226,19 @@ def _function_bodies():
                 yield f"{m.name}.{node.name}", node.end_lineno - node.body[0].lineno + 1
 
 
-def test_no_module_is_over_the_size_limit():
-    too_long = {
-        m.name: n
-        for m in MODULES
-        if (n := m.path.read_text().count("\n")) > MAX_MODULE_LINES and m.name not in SIZE_EXCEPTIONS
-    }
-    assert too_long == {}
+def test_long_modules_are_reported_not_failed():
+    """A module over MAX_MODULE_LINES is named in a warning (pytest's summary shows it); it never fails."""
+    long = {m.name: n for m in MODULES if (n := m.path.read_text().count("\n")) > MAX_MODULE_LINES}
+    for name, lines in sorted(long.items()):
+        warnings.warn(
+            f"{name} has {lines} lines (over {MAX_MODULE_LINES}): does it hold a second concept?",
+            LongModuleWarning,
+            stacklevel=1,
+        )
+
+
+class LongModuleWarning(UserWarning):
+    """A module past the line count at which a second concept usually hides in it."""
 
 
 def test_no_function_body_is_over_the_size_limit():
