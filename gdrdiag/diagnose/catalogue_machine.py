@@ -23,6 +23,8 @@ CONTAINER_ENV = (
     "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html"
 )
 NVSMI = "https://docs.nvidia.com/deploy/nvidia-smi/index.html"
+FABRIC_MANAGER = "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html"
+NVML_FABRIC = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlFabricDefs.html"
 
 ENTRIES = (
     # -- PCIe links and registers ----------------------------------------------------------------
@@ -572,5 +574,32 @@ ENTRIES = (
         "`nvidia-smi nvlink -s` per GPU and `nvidia-smi nvlink -e` for error counters; on NVSwitch systems "
         "check nvidia-fabricmanager; a link that stays missing after a GPU reset is a hardware case.",
         NVSMI,
+    ),
+    E(
+        "GPU-FABRIC-NOT-READY",
+        "inventory",
+        "WARN",
+        "on an NVSwitch node, NVML says a GPU's fabric registration has not started, is still in "
+        "progress, or completed with an error status",
+        "On HGX/DGX boards with NVSwitch, nvidia-fabricmanager configures the switches and registers each "
+        "GPU with the fabric; until it has, the GPU has no NVLink path to its peers, so peer copies are "
+        "staged through host memory and NCCL falls back to PCIe or fails.",
+        "Start nvidia-fabricmanager at the same version as the NVIDIA driver, then check that "
+        "`nvidia-smi -q` lists Fabric State Completed, Status Success for every GPU; the fabric manager's "
+        "log says why a GPU did not register.",
+        FABRIC_MANAGER,
+        NVML_FABRIC,
+    ),
+    E(
+        "GPU-FABRIC-SPLIT",
+        "inventory",
+        "WARN",
+        "registered GPUs of one node report different fabric clique IDs or cluster UUIDs (NVML)",
+        "The GPUs of one NVSwitch board share one fabric partition; a GPU in another clique or cluster "
+        "cannot reach the others over NVLink.",
+        "Check each GPU's Fabric section in `nvidia-smi -q` and the fabric manager's partition set-up; "
+        "restart nvidia-fabricmanager if no partitioning was meant.",
+        FABRIC_MANAGER,
+        NVML_FABRIC,
     ),
 )
