@@ -540,6 +540,21 @@ ENTRIES = (
         NVSMI,
     ),
     E(
+        "PERF-NIC-OUTLIER",
+        "inventory",
+        "WARN",
+        "an RDMA device measured slower than the median of the node's other NICs at the same mr-bench "
+        "RDMA WRITE case (three or more NICs, hardware providers only), by more than the run's own noise",
+        "The NICs of one node are built and cabled alike: one well below its siblings has a PCIe link "
+        "trained down, a port at a lower rate or MTU, or was measured with a GPU on the other socket, so "
+        "every write crosses the inter-socket link. Soft-RoCE and the soft provider are never compared.",
+        "The finding names the cause the machine facts show (PCIe link, port rate or MTU, NUMA node of the "
+        "GPU it wrote into); otherwise compare the NIC's `lspci -vv` link, `ibv_devinfo -v` port and "
+        "firmware with its siblings'.",
+        GDR_DOC,
+        "https://github.com/linux-rdma/rdma-core",
+    ),
+    E(
         "PERF-PAIR-OUTLIER",
         "inventory",
         "WARN",

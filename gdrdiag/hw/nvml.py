@@ -135,8 +135,8 @@ def fabric_facts(nvml: Any, handle: Any) -> dict:
     V call ``device_get_gpu_fabric_info_v``). Raises when neither call exists or both fail: the caller
     records the reason as unknown.
     """
-    calls = [getattr(nvml, n, None) for n in ("device_get_gpu_fabric_info_v", "device_get_gpu_fabric_info")]
-    calls = [c for c in calls if c is not None]
+    names = ("device_get_gpu_fabric_info_v", "device_get_gpu_fabric_info")
+    calls: list[Callable[[Any], Any]] = [c for c in (getattr(nvml, n, None) for n in names) if c is not None]
     if not calls:
         raise LookupError("the NVML binding has no nvmlDeviceGetGpuFabricInfo")
     failure: Optional[Exception] = None
