@@ -22,6 +22,7 @@ from gdrdiag.inspect.collect import inspect_source
 from gdrdiag.model.findings import Severity
 from gdrdiag.model.machine import FabricState, MachineInfo
 from gdrdiag.model.report import Report
+from gdrdiag.render.machine_table import render_peer_matrix
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 NODE = FIXTURES / "machines" / "g_8gpu_8nic_two_odd"
@@ -56,6 +57,8 @@ def test_a_fully_registered_node_is_silent_and_the_facts_are_typed(tmp_path):
     assert {g.fabric.state for g in m.gpus} == {FabricState.COMPLETED}
     assert {(g.fabric.cluster_uuid, g.fabric.clique_id, g.fabric.status) for g in m.gpus} == {(CLUSTER, 7, 0)}
     assert _found(m, "GPU-FABRIC-NOT-READY") == [] and _found(m, "GPU-FABRIC-SPLIT") == []
+    text = render_peer_matrix(m, None)
+    assert f"GPU 0 ({_bdf(m, 0)}) NVLinks: none; NVSwitch fabric: completed, clique 7" in text
 
 
 @pytest.mark.parametrize(
