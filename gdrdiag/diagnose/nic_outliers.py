@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from gdrdiag.diagnose._common import ev, finding
 from gdrdiag.diagnose.inventory_rules import busy_reason
-from gdrdiag.diagnose.node_rules import LONE_CASE_SHARE, MIN_GPUS, SHOWN_ROWS, below_siblings, comparable
+from gdrdiag.diagnose.node_rules import (
+    LONE_CASE_SHARE,
+    MIN_GPUS,
+    SHOWN_ROWS,
+    below_siblings,
+    case_label,
+    comparable,
+)
 from gdrdiag.model.case import CaseId
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, NicPort
@@ -84,14 +91,6 @@ def nic_groups(
     return {k: v for k, v in groups.items() if len(v) >= 2}
 
 
-def _label(key: str, physics: tuple) -> str:
-    words = [key]
-    for name, value in physics:
-        if name in ("size_bytes", "memory", "reg_path", "qps"):
-            words.append(f"{name}={value}")
-    return " ".join(words)
-
-
 def nics_below(
     results: "list[BenchResult] | tuple[BenchResult, ...]", machine: Optional[MachineInfo]
 ) -> list[NicBelow]:
@@ -103,7 +102,7 @@ def nics_below(
         for nic, median, tolerance in below_siblings({n: results[i] for n, i in members.items()}):
             i = members[nic]
             value = float(results[i].value or 0.0)
-            out.append(NicBelow(nic, i, _label(key, physics), unit, value, median, tolerance))
+            out.append(NicBelow(nic, i, case_label(key, physics), unit, value, median, tolerance))
     return out
 
 

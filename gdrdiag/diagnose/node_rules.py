@@ -100,7 +100,7 @@ def sibling_rows(results: Iterable[BenchResult]) -> list[SiblingRow]:
         key = (case.bench, case.key, physics, case.provider, device)
         if key not in groups:
             groups[key] = []
-            labels[key] = (_label(r.key, physics) + (f" dev={device}" if device else ""), r.unit)
+            labels[key] = (case_label(r.key, physics) + (f" dev={device}" if device else ""), r.unit)
         if all(g != gpu for g, _ in groups[key]):  # a repeated case on one GPU: its first row
             groups[key].append((gpu, index))
     return [
@@ -110,7 +110,7 @@ def sibling_rows(results: Iterable[BenchResult]) -> list[SiblingRow]:
     ]
 
 
-def _label(key: str, physics: tuple) -> str:
+def case_label(key: str, physics: tuple) -> str:
     """A short name of the case: its key, its size, and the parameters the key does not already say."""
     words = [key]
     for name, value in physics:
