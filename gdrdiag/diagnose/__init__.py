@@ -33,6 +33,7 @@ from gdrdiag.diagnose import (
     causes_nccl,
     copy_rules,
     gather_rules,
+    nic_outliers,
     node_rules,
     pair_outliers,
     peer_rules,
@@ -66,6 +67,7 @@ RULES: list[ReportRule] = [
     *peer_rules.RULES,
     *node_rules.RULES,  # a GPU slower than its siblings at the same case (--gpus)
     *pair_outliers.RULES,  # an ordered GPU pair slower than the node's other pairs
+    *nic_outliers.RULES,  # an RDMA device slower than the node's other NICs at the same mr-bench case
     *causes_host.RULES,
     causes_nccl.log_facts,  # an NCCL INFO log imported alone: its facts, no loss to explain
 ]

@@ -23,6 +23,8 @@ CONTAINER_ENV = (
     "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html"
 )
 NVSMI = "https://docs.nvidia.com/deploy/nvidia-smi/index.html"
+FABRIC_MANAGER = "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html"
+NVML_FABRIC = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlFabricDefs.html"
 
 ENTRIES = (
     # -- PCIe links and registers ----------------------------------------------------------------
@@ -538,6 +540,21 @@ ENTRIES = (
         NVSMI,
     ),
     E(
+        "PERF-NIC-OUTLIER",
+        "inventory",
+        "WARN",
+        "an RDMA device measured slower than the median of the node's other NICs at the same mr-bench "
+        "RDMA WRITE case (three or more NICs, hardware providers only), by more than the run's own noise",
+        "The NICs of one node are built and cabled alike: one well below its siblings has a PCIe link "
+        "trained down, a port at a lower rate or MTU, or was measured with a GPU on the other socket, so "
+        "every write crosses the inter-socket link. Soft-RoCE and the soft provider are never compared.",
+        "The finding names the cause the machine facts show (PCIe link, port rate or MTU, NUMA node of the "
+        "GPU it wrote into); otherwise compare the NIC's `lspci -vv` link, `ibv_devinfo -v` port and "
+        "firmware with its siblings'.",
+        GDR_DOC,
+        "https://github.com/linux-rdma/rdma-core",
+    ),
+    E(
         "PERF-PAIR-OUTLIER",
         "inventory",
         "WARN",
@@ -572,5 +589,32 @@ ENTRIES = (
         "`nvidia-smi nvlink -s` per GPU and `nvidia-smi nvlink -e` for error counters; on NVSwitch systems "
         "check nvidia-fabricmanager; a link that stays missing after a GPU reset is a hardware case.",
         NVSMI,
+    ),
+    E(
+        "GPU-FABRIC-NOT-READY",
+        "inventory",
+        "WARN",
+        "on an NVSwitch node, NVML says a GPU's fabric registration has not started, is still in "
+        "progress, or completed with an error status",
+        "On HGX/DGX boards with NVSwitch, nvidia-fabricmanager configures the switches and registers each "
+        "GPU with the fabric; until it has, the GPU has no NVLink path to its peers, so peer copies are "
+        "staged through host memory and NCCL falls back to PCIe or fails.",
+        "Start nvidia-fabricmanager at the same version as the NVIDIA driver, then check that "
+        "`nvidia-smi -q` lists Fabric State Completed, Status Success for every GPU; the fabric manager's "
+        "log says why a GPU did not register.",
+        FABRIC_MANAGER,
+        NVML_FABRIC,
+    ),
+    E(
+        "GPU-FABRIC-SPLIT",
+        "inventory",
+        "WARN",
+        "registered GPUs of one node report different fabric clique IDs or cluster UUIDs (NVML)",
+        "The GPUs of one NVSwitch board share one fabric partition; a GPU in another clique or cluster "
+        "cannot reach the others over NVLink.",
+        "Check each GPU's Fabric section in `nvidia-smi -q` and the fabric manager's partition set-up; "
+        "restart nvidia-fabricmanager if no partitioning was meant.",
+        FABRIC_MANAGER,
+        NVML_FABRIC,
     ),
 )

@@ -8,6 +8,12 @@
 - GPU-IN-USE: a GPU another process was using (NVML's compute processes and SM utilisation).
 - GPU-NVLINK-FEWER: a GPU with fewer active NVLinks than the node's other GPUs (NVML's per-link state),
   so every pair through it, and NCCL's rings and trees, run on fewer links.
+- GPU-FABRIC-NOT-READY: on an NVSwitch node, a GPU that nvidia-fabricmanager has not registered with the
+  fabric (NVML's fabric state not COMPLETED), or whose registration ended in an error: it has no NVLink
+  peer path until it is (NVIDIA Fabric Manager user guide,
+  https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html).
+- GPU-FABRIC-SPLIT: registered GPUs of one node in different fabric cliques or clusters, so not every
+  pair can reach the other over NVLink.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Iterable, Optional
 
 from gdrdiag.diagnose._common import ev, finding
 from gdrdiag.model.findings import Finding, Severity
-from gdrdiag.model.machine import GpuInfo, MachineInfo
+from gdrdiag.model.machine import FabricState, GpuFabric, GpuInfo, MachineInfo
 
 
 def _nvml_sees(m: MachineInfo, g: GpuInfo) -> Optional[bool]:
@@ -124,6 +130,98 @@ def nvlinks_fewer(m: MachineInfo) -> Iterable[Finding]:
         )
 
 
+FABRIC_ADVICE = (
+    "Start nvidia-fabricmanager (`systemctl enable --now nvidia-fabricmanager`) at the version of the "
+    "NVIDIA driver (`nvidia-smi` and `nv-fabricmanager --version` must match), then check "
+    "`nvidia-smi -q | grep -A3 Fabric` shows State Completed, Status Success on every GPU; its log "
+    "(/var/log/fabricmanager.log) says why a GPU failed to register."
+)
+
+
+def _gpu_name(g: GpuInfo) -> str:
+    """``GPU 3 (0000:4c:00.0)``, or ``GPU 0000:4c:00.0`` when CUDA gave it no ordinal."""
+    return f"GPU {g.cuda_ordinal} ({g.bdf})" if g.cuda_ordinal is not None else f"GPU {g.bdf}"
+
+
+def _fabric_status(f: GpuFabric) -> str:
+    return f.status_name or (str(f.status) if f.status is not None else "unknown")
+
+
+def fabric_not_ready(m: MachineInfo) -> Iterable[Finding]:
+    """GPU-FABRIC-NOT-READY: an NVSwitch GPU not registered with the fabric, or registered with an error.
+
+    Only GPUs whose fabric state NVML read and that sit on a fabric (state not NOT_SUPPORTED) count;
+    NVML's ``status`` is read only once the state is COMPLETED, as its reference says. IN_PROGRESS is
+    named too: registration takes seconds after the service starts, so one still in progress when the
+    facts were read is either early or stuck, and a second look settles which.
+    """
+    for g in m.gpus:
+        f = g.fabric
+        if f is None or not f.applies or (f.state is FabricState.COMPLETED and not f.failed):
+            continue
+        if f.failed:
+            what = f"registered with the NVSwitch fabric with error {_fabric_status(f)}"
+        elif f.state is FabricState.IN_PROGRESS:
+            what = "still registering with the NVSwitch fabric (state IN_PROGRESS)"
+        else:
+            what = "not registered with the NVSwitch fabric (state NOT_STARTED)"
+        yield finding(
+            "GPU-FABRIC-NOT-READY",
+            Severity.WARN,
+            f"{_gpu_name(g)} is {what}: it has no NVLink peer path until nvidia-fabricmanager registers it",
+            [
+                ev(f"gpus[{g.bdf}].fabric.state", f.state.value),
+                ev(f"gpus[{g.bdf}].fabric.status", _fabric_status(f)),
+                ev("driver", m.kernel.nvidia_driver_version),
+            ],
+            FABRIC_ADVICE
+            + (
+                " A state still IN_PROGRESS a minute later is stuck."
+                if f.state is FabricState.IN_PROGRESS
+                else ""
+            ),
+            "",
+            g.bdf,
+        )
+
+
+def fabric_split(m: MachineInfo) -> Iterable[Finding]:
+    """GPU-FABRIC-SPLIT: registered GPUs of one node in different fabric partitions (cluster or clique).
+
+    The GPUs of one HGX board share one NVSwitch fabric: once registered they carry one cluster UUID and
+    one clique ID. The yardstick is the commonest (cluster, clique) pair (ties: the one of the lowest
+    ordinal, as listed); each GPU outside it is named.
+    """
+    parts = [
+        (g, (f.cluster_uuid, f.clique_id))
+        for g in m.gpus
+        if (f := g.fabric) is not None and f.state is FabricState.COMPLETED and not f.failed
+    ]
+    if len({p for _, p in parts}) < 2:
+        return
+    counts = Counter(p for _, p in parts)
+    typical = max(counts, key=lambda p: counts[p])  # first listed wins a tie (Counter keeps order)
+    for g, part in parts:
+        if part == typical:
+            continue
+        yield finding(
+            "GPU-FABRIC-SPLIT",
+            Severity.WARN,
+            f"{_gpu_name(g)} is in fabric clique {part[1]} of cluster {part[0]}; the node's other "
+            f"{counts[typical]} registered GPU(s) are in clique {typical[1]} of cluster {typical[0]}",
+            [
+                ev(f"gpus[{g.bdf}].fabric.clique_id", part[1]),
+                ev(f"gpus[{g.bdf}].fabric.cluster_uuid", part[0]),
+                ev("gpus[others].fabric", ",".join(f"{o.bdf}:{p[1]}" for o, p in parts if o is not g)),
+            ],
+            "GPUs in different cliques cannot reach each other over NVLink. Check the fabric manager's "
+            "partition (`nvidia-smi -q | grep -A6 Fabric` per GPU; in shared NVSwitch virtualization mode "
+            "the partition the GPUs were activated in) and restart nvidia-fabricmanager if none was meant.",
+            "",
+            g.bdf,
+        )
+
+
 # SM utilisation at or above this, with no process of gdrdiag's running, is someone else's work.
 BUSY_UTILIZATION_PCT = 50
 
@@ -208,4 +306,4 @@ def nics_not_rdma(m: MachineInfo) -> Iterable[Finding]:
         )
 
 
-RULES = [gpus_not_visible, nvlinks_fewer, gpus_in_use, nics_not_rdma]
+RULES = [gpus_not_visible, nvlinks_fewer, fabric_not_ready, fabric_split, gpus_in_use, nics_not_rdma]

@@ -66,8 +66,8 @@ def _gpu_of(result: BenchResult) -> Optional[int]:
     return 0 if gpu is None else int(gpu)
 
 
-def _counts(result: BenchResult) -> bool:
-    """True for a measured bandwidth row large enough to compare GPUs by."""
+def comparable(result: BenchResult) -> bool:
+    """True for a measured bandwidth row large enough to compare GPUs (or NICs) by."""
     if result.status is not Status.OK or result.value is None or result.value <= 0:
         return False
     if not result.unit.startswith(("GB/s", "Gb/s")):
@@ -82,19 +82,25 @@ def _counts(result: BenchResult) -> bool:
 
 
 def sibling_rows(results: Iterable[BenchResult]) -> list[SiblingRow]:
-    """Every case measured on two or more GPUs, in the order of its first row (one pass, linear)."""
+    """Every case measured on two or more GPUs, in the order of its first row (one pass, linear).
+
+    An mr-bench row's RDMA device is part of its case here: GPUs are compared through one NIC, so a
+    slow NIC among rows merged from several (``-d mlx5_N`` runs) is not blamed on the GPU it was
+    measured with (PERF-NIC-OUTLIER compares the NICs).
+    """
     groups: dict[tuple, list[tuple[int, int]]] = {}
     labels: dict[tuple, tuple[str, str]] = {}
     for index, r in enumerate(results):
         gpu = _gpu_of(r)
-        if gpu is None or not _counts(r):
+        if gpu is None or not comparable(r):
             continue
         case = CaseId.of(r)
         physics = tuple(item for item in case.physics if item[0] != "gpu")
-        key = (case.bench, case.key, physics, case.provider)
+        device = r.settings.device_name if r.bench is Bench.MR else None
+        key = (case.bench, case.key, physics, case.provider, device)
         if key not in groups:
             groups[key] = []
-            labels[key] = (_label(r.key, physics), r.unit)
+            labels[key] = (case_label(r.key, physics) + (f" dev={device}" if device else ""), r.unit)
         if all(g != gpu for g, _ in groups[key]):  # a repeated case on one GPU: its first row
             groups[key].append((gpu, index))
     return [
@@ -104,7 +110,7 @@ def sibling_rows(results: Iterable[BenchResult]) -> list[SiblingRow]:
     ]
 
 
-def _label(key: str, physics: tuple) -> str:
+def case_label(key: str, physics: tuple) -> str:
     """A short name of the case: its key, its size, and the parameters the key does not already say."""
     words = [key]
     for name, value in physics:

@@ -1,4 +1,4 @@
-"""Optional NVML facts through ``cuda.bindings.nvml``: virtualization mode, PCIe link, BAR1, NVLink.
+"""Optional NVML facts through ``cuda.bindings.nvml``: virtualization, PCIe link, BAR1, NVLink, fabric.
 
 NVML is optional: when the module or ``libnvidia-ml`` is missing, or a query is unsupported,
 the fact is None and the reason is recorded (the ``nvmlQuery`` pattern of nvitop's
@@ -9,7 +9,8 @@ The result is a plain JSON-able dict so it can be written into a bundle and repl
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+import uuid
+from typing import Any, Callable, Optional
 
 from gdrdiag.errors import reraise_interrupt
 
@@ -106,6 +107,59 @@ def _comm(pid: int) -> Any:
         return None  # another PID namespace (a container, a VM's host): the PID alone is the fact
 
 
+def _return_name(nvml: Any, code: int) -> Optional[str]:
+    """The ``nvmlReturn_t`` name of ``code`` (``ERROR_NOT_READY``), or None when the binding has none."""
+    try:
+        return str(nvml.Return(code).name)
+    except Exception:
+        return None
+
+
+def _uuid_text(raw: Any) -> Optional[str]:
+    """A 16-byte cluster UUID (a uint8 array, bytes or a string, by binding release) as text."""
+    if isinstance(raw, str):
+        return raw[:64]
+    try:
+        data = bytes(int(b) & 0xFF for b in list(raw)[:16])
+    except Exception:
+        return None
+    return str(uuid.UUID(bytes=data)) if len(data) == 16 else None
+
+
+def fabric_facts(nvml: Any, handle: Any) -> dict:
+    """The GPU's NVSwitch fabric registration: ``nvmlDeviceGetGpuFabricInfoV``, else the older call.
+
+    ``{"state": 0-3, "status": nvmlReturn_t, "status_name", "cluster_uuid", "clique_id",
+    "health_mask"}`` (NVML API reference, nvmlGpuFabricInfo_v2_t/v3_t,
+    https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html; cuda-bindings 13.5 names the
+    V call ``device_get_gpu_fabric_info_v``). Raises when neither call exists or both fail: the caller
+    records the reason as unknown.
+    """
+    names = ("device_get_gpu_fabric_info_v", "device_get_gpu_fabric_info")
+    calls: list[Callable[[Any], Any]] = [c for c in (getattr(nvml, n, None) for n in names) if c is not None]
+    if not calls:
+        raise LookupError("the NVML binding has no nvmlDeviceGetGpuFabricInfo")
+    failure: Optional[Exception] = None
+    for call in calls:
+        try:
+            info = call(handle)
+        except Exception as exc:
+            reraise_interrupt(exc)
+            failure = failure or exc
+            continue
+        status = int(info.status)
+        mask = getattr(info, "health_mask", None)
+        return {
+            "state": int(info.state),
+            "status": status,
+            "status_name": _return_name(nvml, status),
+            "cluster_uuid": _uuid_text(info.cluster_uuid),
+            "clique_id": int(info.clique_id),
+            "health_mask": int(mask) if mask is not None else None,
+        }
+    raise failure or LookupError("nvmlDeviceGetGpuFabricInfo failed")
+
+
 def gpu_facts(pci_bus_ids: list[str]) -> dict:
     """NVML facts per GPU, keyed by PCI bus id (``0000:00:06.0``).
 
@@ -162,6 +216,7 @@ def gpu_facts(pci_bus_ids: list[str]) -> dict:
             except Exception as exc:  # NVLink facts are optional like the rest
                 reraise_interrupt(exc)
                 unknown["nvlinks"] = f"NVML: {type(exc).__name__}: {exc}"[:200]
+            _q(lambda hh: fabric_facts(nvml, hh), h, facts, unknown, "fabric", dict)
             _busy_facts(nvml, h, facts, unknown)
             facts["unknown"] = unknown
             out["gpus"][bdf] = facts

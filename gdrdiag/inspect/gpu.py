@@ -19,7 +19,15 @@ from dataclasses import replace
 from typing import Optional
 
 from gdrdiag.inspect.virt import is_gpu
-from gdrdiag.model.machine import CudaDeviceFacts, GpuInfo, GpuProcess, NvLink, PciFunction
+from gdrdiag.model.machine import (
+    CudaDeviceFacts,
+    FabricState,
+    GpuFabric,
+    GpuInfo,
+    GpuProcess,
+    NvLink,
+    PciFunction,
+)
 from gdrdiag.model.serde import SchemaError, from_jsonable
 
 GDR_ATTRIBUTES = (
@@ -137,6 +145,45 @@ def nvlinks(nv: dict, unknown: dict[str, str]) -> tuple[NvLink, ...]:
     return tuple(out)
 
 
+# nvmlGpuFabricState_t in NVML's order (NVML_GPU_FABRIC_STATE_NOT_SUPPORTED = 0 ... COMPLETED = 3;
+# https://docs.nvidia.com/deploy/nvml-api/group__nvmlFabricDefs.html)
+FABRIC_STATES = (
+    FabricState.NOT_SUPPORTED,
+    FabricState.NOT_STARTED,
+    FabricState.IN_PROGRESS,
+    FabricState.COMPLETED,
+)
+_UUID_TEXT = re.compile(r"[0-9A-Fa-f-]{1,64}")
+_RETURN_NAME = re.compile(r"[A-Z0-9_]{1,64}")
+
+
+def fabric(nv: dict, unknown: dict[str, str]) -> Optional[GpuFabric]:
+    """The GPU's NVSwitch fabric registration from its NVML facts, or None (the reason in ``unknown``).
+
+    A bundle is untrusted: a state outside NVML's four, or a field of the wrong type, makes the whole
+    record unknown rather than half-read.
+    """
+    raw = nv.get("fabric")
+    if raw is None:
+        unknown.setdefault("nvml.fabric", "not recorded (a bundle older than the fact, or no NVML)")
+        return None
+    state = _nint(raw, "state") if isinstance(raw, dict) else None
+    if state is None or not 0 <= state < len(FABRIC_STATES):
+        unknown["nvml.fabric"] = "not an NVML fabric record: ignored"
+        return None
+    status = _nint(raw, "status")
+    name = raw.get("status_name")
+    cluster = raw.get("cluster_uuid")
+    return GpuFabric(
+        state=FABRIC_STATES[state],
+        status=status,
+        status_name=name if isinstance(name, str) and _RETURN_NAME.fullmatch(name) else None,
+        cluster_uuid=cluster if isinstance(cluster, str) and _UUID_TEXT.fullmatch(cluster) else None,
+        clique_id=_nint(raw, "clique_id"),
+        health_mask=_nint(raw, "health_mask"),
+    )
+
+
 def bar1(f: PciFunction) -> tuple[Optional[int], Optional[int]]:
     """(size, index) of the largest 64-bit prefetchable memory BAR."""
     cands = [b for b in f.bars if b.index <= 5 and not b.is_io and b.is_64bit and b.prefetchable]
@@ -203,6 +250,7 @@ def inspect_gpus(
                 has_p2p_clique_cap=(
                     any(c.cap_id == 0x09 and not c.extended for c in f.caps) if f.caps else None
                 ),
+                fabric=fabric(nv, unknown) if nv else None,
                 unknown=unknown,
             )
         )

@@ -262,6 +262,50 @@ class DriverFlavour(str, enum.Enum):
     VGPU_GUEST = "vgpu_guest"
 
 
+class FabricState(str, enum.Enum):
+    """A GPU's registration with the NVSwitch fabric (``nvmlGpuFabricState_t``, NVML_GPU_FABRIC_STATE_*).
+
+    On NVSwitch systems (HGX/DGX) nvidia-fabricmanager registers each GPU with the fabric; until it
+    has, the GPU has no NVLink peer path (NVIDIA Fabric Manager user guide,
+    https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html). NVML's numbers
+    0-3 in that order (https://docs.nvidia.com/deploy/nvml-api/group__nvmlFabricDefs.html).
+    """
+
+    NOT_SUPPORTED = "not_supported"  # no NVSwitch fabric for this GPU (PCIe or direct NVLink boards)
+    NOT_STARTED = "not_started"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+
+
+@dataclass(frozen=True)
+class GpuFabric:
+    """What NVML's ``nvmlDeviceGetGpuFabricInfo(V)`` said about one GPU's place in the NVSwitch fabric.
+
+    ``status`` is an ``nvmlReturn_t`` (0 = success; ``status_name`` its NVML name) and means something
+    only once ``state`` is COMPLETED (NVML API reference, nvmlGpuFabricInfo_t). ``cluster_uuid`` and
+    ``clique_id`` say which fabric partition the GPU joined: GPUs of one node that can reach each other
+    over NVLink share both. ``health_mask`` is the V call's NVML_GPU_FABRIC_HEALTH_MASK_* bits, kept
+    raw (None from the older call).
+    """
+
+    state: FabricState
+    status: Optional[int] = None
+    status_name: Optional[str] = None
+    cluster_uuid: Optional[str] = None
+    clique_id: Optional[int] = None
+    health_mask: Optional[int] = None
+
+    @property
+    def applies(self) -> bool:
+        """True when this GPU sits on an NVSwitch fabric (NVML reports a registration state)."""
+        return self.state is not FabricState.NOT_SUPPORTED
+
+    @property
+    def failed(self) -> bool:
+        """True when registration finished with an error status."""
+        return self.state is FabricState.COMPLETED and self.status not in (None, 0)
+
+
 @dataclass(frozen=True)
 class GpuInfo:
     """One NVIDIA GPU: PCI place, link, BAR1, and the CUDA/NVML facts GPUDirect depends on.
@@ -297,6 +341,9 @@ class GpuInfo:
     uuid: Optional[str] = None  # NVML's GPU UUID (``GPU-...``), as nvidia-smi -L prints it
     numa_node: Optional[int] = None
     has_p2p_clique_cap: Optional[bool] = None
+    # NVML's NVSwitch fabric registration; None when not readable (older driver or binding, no NVML,
+    # a Report or bundle written before the field): the reason is in ``unknown["nvml.fabric"]``
+    fabric: Optional[GpuFabric] = None
     unknown: dict[str, str] = field(default_factory=dict)
 
 

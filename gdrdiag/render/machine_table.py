@@ -209,6 +209,17 @@ def _nvlink_text(m: MachineInfo, bdf: str) -> str:
     )
 
 
+def _fabric_text(m: MachineInfo, bdf: str) -> str:
+    """``; NVSwitch fabric: completed, clique 7`` where NVML read a fabric the GPU is on, else ""."""
+    g = next((g for g in m.gpus if g.bdf == bdf), None)
+    f = g.fabric if g is not None else None
+    if f is None or not f.applies:
+        return ""
+    status = f", status {f.status_name or f.status}" if f.failed else ""
+    clique = f", clique {f.clique_id}" if f.clique_id is not None else ""
+    return f"; NVSwitch fabric: {f.state.value.replace('_', ' ')}{status}{clique}"
+
+
 def render_peer_matrix(m: MachineInfo, width: Optional[int] = DEFAULT_WIDTH) -> str:
     """GPU <-> GPU: one row per ordered pair (path class, P2P facts, NVLinks), then each GPU's links."""
     rows = [
@@ -231,7 +242,7 @@ def render_peer_matrix(m: MachineInfo, width: Optional[int] = DEFAULT_WIDTH) -> 
         wrap=(1,),
     )
     gpus = sorted({(p.src_ordinal, p.src_bdf) for p in m.peers})
-    lines = [f"GPU {o} ({bdf}) NVLinks: {_nvlink_text(m, bdf)}" for o, bdf in gpus]
+    lines = [f"GPU {o} ({bdf}) NVLinks: {_nvlink_text(m, bdf)}{_fabric_text(m, bdf)}" for o, bdf in gpus]
     lines += [f"note: {n}" for n in sorted({p.note for p in m.peers if p.note})]
     return text + "\n" + wrap_lines("\n".join(lines), width)
 
