@@ -7,6 +7,7 @@
 #      PyTorch): that GPU must be named first and no other GPU named;
 #   4. peer-bench's CuPy reference on every ordered pair (our CE copy / CuPy's same copy, interleaved);
 #   5. `inspect` with CUDA_VISIBLE_DEVICES hiding the last GPU: it must name that PCI device.
+#   6. each GPU's NVSwitch fabric state as NVML reports it, and what inspect prints of it.
 # Run from the repository root on the GPU machine:  OUT=/some/dir bash scripts/gpu_node_check.sh
 # Results: $OUT/summary.txt and $OUT/node-check.tar.gz (every output and JSON).
 set -uo pipefail
@@ -99,3 +100,15 @@ log "== 5. inspect with CUDA_VISIBLE_DEVICES hiding the last GPU"
 visible=$(seq -s, 0 $(( ngpus - 2 )))
 CUDA_VISIBLE_DEVICES=$visible timeout 60 $PY -m gdrdiag inspect > "$OUT/inspect-hidden.txt" 2>&1
 log "rc=$? CUDA_VISIBLE_DEVICES=$visible: $(grep -m1 GPU-NOT-VISIBLE "$OUT/inspect-hidden.txt")"
+
+log "== 6. NVSwitch fabric state per GPU (NVML, as inspect reads it)"
+timeout 60 $PY - > "$OUT/fabric.txt" 2>&1 <<'EOF2'
+from gdrdiag.hw.bundle import LiveSource
+from gdrdiag.inspect.collect import inspect_source
+m = inspect_source(LiveSource())
+for g in m.gpus:
+    print(g.cuda_ordinal, g.bdf, g.fabric, g.unknown.get("nvml.fabric"))
+EOF2
+log "rc=$?"; cat "$OUT/fabric.txt" >> "$OUT/summary.txt"
+timeout 60 $PY -m gdrdiag inspect > "$OUT/inspect.txt" 2>&1
+grep -E "NVSwitch fabric|GPU-FABRIC" "$OUT/inspect.txt" | head -8 | tee -a "$OUT/summary.txt"
