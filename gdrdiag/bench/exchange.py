@@ -154,6 +154,94 @@ class Channel:
         self.close()
 
 
+class _Admission:
+    """The connections :meth:`Listener.admit` lets talk at once: their slots, the winner, the refusals.
+
+    Each connection talks in its own thread (:meth:`talk`); its slot is freed however that ends,
+    an exception of any kind included, so a hostile peer cannot keep a slot by crashing its thread.
+    """
+
+    def __init__(
+        self,
+        secret: Optional[bytes],
+        check: Callable[[dict], Any],
+        note: Optional[Callable[[str], None]],
+    ):
+        self.secret, self.check, self.note = secret, check, note
+        self.lock = threading.Lock()
+        self.won: Any = None
+        self.refused: list[str] = []
+        self.pending = 0
+        self.done = threading.Event()
+        self.freed = threading.Event()
+
+    def has_room(self, wait_s: float) -> bool:
+        """True when a slot is free; else waits up to ``wait_s`` for one to free and says False.
+
+        Only the accepting thread takes slots (:meth:`start`), so a slot free here is still free
+        when it accepts.
+        """
+        with self.lock:
+            if self.pending < MAX_PENDING:
+                return True
+            self.freed.clear()
+        self.freed.wait(wait_s)
+        return False
+
+    def start(self, ch: Channel) -> None:
+        """Take a slot for ``ch`` and talk to it in a thread of its own."""
+        with self.lock:
+            self.pending += 1
+        threading.Thread(target=self.talk, args=(ch,), daemon=True, name=f"admit {ch.peer}").start()
+
+    def refuse(self, ch: Channel, why: str) -> None:
+        ch.close()
+        with self.lock:
+            self.refused.append(why)
+        if self.note:
+            self.note(f"refused {ch.peer}: {why}")
+
+    def talk(self, ch: Channel) -> None:
+        """The handshake and hello of one connection; the first that passes is the winner."""
+        try:
+            try:
+                hello = admit_client(ch, self.secret)
+                try:
+                    checked = self.check(hello)
+                except (PeerError, ValueError) as exc:
+                    ch.send("error", message=str(exc))
+                    raise PeerError(str(exc)) from None
+            except PeerError as exc:
+                self.refuse(ch, str(exc))
+                return
+            except Exception as exc:  # noqa: BLE001 - any other failure refuses this one connection
+                self.refuse(ch, f"{type(exc).__name__}: {exc}")
+                return
+            with self.lock:
+                if self.won is None:
+                    ch.deadline = None
+                    self.won = (ch, checked)
+                    self.done.set()
+                    return
+            try:
+                ch.send("error", message="this server is already serving another client")
+            except PeerError:
+                pass
+            ch.close()
+        finally:
+            with self.lock:
+                self.pending -= 1
+            self.freed.set()
+
+    def close(self) -> "tuple[Any, list[str]]":
+        """(the winner or None, the refusals); a handshake still going on is turned away when it ends."""
+        with self.lock:
+            won, refused = self.won, list(self.refused)
+            if won is None:
+                self.won = ()
+        return won, refused
+
+
 class Listener:
     """A listening socket; :meth:`accept` waits a bounded time for one client."""
 
@@ -201,60 +289,13 @@ class Listener:
         (channel, what ``check`` returned).
         """
         deadline = time.monotonic() + timeout_s
-        lock = threading.Lock()
-        state: dict[str, Any] = {"won": None, "refused": [], "pending": 0}
-        done = threading.Event()
-        freed = threading.Event()
-
-        def refuse(ch: Channel, why: str) -> None:
-            ch.close()
-            with lock:
-                state["refused"].append(why)
-            if note:
-                note(f"refused {ch.peer}: {why}")
-
-        def talk(ch: Channel) -> None:
-            try:
-                try:
-                    hello = admit_client(ch, secret)
-                    try:
-                        checked = check(hello)
-                    except (PeerError, ValueError) as exc:
-                        ch.send("error", message=str(exc))
-                        raise PeerError(str(exc)) from None
-                except PeerError as exc:
-                    refuse(ch, str(exc))
-                    return
-                except Exception as exc:  # noqa: BLE001 - any other failure refuses this one connection
-                    refuse(ch, f"{type(exc).__name__}: {exc}")
-                    return
-                with lock:
-                    if state["won"] is None:
-                        ch.deadline = None
-                        state["won"] = (ch, checked)
-                        done.set()
-                        return
-                try:
-                    ch.send("error", message="this server is already serving another client")
-                except PeerError:
-                    pass
-                ch.close()
-            finally:
-                with lock:
-                    state["pending"] -= 1
-                freed.set()
-
-        while not done.is_set():
+        adm = _Admission(secret, check, note)
+        while not adm.done.is_set():
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            with lock:
-                busy = state["pending"] >= MAX_PENDING
-                freed.clear()
-            if busy:
-                # Leave the next connection queued in the kernel's backlog until a slot frees.
-                freed.wait(min(left, 0.05))
-                continue
+            if not adm.has_room(min(left, 0.05)):
+                continue  # the next connection stays queued in the kernel's backlog until a slot frees
             self.sock.settimeout(min(left, 0.05))
             try:
                 conn, addr = self.sock.accept()
@@ -262,17 +303,12 @@ class Listener:
                 continue
             except OSError as exc:
                 raise PeerError(f"port {self.port}: accept failed: {exc.strerror or exc}") from None
-            with lock:
-                state["pending"] += 1
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             admit_s = min(io_timeout_s, max(left, 0.05))
             ch = Channel(conn, f"{addr[0]}:{addr[1]}", admit_s)
             ch.deadline, ch.deadline_s = time.monotonic() + admit_s, admit_s
-            threading.Thread(target=talk, args=(ch,), daemon=True, name=f"admit {ch.peer}").start()
-        with lock:
-            won, refused = state["won"], list(state["refused"])
-            if won is None:
-                state["won"] = ()  # a handshake still going on is turned away when it ends
+            adm.start(ch)
+        won, refused = adm.close()
         if won:
             won[0].sock.settimeout(io_timeout_s)
             won[0].timeout_s = io_timeout_s

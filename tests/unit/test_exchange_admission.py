@@ -144,3 +144,32 @@ def test_a_frame_that_is_json_but_not_an_object_is_still_refused():
         a.sendall(struct.pack(">I", len(body)) + body)
         with pytest.raises(exchange.PeerError, match="malformed"):
             rx.recv("hello")
+
+
+def test_a_check_that_crashes_frees_its_slot_too():
+    """A ``check`` failing with something other than PeerError/ValueError ended the thread before
+    its slot was given back; now any failure refuses that connection and frees the slot."""
+    out = {}
+    notes = []
+
+    def check(hello):
+        if hello["who"] != "real":
+            raise KeyError("a bug in check")
+        return "real"
+
+    with exchange.Listener(0, "127.0.0.1") as lst:
+        t = threading.Thread(
+            target=lambda: out.setdefault("won", lst.admit(10.0, 5.0, None, check, note=notes.append)),
+            daemon=True,
+        )
+        t.start()
+        bad = [_hello(lst.port, f"bad{i}") for i in range(exchange.MAX_PENDING + 1)]
+        try:
+            with _hello(lst.port, "real"):
+                t.join(8)
+        finally:
+            for ch in bad:
+                ch.close()
+    ch, who = out["won"]
+    ch.close()
+    assert who == "real" and any("KeyError" in n for n in notes), notes
