@@ -90,7 +90,7 @@ _run_step() {
 
 step() {
     _mark=$R/.step-mark
-    : >"$_mark"
+    touch "$_mark"
     _run_step "$@" && return 0
     _rc=$?
     if _why=$(_timed_out "$_mark" "$_rc"); then

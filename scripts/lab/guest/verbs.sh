@@ -126,7 +126,9 @@ PY
 echo "rxe0 GID index $gid" | tee "$R/perftest-gid.txt"
 perftest_pair() {
     _s=$1 _n=$2 _round=$3
-    ib_write_bw -d rxe0 -x "$gid" -s "$_s" -n "$_n" -F --report_gbits -p 18700 >"$R/pt-server-$_s-$_round.txt" 2>&1 &
+    # The server is bounded too: a client killed by its timeout leaves it waiting for ever.
+    timeout "$(scaled 150)" ib_write_bw -d rxe0 -x "$gid" -s "$_s" -n "$_n" -F --report_gbits -p 18700 \
+        >"$R/pt-server-$_s-$_round.txt" 2>&1 &
     _srv=$!
     sleep "$(scaled 1)"
     timeout "$(scaled 120)" ib_write_bw -d rxe0 -x "$gid" -s "$_s" -n "$_n" -F --report_gbits -p 18700 127.0.0.1 \
