@@ -22,7 +22,8 @@
 # Exit status: 0 when every run produced a number, 1 otherwise (the table says which are missing).
 # Environment: ROUNDS (default 2), INLINE (default 0), GID (skip the GID lookup), PT_PORT, GDRDIAG,
 # SIZES and POST_LISTS (comma-separated subsets of the defaults, for a quick check), TIME_CALLS
-# (default 1; 0 skips the --time-calls runs).
+# (default 1; 0 skips the --time-calls runs), LAB_WAIT_FACTOR (default 1: the lab's guest sets it
+# from its measured speed, scripts/lab/guest/lib.sh; every hang guard and wait here is multiplied).
 set -u
 DEV=${1:-rxe0}
 OUT=${2:-/tmp/native-lab}
@@ -34,6 +35,7 @@ PORT=${PT_PORT:-18750}
 G=${GDRDIAG:-python3 -m gdrdiag}
 mkdir -p "$OUT"
 fail=0
+scaled() { echo $(($1 * ${LAB_WAIT_FACTOR:-1})); }
 
 # The native library: the tree's build/native (built by scripts/setup.sh on the host), else a
 # fresh build into $OUT/native when this machine has a compiler (the lab's /src is read-only).
@@ -72,11 +74,11 @@ iters() {  # WRs per run: small enough for Soft-RoCE under emulation (~0.1-0.3 G
 perftest_run() {  # size post-list round
     _s=$1 _l=$2 _r=$3 _n=$(iters "$1")
     _f="$OUT/pt-$_s-l$_l-r$_r"
-    timeout 330 ib_write_bw -d "$DEV" -x "$gid" -s "$_s" -n "$_n" -l "$_l" -I "$INLINE" -F --report_gbits \
+    timeout "$(scaled 330)" ib_write_bw -d "$DEV" -x "$gid" -s "$_s" -n "$_n" -l "$_l" -I "$INLINE" -F --report_gbits \
         -p "$PORT" >"$_f-server.txt" 2>&1 &
     _srv=$!
-    sleep 1
-    timeout 300 ib_write_bw -d "$DEV" -x "$gid" -s "$_s" -n "$_n" -l "$_l" -I "$INLINE" -F --report_gbits \
+    sleep "$(scaled 1)"
+    timeout "$(scaled 300)" ib_write_bw -d "$DEV" -x "$gid" -s "$_s" -n "$_n" -l "$_l" -I "$INLINE" -F --report_gbits \
         -p "$PORT" 127.0.0.1 >"$_f.txt" 2>&1
     _c=$?
     wait $_srv
@@ -91,8 +93,8 @@ gdrdiag_run() {  # provider size post-list round [extra options]
     [ "$_l" -gt 1 ] && _q=$_l
     _extra=""
     [ "$_p" = native ] && _extra="--inline $INLINE"
-    timeout 600 $G --json mr-bench --provider "$_p" -d "$DEV" -x "$gid" --memory pageable -s "$_s" -n "$_n" \
-        -q 1 -t 128 -l "$_l" -Q "$_q" --repeats 1 $_extra "$@" \
+    timeout "$(scaled 600)" $G --json mr-bench --provider "$_p" -d "$DEV" -x "$gid" --memory pageable -s "$_s" -n "$_n" \
+        -q 1 -t 128 -l "$_l" -Q "$_q" --repeats 1 --timeout "$(scaled 10)" $_extra "$@" \
         --json-out "$OUT/gd-$_p-$_s-l$_l-r$_r.json" >"$OUT/gd-$_p-$_s-l$_l-r$_r.out" 2>&1
 }
 

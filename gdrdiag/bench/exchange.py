@@ -42,7 +42,7 @@ PROTOCOL = "gdrdiag-mr-bench/1"
 DEFAULT_PORT = 18515
 MAX_MESSAGE = 1 << 20
 NONCE_HEX = 32  # a handshake nonce: 16 random bytes as hex
-MAX_PENDING = 8  # connections a server lets talk at once before one is admitted; more are closed
+MAX_PENDING = 8  # connections a server lets talk at once before one is admitted; more wait in the backlog
 
 
 class PeerError(GdrdiagError):
@@ -56,6 +56,10 @@ class Channel:
         self.sock = sock
         self.peer = peer
         self.timeout_s = timeout_s
+        # While set, a monotonic time that caps every receive: the server's admission deadline,
+        # one budget for the whole handshake and hello rather than a fresh timeout per message.
+        self.deadline: Optional[float] = None
+        self.deadline_s = 0.0
         sock.settimeout(timeout_s)
 
     def send(self, msg_type: str, **payload: Any) -> None:
@@ -70,17 +74,25 @@ class Channel:
                 f"lost the connection to {self.peer} while sending {msg_type!r}: {exc.strerror or exc}"
             ) from None
 
+    def _late(self, expect: str) -> PeerError:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return PeerError(
+                f"peer {self.peer} did not finish its handshake within {self.deadline_s:g} s "
+                f"(still waiting for {expect!r})"
+            )
+        return PeerError(f"peer {self.peer} sent no {expect!r} within {self.timeout_s:g} s")
+
     def _recv_exact(self, n: int, expect: str, deadline: float) -> bytes:
         buf = bytearray()
         while len(buf) < n:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise PeerError(f"peer {self.peer} sent no {expect!r} within {self.timeout_s:g} s")
+                raise self._late(expect)
             self.sock.settimeout(left)
             try:
                 chunk = self.sock.recv(n - len(buf))
             except socket.timeout:
-                raise PeerError(f"peer {self.peer} sent no {expect!r} within {self.timeout_s:g} s") from None
+                raise self._late(expect) from None
             except OSError as exc:
                 raise PeerError(
                     f"lost the connection to {self.peer} waiting for {expect!r}: {exc.strerror or exc}"
@@ -98,6 +110,8 @@ class Channel:
         types = (expect,) if isinstance(expect, str) else tuple(expect)
         expect = "/".join(types)
         deadline = time.monotonic() + (timeout_s if timeout_s is not None else self.timeout_s)
+        if self.deadline is not None:
+            deadline = min(deadline, self.deadline)
         (n,) = struct.unpack(">I", self._recv_exact(4, expect, deadline))
         if n > MAX_MESSAGE:
             raise PeerError(
@@ -110,6 +124,13 @@ class Channel:
         except ValueError:
             raise PeerError(
                 f"peer {self.peer} sent something that is not JSON; is it a gdrdiag peer?"
+            ) from None
+        except RecursionError:
+            # CPython's decoder recurses once per nesting level and stops at the interpreter's
+            # recursion limit (json module docs: "RecursionError ... deeply nested"); no message of
+            # this protocol nests more than a few levels.
+            raise PeerError(
+                f"peer {self.peer} sent a message nested too deep to decode; is it a gdrdiag peer?"
             ) from None
         if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
             raise PeerError(f"peer {self.peer} sent a malformed message")
@@ -131,6 +152,94 @@ class Channel:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class _Admission:
+    """The connections :meth:`Listener.admit` lets talk at once: their slots, the winner, the refusals.
+
+    Each connection talks in its own thread (:meth:`talk`); its slot is freed however that ends,
+    an exception of any kind included, so a hostile peer cannot keep a slot by crashing its thread.
+    """
+
+    def __init__(
+        self,
+        secret: Optional[bytes],
+        check: Callable[[dict], Any],
+        note: Optional[Callable[[str], None]],
+    ):
+        self.secret, self.check, self.note = secret, check, note
+        self.lock = threading.Lock()
+        self.won: Any = None
+        self.refused: list[str] = []
+        self.pending = 0
+        self.done = threading.Event()
+        self.freed = threading.Event()
+
+    def has_room(self, wait_s: float) -> bool:
+        """True when a slot is free; else waits up to ``wait_s`` for one to free and says False.
+
+        Only the accepting thread takes slots (:meth:`start`), so a slot free here is still free
+        when it accepts.
+        """
+        with self.lock:
+            if self.pending < MAX_PENDING:
+                return True
+            self.freed.clear()
+        self.freed.wait(wait_s)
+        return False
+
+    def start(self, ch: Channel) -> None:
+        """Take a slot for ``ch`` and talk to it in a thread of its own."""
+        with self.lock:
+            self.pending += 1
+        threading.Thread(target=self.talk, args=(ch,), daemon=True, name=f"admit {ch.peer}").start()
+
+    def refuse(self, ch: Channel, why: str) -> None:
+        ch.close()
+        with self.lock:
+            self.refused.append(why)
+        if self.note:
+            self.note(f"refused {ch.peer}: {why}")
+
+    def talk(self, ch: Channel) -> None:
+        """The handshake and hello of one connection; the first that passes is the winner."""
+        try:
+            try:
+                hello = admit_client(ch, self.secret)
+                try:
+                    checked = self.check(hello)
+                except (PeerError, ValueError) as exc:
+                    ch.send("error", message=str(exc))
+                    raise PeerError(str(exc)) from None
+            except PeerError as exc:
+                self.refuse(ch, str(exc))
+                return
+            except Exception as exc:  # noqa: BLE001 - any other failure refuses this one connection
+                self.refuse(ch, f"{type(exc).__name__}: {exc}")
+                return
+            with self.lock:
+                if self.won is None:
+                    ch.deadline = None
+                    self.won = (ch, checked)
+                    self.done.set()
+                    return
+            try:
+                ch.send("error", message="this server is already serving another client")
+            except PeerError:
+                pass
+            ch.close()
+        finally:
+            with self.lock:
+                self.pending -= 1
+            self.freed.set()
+
+    def close(self) -> "tuple[Any, list[str]]":
+        """(the winner or None, the refusals); a handshake still going on is turned away when it ends."""
+        with self.lock:
+            won, refused = self.won, list(self.refused)
+            if won is None:
+                self.won = ()
+        return won, refused
 
 
 class Listener:
@@ -169,46 +278,24 @@ class Listener:
     ) -> "tuple[Channel, Any]":
         """The first client that passes the handshake and whose ``hello`` ``check`` accepts.
 
-        Connections talk concurrently (at most :data:`MAX_PENDING` at once, each bounded by
-        ``io_timeout_s`` per message), so a stalled or hostile connection does not keep the real
-        client out: it is told why, closed, and the server goes on waiting until ``timeout_s``.
-        ``check`` raises :class:`PeerError` (or ``ValueError``) for a hello it refuses; it returns
-        what the caller needs from the hello. (channel, what ``check`` returned).
+        Connections talk concurrently (at most :data:`MAX_PENDING` at once), so a stalled or hostile
+        connection does not keep the real client out: it is told why, closed, and the server goes
+        on waiting until ``timeout_s``. Each connection has one admission deadline,
+        ``io_timeout_s`` for its whole handshake and hello (a sender trickling a byte at a time is
+        dropped when it passes), and its slot is freed however its admission ends. While every slot
+        is taken, new connections wait in the listen backlog rather than being closed, so the real
+        client is admitted as soon as a slot frees. ``check`` raises :class:`PeerError` (or
+        ``ValueError``) for a hello it refuses; it returns what the caller needs from the hello.
+        (channel, what ``check`` returned).
         """
         deadline = time.monotonic() + timeout_s
-        lock = threading.Lock()
-        state: dict[str, Any] = {"won": None, "refused": [], "pending": 0}
-        done = threading.Event()
-
-        def talk(ch: Channel) -> None:
-            try:
-                hello = admit_client(ch, secret)
-                try:
-                    checked = check(hello)
-                except (PeerError, ValueError) as exc:
-                    ch.send("error", message=str(exc))
-                    raise PeerError(str(exc)) from None
-            except PeerError as exc:
-                ch.close()
-                with lock:
-                    state["refused"].append(str(exc))
-                    state["pending"] -= 1
-                if note:
-                    note(f"refused {ch.peer}: {exc}")
-                return
-            with lock:
-                state["pending"] -= 1
-                if state["won"] is None:
-                    state["won"] = (ch, checked)
-                    done.set()
-                    return
-            ch.send("error", message="this server is already serving another client")
-            ch.close()
-
-        while not done.is_set():
+        adm = _Admission(secret, check, note)
+        while not adm.done.is_set():
             left = deadline - time.monotonic()
             if left <= 0:
                 break
+            if not adm.has_room(min(left, 0.05)):
+                continue  # the next connection stays queued in the kernel's backlog until a slot frees
             self.sock.settimeout(min(left, 0.05))
             try:
                 conn, addr = self.sock.accept()
@@ -216,20 +303,12 @@ class Listener:
                 continue
             except OSError as exc:
                 raise PeerError(f"port {self.port}: accept failed: {exc.strerror or exc}") from None
-            with lock:
-                busy = state["pending"] >= MAX_PENDING
-                if not busy:
-                    state["pending"] += 1
-            if busy:
-                conn.close()
-                continue
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            ch = Channel(conn, f"{addr[0]}:{addr[1]}", min(io_timeout_s, max(left, 0.05)))
-            threading.Thread(target=talk, args=(ch,), daemon=True, name=f"admit {ch.peer}").start()
-        with lock:
-            won, refused = state["won"], list(state["refused"])
-            if won is None:
-                state["won"] = ()  # a handshake still going on is turned away when it ends
+            admit_s = min(io_timeout_s, max(left, 0.05))
+            ch = Channel(conn, f"{addr[0]}:{addr[1]}", admit_s)
+            ch.deadline, ch.deadline_s = time.monotonic() + admit_s, admit_s
+            adm.start(ch)
+        won, refused = adm.close()
         if won:
             won[0].sock.settimeout(io_timeout_s)
             won[0].timeout_s = io_timeout_s

@@ -191,6 +191,9 @@ boot() {
     wait $tpid
     local qrc=$?
     set -e
+    # The guest's measured speed and the steps it retried after a timeout (guest/lib.sh).
+    [ -f "$res/speed.txt" ] && lab_log "boot $plan: $(cat "$res/speed.txt")"
+    [ -s "$res/retried-steps" ] && sed "s/^/boot $plan: /" "$res/retried-steps" | while read -r l; do lab_log "$l"; done
     if [ $qrc = 124 ] || [ $qrc = 137 ]; then
         lab_log "boot $plan: HUNG, killed at the ${limit} s limit (console tail follows)"
         tail -20 "$res/console.log" >&2 || true

@@ -5,7 +5,7 @@
 . /src/scripts/lab/guest/lib.sh
 G=$GDRDIAG
 
-drivers() { modprobe nvme; modprobe e1000e; modprobe virtio_net; sleep 1; }
+drivers() { modprobe nvme; modprobe e1000e; modprobe virtio_net; sleep "$(scaled 1)"; }
 step drivers drivers
 
 # SR-IOV: every PF with sriov_totalvfs > 0 gets all its VFs. VF drivers are not probed

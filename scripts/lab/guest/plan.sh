@@ -12,6 +12,8 @@ export GDRDIAG="python3 -m gdrdiag"
 . /src/scripts/lab/guest/lib.sh
 
 echo "plan $plan: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB"
+# Once per boot, before any step: how much slower than an idle guest this one runs (lib.sh).
+lab_speed
 case $plan in
     smoke)
         step python-imports python3 -c "import pyverbs.device, numpy, typer, tabulate, pytest; import gdrdiag"

@@ -18,7 +18,7 @@ setup() {
     [ "$role" = client ] && _ip=10.9.0.2
     ip link set "$_nic" up && ip addr add "$_ip/24" dev "$_nic" &&
         modprobe rdma_rxe && rdma link add rxe0 type rxe netdev "$_nic" || return 1
-    for _ in $(seq 50); do
+    for _ in $(seq "$(scaled 50)"); do
         grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null && return 0
         sleep 0.2
     done
@@ -34,26 +34,34 @@ SECRET=/tmp/lab-secret
 printf 'gdrdiag-lab-shared-secret-0001\n' >"$SECRET"; chmod 600 "$SECRET"
 secret_for() { [ "$1" = ro-on ] && echo "--secret-file $SECRET"; }
 
+# Each guest measures its own wait factor, and the server refuses a client whose run timeout
+# passes its own (--timeout plus 5 s): the server's --timeout is scaled by the cap, so whatever
+# the client's factor, its timeout is within the server's.
+server_scaled() { echo $(($1 * LAB_WAIT_CAP)); }
 server() {
     _n=$1
     # shellcheck disable=SC2046
-    $G --json mr-bench --provider pyverbs --memory pageable -d rxe0 --server --bind 0.0.0.0 --accept-timeout 240 --timeout 30 \
+    $G --json mr-bench --provider pyverbs --memory pageable -d rxe0 --server --bind 0.0.0.0 \
+        --accept-timeout "$(scaled 240)" --timeout "$(server_scaled 30)" \
         $(secret_for "$_n") --json-out "$R/two-$_n-server.json" >"$R/two-$_n-server.out" 2>"$R/two-$_n-server.err"
 }
-# The server guest may still be booting: retry while the connection is refused, up to ~4 min.
+# The server guest may still be booting: retry while the connection is refused, up to ~4 min
+# on an idle machine (each attempt itself retries a refused connection for its --timeout).
 client() {
     _n=$1
     shift
-    for _ in $(seq 80); do
+    for _ in $(seq "$(scaled 80)"); do
         # shellcheck disable=SC2046
-        $G --json mr-bench --provider pyverbs --memory pageable -d rxe0 --connect 10.9.0.1 --timeout 30 "$@" \
+        $G --json mr-bench --provider pyverbs --memory pageable -d rxe0 --connect 10.9.0.1 --timeout "$(scaled 30)" "$@" \
             $(secret_for "$_n") --json-out "$R/two-$_n-client.json" >"$R/two-$_n-client.out" 2>"$R/two-$_n-client.err"
         _rc=$?
         grep -q -i -E "refused|cannot reach" "$R/two-$_n-client.err" || return $_rc
-        sleep 3
+        sleep 0.5
     done
     return $_rc
 }
+# A client that timed out and is retried closes the server's connection: the server retries too.
+[ "$role" = server ] && RETRY_WORDS="$TIMEOUT_WORDS|closed the connection"
 for s in $SESSIONS; do
     case "$role:$s" in
         server:*) step "server-$s" server "$s" ;;

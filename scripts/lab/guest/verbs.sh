@@ -27,7 +27,8 @@ step collect sh -c "$G collect -o $R/bundle-verbs.tar.gz >$R/collect.out 2>&1"
 
 # -- mr-bench loopback with the pyverbs provider ---------------------------------------------------
 # Every memory kind; those that need a GPU come back WAIVED with the reason.
-mrb() { _n=$1; shift; step "mr-$_n" sh -c "$G --json mr-bench $PV $* --json-out $R/mr-$_n.json >$R/mr-$_n.out 2>$R/mr-$_n.err"; }
+# Every run gets mr-bench's default --timeout (10 s) scaled; a later --timeout in the step wins.
+mrb() { _n=$1; shift; step "mr-$_n" sh -c "$G --json mr-bench $PV --timeout $(scaled 10) $* --json-out $R/mr-$_n.json >$R/mr-$_n.out 2>$R/mr-$_n.err"; }
 mrb kinds-ro-off --memory device,managed,pinned,pinned-wc,registered,pageable -s 64K -n 300 --repeats 3 --no-relaxed-ordering
 mrb kinds-ro-on --memory device,managed,pinned,pinned-wc,registered,pageable -s 64K -n 300 --repeats 3 --relaxed-ordering
 mrb ro-ab --memory pageable -s 64K -n 300 --repeats 3 --ro-ab
@@ -36,7 +37,7 @@ mrb matrix-1rep --matrix -s 64K -q 2 -n 200 --repeats 1
 mrb reg-cost --reg-cost --memory pageable --reg-sizes 4K,64K,1M,16M
 mrb latency --memory pageable --latency -s 4K -n 300 --repeats 2
 mrb blocks --memory pageable --blocks 64 -s 4K -n 20 --repeats 2
-mrb sweep --memory pageable -a -n 20 --repeats 1 --timeout 20
+mrb sweep --memory pageable -a -n 20 --repeats 1 --timeout "$(scaled 20)"
 mrb imm --memory pageable --write-with-imm -s 64K -n 200 --repeats 2
 step resource-after-loopback resources after-loopback
 
@@ -56,11 +57,11 @@ step fault-bad-port fault bad-port "$G mr-bench $PV --quiet -i 7"
 # -- two processes, one device: --server and --connect over 10.0.2.15 --------------------------------
 two_proc() {
     _n=$1; shift
-    $G --json mr-bench $PV --memory pageable -d rxe0 --server --bind 0.0.0.0 --accept-timeout 60 --timeout 20 \
-        --json-out "$R/proc-$_n-server.json" >"$R/proc-$_n-server.out" 2>"$R/proc-$_n-server.err" &
+    $G --json mr-bench $PV --memory pageable -d rxe0 --server --bind 0.0.0.0 --accept-timeout "$(scaled 60)" \
+        --timeout "$(scaled 20)" --json-out "$R/proc-$_n-server.json" >"$R/proc-$_n-server.out" 2>"$R/proc-$_n-server.err" &
     _srv=$!
-    sleep 3
-    $G --json mr-bench $PV --memory pageable -d rxe0 --connect 10.0.2.15 --timeout 20 "$@" \
+    sleep "$(scaled 3)"
+    $G --json mr-bench $PV --memory pageable -d rxe0 --connect 10.0.2.15 --timeout "$(scaled 20)" "$@" \
         --json-out "$R/proc-$_n-client.json" >"$R/proc-$_n-client.out" 2>"$R/proc-$_n-client.err"
     _c=$?
     wait $_srv
@@ -72,13 +73,13 @@ step two-process-64k two_proc 64k -s 64K -n 300 --repeats 3
 
 # The server killed mid-run: the client must give one line within its --timeout, not hang.
 kill_server() {
-    sh -c "exec $G mr-bench $PV --memory pageable -d rxe0 --server --bind 0.0.0.0 --accept-timeout 60 --timeout 10 \
-        >$R/fault-server-killed-server.out 2>&1" &
+    sh -c "exec $G mr-bench $PV --memory pageable -d rxe0 --server --bind 0.0.0.0 --accept-timeout $(scaled 60) \
+        --timeout $(scaled 10) >$R/fault-server-killed-server.out 2>&1" &
     _srv=$!
-    sleep 3
-    fault server-killed "$G mr-bench $PV --quiet --memory pageable -d rxe0 --connect 10.0.2.15 --timeout 10 -s 1M -n 100000 --repeats 1" &
+    sleep "$(scaled 3)"
+    fault server-killed "$G mr-bench $PV --quiet --memory pageable -d rxe0 --connect 10.0.2.15 --timeout $(scaled 10) -s 1M -n 100000 --repeats 1" &
     _cli=$!
-    sleep 15
+    sleep "$(scaled 15)"
     kill -9 $_srv
     wait $_cli
     wait $_srv 2>/dev/null
@@ -99,11 +100,12 @@ netns_probe() {
         ip -n ha link set lo up && ip -n hb link set lo up &&
         ip netns exec ha rdma link add rxea type rxe netdev va &&
         ip netns exec hb rdma link add rxeb type rxe netdev vb || return 1
-    sleep 1
-    ip netns exec ha $G mr-bench $PV --memory pageable -d rxea --server --bind 0.0.0.0 --accept-timeout 30 --timeout 10 &
+    sleep "$(scaled 1)"
+    ip netns exec ha $G mr-bench $PV --memory pageable -d rxea --server --bind 0.0.0.0 --accept-timeout "$(scaled 30)" \
+        --timeout "$(scaled 10)" &
     _srv=$!
-    sleep 3
-    ip netns exec hb $G mr-bench $PV --memory pageable -d rxeb --connect 10.9.0.1 --timeout 10 -s 4K -n 20 --repeats 1
+    sleep "$(scaled 3)"
+    ip netns exec hb $G mr-bench $PV --memory pageable -d rxeb --connect 10.9.0.1 --timeout "$(scaled 10)" -s 4K -n 20 --repeats 1
     _c=$?
     wait $_srv
     _s=$?
@@ -124,17 +126,19 @@ PY
 echo "rxe0 GID index $gid" | tee "$R/perftest-gid.txt"
 perftest_pair() {
     _s=$1 _n=$2 _round=$3
-    ib_write_bw -d rxe0 -x "$gid" -s "$_s" -n "$_n" -F --report_gbits -p 18700 >"$R/pt-server-$_s-$_round.txt" 2>&1 &
+    # The server is bounded too: a client killed by its timeout leaves it waiting for ever.
+    timeout "$(scaled 150)" ib_write_bw -d rxe0 -x "$gid" -s "$_s" -n "$_n" -F --report_gbits -p 18700 \
+        >"$R/pt-server-$_s-$_round.txt" 2>&1 &
     _srv=$!
-    sleep 1
-    timeout 120 ib_write_bw -d rxe0 -x "$gid" -s "$_s" -n "$_n" -F --report_gbits -p 18700 127.0.0.1 \
+    sleep "$(scaled 1)"
+    timeout "$(scaled 120)" ib_write_bw -d rxe0 -x "$gid" -s "$_s" -n "$_n" -F --report_gbits -p 18700 127.0.0.1 \
         >"$R/pt-client-$_s-$_round.txt" 2>&1
     _c=$?
     wait $_srv
     [ $_c = 0 ] || return $_c
     # gdrdiag with perftest's defaults: one QP, tx depth 128, post list 1, one signal in 100.
-    timeout 300 $G --json mr-bench $PV -d rxe0 -x "$gid" --memory pageable -s "$_s" -n "$_n" -q 1 \
-        -t 128 -Q 100 --repeats 1 --json-out "$R/gd-$_s-$_round.json" >"$R/gd-$_s-$_round.out" 2>&1
+    timeout "$(scaled 300)" $G --json mr-bench $PV -d rxe0 -x "$gid" --memory pageable -s "$_s" -n "$_n" -q 1 \
+        -t 128 -Q 100 --repeats 1 --timeout "$(scaled 10)" --json-out "$R/gd-$_s-$_round.json" >"$R/gd-$_s-$_round.out" 2>&1
 }
 for round in 1 2; do
     for spec in 4096:2000 16384:1000 65536:400 262144:200 1048576:100; do
