@@ -227,6 +227,9 @@ def _result(values: list[float], box: Optional[_Box], facts: UcxRunFacts, source
     size = None
     if box is not None and box.fields.get("Message size"):
         size = integer(box.fields["Message size"], "ucx_perftest: Message size") or None
+    window = None
+    if box is not None and box.fields.get("Window size"):
+        window = integer(box.fields["Window size"], "ucx_perftest: Window size") or None
     latency = test is not None and "lat" in test
     peer_access = None
     if path.kind is PathKind.GPU_GPU and facts.proto_info:
@@ -242,6 +245,7 @@ def _result(values: list[float], box: Optional[_Box], facts: UcxRunFacts, source
         gpu=path.gpu,
         peer_gpu=path.peer_gpu,
         peer_access=peer_access,
+        window=window,
         ucx=facts,
         source_file=source or None,
         path_unknown=path.unknown,

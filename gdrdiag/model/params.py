@@ -348,6 +348,9 @@ class ImportedParams:
     # The path the row measured, as its importer read it (the path model reads only these): what
     # kind of path, what moved the bytes, which way. Filled from the tool and test names for a row
     # built or saved without them (__post_init__), so older Reports are judged as before.
+    # messages the tool keeps in flight (ucx_perftest's "Window size"): each message's fixed cost
+    # overlaps the copies of the ones before it
+    window: Optional[int] = _not_identity()  # type: ignore[assignment]
     # ucx_perftest: the route UCX's protocol tables show (UCX_PROTO_INFO=y), None when not imported
     ucx: Optional[UcxRunFacts] = _not_identity()  # type: ignore[assignment]
     # why the importer could not tell which path the row measured (the path model's reason not to

@@ -65,6 +65,13 @@ PER_OP_DEFAULTS = {
     ),
 }
 
+# The copy engine's own cost per copy when copies queue back to back on its stream: the low end of
+# the 2.8-4.0 us per cudaMemcpyAsync that copy-bench's sweep measures (docs/benchmarks.md, the copy
+# sweep). A tool that keeps a window of messages in flight (ucx_perftest) pays the host's per-message
+# cost (PER_OP_DEFAULTS) once per message while the engine copies the previous ones: its rate is the
+# slower of the two (:func:`_host_issued_at`), not their sum.
+CE_STREAM_PER_COPY_US = 2.8
+
 # A sweep fits its own per-operation cost only when its smallest size moves within this time at the
 # path's peak (5x the copy engine's 4 us default, so the cost is still a sixth of the row's time or
 # more): above it the per-operation cost is a few % of the time and a fit would only absorb bandwidth
@@ -373,6 +380,15 @@ class _OpCost:
 def _op_cost(row: _Row, sweep: _Sweep, peak: float) -> _OpCost:
     """The row's per-operation cost: host-issued rows from their own loop, others from the sweep."""
     path, issue = row.path, row.path.issue_us_per_op
+    if issue is None and path.size and (path.window or 1) > 1 and path.mover is Mover.COPY_ENGINE:
+        us, source = _per_op(path, sweep, peak)
+        return _OpCost(
+            us,
+            f"{source}; {path.window} messages in flight: each message's {us:.1f} us overlaps the copy "
+            f"engine's {CE_STREAM_PER_COPY_US} us per queued copy and the bytes of the ones before it",
+            us,
+            CE_STREAM_PER_COPY_US,
+        )
     if issue is None or not path.size:
         return _OpCost(*_per_op(path, sweep, peak))
     stream, rows = sweep.stream_per_op_us(peak)

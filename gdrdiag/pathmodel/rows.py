@@ -69,6 +69,7 @@ class RowPath:
     baseline: Optional[str] = None  # a rung built to be slow: why it is never a loss
     reference: Optional[str] = None  # a measured yardstick of the same Report (key) when facts are missing
     issue_us_per_op: Optional[float] = None  # host time per operation, measured with the row (issue loops)
+    window: Optional[int] = None  # messages a tool keeps in flight (ucx_perftest's "Window size")
     collective: Optional[CollectiveRoute] = None  # NCCL rows: hosts, GPUs and transport of the run
 
 
@@ -301,6 +302,7 @@ def _peer_copy_path(
         peer_gpu=p.peer_gpu,
         peer_access=p.peer_access,
         baseline=p.baseline,
+        window=p.window,
     ), None
 
 
@@ -322,7 +324,9 @@ def _host_copy_path(p: ImportedParams, gpu: int, family: tuple) -> tuple[Optiona
             "so only their sum has a model (copy-bench's both-ways row judges it)"
         )
     mover = p.mover or Mover.COPY_ENGINE
-    return RowPath(src, dst, mover, p.size_bytes, gpu, None, family, p.flow is Flow.BIDIR), None
+    return RowPath(
+        src, dst, mover, p.size_bytes, gpu, None, family, p.flow is Flow.BIDIR, window=p.window
+    ), None
 
 
 def staged_reason(facts: Optional[NcclRunFacts]) -> Optional[str]:

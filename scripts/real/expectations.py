@@ -36,6 +36,13 @@ RULES = (
 
 def expectation(name: str, own_bundle: bool = False) -> tuple[str, str, str]:
     """(verdict, lead, why) of one run by its name; ``own_bundle``: collected during the run."""
+    if "ucx-busy-gpu" in name:
+        return (
+            "healthy",
+            "",
+            "a second process kept the sending GPU busy with matrix products, but UCX moves GPU memory with "
+            "the copy engine (cuda_ipc), which time-slicing of the SMs does not slow: no loss to explain",
+        )
     if "busy-gpu" in name and own_bundle:
         return (
             "fault",

@@ -37,6 +37,7 @@ from gdrdiag.importers import (
     nvbandwidth,
     p2p_test,
     perftest,
+    ucx_perftest,
 )
 from gdrdiag.model.report import Report
 from gdrdiag.model.serde import SchemaError
@@ -146,6 +147,7 @@ PARSERS = {
     "p2pBandwidthLatencyTest-text": p2p_test.parse_text,
     "nccl-tests-text": nccl_tests.parse_text,
     "nccl-log-text": nccl_log.parse_text,
+    "ucx_perftest-text": ucx_perftest.parse_text,
 }
 JSON_PARSERS = {
     "perftest-json": perftest.parse_json,

@@ -144,6 +144,17 @@ def _nccl_log(n: int) -> str:
     return text + extra
 
 
+def _ucx_perftest(n: int) -> str:
+    """ucx_perftest's test box and Final line, 5n runs (a batch file's output)."""
+    run = (
+        "| API:          protocol layer |\n| Test:         tag match bandwidth |\n"
+        "| Send memory:  cuda |\n| Recv memory:  cuda |\n| Message size: 1048576 |\n| Window size:  32 |\n"
+        "|   overhead (usec)   |   bandwidth (MB/s)  |  message rate (msg/s) |\n"
+        "Final:   1000   1.801   6.023   6.023   166040.69  166040.69   166041   166041\n"
+    )
+    return run * (5 * n)
+
+
 IMPORTS = {
     "perftest-text": _perftest_text,
     "perftest-json": _perftest_json,
@@ -153,6 +164,7 @@ IMPORTS = {
     "nccl-tests-text": _nccl_tests_text,
     "nccl-tests-json": _nccl_tests_json,
     "nccl-log-text": _nccl_log,
+    "ucx_perftest-text": _ucx_perftest,
 }
 
 
