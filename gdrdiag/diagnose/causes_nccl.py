@@ -22,10 +22,10 @@ no loss to explain; :func:`log_facts` states what its facts show for a run on on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from gdrdiag.diagnose.causes import Cause, Context
+from gdrdiag.diagnose.peer_shortfall import PeerShortfall
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import ImportedParams, NcclRunFacts
 from gdrdiag.model.path import SLOW_BELOW, Judgement, Mover
@@ -40,26 +40,8 @@ RERUN = "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,ENV"
 _KNOBS = ("NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_PROTO", "NCCL_ALGO", "NCCL_NTHREADS")
 
 
-@dataclass(frozen=True)
-class _Shortfall:
-    """The largest row of one single-node run against its GPUs' peer path."""
-
-    judgement: Judgement
-    facts: Optional[NcclRunFacts]
-    peer_gbytes_per_s: float
-    peer_bound: str
-
-    @property
-    def share(self) -> float:
-        return (self.judgement.measured_gbytes_per_s or 0.0) / self.peer_gbytes_per_s
-
-    def evidence(self) -> str:
-        j = self.judgement
-        return (
-            f"results[{j.index}] {j.label} = {j.measured_gbytes_per_s or 0:.2f} GB/s busbw = "
-            f"{self.share:.0%} of {self.peer_gbytes_per_s:.2f} GB/s over the GPUs' peer path "
-            f"({self.peer_bound})"
-        )
+# The largest row of one single-node run against its GPUs' peer path, with the run's NCCL facts
+_Shortfall = PeerShortfall[Optional[NcclRunFacts]]
 
 
 def shortfalls(report: "Report", ctx: Context) -> list[_Shortfall]:
@@ -84,7 +66,8 @@ def shortfalls(report: "Report", ctx: Context) -> list[_Shortfall]:
         if bound is None or not bound.gbytes_per_s:
             continue
         p = r.params
-        s = _Shortfall(j, p.nccl if isinstance(p, ImportedParams) else None, bound.gbytes_per_s, bound.name)
+        facts = p.nccl if isinstance(p, ImportedParams) else None
+        s = _Shortfall(j, facts, bound.gbytes_per_s, bound.name, "busbw")
         staged = path is not None and path.collective is not None and path.collective.staged is not None
         # a run over the GPUs' peer paths is short only where its own judgement says so (one yardstick);
         # a staged run is healthy for its staged path and short of the peer path it did not take

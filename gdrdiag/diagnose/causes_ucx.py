@@ -12,14 +12,13 @@ route UCX took. Below it:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from gdrdiag.diagnose.causes import Cause, Context
+from gdrdiag.diagnose.peer_shortfall import PeerShortfall
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.imported_path import Flow
 from gdrdiag.model.params import ImportedParams, UcxRunFacts
-from gdrdiag.model.path import Judgement
 from gdrdiag.pathmodel.peer import expect, pair_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,26 +29,8 @@ RERUN = "UCX_PROTO_INFO=y"
 MIN_LOSS = 0.10
 
 
-@dataclass(frozen=True)
-class _Shortfall:
-    """One UCX GPU-to-GPU row against its GPUs' peer path at the row's message size."""
-
-    judgement: Judgement
-    facts: UcxRunFacts
-    peer_gbytes_per_s: float
-    peer_text: str
-
-    @property
-    def share(self) -> float:
-        return (self.judgement.measured_gbytes_per_s or 0.0) / self.peer_gbytes_per_s
-
-    def evidence(self) -> str:
-        j = self.judgement
-        return (
-            f"results[{j.index}] {j.label} = {j.measured_gbytes_per_s or 0:.2f} GB/s = {self.share:.0%} of "
-            f"{self.peer_gbytes_per_s:.2f} GB/s over the GPUs' peer path at this message size "
-            f"({self.peer_text})"
-        )
+# One UCX GPU-to-GPU row against its GPUs' peer path at the row's message size
+_Shortfall = PeerShortfall[UcxRunFacts]
 
 
 def _at_size(peak: float, size: Optional[int], per_op_us: Optional[float]) -> float:
@@ -75,7 +56,7 @@ def shortfalls(report: "Report", ctx: Context) -> list[_Shortfall]:
         if not peer.gbytes_per_s:
             continue
         at_size = _at_size(peer.gbytes_per_s, j.size_bytes, j.per_op_us)
-        s = _Shortfall(j, p.ucx, at_size, f"{pair.path_text}: {peer.text}")
+        s = _Shortfall(j, p.ucx, at_size, f"{pair.path_text}, at this message size: {peer.text}")
         if s.share < 1 - MIN_LOSS:
             out.append(s)
     return out

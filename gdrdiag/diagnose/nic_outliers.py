@@ -26,7 +26,7 @@ from gdrdiag.diagnose.inventory_rules import busy_reason
 from gdrdiag.diagnose.node_rules import (
     LONE_CASE_SHARE,
     MIN_GPUS,
-    SHOWN_ROWS,
+    below_evidence,
     below_siblings,
     case_label,
     comparable,
@@ -230,13 +230,7 @@ def nic_outlier_findings(
         nic = nics.get(name)
         where = f"NIC {name}" + (f" ({nic.bdf})" if nic is not None and nic.bdf else "")
         cause, advice = explain(machine, name, results[worst.index])
-        evidence = [
-            f"results[{b.index}] {b.label}: {b.value:.1f} {b.unit} = {b.share:.2f} of the other NICs' "
-            f"median {b.siblings_median:.1f} (noise allows {b.tolerance:.0%})"
-            for b in cases[:SHOWN_ROWS]
-        ]
-        if len(cases) > SHOWN_ROWS:
-            evidence.append(f"{len(cases) - SHOWN_ROWS} more case(s) below the siblings")
+        evidence = below_evidence(cases, "the other NICs'")
         if cause:
             evidence.append(ev(f"nics[{name}]", cause))
         yield finding(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-from typing import TYPE_CHECKING, Hashable, Iterable, Optional, TypeVar
+from typing import TYPE_CHECKING, Hashable, Iterable, Optional, Protocol, Sequence, TypeVar
 
 from gdrdiag.diagnose._common import ev, finding
 from gdrdiag.diagnose.inventory_rules import busy_reason
@@ -56,6 +56,38 @@ SHOWN_ROWS = 4  # evidence rows per outlier GPU
 COMPARE_ADVICE = (
     "Compare the GPU's link (`lspci -vv`), NUMA node and processes (`nvidia-smi`) with its siblings'."
 )
+
+
+class BelowSiblings(Protocol):
+    """One case at which one device (a GPU, a NIC) was below its siblings' median."""
+
+    # read-only (properties): the outlier records are frozen dataclasses
+    @property
+    def index(self) -> int: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def unit(self) -> str: ...
+    @property
+    def value(self) -> float: ...
+    @property
+    def siblings_median(self) -> float: ...
+    @property
+    def tolerance(self) -> float: ...
+    @property
+    def share(self) -> float: ...
+
+
+def below_evidence(cases: Sequence[BelowSiblings], siblings: str) -> list[str]:
+    """Evidence lines for a device's cases below ``siblings`` (``"the other GPUs'"``), worst first."""
+    lines = [
+        f"results[{c.index}] {c.label}: {c.value:.1f} {c.unit} = {c.share:.2f} of {siblings} "
+        f"median {c.siblings_median:.1f} (noise allows {c.tolerance:.0%})"
+        for c in cases[:SHOWN_ROWS]
+    ]
+    if len(cases) > SHOWN_ROWS:
+        lines.append(f"{len(cases) - SHOWN_ROWS} more case(s) below the siblings")
+    return lines
 
 
 def _gpu_of(result: BenchResult) -> Optional[int]:
@@ -256,13 +288,7 @@ def outlier_findings(
         gpu = gpus.get(ordinal)
         where = f"GPU {ordinal}" + (f" ({gpu.bdf})" if gpu is not None else "")
         cause, advice = explain(machine, worst, results[worst.index])
-        evidence = [
-            f"results[{o.index}] {o.label}: {o.value:.1f} {o.unit} = {o.share:.2f} of the other GPUs' "
-            f"median {o.siblings_median:.1f} (noise allows {o.tolerance:.0%})"
-            for o in cases[:SHOWN_ROWS]
-        ]
-        if len(cases) > SHOWN_ROWS:
-            evidence.append(f"{len(cases) - SHOWN_ROWS} more case(s) below the siblings")
+        evidence = below_evidence(cases, "the other GPUs'")
         if cause:
             evidence.append(ev(f"gpus[{gpu.bdf if gpu else ordinal}]", cause))
         yield finding(
