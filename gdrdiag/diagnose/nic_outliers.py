@@ -17,7 +17,6 @@ the CPU, so their rates say nothing about a NIC.
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Optional
 
@@ -30,6 +29,8 @@ from gdrdiag.diagnose.node_rules import (
     below_siblings,
     case_label,
     comparable,
+    narrower_link,
+    typical,
 )
 from gdrdiag.model.case import CaseId
 from gdrdiag.model.findings import Finding, Severity
@@ -110,11 +111,6 @@ def _nics(machine: Optional[MachineInfo]) -> dict[str, NicInfo]:
     return {n.name: n for n in machine.nics} if machine else {}
 
 
-def _typical(values: Iterable[object]) -> object:
-    known = [v for v in values if v is not None]
-    return statistics.mode(known) if known else None
-
-
 def _port(nic: NicInfo, number: Optional[int]) -> Optional[NicPort]:
     """The port a row used (``-i``, 1 by default, as perftest), else the device's first."""
     wanted = number or 1
@@ -126,12 +122,10 @@ def _link_cause(nic: NicInfo, siblings: list[NicInfo]) -> Optional[str]:
     link = nic.link
     if link is None:
         return None
-    width = _typical(s.link.width for s in siblings if s.link is not None)
-    if link.width is not None and isinstance(width, int) and link.width < width:
-        return f"its PCIe link trained at x{link.width} while its siblings' run at x{width}" + (
-            f" (capable of x{link.max_width})" if link.max_width else ""
-        )
-    speed = _typical(s.link.speed_gts for s in siblings if s.link is not None)
+    narrow = narrower_link(link, (s.link for s in siblings), "PCIe link")
+    if narrow is not None:
+        return narrow
+    speed = typical(s.link.speed_gts for s in siblings if s.link is not None)
     if link.speed_gts is not None and isinstance(speed, float) and link.speed_gts < speed:
         return f"its PCIe link trained at {link.speed_gts:g} GT/s while its siblings' run at {speed:g} GT/s"
     return None
@@ -141,14 +135,14 @@ def _port_cause(port: Optional[NicPort], sibling_ports: list[NicPort]) -> Option
     """The port's rate (speed x width) or MTU below its siblings'."""
     if port is None:
         return None
-    rate = _typical(p.rate_gbps for p in sibling_ports)
+    rate = typical(p.rate_gbps for p in sibling_ports)
     if port.rate_gbps is not None and isinstance(rate, float) and port.rate_gbps < rate:
         text = f" ({port.rate})" if port.rate else ""
         return (
             f"its port {port.port} runs at {port.rate_gbps:g} Gb/s{text} while its siblings' run at "
             f"{rate:g} Gb/s"
         )
-    mtu = _typical(p.active_mtu for p in sibling_ports)
+    mtu = typical(p.active_mtu for p in sibling_ports)
     if port.active_mtu is not None and isinstance(mtu, int) and port.active_mtu < mtu:
         return f"its port {port.port}'s active MTU is {port.active_mtu} while its siblings' is {mtu}"
     return None

@@ -27,7 +27,7 @@ from gdrdiag.diagnose._common import ev, finding
 from gdrdiag.diagnose.inventory_rules import busy_reason
 from gdrdiag.model.case import CaseId
 from gdrdiag.model.findings import Finding, Severity
-from gdrdiag.model.machine import GpuInfo, MachineInfo
+from gdrdiag.model.machine import GpuInfo, MachineInfo, PcieLink
 from gdrdiag.model.node import GpuOutlier, GpuShare, SiblingRow
 from gdrdiag.model.params import COPY_MODE_TOGETHER
 from gdrdiag.model.path import Judgement
@@ -197,10 +197,22 @@ def below_siblings(members: "dict[Member, BenchResult]") -> "list[tuple[Member, 
     return found if 2 * len(found) < len(values) else []
 
 
-def _typical(values: Iterable[Optional[object]]) -> Optional[object]:
+def typical(values: Iterable[Optional[object]]) -> Optional[object]:
     """The most common known value (None when none is known)."""
     known = [v for v in values if v is not None]
     return statistics.mode(known) if known else None
+
+
+def narrower_link(
+    link: PcieLink, sibling_links: Iterable[Optional[PcieLink]], what: str = "link"
+) -> Optional[str]:
+    """``link`` trained narrower than most of its siblings' links, in words; None when it is not."""
+    width = typical(s.width for s in sibling_links if s is not None)
+    if link.width is not None and isinstance(width, int) and link.width < width:
+        return f"its {what} trained at x{link.width} while its siblings' run at x{width}" + (
+            f" (capable of x{link.max_width})" if link.max_width else ""
+        )
+    return None
 
 
 def _link_cause(gpu: GpuInfo, siblings: list[GpuInfo]) -> Optional[str]:
@@ -208,14 +220,12 @@ def _link_cause(gpu: GpuInfo, siblings: list[GpuInfo]) -> Optional[str]:
     link = gpu.link
     if link is None:
         return None
-    width = _typical(s.link.width for s in siblings if s.link is not None)
-    if link.width is not None and isinstance(width, int) and link.width < width:
-        return f"its link trained at x{link.width} while its siblings' run at x{width}" + (
-            f" (capable of x{link.max_width})" if link.max_width else ""
-        )
+    narrow = narrower_link(link, (s.link for s in siblings))
+    if narrow is not None:
+        return narrow
     # GPUs lower their link speed at idle (nvidia-smi: the current link generation "may be reduced when
     # the GPU is not in use"): a speed read at idle says nothing, one read under load does.
-    speed = _typical(s.link.speed_gts for s in siblings if s.link is not None and not s.link_sampled_idle)
+    speed = typical(s.link.speed_gts for s in siblings if s.link is not None and not s.link_sampled_idle)
     if (
         not gpu.link_sampled_idle
         and link.speed_gts is not None
@@ -233,10 +243,10 @@ def _numa_cause(gpu: GpuInfo, siblings: list[GpuInfo], result: BenchResult) -> O
     bound = result.settings.numa_node
     if bound is not None and bound != gpu.numa_node:
         return f"the run was bound to NUMA node {bound} while the GPU is on node {gpu.numa_node}"
-    typical = _typical(s.numa_node for s in siblings)
-    if bound is None and isinstance(typical, int) and typical != gpu.numa_node:
+    siblings_node = typical(s.numa_node for s in siblings)
+    if bound is None and isinstance(siblings_node, int) and siblings_node != gpu.numa_node:
         return (
-            f"the GPU is on NUMA node {gpu.numa_node}, its siblings on node {typical}, and the run was "
+            f"the GPU is on NUMA node {gpu.numa_node}, its siblings on node {siblings_node}, and the run was "
             f"not bound to the GPU's node ({result.settings.numa_reason or 'no --numa placement applied'})"
         )
     return None
