@@ -175,15 +175,16 @@ class PeerParams:
     ``mover`` is ``ce`` (cuMemcpyPeerAsync) or ``sm`` (an NVRTC kernel); ``op`` says which GPU drives
     the transfer: ``copy`` (CE), ``read`` (a kernel on the destination pulls), ``write`` (a kernel
     on the source pushes), ``latency`` (one small transfer or one dependent load at a time),
-    ``all_to_one`` (every other GPU's copy engine into ``dst_gpu`` at once). ``peer_access`` False
-    means the driver stages the copy through host memory.
+    ``all_to_one`` (every other GPU's copy engine into ``dst_gpu`` at once), ``all_to_all`` (every
+    GPU into every other at once), ``one_to_all`` (``src_gpu`` into every other GPU at once).
+    ``peer_access`` False means the driver stages the copy through host memory.
     """
 
     bench: Bench = Bench.PEER
     src_gpu: Optional[int] = None
     dst_gpu: Optional[int] = None
     mover: Optional[str] = None  # ce | sm
-    op: Optional[str] = None  # copy | read | write | latency | all_to_one
+    op: Optional[str] = None  # copy | read | write | latency | all_to_one | all_to_all | one_to_all
     peer_access: Optional[bool] = None
     bidirectional: Optional[bool] = None  # both ways at once (src->dst and dst->src)
     size_bytes: Optional[int] = None
@@ -191,10 +192,14 @@ class PeerParams:
     same_buffers: Optional[bool] = None
     # The many-small-blocks sweep (bench/peer_blocks.py): ``blocks`` blocks of ``block_bytes`` each,
     # ``size_bytes`` = their total; all-to-one (bench/peer_all_to_one.py): ``sources`` GPUs copy
-    # ``size_bytes`` each into ``dst_gpu`` at once (``src_gpu`` set only when there is one).
+    # ``size_bytes`` each into ``dst_gpu`` at once (``src_gpu`` set only when there is one);
+    # all-to-all (bench/peer_all_to_all.py): ``sources`` GPUs (CUDA ordinals 0..sources-1) each copy
+    # ``size_bytes`` into every other; one-to-all: ``src_gpu`` copies ``size_bytes`` into each of
+    # ``destinations`` GPUs at once (``dst_gpu`` set only when there is one).
     block_bytes: Optional[int] = None
     blocks: Optional[int] = None
     sources: Optional[int] = None
+    destinations: Optional[int] = None
     # How the kernel was launched and what path the pair has: shown, not identity.
     grid: Optional[int] = _not_identity()  # type: ignore[assignment]
     threads: Optional[int] = _not_identity()  # type: ignore[assignment]

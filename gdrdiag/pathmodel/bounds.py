@@ -13,7 +13,14 @@ from typing import Optional
 from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, PathClass, PcieLink
 from gdrdiag.model.path import Bound, Mover, Place
 from gdrdiag.pathmodel.pcie import LinkParams, ce_efficiency
-from gdrdiag.pathmodel.peer import SM_NVLINK_EFFICIENCY, expect, expect_all_to_one, pair_of
+from gdrdiag.pathmodel.peer import (
+    SM_NVLINK_EFFICIENCY,
+    expect,
+    expect_all_to_all,
+    expect_all_to_one,
+    expect_one_to_all,
+    pair_of,
+)
 from gdrdiag.pathmodel.rows import CollectiveRoute, RowPath
 
 # PCIe peer-to-peer copies between GPUs reach less of the link than host copies: the peer's BAR
@@ -174,6 +181,8 @@ def bounds_of(m: Optional[MachineInfo], path: RowPath, as_configured: bool) -> l
         peer = _peer_bound(m, path, trained=as_configured)
         if peer is not None:
             return [peer]
+        if path.peer_pattern is not None:
+            return []  # a node-wide pattern with unknown facts: no one GPU's link stands for it
         out = [
             Bound(
                 b.name + " (PCIe peer-to-peer)",
@@ -195,6 +204,8 @@ def _peer_bound(m: MachineInfo, path: RowPath, trained: bool) -> Optional[Bound]
     peer to peer, the bytes cross every link between the two GPUs: each GPU's own, and any switch or
     chipset uplink).
     """
+    if path.peer_pattern is not None:
+        return _node_pattern_bound(m, path)
     if (path.peer_sources or 1) > 1 and path.destination.index is not None:
         many = expect_all_to_one(m, path.destination.index)
         if many.gbytes_per_s is None:
@@ -228,6 +239,21 @@ def _peer_bound(m: MachineInfo, path: RowPath, trained: bool) -> Optional[Bound]
         text,
         exp.pcie_raw_gbytes_per_s if access else None,
     )
+
+
+def _node_pattern_bound(m: MachineInfo, path: RowPath) -> Optional[Bound]:
+    """All-to-all: the sum of the GPUs' egress; one-to-all: the source's egress (pathmodel/peer.py)."""
+    if path.peer_pattern == "all_to_all":
+        exp = expect_all_to_all(m, range(path.peer_sources or 0))
+        name = f"all to all, {path.peer_sources} GPUs"
+    elif path.source.index is not None:
+        exp = expect_one_to_all(m, path.source.index)
+        name = f"GPU {path.source.index} to all"
+    else:
+        return None
+    if exp.gbytes_per_s is None:
+        return None
+    return Bound(name, exp.gbytes_per_s, exp.text)
 
 
 def collective_on_one_node(m: Optional[MachineInfo], path: Optional[RowPath]) -> bool:

@@ -40,6 +40,24 @@ The path of an ordered pair is read by inspect (:class:`gdrdiag.model.machine.Gp
   (links x per-link rate x the CE efficiency) for the NVLink sources, its own PCIe link at the
   copy-engine efficiency for the PCIe ones (:func:`expect_all_to_one`). With two GPUs there is one
   source and the cap equals that pair's expectation.
+- **All to all** (every GPU's copy engines into every other GPU at once, peer access on): the sum
+  over the GPUs of each GPU's egress, where a GPU's egress is the sum of its pair paths to the
+  others, capped by what it can send out: its active NVLinks for the NVLink pairs, its PCIe link
+  for the PCIe ones (:func:`expect_all_to_all`; links are full duplex, so the one-way rate that
+  caps a destination's ingress caps a source's egress too). On an NVSwitch node every pair shows
+  NV<n> (each GPU's n links go to the switches, which reach every peer), yet those n links are the
+  GPU's whole NVLink budget, shared by its peers: NVSwitch gives "all-to-all GPU communication at
+  the total NVLink speed" (NVIDIA Fabric Manager User Guide,
+  https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide), 18 links and 900 GB/s
+  both ways per H100/H200 GPU in HGX/DGX servers
+  (https://developer.nvidia.com/blog/upgrading-multi-gpu-interconnectivity-with-the-third-generation-nvidia-nvswitch/),
+  so a GPU's egress is its own links' rate, not (peers x) the pair's. On an NVLink mesh without a
+  switch each pair has its own links (NV2 per pair on a 4-GPU mesh of 6-link GPUs), so the pair sum
+  is the GPU's links and the cap changes nothing. PCIe-only nodes: each GPU sends at most its own
+  link's copy rate (shared switch uplinks are not modelled here: a slower row is diagnose's to
+  explain).
+- **One to all** (one GPU's copy engines into every other GPU at once): the sum of that GPU's pair
+  paths, capped by its egress (:func:`expect_one_to_all`).
 """
 
 from __future__ import annotations
@@ -162,20 +180,25 @@ def _gpu_by_bdf(machine: MachineInfo, bdf: str) -> Optional[GpuInfo]:
     return next((g for g in machine.gpus if g.bdf == bdf), None)
 
 
-def _ingress(machine: MachineInfo, dst_bdf: str, nvlink: bool) -> tuple[Optional[float], str]:
-    """What the destination GPU can take in from its peers: its active NVLinks, or its PCIe link."""
+def _ingress(
+    machine: MachineInfo, dst_bdf: str, nvlink: bool, way: str = "into", whose: str = "destination"
+) -> tuple[Optional[float], str]:
+    """What one GPU can take in from its peers, or send to them: its active NVLinks, or its PCIe link.
+
+    ``way`` "out of": the GPU's egress; links are full duplex, so it is the same one-way figure.
+    """
     g = _gpu_by_bdf(machine, dst_bdf)
     if nvlink:
         links = [lk for lk in (g.nvlinks if g else ()) if lk.active and lk.gbytes_per_s]
         if not links:
-            return None, "the destination's NVLinks are unknown"
+            return None, f"the {whose}'s NVLinks are unknown"
         rate = sum(lk.gbytes_per_s or 0.0 for lk in links)
         return rate * CE_NVLINK_EFFICIENCY, (
-            f"{len(links)} active NVLinks into GPU {dst_bdf}, {rate:.1f} GB/s x {CE_NVLINK_EFFICIENCY:.3f}"
+            f"{len(links)} active NVLinks {way} GPU {dst_bdf}, {rate:.1f} GB/s x {CE_NVLINK_EFFICIENCY:.3f}"
         )
     raw = _gpu_link_rate(machine, dst_bdf)
     if raw is None:
-        return None, "the destination's PCIe link rate is unknown"
+        return None, f"the {whose}'s PCIe link rate is unknown"
     eff = ce_efficiency(LinkParams())
     return raw * eff, f"GPU {dst_bdf}'s PCIe link {raw:.1f} GB/s raw x {eff:.3f}"
 
@@ -220,3 +243,92 @@ def expect_all_to_one(
     n = len(pairs)
     lone = " (one source: the same path as that pair's copy)" if n == 1 else ""
     return Expectation(total, f"all {n} other GPU(s) into GPU {dst}{lone}: " + "; ".join(parts))
+
+
+def _egress(machine: MachineInfo, src: int, pairs: Sequence[GpuPeerPair]) -> tuple[Optional[float], str]:
+    """What GPU ``src`` sends into ``pairs``' destinations at once.
+
+    Per kind of path (NVLink, PCIe): the sum of the pairs' expectations capped by the GPU's own links
+    of that kind.
+    """
+    total = 0.0
+    parts = []
+    for nvlink in (True, False):
+        group = [p for p in pairs if (p.path_class is PathClass.NV) is nvlink]
+        if not group:
+            continue
+        each = [expect(machine, p, mover="ce", peer_access=True).gbytes_per_s for p in group]
+        if any(e is None for e in each):
+            return None, f"GPU {src}: a pair's path rate is unknown"
+        summed = sum(e for e in each if e is not None)
+        cap, how = _ingress(machine, group[0].src_bdf, nvlink, way="out of", whose="source")
+        kind = "NVLink" if nvlink else "PCIe"
+        if cap is not None and cap < summed:
+            total += cap
+            parts.append(f"{kind} egress {cap:.1f} ({how}), below its {len(group)} pairs' sum {summed:.1f}")
+        else:
+            total += summed
+            cap_text = f", egress {cap:.1f} ({how})" if cap is not None else f"; {how}"
+            parts.append(f"{len(group)} {kind} pair(s) {summed:.1f}{cap_text}")
+    return total, "; ".join(parts)
+
+
+def expect_all_to_all(machine: Optional[MachineInfo], gpus: Optional[Sequence[int]] = None) -> Expectation:
+    """Every GPU of ``gpus`` (None: the machine's) into every other at once, peer access on.
+
+    The sum over the GPUs of each one's egress (see the module docstring: on an NVSwitch node a
+    GPU's egress is its own NVLinks, shared by its peers, not the peers' count x the pair's rate).
+    """
+    if machine is None:
+        return Expectation(None, "unknown: no peer facts (run inspect on this machine)")
+    members = sorted(
+        set(gpus)
+        if gpus is not None
+        else {p.src_ordinal for p in machine.peers} | {p.dst_ordinal for p in machine.peers}
+    )
+    if len(members) < 2:
+        return Expectation(None, "unknown: all to all needs peer facts for two or more GPUs")
+    total = 0.0
+    parts = []
+    for s in members:
+        pairs = [
+            p for p in machine.peers if p.src_ordinal == s and p.dst_ordinal in members and p.dst_ordinal != s
+        ]
+        if len(pairs) != len(members) - 1:
+            return Expectation(None, f"unknown: no peer facts for every pair out of GPU {s}")
+        rate, how = _egress(machine, s, pairs)
+        if rate is None:
+            return Expectation(None, f"all to all: {how}")
+        total += rate
+        parts.append(f"GPU {s} {rate:.1f} ({how})")
+    n = len(members)
+    pair = " (two GPUs: the pair both ways at once)" if n == 2 else ""
+    return Expectation(
+        total, f"all to all among {n} GPUs{pair}: the sum of each GPU's egress, GB/s: " + "; ".join(parts)
+    )
+
+
+def expect_one_to_all(
+    machine: Optional[MachineInfo], src: int, destinations: Optional[Sequence[int]] = None
+) -> Expectation:
+    """GPU ``src``'s copy engines into every destination at once, peer access on: its egress.
+
+    ``destinations`` None: every other GPU of the machine.
+    """
+    if machine is None:
+        return Expectation(None, "unknown: no peer facts (run inspect on this machine)")
+    pairs = [
+        p
+        for p in machine.peers
+        if p.src_ordinal == src
+        and p.dst_ordinal != src
+        and (destinations is None or p.dst_ordinal in destinations)
+    ]
+    if not pairs:
+        return Expectation(None, f"unknown: no peer facts for pairs out of GPU {src}")
+    rate, how = _egress(machine, src, pairs)
+    if rate is None:
+        return Expectation(None, f"GPU {src} to all: {how}")
+    n = len(pairs)
+    lone = " (one destination: the same path as that pair's copy)" if n == 1 else ""
+    return Expectation(rate, f"GPU {src} into all {n} other GPU(s){lone}: {how}")

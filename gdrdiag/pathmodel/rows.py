@@ -65,6 +65,9 @@ class RowPath:
     peer_gpu: Optional[int] = None
     peer_access: Optional[bool] = None
     peer_sources: Optional[int] = None  # all-to-one: how many GPUs copy into the destination at once
+    # all-to-all (GPUs 0..peer_sources-1 each into every other) or one-to-all (source into every other
+    # GPU) at once: the pattern the peer model's node-wide expectation is asked for; None: a pair's path
+    peer_pattern: Optional[str] = None
     ranks: Optional[int] = None
     baseline: Optional[str] = None  # a rung built to be slow: why it is never a loss
     reference: Optional[str] = None  # a measured yardstick of the same Report (key) when facts are missing
@@ -401,6 +404,8 @@ def _peer_path(r: BenchResult, p: PeerParams) -> tuple[Optional[RowPath], Option
         return None, "a summary of the block sweep (half-bandwidth block sizes), not a bandwidth"
     if p.op == "latency":
         return None, "a per-copy latency (us), not a bandwidth"
+    if p.op in NODE_PATTERNS:
+        return _node_pattern_path(r, p)
     many = p.op == "all_to_one" and (p.sources or 1) > 1
     if (p.src_gpu is None and not many) or p.dst_gpu is None:
         return None, "a peer-bench row without its GPU pair"
@@ -426,6 +431,40 @@ def _peer_path(r: BenchResult, p: PeerParams) -> tuple[Optional[RowPath], Option
         peer_access=p.peer_access,
         peer_sources=p.sources if p.op == "all_to_one" else None,
         issue_us_per_op=issue_per_op(r) if r.key in _PER_BLOCK_KEYS else None,
+    ), None
+
+
+# peer-bench's node-wide patterns (bench/peer_all_to_all.py): judged against the peer model's sum of
+# the GPUs' egress (all to all) or one GPU's egress (one to all), not a pair's path.
+NODE_PATTERNS = ("all_to_all", "one_to_all")
+
+
+def _node_pattern_path(r: BenchResult, p: PeerParams) -> tuple[Optional[RowPath], Optional[str]]:
+    """All-to-all or one-to-all rows: one copy per ordered pair in flight, the size being all the bytes.
+
+    All-to-all: ``sources`` GPUs, each into every other; one-to-all: ``src_gpu`` into ``destinations``.
+    """
+    if p.op == "all_to_all":
+        n = p.sources or 0
+        if n < 2:
+            return None, "an all-to-all row without its GPU count"
+        ops = n * (n - 1)
+    else:
+        if p.src_gpu is None or not p.destinations:
+            return None, "a one-to-all row without its source GPU or destination count"
+        ops = p.destinations
+    return RowPath(
+        _gpu(p.src_gpu),
+        _gpu(p.dst_gpu),
+        Mover.COPY_ENGINE,
+        (p.size_bytes or 0) * ops or None,
+        p.src_gpu,
+        None,
+        (r.key, p.src_gpu, p.op, p.sources, p.destinations, p.peer_access),
+        ops_in_flight=ops,
+        peer_access=p.peer_access,
+        peer_sources=p.sources,
+        peer_pattern=p.op,
     ), None
 
 
