@@ -17,7 +17,9 @@ Per ordered pair ``src -> dst`` and size (the bytes always move from ``src``'s m
    microseconds; ``peer_lat_sm_on``: one SM load's round trip to the peer's memory (a pointer
    chase) (:mod:`gdrdiag.bench.peer_latency`).
 6. ``peer_all_to_one``: every other GPU's copy engine into one GPU at once, per destination
-   (:mod:`gdrdiag.bench.peer_all_to_one`).
+   (:mod:`gdrdiag.bench.peer_all_to_one`); ``peer_all_to_all``: every GPU into every other at once,
+   once per run; ``peer_one_to_all``: one GPU into every other at once, per source
+   (:mod:`gdrdiag.bench.peer_all_to_all`).
 7. ``peer_blocks``: many small blocks GPU -> GPU, one call each, batched, coalesced and a gather
    kernel, with each way's half-bandwidth block size (:mod:`gdrdiag.bench.peer_blocks`).
 
@@ -38,6 +40,7 @@ from typing import Any, Callable, Iterator, Optional, Union
 
 from gdrdiag.bench.cases import Case, Needs, Step
 from gdrdiag.bench.copy_config import POISON, gbytes_per_s
+from gdrdiag.bench.peer_all_to_all import ALL_TO_ALL_KEY, ONE_TO_ALL_KEY, all_to_all_run, one_to_all_run
 from gdrdiag.bench.peer_all_to_one import ALL_TO_ONE_KEY, all_to_one_results
 from gdrdiag.bench.peer_blocks import (
     BLOCKS_CASE,
@@ -65,6 +68,7 @@ DEFAULT_SIZES = (4 * KiB, 64 * KiB, 1 * MiB, 16 * MiB, 256 * MiB)
 ALL_SIZES = tuple(4 * KiB * 4**i for i in range(10))  # 4 KiB .. 1 GiB
 SM_KEYS = ("peer_sm_read", "peer_sm_write")
 KERNEL_KEYS = (*SM_KEYS, SM_LATENCY_KEY, BLOCKS_CASE)  # cases that load native/peer.cu
+NODE_WIDE_KEYS = (ALL_TO_ONE_KEY, ALL_TO_ALL_KEY, ONE_TO_ALL_KEY)  # cases every visible GPU takes part in
 SM_BLOCKS_PER_SM = (1, 2, 4, 8)
 _SEEDS = (0x5A, 0x3C)  # payload pattern seeds: one per direction of a pair
 
@@ -286,8 +290,9 @@ def run_peer_bench(
     cases = [c for c in CASES if c.key in opts.keys]
     step: Step = progress or (lambda label: None)
     results: list[BenchResult] = []
-    # all-to-one: every other GPU copies into each selected destination, so every GPU takes part
-    ordinals = list(range(n)) if ALL_TO_ONE_KEY in opts.keys else sorted({o for p in pairs for o in p})
+    # all-to-one, all-to-all, one-to-all: every GPU takes part, whatever pairs were selected
+    every = any(k in NODE_WIDE_KEYS for k in opts.keys)
+    ordinals = list(range(n)) if every else sorted({o for p in pairs for o in p})
     try:
         for o in ordinals:
             g = _Gpu(cuda.GpuContext(o).__enter__())
@@ -541,6 +546,19 @@ def _all_to_one_run(stage: PeerStage, step: Step) -> list[BenchResult]:
     return out
 
 
+def _after_pairs(body: Callable[..., list[BenchResult]], stage: PeerStage, step: Step) -> list[BenchResult]:
+    """A case that runs once every pair is done (all to all, one to all): nothing in a pair's phase."""
+    if not isinstance(stage, AfterPairs):
+        return []
+    return body(stage.session, stage.pairs, stage.ordinals, step)
+
+
+def gpus_of(plan: PeerPlan) -> int:
+    """How many GPUs ``plan``'s ordered pairs span: n where n(n-1) = pairs (every pair), else the pairs."""
+    n = round((1 + (1 + 4 * plan.n_pairs) ** 0.5) / 2)
+    return n if n * (n - 1) == plan.n_pairs else plan.n_pairs
+
+
 _OFF, _ON, _BOTH = (False,), (True,), (False, True)
 
 
@@ -626,8 +644,28 @@ CASES: tuple[Case, ...] = (
         Needs.GPU_PAIR,
         "ce",
         PeerParams(op="all_to_one"),
-        functools.partial(_steps_if_selected, ALL_TO_ONE_KEY, _per_pair_once),
+        functools.partial(_steps_if_selected, ALL_TO_ONE_KEY, gpus_of),
         _all_to_one_run,
+    ),
+    Case(
+        ALL_TO_ALL_KEY,
+        "every GPU's copy engines into every other GPU at once, peer access on; once per run "
+        "(on two GPUs: the pair both ways at once)",
+        Needs.GPU_PAIR,
+        "ce",
+        PeerParams(op="all_to_all"),
+        functools.partial(_steps_if_selected, ALL_TO_ALL_KEY, lambda plan: 1),
+        functools.partial(_after_pairs, all_to_all_run),
+    ),
+    Case(
+        ONE_TO_ALL_KEY,
+        "one GPU's copy engines into every other GPU at once, peer access on, per source "
+        "(on two GPUs: the pair's copy)",
+        Needs.GPU_PAIR,
+        "ce",
+        PeerParams(op="one_to_all"),
+        functools.partial(_steps_if_selected, ONE_TO_ALL_KEY, gpus_of),
+        functools.partial(_after_pairs, one_to_all_run),
     ),
     _per_pair(
         BLOCKS_CASE,

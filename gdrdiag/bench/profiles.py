@@ -184,9 +184,11 @@ def _rdma_results(profile: Profile) -> list:
 
 
 # A node of more than two GPUs has n(n-1) ordered pairs (56 on 8 GPUs): report measures each pair at one
-# size (copy engine with peer access off and on, the SM's read) and all-to-one into each GPU, so its
-# cost grows with the pairs, not with pairs x sizes x cases; peer-bench runs any pair's full sweep.
-NODE_PEER_KEYS = ("peer_ce_off", "peer_ce_on", "peer_sm_read", "peer_all_to_one")
+# size (copy engine with peer access off and on, the SM's read), all-to-one into each GPU and one
+# all-to-all over the node (every pair at once: one case, ~n(n-1) x 64 MiB moved in a few ms on
+# NVLink), so its cost grows with the pairs, not with pairs x sizes x cases; peer-bench runs any
+# pair's full sweep.
+NODE_PEER_KEYS = ("peer_ce_off", "peer_ce_on", "peer_sm_read", "peer_all_to_one", "peer_all_to_all")
 # 64 MiB: on NVLink (NV18, ~390 GB/s) a copy of it takes ~0.17 ms, far above the copy's per-call cost, so
 # it measures the path; each case's payload check reads the whole buffer back, which at 256 MiB was most
 # of the ~1.7 s a pair cost on 4 x H200 (docs/benchmarks.md, whole node).
@@ -217,7 +219,9 @@ def _peer_results(profile: Profile) -> list:
     level = profile.level
     if level == "full":
         opts = peer.PeerBenchOptions(sizes=peer.ALL_SIZES)
-    elif cuda.device_count() > 2:  # a node: every ordered pair at one size, and each GPU receiving from all
+    elif (
+        cuda.device_count() > 2
+    ):  # a node: every ordered pair at one size, each GPU receiving from all, all to all
         opts = peer.PeerBenchOptions(sizes=(NODE_PEER_SIZE,), keys=NODE_PEER_KEYS, iterations=5)
     elif level == "quick":
         opts = peer.PeerBenchOptions(

@@ -114,7 +114,8 @@ def peer_bench(
         opts = dataclasses.replace(opts, sizes=(NODE_PEER_SIZE,), keys=NODE_PEER_KEYS)
         notes.append(
             "more than two GPUs: each ordered pair at one size (64 MiB: CE copies with peer access off and "
-            "on, the SM's read, and all-to-one into each GPU); --sizes, -a, --pairs or a CASE runs the sweep"
+            "on, the SM's read, all-to-one into each GPU and all-to-all once); --sizes, -a, --pairs or a "
+            "CASE runs the sweep"
         )
     opts.validate()
     from gdrdiag.bench import peer

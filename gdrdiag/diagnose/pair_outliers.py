@@ -35,7 +35,9 @@ def _peer_groups(results: "list[BenchResult] | tuple[BenchResult, ...]") -> dict
         p = r.params
         if not isinstance(p, PeerParams) or r.status is not Status.OK or r.value is None or r.value <= 0:
             continue
-        if p.src_gpu is None or p.dst_gpu is None or p.bidirectional or p.library or p.op == "all_to_one":
+        if p.src_gpu is None or p.dst_gpu is None or p.bidirectional or p.library:
+            continue
+        if p.op in ("all_to_one", "all_to_all", "one_to_all"):  # many pairs at once, not one pair's path
             continue
         if not r.unit.startswith("GB/s") or (p.size_bytes or 0) < MIN_SIZE_BYTES:
             continue

@@ -39,12 +39,20 @@ def _what(r: BenchResult) -> str:
         return f"SM {shown(p.op)}"
     if p.op == "all_to_one":
         return "CE all-to-one"
+    if p.op == "all_to_all":
+        return "CE all-to-all"
+    if p.op == "one_to_all":
+        return "CE one-to-all"
     return "CE both ways" if p.bidirectional else "CE copy"
 
 
 def _gpus(p: PeerParams) -> str:
     if p.op == "all_to_one" and p.src_gpu is None:
         return f"{p.sources or '?'} GPUs->{shown(p.dst_gpu)}"
+    if p.op == "all_to_all":
+        return f"{p.sources or '?'} GPUs<->all"
+    if p.op == "one_to_all" and p.dst_gpu is None:
+        return f"{shown(p.src_gpu)}->{p.destinations or '?'} GPUs"
     return f"{shown(p.src_gpu)}{'<->' if p.bidirectional else '->'}{shown(p.dst_gpu)}"
 
 

@@ -227,5 +227,11 @@ def test_peer_bench_on_a_node_runs_one_size_per_pair_unless_asked(monkeypatch, g
     assert res.exit_code == 0, res.output
     assert seen[0].sizes == expected_sizes
     if gpus > 2 and not args:
-        assert seen[0].keys == ("peer_ce_off", "peer_ce_on", "peer_sm_read", "peer_all_to_one")
+        assert seen[0].keys == (
+            "peer_ce_off",
+            "peer_ce_on",
+            "peer_sm_read",
+            "peer_all_to_one",
+            "peer_all_to_all",
+        )
         assert "each ordered pair at one size" in res.output

@@ -49,6 +49,8 @@ def test_list_names_every_case_and_why_it_is_waived_here(no_cuda):
         "peer_lat_ce_on",
         "peer_lat_sm_on",
         "peer_all_to_one",
+        "peer_all_to_all",
+        "peer_one_to_all",
         "peer_blocks",
     ]
     assert all(REASON in r["here"] for r in rows)
