@@ -19,6 +19,7 @@ GPUs (the descriptions say so).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -138,7 +139,7 @@ def many_results(session: Any, pat: Pattern) -> list[BenchResult]:
             out.extend(
                 run_case(
                     pat.key,
-                    lambda n=n: _one_size(session, pat, bufs, streams, n),
+                    functools.partial(_one_size, session, pat, bufs, streams, n),
                     params=pattern_params(session, pat, n),
                     provider="cuda",
                 )
@@ -303,7 +304,7 @@ def one_to_all_run(
         out.extend(
             run_case(
                 ONE_TO_ALL_KEY,
-                lambda s=s: many_results(session, one_to_all_pattern(s, list(ordinals))),
+                functools.partial(many_results, session, one_to_all_pattern(s, list(ordinals))),
                 provider="cuda",
                 params=PeerParams(src_gpu=s, op="one_to_all", destinations=len(ordinals) - 1),
             )
