@@ -71,7 +71,7 @@ def test_every_case_ran_and_every_byte_was_checked(run):
     keys = {r.key for r in ok}
     assert {"peer_ce_off", "peer_ce_on", "peer_ce_bidir_off", "peer_ce_bidir_on"} <= keys
     assert {"peer_sm_read", "peer_sm_write", "peer_ce_reference", "peer_ce_gdrdiag"} <= keys
-    assert {"peer_all_to_one", "peer_lat_sm_on"} <= keys
+    assert {"peer_all_to_one", "peer_lat_sm_on", "peer_all_to_all", "peer_one_to_all"} <= keys
 
 
 @needs_two
