@@ -14,7 +14,9 @@
 # Exit status: the first failing plan's status; 124 when a guest hit its time limit (killed,
 # reported, never left running); 77 when QEMU cannot run on this machine (callers skip then).
 #
-# Environment: LAB_OUT, LAB_SRC (tree shared as /src), LAB_TIMEOUT (s per boot, default 1800: a hang guard, about twice the verbs plan on a loaded 2-core machine), LAB_ACCEL (auto|kvm|tcg, default auto: KVM
+# Environment: LAB_OUT, LAB_SRC (tree shared as /src), LAB_TIMEOUT (s per boot: a hang guard; default
+# 1800 on an idle host, scaled by the host's measured speed up to LAB_HOST_WAIT_CAP (3): see
+# host_wait_factor), LAB_HOST_SPEED_REF (s the speed workload takes on this host when idle), LAB_ACCEL (auto|kvm|tcg, default auto: KVM
 # only when a probe boot proves it works; this project's build machines have a paravirtual
 # /dev/kvm that does not boot stock kernels), LAB_CPUS (default 2), LAB_MEM (MiB, default 2048),
 # LAB_ICOUNT (TCG only; unset = off: a shift N in 0..10 boots with `-icount shift=N,sleep=off`,
@@ -167,13 +169,34 @@ twohost_machine() {
         -device "virtio-net-pci,netdev=w,mac=52:54:00:00:09:0$([ "$end" = listen ] && echo 1 || echo 2)")
 }
 
+# host_wait_factor: "FACTOR SECONDS": the guests' CPU workload (guest/lib.sh, LAB_SPEED_WORK) timed on
+# this host against LAB_HOST_SPEED_REF, the time it takes here idle, as ceil(measured / reference)
+# within 1..LAB_HOST_WAIT_CAP. Under TCG a loaded host slows every guest step about as much as it
+# slows this loop: beside two busy loops on the 2-core build machine the loop took 0.21-0.23 s
+# (0.06-0.09 s idle) and the verbs plan ran past its 1800 s guard while every step passed
+# (docs/lab.md, "Time"). In a subshell: guest/lib.sh also defines a `step` of its own.
+host_wait_factor() {
+    (
+        # shellcheck source=guest/lib.sh
+        . "$here/guest/lib.sh"
+        m=$(python3 -c "$LAB_SPEED_WORK" 2>/dev/null) || m=unmeasured
+        echo "$(wait_factor "$m" "${LAB_HOST_SPEED_REF:-0.09}" "${LAB_HOST_WAIT_CAP:-3}") $m"
+    )
+}
+
 boot() {
     local plan=$1 res="$out/$1"
     rm -rf "$res"
     mkdir -p "$res"
     case $plan in pcie) pcie_machine ;; twohost-*) twohost_machine "$plan" ;; *) verbs_machine ;; esac
-    local limit=${LAB_TIMEOUT:-1800}
-    lab_log "boot $plan: limit ${limit} s, results in $res"
+    local limit=${LAB_TIMEOUT:-} how="LAB_TIMEOUT"
+    if [ -z "$limit" ]; then
+        local factor measured
+        read -r factor measured < <(host_wait_factor)
+        limit=$((1800 * factor))
+        how="1800 s x$factor: host CPU workload $measured s, ${LAB_HOST_SPEED_REF:-0.09} s idle"
+    fi
+    lab_log "boot $plan: limit ${limit} s ($how), results in $res"
     set +e
     timeout --kill-after=10 "$limit" qemu-system-x86_64 "${accel_args[@]}" \
         -smp "${LAB_CPUS:-2}" -m "${LAB_MEM:-2048}" -nodefaults -display none -no-reboot \

@@ -182,3 +182,34 @@ def test_no_guest_script_has_a_fixed_wait(script):
         if not line.lstrip().startswith("#") and FIXED_WAIT.search(line.split(" # ")[0])
     ]
     assert not bad, "waits not multiplied by the wait factor (use $(scaled N)):\n" + "\n".join(bad)
+
+
+RUN_SH = REPO / "scripts" / "lab" / "run.sh"
+
+
+def _host_wait_factor(path: str, env: dict | None = None) -> str:
+    """run.sh's host_wait_factor, extracted and run in bash with ``here`` set as run.sh sets it."""
+    body = re.search(r"^host_wait_factor\(\) \{\n.*?^\}\n", RUN_SH.read_text(), re.S | re.M)
+    assert body, "run.sh defines host_wait_factor"
+    out = subprocess.run(
+        ["bash", "-c", f"here={RUN_SH.parent}\n{body.group(0)}host_wait_factor"],
+        env={"PATH": path, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert out.returncode == 0, out
+    return out.stdout.strip()
+
+
+@pytest.mark.parametrize(("measured", "factor"), [("0.070", "1"), ("0.210", "3"), ("0.900", "3")])
+def test_the_hang_guard_scales_with_the_hosts_measured_speed_within_its_cap(tmp_path, measured, factor):
+    # beside two busy loops on the 2-core build machine the workload took 0.21-0.23 s (0.06-0.09 idle)
+    assert _host_wait_factor(_fake_python(tmp_path, measured)) == f"{factor} {measured}"
+
+
+def test_a_given_lab_timeout_is_not_scaled():
+    text = RUN_SH.read_text()
+    assert 'local limit=${LAB_TIMEOUT:-} how="LAB_TIMEOUT"' in text
+    assert re.search(r'if \[ -z "\$limit" \]; then\n.*?limit=\$\(\(1800 \* factor\)\)', text, re.S)
