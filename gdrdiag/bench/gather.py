@@ -26,9 +26,12 @@ Only ``hw/`` talks to the driver; this module uses it through ``hw.cuda``, ``hw.
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from gdrdiag.bench import cases as bench_cases
+from gdrdiag.bench.cases import Needs, Step
 from gdrdiag.bench.gather_analysis import (  # noqa: F401 - gather-bench's public names, re-exported
     REQUEST_RATE_KERNEL,
     fmt_ratio,
@@ -112,7 +115,7 @@ def run(config: GatherConfig, progress: ProgressFn = None) -> GatherRun:
 
 
 def waived_run(config: GatherConfig, reason: str) -> GatherRun:
-    """One WAIVED result per case the run would have measured: the CE reference and each kernel."""
+    """One WAIVED result per case the run would have measured: the CE reference and each kernel case."""
     base = config.base
     params = dict(
         record_bytes=base.record_bytes,
@@ -131,13 +134,14 @@ def waived_run(config: GatherConfig, reason: str) -> GatherRun:
     ]
     results += [
         BenchResult.waived(
-            KERNELS[k].key,
+            c.key,
             reason,
             provider="cuda",
-            description=f"gather-bench {k}",
-            params=GatherParams(kernel=k, **params),
+            description=f"gather-bench {c.part}",
+            params=GatherParams(kernel=c.part, **params),
         )
-        for k in config.kernels
+        for c in planned_cases(config)
+        if c.part != REFERENCE_PART
     ]
     sweeps = [w for w in config.sweeps if w != "ladder"]
     notes = [f"sweeps not run (no GPU): {', '.join(sweeps)}"] if sweeps else []
@@ -158,12 +162,15 @@ class _Run:
     done: int = 0
     total: int = 0
 
+    @property
+    def config(self) -> GatherConfig:
+        """The run's configuration (the session's)."""
+        return self.session.config  # type: ignore[attr-defined]
+
     def all(self) -> GatherRun:
+        """Calibrate, run the planned cases (the ladder), the sweeps with its best kernel, then notes."""
         s, cfg = self.session, self.session.config  # type: ignore[attr-defined]
-        ladder = [
-            replace(c, sm_limit=cfg.sm_limit)
-            for c in sweep_cases("ladder", cfg.base, cfg.kernels, s.sm_count, threads=cfg.threads)
-        ]
+        ladder = planned_cases(cfg)
         sweeps = [w for w in cfg.sweeps if w != "ladder"]
         layouts = [cfg.base] + [
             c.layout for w in sweeps for c in sweep_cases(w, cfg.base, ["warp"], s.sm_count, quick=cfg.quick)
@@ -172,7 +179,9 @@ class _Run:
         if calibrate:
             layouts.append(request_rate_layout(cfg.base))
         self._allocate_and_read_link(layouts)
-        self.total = len(ladder) + self._sweep_case_estimate(sweeps) + int(calibrate)
+        # The ladder's steps are its cases' own; the sweeps' are estimated (their kernels wait on it).
+        ladder_steps = sum(c.steps(cfg) for c in ladder)
+        self.total = ladder_steps + self._sweep_case_estimate(sweeps) + int(calibrate)
         self._request_rate(calibrate)
         best = self._ladder(ladder)
         best_name = str(best.params.kernel) if best is not None else "lines"
@@ -218,6 +227,7 @@ class _Run:
             return
         lay = request_rate_layout(cfg.base)
         out = self._measure(Case(REQUEST_RATE_KERNEL, lay, sweep="request-rate"))
+        self.results.extend(out)
         res = out[0] if out else None
         if res is None or res.status is not Status.OK or not res.value:
             why = f"{res.status.value}: {res.reason}" if res is not None else "no result"
@@ -299,15 +309,24 @@ class _Run:
         return replace(r, metrics=replace(m, **model), params=replace(r.params, link_params=s._link_params()))  # type: ignore[attr-defined]
 
     def _ce_for(self, layout: Layout) -> BenchResult:
-        """The copy-engine reference for this many bytes, measured once per byte count."""
+        """The copy-engine reference for this many bytes, measured (and recorded) once per byte count."""
+        self.results.extend(self.new_reference(layout))
+        return self.ce_cache[layout.nbytes]
+
+    def new_reference(self, layout: Layout) -> list[BenchResult]:
+        """The reference's rows for ``layout``'s byte count where not measured yet, else none.
+
+        The reference is shared by every case of that byte count, so it is measured once and cached;
+        the caller records the rows returned.
+        """
         from gdrdiag.bench.runner import run_case
 
-        if layout.nbytes not in self.ce_cache:
-            res = run_case(CE_KEY, lambda: self.session.ce_reference(layout.nbytes, layout))  # type: ignore[attr-defined]
-            ref = self._with_ce_fixed(res[0], layout)
-            self.ce_cache[layout.nbytes] = ref
-            self.results.extend([ref, *res[1:]])
-        return self.ce_cache[layout.nbytes]
+        if layout.nbytes in self.ce_cache:
+            return []
+        res = run_case(CE_KEY, lambda: self.session.ce_reference(layout.nbytes, layout))  # type: ignore[attr-defined]
+        ref = self._with_ce_fixed(res[0], layout)
+        self.ce_cache[layout.nbytes] = ref
+        return [ref, *res[1:]]
 
     def _with_ce_fixed(self, ref: BenchResult, layout: Layout) -> BenchResult:
         """``ref`` with the copy engine's cost per copy in its metrics (None where not measured).
@@ -342,17 +361,25 @@ class _Run:
                     )
         return replace(ref, metrics=replace(ref.metrics, ce_fixed_us=self.ce_fixed[size]))
 
-    def _measure(self, case: Case) -> list[BenchResult]:
-        """One case through the runner: a failure is a WAIVED/ERROR result that says what it was."""
-        from gdrdiag.bench.runner import run_case
-
+    def step(self, label: str) -> None:
+        """The next progress step starts now (the count and total are the run's)."""
         self.done += 1
         if self.progress:
-            self.progress(
-                self.done,
-                max(self.total, self.done),
-                f"{case.sweep}: {case.kernel} R={case.layout.record_bytes}",
-            )
+            self.progress(self.done, max(self.total, self.done), label)
+
+    def _measure(self, case: Case) -> list[BenchResult]:
+        """One counted gather (a step of its own), its rows returned for the caller to record."""
+        self.step(step_label(case))
+        return self.measure(case)
+
+    def measure(self, case: Case) -> list[BenchResult]:
+        """One gather through the runner: a failure is a WAIVED/ERROR result that says what it was.
+
+        The copy-engine reference of its byte count is measured first where it is not yet (and
+        recorded then); the gather's rows are returned, not recorded.
+        """
+        from gdrdiag.bench.runner import run_case
+
         ce = self._ce_for(case.layout)
         lay = case.layout
         if self.session.config.ce_per_case and ce.status is Status.OK:  # type: ignore[attr-defined]
@@ -373,14 +400,16 @@ class _Run:
             ),
             settings=self.session._settings(case),  # type: ignore[attr-defined]
         )
-        out = run_case(KERNELS[case.kernel].key, lambda: self.session.gather(case, ce), **fields)  # type: ignore[attr-defined]
-        self.results.extend(out)
-        return out
+        return run_case(KERNELS[case.kernel].key, lambda: self.session.gather(case, ce), **fields)  # type: ignore[attr-defined]
 
-    def _ladder(self, ladder: list[Case]) -> Optional[BenchResult]:
-        """Every kernel of the ladder on the base layout; returns the best (a note says which)."""
+    def _ladder(self, ladder: list[bench_cases.Case]) -> Optional[BenchResult]:
+        """Every planned case in turn, its rows recorded; returns the best kernel row (a note says which)."""
         cfg = self.session.config  # type: ignore[attr-defined]
-        ok = [r for c in ladder for r in self._measure(c) if r.status is Status.OK and r.value]
+        ok = []
+        for case in ladder:
+            rows = case.run(self, self.step)
+            self.results.extend(rows)
+            ok += [r for r in rows if r.key != CE_KEY and r.status is Status.OK and r.value]
         best = pick_best(ok)
         if best is not None:
             ratio, model = best.metrics.ratio_to_ce, best.metrics.model_ratio_to_ce
@@ -401,7 +430,11 @@ class _Run:
         if sweep == "sm" and KERNELS[best_name].mapping != "persistent":
             ks = ("lines",)
         cases = sweep_cases(sweep, cfg.base, ks, s.sm_count, quick=cfg.quick, threads=cfg.threads)
-        swept = [r for c in cases for r in self._measure(c)]
+        swept = []
+        for c in cases:
+            rows = self._measure(c)
+            self.results.extend(rows)
+            swept += rows
         if sweep == "sm":
             self._sm_budget(swept, ks[0])
 
@@ -451,3 +484,80 @@ class _Run:
             + ("none" if rate is None else f"{rate:.3f} G requests/s")
             + f" ({cfg.request_rate_source})"
         )
+
+
+# --------------------------------------------------------------------------------------------
+# the cases
+# --------------------------------------------------------------------------------------------
+
+REFERENCE_PART = "reference"
+
+
+def step_label(case: Case) -> str:
+    """A gather's progress label: its sweep, kernel and record size."""
+    return f"{case.sweep}: {case.kernel} R={case.layout.record_bytes}"
+
+
+def _reference_steps(config: GatherConfig) -> int:
+    """The CE reference takes no step of its own: it runs with every kernel case (their ratios need it)."""
+    return 0
+
+
+def _reference_run(run: _Run, step: Step) -> list[BenchResult]:
+    """The reference of the base layout's byte count (none new where the calibration measured it)."""
+    return run.new_reference(run.config.base)
+
+
+def _kernel_steps(name: str, config: GatherConfig) -> int:
+    """A kernel case is one step where ``--kernels`` names the kernel and the selection chose it."""
+    return 1 if name in config.kernels and config.selects(KERNELS[name].key) else 0
+
+
+def _kernel_run(name: str, run: _Run, step: Step) -> list[BenchResult]:
+    """The kernel on the base layout (the ladder), with ``--sm-limit`` and ``--threads`` as given."""
+    cfg = run.config
+    case = Case(name, cfg.base, sweep="ladder", sm_limit=cfg.sm_limit, threads=cfg.threads)
+    step(step_label(case))
+    return run.measure(case)
+
+
+def _kernel_case(spec: KernelSpec) -> bench_cases.Case:
+    return bench_cases.Case(
+        spec.key,
+        spec.doc,
+        Needs.GPU,
+        spec.name,
+        GatherParams(kernel=spec.name),
+        functools.partial(_kernel_steps, spec.name),
+        functools.partial(_kernel_run, spec.name),
+    )
+
+
+#: gather-bench's cases, in registry order: the copy-engine reference, then one case per kernel of
+#: the table (gather_kernels.KERNELS). ``--list``, selection, progress and the ladder read this.
+CASES: tuple[bench_cases.Case, ...] = (
+    bench_cases.Case(
+        CE_KEY,
+        "the copy engine reading the same bytes (every ratio's reference)",
+        Needs.GPU,
+        REFERENCE_PART,
+        GatherParams(),
+        _reference_steps,
+        _reference_run,
+    ),
+    *(_kernel_case(spec) for spec in KERNELS.values()),
+)
+
+
+def planned_cases(config: GatherConfig) -> list[bench_cases.Case]:
+    """The cases a run measures, in run order: the CE reference, then the cases with steps.
+
+    Kernel cases run in the order ``--kernels`` names them; a case whose kernel it does not name
+    keeps its place in :data:`CASES`, after them. No case with steps: nothing, not even the reference.
+    """
+    stepped = [c for c in CASES if c.steps(config) > 0]
+    if not stepped:
+        return []
+    order = {name: i for i, name in enumerate(config.kernels)}
+    stepped.sort(key=lambda c: order.get(c.part, len(order)))
+    return [c for c in CASES if c.part == REFERENCE_PART] + stepped

@@ -57,6 +57,11 @@ class GatherConfig:
     request_rate_source: str = "assumed: 0.75 G/s, measured on the H100 VM (docs/gather-bench.md)"
     link_source: str = "assumed (MPS 256 / MRRS 4096 / RCB 128, as read on an H200 VM)"
     link_explicit: bool = False  # True when the user gave --mps/--mrrs/--rcb
+    only: Optional[frozenset[str]] = None  # the case keys a CASE selection chose; None: every case
+
+    def selects(self, key: str) -> bool:
+        """Whether the case ``key`` is chosen: every case without a selection, else the selected ones."""
+        return self.only is None or key in self.only
 
     def validate(self) -> "GatherConfig":
         """Check user input before anything is allocated."""

@@ -1,24 +1,23 @@
 """The case registry: every bench's list of case objects (nvbandwidth's shape: ``--list``, then cases by key).
 
 A case object (:class:`gdrdiag.bench.cases.Case`) says what the case is, what it needs, how many
-progress steps it takes and how to run it. copy-bench and peer-bench keep their cases in their own
-module, beside the functions that measure them (``copy.CASES``, ``peer.CASES``), and their
-executors run exactly those objects; the registries below read those tuples when asked, so a new
-case there is listed, selectable and counted with no change here. gather-bench's cases are its
-kernel table's; mr-bench's are mode x memory kind x registration path. Which options a gather or
-mr selection sets is the bench's business (``gather_kernels``, ``mr_selection`` below).
+progress steps it takes and how to run it. copy-bench, gather-bench and peer-bench keep their cases
+in their own module, beside the functions that measure them (``copy.CASES``, ``gather.CASES``,
+``peer.CASES``), and their executors run exactly those objects; the registries below read those
+tuples when asked, so a new case there is listed, selectable and counted with no change here.
+mr-bench's cases are mode x memory kind x registration path; which options an mr selection sets is
+the bench's business (``mr_selection`` below).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
 
 from gdrdiag.bench.cases import Capabilities, Case, Needs, Registry, kind_key
 from gdrdiag.errors import UserInputError
 from gdrdiag.model.vocabulary import Bench, MemoryKind, RegPath
 
-__all__ = ["Capabilities", "Case", "Needs", "Registry", "copy_registry", "peer_registry"]
+__all__ = ["Capabilities", "Case", "Needs", "Registry", "copy_registry", "gather_registry", "peer_registry"]
 
 _kind_key = kind_key
 
@@ -35,27 +34,11 @@ def copy_registry() -> Registry:
 # ---------------------------------------------------------------------------------------------
 
 
-def gather_registry(kernels: Iterable[tuple[str, str]]) -> Registry:
-    """gather-bench: the copy-engine reference and one case per kernel of the ladder.
+def gather_registry() -> Registry:
+    """gather-bench: the copy-engine reference and one case per kernel of the kernel table."""
+    from gdrdiag.bench import gather
 
-    ``kernels`` is (name, one-line description) from the bench's kernel table, so a new kernel is a
-    new case without touching this file.
-    """
-    cases = [
-        Case(
-            "gather_ce_reference",
-            "the copy engine reading the same bytes (every ratio's reference)",
-            Needs.GPU,
-            "reference",
-        )
-    ]
-    cases += [Case(f"gather_{name.replace('-', '_')}", desc, Needs.GPU, name) for name, desc in kernels]
-    return Registry(Bench.GATHER, tuple(cases))
-
-
-def gather_kernels(selected: tuple[Case, ...]) -> tuple[str, ...]:
-    """The kernel names a gather selection runs (the CE reference always runs: ratios need it)."""
-    return tuple(c.part for c in selected if c.part != "reference")
+    return Registry(Bench.GATHER, gather.CASES)
 
 
 # ---------------------------------------------------------------------------------------------

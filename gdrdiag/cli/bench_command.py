@@ -5,8 +5,8 @@ A bench command parses its options, checks them, and hands a :class:`BenchComman
 (none with ``--quiet``), the run (a Ctrl-C keeps the rows measured before it, notes the Report as
 partial and exits 130 after showing it), the Report, ``--json-out`` (never over an existing file
 without ``--force``), the Report as JSON (``--json``) or the bench's text, and the exit code (1 when
-the run failed, else 0). What differs between benches is data on the command object, not copies of
-this code.
+the run failed, else 0), then the bench's afterword on stderr where it has one (not after a Ctrl-C).
+What differs between benches is data on the command object, not copies of this code.
 """
 
 from __future__ import annotations
@@ -30,6 +30,11 @@ def any_error(report: Report) -> bool:
     return any(r.status is Status.ERROR for r in report.results)
 
 
+def no_afterword(run: object, report: Report) -> str:
+    """Most benches say nothing after their output."""
+    return ""
+
+
 @dataclass(frozen=True)
 class Output:
     """Where a bench command's results go: ``--json-out`` (with ``--force``) and ``--quiet``."""
@@ -47,7 +52,9 @@ class BenchCommand(Generic[Run]):
     bench with the command's progress and returns its run (a list of rows, or the bench's own
     record); ``partial`` makes a run of the rows measured before a Ctrl-C. ``report`` makes the Report
     of a run, given the notes the run adds (the interrupt's). ``text`` is the bench's text output of
-    a run and its Report at a width (None: no limit); ``failed`` decides exit code 1.
+    a run and its Report at a width (None: no limit); ``failed`` decides exit code 1. ``afterword``
+    is a line for stderr after the output ('' for none; mr-bench says there when nothing was
+    measured), left out after a Ctrl-C, whose own line says what was kept.
     """
 
     name: str
@@ -57,6 +64,7 @@ class BenchCommand(Generic[Run]):
     report: Callable[[Run, tuple[str, ...]], Report]
     text: Callable[[Run, Report, Optional[int]], str]
     failed: Callable[[Report], bool] = any_error
+    afterword: Callable[[Run, Report], str] = no_afterword
 
 
 def run_bench_command(ctx: typer.Context, command: BenchCommand[Run], output: Output) -> NoReturn:
@@ -75,5 +83,8 @@ def run_bench_command(ctx: typer.Context, command: BenchCommand[Run], output: Ou
             echo(report.to_json())
         else:
             echo_text(ctx, command.text(run, report, output_width(ctx)))
+        line = "" if stopped else command.afterword(run, report)
+        if line:
+            typer.echo(line, err=True)
         raise typer.Exit(EXIT_FAIL if command.failed(report) else EXIT_OK)
     raise AssertionError("exit_130_after always exits")  # for the type checker: NoReturn

@@ -134,7 +134,7 @@ def gather_bench(
 
     numa_request = parse_numa(numa)
     check_request(numa_request)
-    kernels = _kernels_from_cases(ctx, cases, list_cases, kernels)
+    only = _selected_cases(ctx, cases, list_cases, kernels)
     R = parse_size(record_bytes, what="--record-bytes")
     pat, run_length = gather.parse_pattern(pattern)
     if requests <= 0 or records_per_request <= 0:
@@ -182,6 +182,7 @@ def gather_bench(
         link_explicit=explicit,
         request_rate=request_rate,
         numa=numa_request,
+        only=only,
     )
     config.validate()
     from gdrdiag.bench.gather_config import GatherRun
@@ -200,24 +201,24 @@ def gather_bench(
     run_bench_command(ctx, command, Output(json_out, force, quiet))
 
 
-def _kernels_from_cases(
+def _selected_cases(
     ctx: typer.Context, cases: Optional[list[str]], list_cases: bool, kernels: str
-) -> str:
-    """``--list`` (prints and exits), or the kernels that case selectors name, or ``--kernels`` as given."""
-    from gdrdiag.bench import gather
-    from gdrdiag.bench.registry import gather_kernels, gather_registry
+) -> Optional[frozenset[str]]:
+    """``--list`` (prints and exits), or the keys that case selectors choose (None: no selection)."""
+    from gdrdiag.bench.gather_config import CE_KEY
+    from gdrdiag.bench.registry import gather_registry
 
-    registry = gather_registry((k.name, k.doc) for k in gather.KERNELS.values())
+    registry = gather_registry()
     if list_cases:
         from gdrdiag.cli.cases import print_case_list, probe_capabilities
 
         print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx), cases)
     if not cases:
-        return kernels
+        return None
     if kernels != "all":
         raise UserInputError("give cases or --kernels, not both (cases gather_<kernel> choose kernels)")
-    chosen = ",".join(gather_kernels(registry.select(cases)))
-    if not chosen:
+    chosen = frozenset(c.key for c in registry.select(cases))
+    if chosen <= {CE_KEY}:
         raise UserInputError(
             "gather_ce_reference runs with every kernel (it is their reference); name a kernel"
         )

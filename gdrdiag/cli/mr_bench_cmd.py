@@ -2,33 +2,29 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from gdrdiag.bench.gpus import choose_gpus
 from gdrdiag.cli.application import app
+from gdrdiag.cli.bench_command import BenchCommand, Output, run_bench_command
 from gdrdiag.cli.cases import CASES_HELP, LIST_HELP
-from gdrdiag.cli.common import (
-    EXIT_FAIL,
-    EXIT_OK,
-    echo,
-    echo_text,
-    handles_errors,
-    output_width,
-    split_list,
-    wants_json,
-)
-from gdrdiag.cli.interrupt import Interruption, exit_130_after, measure
+from gdrdiag.cli.common import handles_errors, split_list, wants_json
+from gdrdiag.cli.mr_bench_output import MrRun, afterword, failed, loop_cost_note, report, text
 from gdrdiag.cli.mr_peer import Peer, is_loopback, peer_options, provider_options
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import NotSupported, UserInputError
 from gdrdiag.model.vocabulary import AccessFlags, RelaxedOrdering
 from gdrdiag.model.words import NUMA_HELP
 from gdrdiag.units import parse_size, parse_size_list
+
+if TYPE_CHECKING:
+    from gdrdiag.model.results import BenchResult
 
 DEFAULT_MEMORY = "device,pinned"
 MAX_LINK_GBPS = 100_000  # --link-gbps: 100 Tb/s, past any link made
@@ -256,11 +252,37 @@ def mr_bench(
     if mode.matrix:
         cfg = mrb.matrix_config(cfg)
     cfg.validate()
-    results, stopped = _run_each_gpu(cfg, ordinals or (cfg.gpu,), mode, peer, link_gbps, quiet)
     said = f"provider: {provider_name} ({provider_why})"
-    lead = _loop_cost_note(results, link_gbps) if mode.loop_cost else said
-    with exit_130_after(stopped):
-        _show(ctx, results, mode.matrix, [lead, no_gpu_note], json_out, stopped)
+    command = _command(cfg, ordinals or (cfg.gpu,), mode, peer, link_gbps, quiet, [said, no_gpu_note])
+    # --json-out was checked before the run (handles_errors, with the shared --force); mr-bench has
+    # no --force of its own, and its write replaces the file as it always has.
+    run_bench_command(ctx, command, Output(json_out, force=True, quiet=quiet))
+
+
+def _command(
+    cfg, ordinals: tuple[int, ...], mode: "_Mode", peer: Peer, link_gbps: float, quiet: bool, notes: list[str]
+) -> BenchCommand["MrRun"]:
+    """mr-bench as the shared tail runs it: the run on each GPU, its Report, text, exit rule and afterword.
+
+    ``notes`` are the text's first notes (the provider, the no-GPU note); with ``--loop-cost`` the
+    loop-cost sentence, made from the rows, takes the provider's place.
+    """
+    loop, run_on = _gpu_runs(cfg, ordinals, mode, peer, link_gbps, quiet)
+
+    def finished(results: list["BenchResult"]) -> MrRun:
+        lead = loop_cost_note(results, link_gbps) if mode.loop_cost else notes[0]
+        return MrRun(results, [lead, *notes[1:]])
+
+    return BenchCommand(
+        name="mr-bench",
+        steps=None,  # each GPU's run plans its own steps (_progress)
+        measure=lambda progress: finished(loop.run(run_on)),
+        partial=lambda partial: finished(loop.tag_partial(partial)),
+        report=report,
+        text=functools.partial(text, mode.matrix),
+        failed=failed,
+        afterword=afterword,
+    )
 
 
 def relaxed_ordering_setting(
@@ -391,11 +413,12 @@ def _one_gpu_only(mode: "_Mode", two_host: bool) -> Optional[str]:
     return "--server/--connect run one GPU per end" if two_host else None
 
 
-def _run_each_gpu(cfg, ordinals: tuple[int, ...], mode: "_Mode", peer, link_gbps: float, quiet: bool):
+def _gpu_runs(cfg, ordinals: tuple[int, ...], mode: "_Mode", peer, link_gbps: float, quiet: bool):
     """The run on each GPU in turn (one GPU: the run): every kind on the first, GPU memory on the others.
 
     Host memory is the same memory whichever GPU is current, so its rows are measured once; each GPU
-    memory row records its GPU. Returns (results, the Interruption or None) as ``measure`` does.
+    memory row records its GPU. Returns the GPU loop and the run on one GPU (``loop.run(run_on)``),
+    each GPU's run with its own progress lines.
     """
     import dataclasses
 
@@ -413,7 +436,7 @@ def _run_each_gpu(cfg, ordinals: tuple[int, ...], mode: "_Mode", peer, link_gbps
         progress = _progress(configs[g], mode, bool(peer.server), peer.connect, quiet)
         return _run(configs[g], mode, peer, link_gbps, progress)
 
-    return measure(lambda: loop.run(run_on), loop.tag_partial)
+    return loop, run_on
 
 
 def _run(cfg, mode: _Mode, peer: Peer, link_gbps: float, steps: Progress) -> list:
@@ -607,93 +630,3 @@ def _refuse_contradictions(
         raise UserInputError("-a sweeps all sizes; drop -s")
     if iters is not None and duration is not None:
         raise UserInputError("give either -n or -D, not both")
-
-
-def _show(
-    ctx: typer.Context,
-    results: list,
-    matrix: bool,
-    notes: list[str],
-    json_out: Optional[Path],
-    stopped: Optional[Interruption] = None,
-) -> None:
-    """RO verdicts, matrix rows, findings; the Report (partial when ``stopped``) or the tables; the exit code.
-
-    An interrupted run says what it kept through ``exit_130_after``, not "no case ran" or "every case
-    WAIVED": the cases after the Ctrl-C never had their chance.
-    """
-    from gdrdiag.cli.reporting import bench_report
-    from gdrdiag.diagnose import rdma_rules
-    from gdrdiag.model.results import Status
-
-    report_notes = (stopped.note,) if stopped else ()
-    notes = [n for n in (*notes, *report_notes) if n]
-    pairs = rdma_rules.ro_pairs(results)
-    findings = rdma_rules.rdma_findings(results)
-    rows = rdma_rules.interpret_matrix(results) if matrix else None
-    report = bench_report("mr-bench", results, findings=tuple(findings), notes=report_notes)
-    if json_out is not None:
-        json_out.write_text(report.to_json())
-    if wants_json(ctx):
-        echo(report.to_json())
-    else:
-        from gdrdiag.diagnose.verdicts import mr_verdict
-        from gdrdiag.render.mr_table import render_mr_results
-        from gdrdiag.render.verdict import render_mr_verdict
-
-        width = output_width(ctx)
-        text = render_mr_results(
-            results, pairs=pairs, matrix_rows=rows, findings=findings, notes=notes, width=width
-        )
-        echo_text(ctx, render_mr_verdict(mr_verdict(results, pairs), findings, width) + "\n\n" + text)
-    failed = any(r.status is Status.ERROR for r in results)
-    nothing = not any(r.status is Status.OK for r in results)
-    if stopped is None and not results:
-        typer.echo("gdrdiag: no case ran (nothing measured, nothing WAIVED)", err=True)
-    elif stopped is None and nothing and not failed:
-        typer.echo(
-            "gdrdiag: nothing could be measured here (every case WAIVED; see the reasons above)", err=True
-        )
-    fail_finding = any(f.severity.value == "FAIL" for f in findings)
-    # Every case WAIVED (no GPU for the kinds asked for) exits 0, as copy-bench and gather-bench do:
-    # the reasons are in the output and in the Report. No result at all is a failure.
-    raise typer.Exit(EXIT_FAIL if failed or fail_finding or not results else EXIT_OK)
-
-
-def _loop_cost_note(results, link_gbps: float) -> str:
-    """A sentence on whether the loop can keep the link busy at 64 KiB (text only; numbers from bench)."""
-    from gdrdiag.model.results import Status
-
-    ok = [r for r in results if r.status is Status.OK and r.key == "mr_loop_cost"]
-    if not ok:
-        return ""
-    key = f"min_msg_bytes_{int(link_gbps)}g"
-    single = next((r for r in ok if r.params.post_list == 1), ok[0])
-    best = min(ok, key=lambda r: getattr(r.metrics, key, None) or float("inf"))
-    one, low = getattr(single.metrics, key, None), getattr(best.metrics, key, None)
-    if one is None or low is None:
-        return f"(no bound computed for {link_gbps:g} Gb/s; try 100/200/400/800)"
-    verdict = "above" if one > 64 * 1024 else "at or below"
-    fixed, per_wr = single.metrics.loop_us_per_post, single.metrics.provider_us_per_wr
-    split = ""
-    if fixed is not None and per_wr is not None:
-        split = (
-            f"Fit over post-list lengths: the loop costs {fixed:.2f} us per ibv_post_send call and the "
-            f"provider {per_wr:.2f} us per WR. "
-        )
-    text = split + (
-        f"At {link_gbps:g} Gb/s the Python loop needs messages of at least {one / 1024:.1f} KiB with one "
-        "WR per post "
-        f"({verdict} 64 KiB) and {low / 1024:.1f} KiB with post lists of {best.params.post_list}."
-    )
-    native = [r for r in results if r.status is Status.OK and r.key == "mr_loop_cost_native"]
-    c1 = next((r for r in native if r.params.post_list == 1), None)
-    if c1 is not None and getattr(c1.metrics, key, None) is not None:
-        text += (
-            f" The C loop (--provider native; measured over its null provider, not a NIC) costs "
-            f"{c1.metrics.ns_per_wr:.1f} ns per WR with one WR per post: its own bound is "
-            f"{getattr(c1.metrics, key):.0f} B messages at {link_gbps:g} Gb/s, so on hardware the NIC "
-            "and the "
-            "driver's ibv_post_send set the limit, not the loop."
-        )
-    return text

@@ -316,3 +316,23 @@ def test_a_server_on_a_reachable_address_without_a_secret_is_warned(monkeypatch,
     monkeypatch.setattr(mr, "serve", lambda cfg, **kw: [])
     res = runner.invoke(app, ["mr-bench", "--server", "--bind", bind, "--provider", "native"])
     assert ("warning: --bind" in res.output and "--secret-file" in res.output) is warned, res.output
+
+
+def test_every_case_waived_says_so_after_the_output_and_exits_0(monkeypatch, tmp_path):
+    """The shared tail's afterword: one stderr line after the table or the JSON, the file written."""
+    from gdrdiag.errors import NotSupported
+    from gdrdiag.hw import cuda
+
+    def no_gpu(ordinal=0):
+        raise NotSupported("no GPU (test)")
+
+    monkeypatch.setattr(cuda, "get_device", no_gpu)
+    monkeypatch.setattr(cuda, "GpuContext", no_gpu)  # the bench's own GPU context: none here either
+    args = ["mr-bench", "--provider", "soft", "--memory", "device", "-n", "20", "--repeats", "1"]
+    out = tmp_path / "mr.json"
+    for lead in ([], ["--json"]):
+        res = runner.invoke(app, [*lead, *args, *(["--json-out", str(out)] if lead else [])])
+        assert res.exit_code == 0, res.output
+        last = res.stderr.strip().splitlines()[-1]
+        assert last.startswith("gdrdiag: nothing could be measured here (every case WAIVED")
+    assert json.loads(out.read_text()) == json.loads(res.stdout)

@@ -187,3 +187,82 @@ def test_peer_cases_that_need_peer_access_are_waived_where_the_driver_refuses_it
         "peer_blocks",
     ]
     assert all(r.status is Status.WAIVED and r.reason == "no peer access here" for r in rows)
+
+
+GATHER_WALK_KEY = "gather_walk_example"
+
+
+def _gather_walk_case(ran: list):
+    """A gather-bench case as a newcomer would add it to bench/gather.py: two steps, two rows."""
+    from gdrdiag.bench.cases import Case, Needs
+    from gdrdiag.model.params import GatherParams
+
+    def steps(config) -> int:
+        return 2 if config.selects(GATHER_WALK_KEY) else 0
+
+    def run(session, step) -> list[BenchResult]:
+        rows = []
+        for records in (1024, 2048):
+            step(GATHER_WALK_KEY)
+            rows.append(ok(GATHER_WALK_KEY, 1.0, "GB/s", GatherParams(kernel="walk", record_bytes=records)))
+        ran.append(session)
+        return rows
+
+    return Case(GATHER_WALK_KEY, "a walk-through's example case", Needs.GPU, "walk", None, steps, run)
+
+
+class _GatherGpu:
+    """What gather-bench's executor asks of its GPU session, with a made-up copy engine: no CUDA."""
+
+    sm_count = 8
+    facts = type("Facts", (), {"name": "fake GPU"})()
+    link, link_text = None, "fake link"
+
+    def __init__(self, config):
+        self.config = config
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def allocate_for(self, layouts) -> None:
+        pass
+
+    def sample_link(self) -> None:
+        pass
+
+    def ce_reference(self, nbytes, layout) -> BenchResult:
+        from gdrdiag.model.params import GatherParams
+
+        return ok("gather_ce_reference", 50.0, "GB/s", GatherParams(copy_bytes=nbytes))
+
+
+def test_a_gather_case_is_one_object_in_its_bench_module(monkeypatch):
+    """gather-bench's walk: listed, selected, counted and run beside the CE reference, the CLI untouched."""
+    from gdrdiag.bench import gather, gather_session
+    from gdrdiag.cli import app
+    from gdrdiag.hw import cuda
+
+    ran: list = []
+    monkeypatch.setattr(gather, "CASES", (*gather.CASES, _gather_walk_case(ran)))
+    runner = CliRunner()
+    listed = runner.invoke(app, ["--json", "gather-bench", "--list"])
+    assert listed.exit_code == 0, listed.output
+    assert GATHER_WALK_KEY in [row["key"] for row in json.loads(listed.stdout)]
+
+    # The GPU is faked at the executor's one seam (the session the cases share); the rest is real.
+    monkeypatch.setattr(cuda, "init", lambda: None)
+    monkeypatch.setattr(gather_session, "GatherSession", _GatherGpu)
+    res = runner.invoke(app, ["--json", "gather-bench", GATHER_WALK_KEY, "--numa", "none"])
+    assert res.exit_code == 0, res.output
+    assert len(ran) == 1 and isinstance(ran[0], gather._Run)
+    rows = json.loads(res.stdout)["results"]
+    assert [(r["key"], r["params"].get("record_bytes")) for r in rows if r["key"] == GATHER_WALK_KEY] == [
+        (GATHER_WALK_KEY, 1024),
+        (GATHER_WALK_KEY, 2048),
+    ]
+    assert rows[0]["key"] == "gather_ce_reference"  # the reference runs with every selection
+    steps = [line.split(" ... ")[0] for line in res.stderr.splitlines() if line.startswith("[")]
+    assert steps == [f"[1/2] {GATHER_WALK_KEY}", f"[2/2] {GATHER_WALK_KEY}"]
