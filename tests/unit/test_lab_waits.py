@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -187,29 +188,46 @@ def test_no_guest_script_has_a_fixed_wait(script):
 RUN_SH = REPO / "scripts" / "lab" / "run.sh"
 
 
-def _host_wait_factor(path: str, env: dict | None = None) -> str:
-    """run.sh's host_wait_factor, extracted and run in bash with ``here`` set as run.sh sets it."""
-    body = re.search(r"^host_wait_factor\(\) \{\n.*?^\}\n", RUN_SH.read_text(), re.S | re.M)
-    assert body, "run.sh defines host_wait_factor"
-    out = subprocess.run(
-        ["bash", "-c", f"here={RUN_SH.parent}\n{body.group(0)}host_wait_factor"],
-        env={"PATH": path, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert out.returncode == 0, out
-    return out.stdout.strip()
+def _watch(results: Path, stall: int, writer: str = "") -> tuple[bool, int]:
+    """run.sh's watch_progress over a stand-in boot (a sleep), with ``writer`` writing beside it.
 
-
-@pytest.mark.parametrize(("measured", "factor"), [("0.070", "1"), ("0.210", "3"), ("0.900", "3")])
-def test_the_hang_guard_scales_with_the_hosts_measured_speed_within_its_cap(tmp_path, measured, factor):
-    # beside two busy loops on the 2-core build machine the workload took 0.21-0.23 s (0.06-0.09 idle)
-    assert _host_wait_factor(_fake_python(tmp_path, measured)) == f"{factor} {measured}"
-
-
-def test_a_given_lab_timeout_is_not_scaled():
+    Returns (stalled, the stand-in's exit status): a stalled boot is stopped and says so.
+    """
     text = RUN_SH.read_text()
-    assert 'local limit=${LAB_TIMEOUT:-} how="LAB_TIMEOUT"' in text
-    assert re.search(r'if \[ -z "\$limit" \]; then\n.*?limit=\$\(\(1800 \* factor\)\)', text, re.S)
+    funcs = "".join(
+        re.search(rf"^{name}\(\) \{{\n.*?^\}}\n", text, re.S | re.M).group(0)
+        for name in ("newest_write", "watch_progress")
+    )
+    script = (
+        f"{funcs}sleep 20 & boot=$!\n{writer}\n"
+        f'watch_progress "$boot" "{results}" {stall}\nwait "$boot"; echo "rc=$?"'
+    )
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    rc = int(re.search(r"rc=(\d+)", out.stdout).group(1))
+    return (results / ".stalled").exists(), rc
+
+
+def test_a_boot_that_writes_nothing_is_stopped_as_stalled(tmp_path):
+    stalled, rc = _watch(tmp_path, stall=6)
+    assert stalled and rc == 143  # stopped with SIGTERM long before its 20 s
+    assert (tmp_path / ".stalled").read_text() == "6\n"
+
+
+def test_a_boot_that_keeps_writing_runs_to_its_end(tmp_path):
+    heartbeat = f'(for i in $(seq 15); do : > "{tmp_path}/.alive"; sleep 2; done) &'
+    script_start = time.monotonic()
+    stalled, rc = _watch(tmp_path, stall=6, writer=heartbeat)
+    assert not stalled and rc == 0 and time.monotonic() - script_start >= 18
+
+
+def test_every_boot_is_watched_and_a_stalled_one_reported():
+    text = RUN_SH.read_text()
+    assert 'watch_progress "$tpid" "$res" "$stall" &' in text
+    assert "local limit=${LAB_TIMEOUT:-5400} stall=${LAB_STALL:-900}" in text
+    assert "without progress" in text
+
+
+def test_the_guest_writes_a_heartbeat_while_it_runs():
+    plan = (REPO / "scripts" / "lab" / "guest" / "plan.sh").read_text()
+    assert re.search(r'while :; do : >"\$R/\.alive"; sleep "\$HEARTBEAT_S"; done', plan)
+    assert "HEARTBEAT_S=30" in plan

@@ -14,6 +14,11 @@ export GDRDIAG="python3 -m gdrdiag"
 echo "plan $plan: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB"
 # Once per boot, before any step: how much slower than an idle guest this one runs (lib.sh).
 lab_speed
+# A heartbeat for the host's hang guard (scripts/lab/run.sh, watch_progress): while the guest
+# runs, something under the results folder is written at least every 30 s, whatever step is on.
+# Not scaled: a heartbeat that slows with the guest would hide nothing and only fire later.
+HEARTBEAT_S=30
+(while :; do : >"$R/.alive"; sleep "$HEARTBEAT_S"; done) &
 case $plan in
     smoke)
         step python-imports python3 -c "import pyverbs.device, numpy, typer, tabulate, pytest; import gdrdiag"
@@ -25,7 +30,7 @@ case $plan in
     pcie) sh /src/scripts/lab/guest/pcie.sh ;;
     twohost-server) sh /src/scripts/lab/guest/twohost.sh server ;;
     twohost-client) sh /src/scripts/lab/guest/twohost.sh client ;;
-    # Issue 14: the native provider (C loop) beside ib_write_bw and the pyverbs provider on rxe0.
+    # The native provider (C loop) beside ib_write_bw and the pyverbs provider on rxe0.
     # Under LAB_ICOUNT the clock facts (clocksource, TSC, what perftest reads) go to clock.txt.
     native) step clock-facts clock_facts && step rxe-setup rxe_setup &&
         step native-check sh /src/scripts/native_lab_check.sh rxe0 "$R" ;;
