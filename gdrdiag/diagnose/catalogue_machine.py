@@ -544,7 +544,8 @@ ENTRIES = (
         "inventory",
         "WARN",
         "an RDMA device measured slower than the median of the node's other NICs at the same mr-bench "
-        "RDMA WRITE case (three or more NICs, hardware providers only), by more than the run's own noise",
+        "RDMA WRITE case, or the same imported perftest test (one output per NIC, imported together), "
+        "with three or more NICs, hardware only, by more than the run's own noise",
         "The NICs of one node are built and cabled alike: one well below its siblings has a PCIe link "
         "trained down, a port at a lower rate or MTU, or was measured with a GPU on the other socket, so "
         "every write crosses the inter-socket link. Soft-RoCE and the soft provider are never compared.",

@@ -34,7 +34,9 @@ from gdrdiag.diagnose.node_rules import (
 )
 from gdrdiag.model.case import CaseId
 from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.imported_path import PathKind
 from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, NicPort
+from gdrdiag.model.params import ImportedParams, MrParams
 from gdrdiag.model.results import BenchResult, is_mr
 from gdrdiag.model.vocabulary import MemoryKind, Provider
 
@@ -72,17 +74,32 @@ def _software(name: str, machine: Optional[MachineInfo]) -> bool:
     return name.startswith(SOFT_DEVICE_PREFIXES) or (nic is not None and nic.software is not None)
 
 
+def nic_of(result: BenchResult) -> Optional[str]:
+    """The RDMA device a row measured, None for rows of no NIC.
+
+    mr-bench's ``-d`` (its run settings), or the device an imported perftest output names (its
+    ``Device :`` line).
+    """
+    if is_mr(result):
+        return result.settings.device_name
+    p = result.params
+    if isinstance(p, ImportedParams) and p.path_kind is PathKind.NIC_DMA:
+        return p.device_name
+    return None
+
+
 def nic_groups(
     results: "list[BenchResult] | tuple[BenchResult, ...]", machine: Optional[MachineInfo]
 ) -> dict[tuple, dict[str, int]]:
-    """mr-bench bandwidth cases measured on several hardware NICs: case -> device name -> row index.
+    """Bandwidth cases measured on several hardware NICs: case -> device name -> row index.
 
+    mr-bench rows and imported perftest rows (``ib_write_bw -d mlx5_N`` outputs imported together).
     A case is the row's identity less its GPU ordinal; a device's first row of a case counts.
     """
     groups: dict[tuple, dict[str, int]] = {}
     for index, r in enumerate(results):
-        device = r.settings.device_name
-        if not is_mr(r) or not device or not comparable(r) or Provider.parse(r.provider) in NOT_A_NIC:
+        device = nic_of(r)
+        if not device or not comparable(r) or Provider.parse(r.provider) in NOT_A_NIC:
             continue
         if _software(device, machine):
             continue
@@ -150,11 +167,12 @@ def _port_cause(port: Optional[NicPort], sibling_ports: list[NicPort]) -> Option
 
 def _gpu_of_row(machine: MachineInfo, result: BenchResult) -> Optional[GpuInfo]:
     """The GPU whose memory the row used (device or managed memory on this side), or None."""
-    if not is_mr(result):
-        return None
     p = result.params
-    if p.gpu is None and MemoryKind.DEVICE not in (p.memory, p.src_memory):
-        return None  # host memory on this side: no GPU in the path
+    if isinstance(p, MrParams):
+        if p.gpu is None and MemoryKind.DEVICE not in (p.memory, p.src_memory):
+            return None  # host memory on this side: no GPU in the path
+    elif not isinstance(p, ImportedParams) or p.memory is not MemoryKind.DEVICE:
+        return None  # an imported row into host memory (perftest without --use_cuda)
     ordinal = p.gpu or 0
     return next((g for g in machine.gpus if g.cuda_ordinal == ordinal), None)
 

@@ -9,6 +9,7 @@ runs merged into one Report would hold them: they exercise the rule, they are no
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from gdrdiag.diagnose import diagnose
 from gdrdiag.diagnose.nic_outliers import nic_groups, nic_outlier_findings, nics_below
@@ -186,3 +187,42 @@ def test_gpus_measured_through_one_nic_are_still_compared_as_gpus():
     gpu4 = next(g.bdf for g in node().gpus if g.cuda_ordinal == 4)
     assert [f.subject for f in diagnosis.findings if f.code == "PERF-GPU-OUTLIER"] == [gpu4]
     assert [f for f in diagnosis.findings if f.code == "PERF-NIC-OUTLIER"] == []
+
+
+# ---- imported perftest outputs, one per NIC ------------------------------------------------------
+
+PERFTEST = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "imported" / "ib_write_bw_cuda.txt"
+).read_text()
+
+
+def perftest_output(nic: str, gbps: float) -> str:
+    """The fixture's ib_write_bw --use_cuda=0 output, as run with ``-d nic``, averaging ``gbps``."""
+    text = PERFTEST.replace("Device         : mlx5_0", f"Device         : {nic}")
+    return text.replace("85.12              84.31", f"{gbps + 1:.2f}              {gbps:.2f}")
+
+
+def test_imported_perftest_outputs_of_several_nics_are_compared_and_the_slow_one_named():
+    from gdrdiag.importers import import_text
+
+    values = {0: 385.0, 1: 388.0, 2: 390.0, 3: 386.0, 4: 250.0}
+    results = [
+        r for n, v in values.items() for r in import_text(perftest_output(f"mlx5_{n}", v), f"pt-{n}.txt")
+    ]
+    assert {r.params.device_name for r in results} == {f"mlx5_{n}" for n in values}
+    (f,) = found(report(results))
+    assert f.subject == "mlx5_4" and "0.65" in f.title
+    # the link that trained down is the cause the facts give
+    m = with_nic(node(), "mlx5_4", link=PcieLink(speed_gts=32.0, width=8, max_speed_gts=32.0, max_width=16))
+    (f,) = found(report(results, m))
+    assert f.subject == "mlx5_4" and "x8" in f.title
+
+
+def test_imported_perftest_on_a_soft_device_is_never_compared():
+    from gdrdiag.importers import import_text
+
+    values = {0: 385.0, 1: 388.0, 2: 390.0, 3: 100.0}
+    results = [
+        r for n, v in values.items() for r in import_text(perftest_output(f"rxe{n}", v), f"pt-{n}.txt")
+    ]
+    assert found(report(results)) == []
