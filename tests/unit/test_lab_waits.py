@@ -188,7 +188,7 @@ def test_no_guest_script_has_a_fixed_wait(script):
 RUN_SH = REPO / "scripts" / "lab" / "run.sh"
 
 
-def _watch(results: Path, stall: int, writer: str = "") -> tuple[bool, int]:
+def _watch(results: Path, stall: int, boot_s: int, writer: str = "") -> tuple[bool, int]:
     """run.sh's watch_progress over a stand-in boot (a sleep), with ``writer`` writing beside it.
 
     Returns (stalled, the stand-in's exit status): a stalled boot is stopped and says so.
@@ -199,25 +199,27 @@ def _watch(results: Path, stall: int, writer: str = "") -> tuple[bool, int]:
         for name in ("newest_write", "watch_progress")
     )
     script = (
-        f"{funcs}sleep 20 & boot=$!\n{writer}\n"
+        f"{funcs}sleep {boot_s} & boot=$!\n{writer}\n"
         f'watch_progress "$boot" "{results}" {stall}\nwait "$boot"; echo "rc=$?"'
     )
-    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120, check=False)
     rc = int(re.search(r"rc=(\d+)", out.stdout).group(1))
     return (results / ".stalled").exists(), rc
 
 
 def test_a_boot_that_writes_nothing_is_stopped_as_stalled(tmp_path):
-    stalled, rc = _watch(tmp_path, stall=6)
-    assert stalled and rc == 143  # stopped with SIGTERM long before its 20 s
-    assert (tmp_path / ".stalled").read_text() == "6\n"
+    # the stand-in would run 90 s; the watcher's first look (5 s) finds nothing written for 4 s
+    stalled, rc = _watch(tmp_path, stall=4, boot_s=90)
+    assert stalled and rc == 143  # stopped with SIGTERM
+    assert (tmp_path / ".stalled").read_text() == "4\n"
 
 
 def test_a_boot_that_keeps_writing_runs_to_its_end(tmp_path):
-    heartbeat = f'(for i in $(seq 15); do : > "{tmp_path}/.alive"; sleep 2; done) &'
+    # a write every second, a stall only after 8 s without one: a loaded machine cannot fake a stall
+    heartbeat = f'(for i in $(seq 20); do : > "{tmp_path}/.alive"; sleep 1; done) &'
     script_start = time.monotonic()
-    stalled, rc = _watch(tmp_path, stall=6, writer=heartbeat)
-    assert not stalled and rc == 0 and time.monotonic() - script_start >= 18
+    stalled, rc = _watch(tmp_path, stall=8, boot_s=12, writer=heartbeat)
+    assert not stalled and rc == 0 and time.monotonic() - script_start >= 11
 
 
 def test_every_boot_is_watched_and_a_stalled_one_reported():
