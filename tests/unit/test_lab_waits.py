@@ -229,7 +229,26 @@ def test_every_boot_is_watched_and_a_stalled_one_reported():
     assert "without progress" in text
 
 
-def test_the_guest_writes_a_heartbeat_while_it_runs():
-    plan = (REPO / "scripts" / "lab" / "guest" / "plan.sh").read_text()
+PLAN_SH = REPO / "scripts" / "lab" / "guest" / "plan.sh"
+
+
+def _heartbeat_line() -> str:
+    line = next(ln for ln in PLAN_SH.read_text().splitlines() if ".alive" in ln and "while" in ln)
+    return line.replace('"$HEARTBEAT_S"', "30")
+
+
+def test_the_guest_writes_a_heartbeat_while_it_runs_and_stops_it():
+    plan = PLAN_SH.read_text()
     assert re.search(r'while :; do : >"\$R/\.alive"; sleep "\$HEARTBEAT_S"; done', plan)
-    assert "HEARTBEAT_S=30" in plan
+    assert "HEARTBEAT_S=30" in plan and 'kill "$HEARTBEAT_PID"' in plan
+
+
+def test_the_heartbeat_does_not_keep_the_plans_output_pipe_open(tmp_path):
+    # lab-init runs `(sh plan.sh ...) 2>&1 | tee guest.log` and powers off when tee ends: a
+    # background writer that holds the pipe would keep the guest running until the host's guard
+    script = f"R={tmp_path}\n( {_heartbeat_line()}\necho plan-done ) 2>&1 | cat"
+    start = time.monotonic()
+    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=20, check=False)
+    subprocess.run(["pkill", "-f", f"{tmp_path}/.alive"], check=False)
+    assert out.stdout.strip() == "plan-done" and time.monotonic() - start < 10
+    assert (tmp_path / ".alive").exists()

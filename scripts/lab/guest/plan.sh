@@ -16,9 +16,12 @@ echo "plan $plan: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /pro
 lab_speed
 # A heartbeat for the host's hang guard (scripts/lab/run.sh, watch_progress): while the guest
 # runs, something under the results folder is written at least every 30 s, whatever step is on.
-# Not scaled: a heartbeat that slows with the guest would hide nothing and only fire later.
+# Not scaled: a heartbeat that slows with the guest would hide nothing and only fire later. Its
+# output goes nowhere: lab-init pipes this script into tee, which ends only when every writer of
+# the pipe has closed it, so a heartbeat holding it would keep the guest from powering off.
 HEARTBEAT_S=30
-(while :; do : >"$R/.alive"; sleep "$HEARTBEAT_S"; done) &
+(while :; do : >"$R/.alive"; sleep "$HEARTBEAT_S"; done) </dev/null >/dev/null 2>&1 &
+HEARTBEAT_PID=$!
 case $plan in
     smoke)
         step python-imports python3 -c "import pyverbs.device, numpy, typer, tabulate, pytest; import gdrdiag"
@@ -37,6 +40,7 @@ case $plan in
     *) echo "plan.sh: unknown plan '$plan'" >&2; exit 2 ;;
 esac
 rc=$?
+kill "$HEARTBEAT_PID" 2>/dev/null
 if [ -s "$R/failed-steps" ]; then
     echo "plan $plan: failed steps: $(tr '\n' ' ' <"$R/failed-steps")"
     [ "$rc" != 0 ] || rc=1
