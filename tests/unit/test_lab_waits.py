@@ -249,6 +249,6 @@ def test_the_heartbeat_does_not_keep_the_plans_output_pipe_open(tmp_path):
     script = f"R={tmp_path}\n( {_heartbeat_line()}\necho plan-done ) 2>&1 | cat"
     start = time.monotonic()
     out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=20, check=False)
-    subprocess.run(["pkill", "-f", f"{tmp_path}/.alive"], check=False)
+    subprocess.run(["pkill", "-f", str(tmp_path)], check=False)  # the heartbeat left running
     assert out.stdout.strip() == "plan-done" and time.monotonic() - start < 10
     assert (tmp_path / ".alive").exists()
