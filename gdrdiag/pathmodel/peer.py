@@ -203,6 +203,18 @@ def _ingress(
     return raw * eff, f"GPU {dst_bdf}'s PCIe link {raw:.1f} GB/s raw x {eff:.3f}"
 
 
+def _pairs_at(
+    machine: MachineInfo, gpu: int, others: Optional[Sequence[int]], *, into: bool
+) -> list[GpuPeerPair]:
+    """The peer pairs into ``gpu`` (``into``) or out of it, from ``others`` (None: every other GPU)."""
+    out = []
+    for p in machine.peers:
+        here, there = (p.dst_ordinal, p.src_ordinal) if into else (p.src_ordinal, p.dst_ordinal)
+        if here == gpu and there != gpu and (others is None or there in others):
+            out.append(p)
+    return out
+
+
 def expect_all_to_one(
     machine: Optional[MachineInfo], dst: int, sources: Optional[Sequence[int]] = None
 ) -> Expectation:
@@ -212,11 +224,7 @@ def expect_all_to_one(
     """
     if machine is None:
         return Expectation(None, "unknown: no peer facts (run inspect on this machine)")
-    pairs = [
-        p
-        for p in machine.peers
-        if p.dst_ordinal == dst and p.src_ordinal != dst and (sources is None or p.src_ordinal in sources)
-    ]
+    pairs = _pairs_at(machine, dst, sources, into=True)
     if not pairs:
         return Expectation(None, f"unknown: no peer facts for pairs into GPU {dst}")
     total = 0.0
@@ -317,13 +325,7 @@ def expect_one_to_all(
     """
     if machine is None:
         return Expectation(None, "unknown: no peer facts (run inspect on this machine)")
-    pairs = [
-        p
-        for p in machine.peers
-        if p.src_ordinal == src
-        and p.dst_ordinal != src
-        and (destinations is None or p.dst_ordinal in destinations)
-    ]
+    pairs = _pairs_at(machine, src, destinations, into=False)
     if not pairs:
         return Expectation(None, f"unknown: no peer facts for pairs out of GPU {src}")
     rate, how = _egress(machine, src, pairs)
