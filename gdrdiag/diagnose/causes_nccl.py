@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from gdrdiag.diagnose.causes import Cause, Context
-from gdrdiag.diagnose.peer_shortfall import PeerShortfall
+from gdrdiag.diagnose.peer_shortfall import PeerShortfall, measure_finding
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.params import ImportedParams, NcclRunFacts
 from gdrdiag.model.path import SLOW_BELOW, Judgement, Mover
@@ -84,20 +84,7 @@ def _knobs(facts: NcclRunFacts) -> list[str]:
 
 
 def _cause(s: _Shortfall, code: str, title: str, why: str, fix: str) -> Cause:
-    loss = max(0.0, 1.0 - s.share)
-    return Cause(
-        code,
-        title,
-        0.9,
-        0.9,
-        "inferred",
-        loss,
-        (s.evidence(), why),
-        (),
-        fix,
-        f"rerun with {RERUN} and check the 'via' lines",
-        subject=s.judgement.key,
-    )
+    return s.cause(code, title, why, fix, f"rerun with {RERUN} and check the 'via' lines")
 
 
 def nccl_causes(report: "Report", ctx: Context) -> list[Cause]:
@@ -164,27 +151,17 @@ def nccl_causes(report: "Report", ctx: Context) -> list[Cause]:
 def log_needed(report: "Report", ctx: Context) -> list[Finding]:
     """MEASURE-NCCL-LOG: a single-node run below its peer path with no NCCL INFO log to say why."""
     partial = [s for s in shortfalls(report, ctx) if s.facts is None or not s.facts.debug_info]
-    if not partial:
-        return []
-    worst = min(partial, key=lambda s: s.share)
-    return [
-        Finding(
-            code="MEASURE-NCCL-LOG",
-            severity=Severity.WARN,
-            title=f"{worst.judgement.label} is {worst.share:.0%} of its GPUs' peer path and the output has "
-            "no NCCL INFO log to say why",
-            evidence=(
-                worst.evidence(),
-                "hypotheses that fit: P2P off (NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL=LOC: channels via SHM); "
-                "P2P and SHM off (via NET/Socket); one channel (NCCL_MAX_NCHANNELS=1); a forced protocol "
-                "(NCCL_PROTO=LL); another process using a GPU",
-            ),
-            advice=f"Run the same test again with {RERUN} and import that output: the 'via' lines and the "
-            "'set by environment' lines tell these apart.",
-            subject=worst.judgement.key,
-            next_step=f"{RERUN} <the same nccl-tests command>",
-        )
-    ]
+    return measure_finding(
+        partial,
+        "MEASURE-NCCL-LOG",
+        "no NCCL INFO log to say why",
+        "P2P off (NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL=LOC: channels via SHM); P2P and SHM off (via "
+        "NET/Socket); one channel (NCCL_MAX_NCHANNELS=1); a forced protocol (NCCL_PROTO=LL); another "
+        "process using a GPU",
+        f"Run the same test again with {RERUN} and import that output: the 'via' lines and the "
+        "'set by environment' lines tell these apart.",
+        f"{RERUN} <the same nccl-tests command>",
+    )
 
 
 def _where(facts: NcclRunFacts) -> str:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from gdrdiag.diagnose.causes import Cause, Context
-from gdrdiag.diagnose.peer_shortfall import PeerShortfall
-from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.diagnose.peer_shortfall import PeerShortfall, measure_finding
+from gdrdiag.model.findings import Finding
 from gdrdiag.model.imported_path import Flow
 from gdrdiag.model.params import ImportedParams, UcxRunFacts
 from gdrdiag.pathmodel.peer import expect, pair_of
@@ -74,20 +74,14 @@ def ucx_causes(report: "Report", ctx: Context) -> list[Cause]:
         )
         shown_routes = "; ".join(f.routes[:3]) or "no GPU-memory row"
         out.append(
-            Cause(
+            s.cause(
                 "CAUSE-UCX-NO-CUDA-IPC",
                 f"UCX moved GPU-to-GPU messages {route}, not with CUDA IPC over the GPUs' peer path",
-                0.9,
-                0.9,
-                "inferred",
-                max(0.0, 1.0 - s.share),
-                (s.evidence(), f"UCX's protocol tables: no cuda_ipc row; GPU-memory rows: {shown_routes}"),
-                (),
+                f"UCX's protocol tables: no cuda_ipc row; GPU-memory rows: {shown_routes}",
                 "Leave cuda_ipc in UCX_TLS (unset UCX_TLS, or list cuda_ipc beside cuda_copy); "
                 "`ucx_info -d` lists a cuda_ipc transport where this UCX has one; in containers run both "
                 "processes in one IPC namespace (docker --ipc=host), each seeing both GPUs.",
                 f"rerun with {RERUN} and check for a cuda_ipc row in the 'from cuda' tables",
-                subject=s.judgement.key,
             )
         )
     return out
@@ -96,27 +90,17 @@ def ucx_causes(report: "Report", ctx: Context) -> list[Cause]:
 def proto_info_needed(report: "Report", ctx: Context) -> list[Finding]:
     """MEASURE-UCX-PROTO: a UCX GPU-to-GPU row below its peer path with no protocol table to say why."""
     partial = [s for s in shortfalls(report, ctx) if not s.facts.proto_info and s.judgement.is_loss]
-    if not partial:
-        return []
-    worst = min(partial, key=lambda s: s.share)
-    return [
-        Finding(
-            code="MEASURE-UCX-PROTO",
-            severity=Severity.WARN,
-            title=f"{worst.judgement.label} is {worst.share:.0%} of its GPUs' peer path and the output "
-            "has no UCX protocol table to say which transport carried it",
-            evidence=(
-                worst.evidence(),
-                "hypotheses that fit: cuda_ipc left out (UCX_TLS without it, a UCX built without it, "
-                "processes in separate IPC namespaces): messages staged through host memory; TCP only "
-                "(UCX_TLS=tcp,...); another process using a GPU",
-            ),
-            advice=f"Run the same ucx_perftest again with {RERUN} on both sides and import that output: its "
-            "'from cuda' tables name the transport (cuda_ipc, or cuda_copy with 'frag host').",
-            subject=worst.judgement.key,
-            next_step=f"{RERUN} <the same ucx_perftest command, server and client>",
-        )
-    ]
+    return measure_finding(
+        partial,
+        "MEASURE-UCX-PROTO",
+        "no UCX protocol table to say which transport carried it",
+        "cuda_ipc left out (UCX_TLS without it, a UCX built without it, processes in separate IPC "
+        "namespaces): messages staged through host memory; TCP only (UCX_TLS=tcp,...); another process "
+        "using a GPU",
+        f"Run the same ucx_perftest again with {RERUN} on both sides and import that output: its "
+        "'from cuda' tables name the transport (cuda_ipc, or cuda_copy with 'frag host').",
+        f"{RERUN} <the same ucx_perftest command, server and client>",
+    )
 
 
 RULES = (ucx_causes,)
