@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Iterable, Optional
 from gdrdiag.diagnose._common import ev, finding
 from gdrdiag.diagnose.inventory_rules import busy_reason
 from gdrdiag.diagnose.node_rules import (
-    LONE_CASE_SHARE,
     MIN_GPUS,
     below_evidence,
     below_siblings,
     case_label,
     comparable,
+    corroborated,
     narrower_link,
     typical,
 )
@@ -231,14 +231,9 @@ def nic_outlier_findings(
     results: "list[BenchResult] | tuple[BenchResult, ...]", machine: Optional[MachineInfo]
 ) -> Iterable[Finding]:
     """PERF-NIC-OUTLIER: one finding per NIC slower than its siblings, its worst case first."""
-    by_nic: dict[str, list[NicBelow]] = {}
-    for b in sorted(nics_below(results, machine), key=lambda b: b.share):
-        by_nic.setdefault(b.nic, []).append(b)
     nics = _nics(machine)
-    for name, cases in by_nic.items():
+    for name, cases in corroborated(nics_below(results, machine), lambda b: b.nic):
         worst = cases[0]
-        if len(cases) == 1 and worst.share > LONE_CASE_SHARE:
-            continue  # one case, not far below: not corroborated
         nic = nics.get(name)
         where = f"NIC {name}" + (f" ({nic.bdf})" if nic is not None and nic.bdf else "")
         cause, advice = explain(machine, name, results[worst.index])

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-from typing import TYPE_CHECKING, Hashable, Iterable, Optional, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Hashable, Iterable, Optional, Protocol, Sequence, TypeVar
 
 from gdrdiag.diagnose._common import ev, finding
 from gdrdiag.diagnose.inventory_rules import busy_reason
@@ -88,6 +88,24 @@ def below_evidence(cases: Sequence[BelowSiblings], siblings: str) -> list[str]:
     if len(cases) > SHOWN_ROWS:
         lines.append(f"{len(cases) - SHOWN_ROWS} more case(s) below the siblings")
     return lines
+
+
+Below = TypeVar("Below", bound=BelowSiblings)
+
+
+def corroborated(
+    cases: Iterable[Below], member: Callable[[Below], Member]
+) -> list[tuple[Member, list[Below]]]:
+    """Each device's cases below its siblings, worst first, where they name it.
+
+    A device is named by two cases or more, or by one case more than ``1 - LONE_CASE_SHARE`` below
+    its siblings (one case a little below is not corroborated). Devices come in the order of their
+    worst case.
+    """
+    by_member: dict[Member, list[Below]] = {}
+    for c in sorted(cases, key=lambda c: c.share):
+        by_member.setdefault(member(c), []).append(c)
+    return [(m, cs) for m, cs in by_member.items() if len(cs) > 1 or cs[0].share <= LONE_CASE_SHARE]
 
 
 def _gpu_of(result: BenchResult) -> Optional[int]:
@@ -286,15 +304,9 @@ def outlier_findings(
     results: "list[BenchResult] | tuple[BenchResult, ...]", machine: Optional[MachineInfo]
 ) -> Iterable[Finding]:
     """PERF-GPU-OUTLIER: one finding per GPU slower than its siblings, its worst case first."""
-    found = outliers(results, sibling_rows(results))
-    by_gpu: dict[int, list[GpuOutlier]] = {}
-    for o in sorted(found, key=lambda o: o.share):
-        by_gpu.setdefault(o.gpu, []).append(o)
     gpus = _by_ordinal(machine)
-    for ordinal, cases in by_gpu.items():
+    for ordinal, cases in corroborated(outliers(results, sibling_rows(results)), lambda o: o.gpu):
         worst = cases[0]
-        if len(cases) == 1 and worst.share > LONE_CASE_SHARE:
-            continue  # one case, not far below: not corroborated
         gpu = gpus.get(ordinal)
         where = f"GPU {ordinal}" + (f" ({gpu.bdf})" if gpu is not None else "")
         cause, advice = explain(machine, worst, results[worst.index])

@@ -10,11 +10,12 @@ pairs, a minority below, and two cases agreeing or one case 30% below.
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Optional
 
 from gdrdiag.diagnose._common import ev, finding
 from gdrdiag.diagnose.inventory_rules import busy_reason
-from gdrdiag.diagnose.node_rules import LONE_CASE_SHARE, MIN_GPUS, MIN_SIZE_BYTES, SHOWN_ROWS, below_siblings
+from gdrdiag.diagnose.node_rules import MIN_GPUS, MIN_SIZE_BYTES, below_evidence, below_siblings, corroborated
 from gdrdiag.model.findings import Finding, Severity
 from gdrdiag.model.machine import GpuPeerPair, MachineInfo
 from gdrdiag.model.params import PeerParams
@@ -26,6 +27,24 @@ if TYPE_CHECKING:  # pragma: no cover
     from gdrdiag.model.report import Report
 
 Pair = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class PairBelow:
+    """One peer case at which one ordered pair was below the node's other pairs."""
+
+    pair: Pair
+    index: int  # the row in the Report's results
+    label: str  # the case: key, size, peer access
+    value: float
+    siblings_median: float
+    tolerance: float
+    unit: str = "GB/s"
+
+    @property
+    def share(self) -> float:
+        """The pair's value over the other pairs' median."""
+        return self.value / self.siblings_median if self.siblings_median > 0 else 0.0
 
 
 def _peer_groups(results: "list[BenchResult] | tuple[BenchResult, ...]") -> dict[tuple, dict[Pair, int]]:
@@ -76,32 +95,26 @@ def pair_outlier_findings(
     results: "list[BenchResult] | tuple[BenchResult, ...]", machine: Optional[MachineInfo]
 ) -> Iterable[Finding]:
     """One PERF-PAIR-OUTLIER per ordered pair below the others, its worst case first."""
-    below: dict[Pair, list[tuple[float, int, tuple, float, float]]] = {}
+    below: list[PairBelow] = []
     for case, members in _peer_groups(results).items():
         if len(members) < MIN_GPUS:
             continue
+        key, size, peer_access = case[0], case[1], case[2]
+        label = f"{key} {format_size(size)} peer access {'on' if peer_access else 'off'}"
         for pair, median, tolerance in below_siblings({m: results[i] for m, i in members.items()}):
             index = members[pair]
-            share = float(results[index].value or 0.0) / median
-            below.setdefault(pair, []).append((share, index, case, median, tolerance))
-    for pair, cases in below.items():
-        cases.sort()
-        share, index, case, median, tolerance = cases[0]
-        if len(cases) == 1 and share > LONE_CASE_SHARE:
-            continue  # one case, not far below: not corroborated
+            below.append(PairBelow(pair, index, label, float(results[index].value or 0.0), median, tolerance))
+    for pair, cases in corroborated(below, lambda b: b.pair):
+        worst = cases[0]
         cause, advice = _cause(machine, pair)
-        evidence = [
-            f"results[{i}] {c[0]} {format_size(c[1])} peer access {'on' if c[2] else 'off'}: "
-            f"{results[i].value:.1f} GB/s = {s:.2f} of the other pairs' median {m:.1f} (noise allows {t:.0%})"
-            for s, i, c, m, t in cases[:SHOWN_ROWS]
-        ]
+        evidence = below_evidence(cases, "the other pairs'")
         if cause:
             evidence.append(ev(f"peers[{pair[0]}->{pair[1]}]", cause))
         yield finding(
             "PERF-PAIR-OUTLIER",
             Severity.WARN,
-            f"GPU {pair[0]} -> GPU {pair[1]} is slower than the node's other pairs: {case[0]} at {share:.2f} "
-            "of their median" + (f"; {cause}" if cause else ""),
+            f"GPU {pair[0]} -> GPU {pair[1]} is slower than the node's other pairs: {worst.label.split()[0]} "
+            f"at {worst.share:.2f} of their median" + (f"; {cause}" if cause else ""),
             evidence,
             advice,
             "",
