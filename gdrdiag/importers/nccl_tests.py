@@ -97,6 +97,50 @@ class _Run:
     rows: list[tuple[str, list[str]]] = field(default_factory=list)  # (line, its columns)
 
 
+# The start of an NCCL log line: "host:pid:tid [cudaDev] NCCL " (NCCL src/debug.cc); host:pid is
+# group 1. Read from lines that begin with it, so a log line glued inside a result row is found by
+# the host:pid it shares with them, not guessed (a row piece ends in a number, a host may begin with one).
+_LOG_START = re.compile(r"\s*([A-Za-z0-9_.\-]{1,100}:\d{1,10}):\d{1,10}\s+\[\d{1,4}\]\s*NCCL ")
+MAX_LOG_SOURCES = 64  # distinct host:pid pairs looked for inside rows (one per rank process)
+
+
+def _mended(lines: list[str]) -> list[str]:
+    """The lines with NCCL log lines cut out of the result rows they landed in, each row whole again.
+
+    nccl-tests prints a result row in pieces: the size columns, then the out-of-place group, then the
+    in-place group and the newline (NVIDIA/nccl-tests src/common.cu). With NCCL_DEBUG_SUBSYS asking
+    for a line per call (TUNING, COLL) NCCL's log lines land between the pieces, the first glued to
+    the end of a piece: ``268435456 ... -1vm:1365:1365 [0] NCCL INFO AllGather: ...``.
+    """
+    sources: list[str] = []
+    for ln in lines:
+        if "NCCL " in ln and len(sources) < MAX_LOG_SOURCES and (m := _LOG_START.match(ln[:MAX_LINE])):
+            if m.group(1) + ":" not in sources:
+                sources.append(m.group(1) + ":")
+    if not sources:
+        return lines
+    out: list[str] = []
+    piece = ""
+    for ln in lines:
+        if "NCCL " in ln and not _LOG_START.match(ln[:MAX_LINE]):
+            at = min((i for src in sources if (i := ln.find(src, 0, MAX_LINE)) > 0), default=-1)
+            if at > 0 and _LOG_START.match(ln, at):
+                piece = (piece + ln[:at])[: MAX_LINE + 1]  # longer than any row: read as no row
+                out.append(ln[at:])
+                continue
+        if piece and not _LOG_START.match(ln[:MAX_LINE]):
+            # the row's next piece, or the line that ends it
+            out.append(piece + ln if ln.strip() and not ln.startswith("#") else piece)
+            if not ln.strip() or ln.startswith("#"):
+                out.append(ln)
+            piece = ""
+            continue
+        out.append(ln)
+    if piece:
+        out.append(piece)
+    return out
+
+
 def _runs(lines: list[str]) -> list[_Run]:
     """The text cut into runs: a start line (version, collective, nThread) after a table begins the next.
 
@@ -138,7 +182,7 @@ def _rank_device(m: "re.Match[str]") -> NcclRankDevice:
 
 def parse_text(text: str, source: str = "") -> list[BenchResult]:
     """Results of nccl-tests' stdout (one result per size), with the facts of NCCL's INFO lines in it."""
-    runs = _runs([ln.rstrip("\r") for ln in text.splitlines()])
+    runs = _runs(_mended([ln.rstrip("\r") for ln in text.splitlines()]))
     if all(r.names is None for r in runs):
         raise NcclTestsFormatError("nccl-tests output: no '# size count type redop root time ...' header")
     out: list[BenchResult] = []
