@@ -12,6 +12,7 @@ from typing import Optional
 
 from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, PathClass, PcieLink
 from gdrdiag.model.path import Bound, Mover, Place
+from gdrdiag.pathmodel.collective import ring_link_share
 from gdrdiag.pathmodel.pcie import LinkParams, ce_efficiency
 from gdrdiag.pathmodel.peer import (
     SM_NVLINK_EFFICIENCY,
@@ -306,12 +307,13 @@ def _node_bounds(m: MachineInfo, path: RowPath, trained: bool) -> list[Bound]:
     gpus = _rank_gpus(m, path)
     staged = path.collective.staged if path.collective is not None else None
     ranks = path.ranks or len(gpus)
+    ring = ring_link_share(path.collective.op if path.collective is not None else None, ranks)
     best: Optional[tuple[float, str, str, Optional[float]]] = None  # (GB/s, name, source, pcie raw)
     for g in gpus:
         pairs = [pair_of(m, g, h) for h in gpus if h != g]
         if not pairs or any(p is None for p in pairs):
             return []  # no peer facts (inspect's machine.peers): no bound, the judge says why
-        got = _gpu_share(m, g, [p for p in pairs if p is not None], staged, trained)
+        got = _gpu_share(m, g, [p for p in pairs if p is not None], staged, trained, ring)
         if got is None:
             return []
         if best is None or got[0] < best[0]:
@@ -323,9 +325,18 @@ def _node_bounds(m: MachineInfo, path: RowPath, trained: bool) -> list[Bound]:
 
 
 def _gpu_share(
-    m: MachineInfo, g: int, pairs: list, staged: Optional[str], trained: bool
+    m: MachineInfo,
+    g: int,
+    pairs: list,
+    staged: Optional[str],
+    trained: bool,
+    ring: Optional[tuple[float, str]] = None,
 ) -> Optional[tuple[float, str, str, Optional[float]]]:
-    """What GPU ``g`` can carry one way to its peers in the collective (see :func:`_node_bounds`)."""
+    """What GPU ``g`` can carry one way to its peers in the collective (see :func:`_node_bounds`).
+
+    ``ring``: the share of its NVLinks NCCL's ring kernel fills (:mod:`gdrdiag.pathmodel.collective`),
+    applied to NVLink only.
+    """
     if staged is not None:
         exps = [
             (p, expect(m, p, mover="sm", peer_access=False, bidirectional=True, trained=trained))
@@ -359,15 +370,18 @@ def _gpu_share(
     own = _own_nvlinks(m, pairs[0].src_bdf)
     more = f" + {len(nvlinks) - 2} more" if len(nvlinks) > 2 else ""
     text = " + ".join(e.text for e in nvlinks[:2]) + more
+    share, why = ring if ring is not None else (1.0, "")
+    ring_text = f"; {why}" if why else ""
     if own is not None and own < total:
         return (
-            own,
+            own * share,
             f"GPU {g}'s own NVLinks",
-            f"{text}; capped by GPU {g}'s active NVLinks x {SM_NVLINK_EFFICIENCY:.3f}: {own:.1f} GB/s",
+            f"{text}; capped by GPU {g}'s active NVLinks x {SM_NVLINK_EFFICIENCY:.3f}: {own:.1f} GB/s"
+            + ring_text,
             None,
         )
     paths = ", ".join(sorted({p.path_text for p in pairs}))
-    return total, f"GPU {g} NVLink to {len(pairs)} peer(s) ({paths})", text, None
+    return total * share, f"GPU {g} NVLink to {len(pairs)} peer(s) ({paths})", text + ring_text, None
 
 
 def _own_nvlinks(m: MachineInfo, bdf: str) -> Optional[float]:

@@ -41,12 +41,14 @@ class CollectiveRoute:
 
     ``nodes`` 1 with ``gpus``: one host, the CUDA ordinals of its ranks; ``staged``: why the bytes went
     through host memory instead of GPU peer paths (``NCCL_P2P_DISABLE=1``, ``channels via SHM``),
-    None when NCCL used P2P or the output does not say.
+    None when NCCL used P2P or the output does not say; ``op``: which collective (its ring kernel's
+    steps: :mod:`gdrdiag.pathmodel.collective`).
     """
 
     nodes: Optional[int] = None
     gpus: tuple[int, ...] = ()
     staged: Optional[str] = None
+    op: Optional[str] = None  # the collective: all_reduce, all_gather, ... (nccl-tests' names)
 
 
 @dataclass(frozen=True)
@@ -368,7 +370,7 @@ def _collective_path(p: ImportedParams, gpu: int, family: tuple) -> tuple[Option
     gpus: tuple[int, ...] = ()
     if facts is not None and nodes == 1:
         gpus = tuple(sorted({d.cuda_dev for d in facts.devices if d.cuda_dev is not None}))
-    route = CollectiveRoute(nodes, gpus, staged_reason(facts))
+    route = CollectiveRoute(nodes, gpus, staged_reason(facts), p.collective)
     src, dst = _gpu(gpu), Endpoint(Place.REMOTE)
     if nodes == 1 and len(gpus) >= 2:
         src, dst = _gpu(gpus[0]), _gpu(gpus[-1])
