@@ -18,6 +18,7 @@ RULES = (
     ("p2p-disable-all_reduce", "partial", "MEASURE-NCCL-LOG", "NCCL_P2P_DISABLE=1 without NCCL_DEBUG=INFO"),
     ("p2p-level-loc", "fault", "CAUSE-NCCL-NO-P2P", "NCCL_P2P_LEVEL=LOC: channels via SHM"),
     ("one-channel", "fault", "CAUSE-NCCL-SETTING", "NCCL_MIN_NCHANNELS=NCCL_MAX_NCHANNELS=1"),
+    ("eight-channels", "fault", "CAUSE-NCCL-SETTING", "NCCL_MIN_NCHANNELS=NCCL_MAX_NCHANNELS=8"),
     ("proto-ll", "fault", "CAUSE-NCCL-SETTING", "NCCL_PROTO=LL"),
     ("socket", "fault", "CAUSE-NCCL-SOCKET-LOCAL", "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1: via NET/Socket"),
     ("pageable", "fault", "CAUSE-PAGEABLE-MEMORY", "bandwidthTest --memory=pageable"),

@@ -121,6 +121,10 @@ if [ "$NGPU" -ge 2 ] && want nccl; then
   done
   run nccl-all_reduce-info 120 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
   run nccl-sendrecv-info 120 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO -- "$NT/sendrecv_perf" -g "$NGPU" "${SWEEP[@]}"
+  # NCCL's TUNING lines (one per call) land inside nccl-tests' result rows, as users paste them
+  for c in all_gather reduce_scatter; do
+    run "nccl-$c-tuning" 120 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING,ENV -- "$NT/${c}_perf" -g "$NGPU" "${SWEEP[@]}"
+  done
   # one thread per GPU (-t N -g 1): the rank lines come from several threads
   run nccl-all_reduce-threads 120 NCCL_NVLS_ENABLE=0 -- "$NT/all_reduce_perf" -t "$NGPU" -g 1 "${SWEEP[@]}"
   run nccl-all_reduce-json 120 NCCL_NVLS_ENABLE=0 -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}" -J "$W/runs/nccl-all_reduce-json/result.json"
@@ -130,6 +134,7 @@ if [ "$NGPU" -ge 2 ] && want nccl; then
   run fault-nccl-p2p-disable-sendrecv-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 -- "$NT/sendrecv_perf" -g "$NGPU" "${SWEEP[@]}"
   run fault-nccl-p2p-level-loc-all_gather-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_P2P_LEVEL=LOC -- "$NT/all_gather_perf" -g "$NGPU" "${SWEEP[@]}"
   run fault-nccl-one-channel-all_reduce-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_MIN_NCHANNELS=1 NCCL_MAX_NCHANNELS=1 -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
+  run fault-nccl-eight-channels-all_gather-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_MIN_NCHANNELS=8 NCCL_MAX_NCHANNELS=8 -- "$NT/all_gather_perf" -g "$NGPU" "${SWEEP[@]}"
   run fault-nccl-proto-ll-all_reduce-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_PROTO=LL -- "$NT/all_reduce_perf" -g "$NGPU" "${SWEEP[@]}"
   run fault-nccl-socket-all_reduce-info 180 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- "$NT/all_reduce_perf" -g "$NGPU" -b 8 -e 64M -f 4
   hog "$last" 40
