@@ -88,7 +88,7 @@ BOTH_KINDS = (DEVICE, PINNED, PAGEABLE)
             2,
             2,
         ),
-        (_cfg(kinds=(PINNED,), reg_paths=("mr", "dmabuf"), sizes=(64, 4096)), _mode(), 4, 0),
+        (_cfg(kinds=(DEVICE, PAGEABLE), sizes=(64, 4096)), _mode(), 4, 2),
     ],
 )
 def test_the_progress_total_is_the_sum_of_the_planned_cases_steps(cfg, mode, with_gpu, without_gpu):
