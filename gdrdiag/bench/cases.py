@@ -47,12 +47,12 @@ class Capabilities:
 
 
 def _no_steps(options: Any) -> int:
-    """The step count of a case its bench does not run case by case (gather, mr): none counted here."""
+    """The step count of a case its bench does not run case by case (mr_loop_cost): none counted here."""
     return 0
 
 
 def _not_runnable(session: Any, step: Step) -> list[BenchResult]:
-    """The runner of a case its bench runs from its own options (gather, mr), not from the case."""
+    """The runner of a case its bench runs from its own options (mr_loop_cost), not from the case."""
     raise NotImplementedError("this bench runs its cases from its options, not case by case")
 
 

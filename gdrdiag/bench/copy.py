@@ -137,7 +137,7 @@ class _SweepCase:
     def __call__(self) -> BenchResult:
         ctx, kind, n = self.ctx, self.kind, self.size
         host_a, host_b, dev_a, dev_b = ctx.sweep_buffers.get(ctx, kind, max(ctx.opts.sizes))
-        key = f"copy_{self.direction}_{kind.value.replace('-', '_')}"
+        key = f"copy_{self.direction}_{kind_key(kind)}"
         location = kind.location
         if kind is MemoryKind.MANAGED:
             location = (

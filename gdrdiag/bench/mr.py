@@ -9,6 +9,10 @@ Cases (keys; ``<kind>`` uses ``_`` for ``-``, ``<reg>`` is ``mr`` or ``dmabuf``)
 - ``mr_reuse_<kind>_<reg>``          per-transfer time: register once vs register per transfer
 - ``mr_loop_cost``                   the loop's own cost: soft provider, no bytes moved; unit WR/s
 
+Each case is one object in :data:`CASES` (``bench/cases.py``'s ``Case``: key, typed ``MrParams``
+template, its :class:`MrMode`, steps, run); ``--list``, selection, the progress total and
+:func:`run` read that tuple. The registration-cost case's body is in ``mr_reg_cost.py``.
+
 Every WRITE result states where the bytes land (``landing``: gpu or host, ``lands_in`` in words),
 the provider, and whether the payload was verified: the destination is poisoned before each
 measured run and every byte compared with the source pattern after it (device memory included).
@@ -20,10 +24,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import time
-from typing import Callable, Optional, Sequence
+import functools
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence, Union
 
 from gdrdiag.bench import rdma_math
+from gdrdiag.bench.cases import Case, Needs, Step
 from gdrdiag.bench.mr_config import (  # noqa: F401 - mr-bench's public names, re-exported
     DEFAULT_ACCESS,
     POISON,
@@ -31,12 +37,14 @@ from gdrdiag.bench.mr_config import (  # noqa: F401 - mr-bench's public names, r
     SOFT_NOTE,
     SWEEP_SIZES,
     MrBenchConfig,
+    MrMode,
     ProgressFn,
     case_key,
     landing,
     matrix_config,
 )
 from gdrdiag.bench.mr_loop_cost import loop_cost  # noqa: F401 - re-exported
+from gdrdiag.bench.mr_reg_cost import reg_case
 from gdrdiag.bench.mr_setup import (  # noqa: F401 - re-exported
     Endpoints,
     GpuScope,
@@ -67,11 +75,11 @@ from gdrdiag.bench.runner import note_partial, on_gpu, run_case, with_placement
 from gdrdiag.errors import GdrdiagError
 from gdrdiag.hw import placement
 from gdrdiag.hw import verbs as v
-from gdrdiag.hw.memory import MemoryKind, first_mismatch, pattern
+from gdrdiag.hw.memory import MemoryKind
 from gdrdiag.model.params import MrMetrics, MrParams
 from gdrdiag.model.results import BenchResult, SampleStats
 from gdrdiag.model.vocabulary import AccessFlags, RegPath, RelaxedOrdering
-from gdrdiag.units import GiB, format_size
+from gdrdiag.units import format_size
 
 # -- where the bytes land ----------------------------------------------------------------------------
 
@@ -86,6 +94,7 @@ from gdrdiag.units import GiB, format_size
 
 
 def _bw_case(
+    key: str,
     cfg: MrBenchConfig,
     ep: Endpoints,
     gpus: GpuScope,
@@ -96,7 +105,6 @@ def _bw_case(
 ) -> list[BenchResult]:
     """One (kind, reg path): buffers and QPs set up once; every size (and RO setting) measured."""
     provider = ep.provider
-    key = case_key("rdma_write", kind, reg_path)
     slot = max(cfg.sizes)
     arms = cfg.arm_access
     rx = cfg.tx_depth if cfg.write_with_imm else 1
@@ -243,6 +251,7 @@ def _size_error(
 
 
 def _lat_case(
+    key: str,
     cfg: MrBenchConfig,
     ep: Endpoints,
     gpus: GpuScope,
@@ -252,7 +261,6 @@ def _lat_case(
     tick: Optional[Callable[[], None]],
 ) -> list[BenchResult]:
     provider = ep.provider
-    key = case_key("rdma_write_lat", kind, reg_path)
     iterations = cfg.iterations or 1000
     results = []
     slot = max(cfg.sizes)
@@ -309,6 +317,7 @@ def _lat_case(
 
 
 def _blocks_case(
+    key: str,
     cfg: MrBenchConfig,
     ep: Endpoints,
     gpus: GpuScope,
@@ -319,7 +328,6 @@ def _blocks_case(
 ) -> list[BenchResult]:
     """N blocks of one size moved three ways: one WR each, posted lists, one coalesced WR."""
     provider = ep.provider
-    key = case_key("rdma_write_blocks", kind, reg_path)
     nblocks = cfg.blocks or 10000
     size = cfg.sizes[0]
     total = nblocks * size
@@ -416,161 +424,178 @@ def _blocks_result(
     return checked_result(key, failure, fields)
 
 
-# -- registration cost --------------------------------------------------------------------------------------
-
-
-def _reg_case(
-    cfg: MrBenchConfig, ep: Endpoints, gpus: GpuScope, kind: MemoryKind, reg_path: str, progress: ProgressFn
-) -> list[BenchResult]:
-    provider = ep.provider
-    results = []
-    for size in cfg.reg_sizes:
-        if progress:
-            progress(f"{case_key('mr_reg', kind, reg_path)} {format_size(size)}")
-        results.extend(
-            run_case(
-                case_key("mr_reg", kind, reg_path),
-                lambda s=size: _reg_one(cfg, ep, gpus, kind, reg_path, s, provider),
-                params=MrParams(memory=kind, reg_path=RegPath(reg_path), size_bytes=size),
-                provider=provider,
-            )
-        )
-        results.extend(
-            run_case(
-                case_key("mr_reuse", kind, reg_path),
-                lambda s=size: _reuse_one(cfg, ep, gpus, kind, reg_path, s, provider),
-                params=MrParams(memory=kind, reg_path=RegPath(reg_path), size_bytes=size),
-                provider=provider,
-            )
-        )
-    return results
-
-
-def _reg_one(
-    cfg: MrBenchConfig,
-    ep: Endpoints,
-    gpus: GpuScope,
-    kind: MemoryKind,
-    reg_path: str,
-    size: int,
-    provider: str,
-) -> BenchResult:
-    key = case_key("mr_reg", kind, reg_path)
-    with contextlib.ExitStack() as stack:
-        buf = alloc_for_sweep(stack, gpus, kind, size)
-        reg_us, dereg_us = [], []
-        for i in range(cfg.reg_iterations + 1):
-            t0 = time.perf_counter()
-            mr = register_region(ep.req_pd, buf, reg_path, size, cfg.single_access)
-            t1 = time.perf_counter()
-            mr.close()
-            t2 = time.perf_counter()
-            if i:  # the first registration of a range also faults its pages in: warm-up
-                reg_us.append((t1 - t0) * 1e6)
-                dereg_us.append((t2 - t1) * 1e6)
-    dereg_sorted = sorted(dereg_us)
-    method = (
-        "wall clock around "
-        f"ibv_reg_mr{'/cuMemGetHandleForAddressRange+ibv_reg_dmabuf_mr' if reg_path == 'dmabuf' else ''} "
-        f"and ibv_dereg_mr on one buffer; 1 warm-up, {cfg.reg_iterations} samples, median"
-    )
-    return BenchResult(
-        key=key,
-        status=ok_status(),
-        description=describe(kind, reg_path, provider, f"MR registration of {format_size(size)}"),
-        params=MrParams(memory=kind, reg_path=RegPath(reg_path), size_bytes=size, access=cfg.single_access),
-        unit="us",
-        samples=tuple(reg_us),
-        stats=SampleStats.of(reg_us),
-        metrics=MrMetrics(
-            dereg_us=dereg_sorted[len(dereg_sorted) // 2],
-            reg_us_per_gib=SampleStats.of(reg_us).median * GiB / size,
-        ),
-        method=f"{method}; {SOFT_NOTE}" if provider == "soft" else method,
-        provider=provider,
-    )
-
-
-def _reuse_one(
-    cfg: MrBenchConfig,
-    ep: Endpoints,
-    gpus: GpuScope,
-    kind: MemoryKind,
-    reg_path: str,
-    size: int,
-    provider: str,
-) -> BenchResult:
-    """Per-transfer time of one WRITE: MRs registered once vs registered and released per transfer."""
-    key = case_key("mr_reuse", kind, reg_path)
-    n = cfg.reg_iterations
-    with contextlib.ExitStack() as stack:
-        src_buf = alloc_for_sweep(stack, gpus, kind, size)
-        dst_buf = alloc_for_sweep(stack, gpus, kind, size)
-        wiring = wire_loopback(stack, ep, cfg, 1, 4)
-        qp, cq = wiring.req[0], wiring.cq
-        src_buf.write(pattern(size, 0x33))
-
-        def transfer(src_mr: v.MR, dst_mr: v.MR) -> None:
-            qp.post_writes([v.WriteWR(0, src_mr.addr, size, src_mr.lkey, dst_mr.addr, dst_mr.rkey, True)])
-            deadline = time.perf_counter() + cfg.timeout_s
-            while True:
-                wcs = cq.poll(1)
-                if wcs:
-                    if not wcs[0].ok:
-                        raise v.CompletionError(wcs[0])
-                    return
-                if time.perf_counter() > deadline:
-                    raise GdrdiagError(f"no completion within {cfg.timeout_s:g} s")
-
-        src_mr = register_region(ep.req_pd, src_buf, reg_path, size, cfg.single_access)
-        stack.callback(src_mr.close)
-        dst_mr = register_region(ep.resp_pd, dst_buf, reg_path, size, cfg.single_access)
-        stack.callback(dst_mr.close)
-        transfer(src_mr, dst_mr)
-        reuse = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            transfer(src_mr, dst_mr)
-            reuse.append((time.perf_counter() - t0) * 1e6)
-        each = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            a = register_region(ep.req_pd, src_buf, reg_path, size, cfg.single_access)
-            try:
-                b = register_region(ep.resp_pd, dst_buf, reg_path, size, cfg.single_access)
-                try:
-                    transfer(a, b)
-                finally:
-                    b.close()
-            finally:
-                a.close()
-            each.append((time.perf_counter() - t0) * 1e6)
-        dst_buf.fill(POISON, size)
-        transfer(src_mr, dst_mr)
-        bad = first_mismatch(dst_buf.read_array(size), pattern(size, 0x33))
-    r = SampleStats.of(reuse).median
-    e = SampleStats.of(each).median
-    method = (
-        f"one signalled {format_size(size)} WRITE per transfer, wall clock; reuse: MRs registered once; "
-        f"register-each: source and destination MRs registered and released around every transfer; "
-        f"{n} samples each, median; samples are the register-each times"
-    )
-    fields = dict(
-        description=describe(kind, reg_path, provider, "register once vs per transfer"),
-        params=MrParams(memory=kind, reg_path=RegPath(reg_path), size_bytes=size),
-        unit="us",
-        samples=tuple(each),
-        stats=SampleStats.of(each),
-        metrics=MrMetrics(reuse_us=r, register_each_us=e, register_each_over_reuse=e / r if r > 0 else None),
-        method=f"{method}; {SOFT_NOTE}" if provider == "soft" else method,
-        provider=provider,
-    )
-    if bad is not None:
-        return checked_result(key, f"payload mismatch at byte {bad}", fields)
-    return checked_result(key, None, fields)
-
-
 # -- the loop's own cost -----------------------------------------------------------------------------------
+
+
+# -- the cases -------------------------------------------------------------------------------------------
+
+#: The destination memory kinds of mr-bench's cases, in registry order.
+MR_KINDS = (
+    MemoryKind.DEVICE,
+    MemoryKind.MANAGED,
+    MemoryKind.PINNED,
+    MemoryKind.PINNED_WC,
+    MemoryKind.REGISTERED,
+    MemoryKind.PAGEABLE,
+)
+#: A many-block case's steps: one WR per block, post lists, one coalesced WR.
+BLOCK_VARIANTS = 3
+
+
+@dataclass(frozen=True)
+class MrPlan:
+    """What mr-bench's cases count their steps against: the options, the run's mode, whether a GPU is here.
+
+    With ``gpu_here`` False (the CLI found no GPU) the GPU kinds' cases take no steps: they are WAIVED
+    before their first one, and a total that counted them ended short ([23/69] for ``-a``). The
+    executor plans with a GPU assumed, so those cases still run and give their WAIVED rows.
+    """
+
+    cfg: MrBenchConfig
+    mode: MrMode
+    gpu_here: bool = True
+
+
+@dataclass(frozen=True)
+class MrSession:
+    """What the loopback cases of one run share: the options, both endpoints, the GPU context, the tick."""
+
+    cfg: MrBenchConfig
+    ep: Endpoints
+    gpus: GpuScope
+    tick: Optional[Callable[[], None]] = None
+
+
+def _case_steps(key: str, mode: MrMode, kind: MemoryKind, reg: RegPath, plan: MrPlan) -> int:
+    """A case's steps: one per size (bw, latency), per ``--reg-sizes`` size (reg) or per block variant.
+
+    0 where the plan does not run it: another mode, a kind or path the options do not name, a key a
+    selection left out, or a GPU kind where there is no GPU.
+    """
+    cfg = plan.cfg
+    named = plan.mode is mode and kind in cfg.kinds and reg.value in cfg.reg_paths
+    if not named or (cfg.only is not None and key not in cfg.only):
+        return 0
+    if kind.needs_gpu and not plan.gpu_here:
+        return 0
+    if mode is MrMode.REG:
+        return len(cfg.reg_sizes)
+    if mode is MrMode.BLOCKS:
+        return BLOCK_VARIANTS
+    return len(cfg.sizes)
+
+
+def _loopback(key: str, kind: MemoryKind, reg: RegPath, s: MrSession, body: Callable[[], list]) -> list:
+    """A loopback WRITE case's rows: a failure before its first row is one ERROR or WAIVED row."""
+    params = MrParams(
+        memory=kind, reg_path=reg, topology="loopback", landing=landing(kind, reg.value, s.ep.provider)[0]
+    )
+    return run_case(key, body, params=params, provider=s.ep.provider)
+
+
+def _bw_run(key: str, kind: MemoryKind, reg: RegPath, s: MrSession, step: Step) -> list[BenchResult]:
+    """Bandwidth: every size (and RO setting) through one set of buffers and QPs."""
+    return _loopback(
+        key, kind, reg, s, lambda: _bw_case(key, s.cfg, s.ep, s.gpus, kind, reg.value, step, s.tick)
+    )
+
+
+def _lat_run(key: str, kind: MemoryKind, reg: RegPath, s: MrSession, step: Step) -> list[BenchResult]:
+    """Latency: one WRITE outstanding at a time, every size."""
+    return _loopback(
+        key, kind, reg, s, lambda: _lat_case(key, s.cfg, s.ep, s.gpus, kind, reg.value, step, s.tick)
+    )
+
+
+def _blocks_run(key: str, kind: MemoryKind, reg: RegPath, s: MrSession, step: Step) -> list[BenchResult]:
+    """Many blocks of one size: one WR each, as post lists, as one WR."""
+    return _loopback(
+        key, kind, reg, s, lambda: _blocks_case(key, s.cfg, s.ep, s.gpus, kind, reg.value, step, s.tick)
+    )
+
+
+def _reg_run(key: str, kind: MemoryKind, reg: RegPath, s: MrSession, step: Step) -> list[BenchResult]:
+    """Registration cost: each size's rows stand on their own (``reg_case`` runs them one by one)."""
+    return reg_case(key, s.cfg, s.ep, s.gpus, kind, reg.value, step)
+
+
+CaseRun = Callable[[str, MemoryKind, RegPath, MrSession, Step], list[BenchResult]]
+
+#: Each mode's key prefix, the words its descriptions start with, and how one of its cases runs.
+_MODES: tuple[tuple[MrMode, str, str, CaseRun], ...] = (
+    (MrMode.BW, "rdma_write", "RDMA WRITE bandwidth into", _bw_run),
+    (MrMode.LATENCY, "rdma_write_lat", "RDMA WRITE latency into", _lat_run),
+    (MrMode.BLOCKS, "rdma_write_blocks", "many-block RDMA WRITEs into", _blocks_run),
+    (MrMode.REG, "mr_reg", "registration cost of", _reg_run),
+)
+
+
+def _case(mode: MrMode, prefix: str, words: str, run: CaseRun, kind: MemoryKind, reg: RegPath) -> Case:
+    """The case of one mode, destination memory kind and registration path."""
+    key = case_key(prefix, kind, reg.value)
+    how = "ibv_reg_mr" if reg is RegPath.MR else "a dma-buf MR"
+    return Case(
+        key,
+        f"{words} {kind.value} memory, {how}",
+        Needs.RDMA_AND_GPU if kind.needs_gpu else Needs.RDMA,
+        mode,
+        MrParams(memory=kind, reg_path=reg, mode=None if mode is MrMode.REG else mode.value),
+        functools.partial(_case_steps, key, mode, kind, reg),
+        functools.partial(run, key, kind, reg),
+    )
+
+
+#: mr-bench's cases, in registry order: mode x destination memory kind x registration path (dma-buf
+#: into host memory is WAIVED when run: the path exports device memory only), then the loop cost.
+#: ``--list``, selection, the progress total and :func:`run` read this tuple. ``mr_loop_cost`` runs
+#: from ``--loop-cost``'s own options with no device (cli/mr_bench_cmd.py), not case by case.
+CASES: tuple[Case, ...] = (
+    *(
+        _case(mode, prefix, words, body, kind, reg)
+        for mode, prefix, words, body in _MODES
+        for kind in MR_KINDS
+        for reg in RegPath
+    ),
+    Case(
+        "mr_loop_cost",
+        "the post/poll loop's own WR rate (soft provider, no copies)",
+        Needs.NOTHING,
+        MrMode.LOOP,
+        MrParams(),
+    ),
+)
+
+
+def case_target(case: Case) -> tuple[MemoryKind, RegPath]:
+    """The destination memory kind and registration path of a (mode, kind, path) case."""
+    p = case.params
+    if not isinstance(p, MrParams) or p.memory is None or p.reg_path is None:
+        raise ValueError(f"{case.key} is not a memory kind x registration path case")
+    return p.memory, p.reg_path
+
+
+def planned_cases(plan: MrPlan) -> list[Case]:
+    """The cases a run measures, in run order: those with steps, kind by kind and path by path as named.
+
+    The options' kinds and paths are in registry order for the defaults, ``--matrix`` and a case
+    selection, so this is registry order there; ``--memory pinned,device`` runs pinned first, as asked.
+    """
+    cfg = plan.cfg
+
+    def order(case: Case) -> tuple[int, int]:
+        kind, reg = case_target(case)
+        return cfg.kinds.index(kind), cfg.reg_paths.index(reg.value)
+
+    return sorted((c for c in CASES if c.steps(plan) > 0), key=order)
+
+
+def planned_steps(plan: MrPlan) -> int:
+    """A run's progress total: the sum of its cases' steps."""
+    return sum(c.steps(plan) for c in CASES)
+
+
+def _uncounted(label: str) -> None:
+    """The step of a case whose steps were not counted (no progress, or WAIVED here): nothing shown."""
 
 
 # -- the command's entry point -------------------------------------------------------------------------
@@ -579,52 +604,30 @@ def _reuse_one(
 def run(
     cfg: MrBenchConfig,
     *,
-    mode: str = "bw",
+    mode: Union[MrMode, str] = MrMode.BW,
     progress: ProgressFn = None,
     tick: Optional[Callable[[], None]] = None,
 ) -> list[BenchResult]:
-    """Run every (kind, registration path) case of ``mode`` (bw | latency | blocks | reg).
+    """Run the loopback cases of ``mode`` that ``cfg`` names (:func:`planned_cases`), one after another.
 
     Device problems (no RDMA device) raise NotSupported before any case; a case that cannot
     run here becomes WAIVED with the reason, a failing one ERROR; bad input raises UserInputError.
-    A case with device or managed memory records the GPU's CUDA ordinal (``cfg.gpu``).
+    A case whose memory kind needs the GPU this run has not takes no progress step (none was
+    planned for it). A case with device or managed memory records the GPU's CUDA ordinal (``cfg.gpu``).
     """
     cfg.validate()
+    cases = planned_cases(MrPlan(cfg, MrMode(mode)))
     results: list[BenchResult] = []
     with contextlib.ExitStack() as stack:
         ep = Endpoints(cfg, stack)
         where = stack.enter_context(placement.applied(placement.plan_for_rdma(cfg.numa, ep.req_dev.name)))
         gpus = GpuScope(cfg.gpu, needs_gpu(cfg))
         stack.callback(gpus.close)
-        for kind in cfg.kinds:
-            for reg in cfg.reg_paths:
-                prefix = {"bw": "rdma_write", "latency": "rdma_write_lat", "blocks": "rdma_write_blocks"}.get(
-                    mode, "mr_reg"
-                )
-                if cfg.only is not None and case_key(prefix, kind, reg) not in cfg.only:
-                    continue
-                if mode == "reg":
-                    # A kind WAIVED here (no GPU) takes no progress steps: the CLI planned none for it.
-                    results.extend(_reg_case(cfg, ep, gpus, kind, reg, progress if gpus.runs(kind) else None))
-                    continue
-                key_prefix = {"bw": "rdma_write", "latency": "rdma_write_lat", "blocks": "rdma_write_blocks"}[
-                    mode
-                ]
-                fn = {"bw": _bw_case, "latency": _lat_case, "blocks": _blocks_case}[mode]
-                params = MrParams(
-                    memory=kind,
-                    reg_path=RegPath(reg),
-                    topology="loopback",
-                    landing=landing(kind, reg, ep.provider)[0],
-                )
-                results.extend(
-                    run_case(
-                        case_key(key_prefix, kind, reg),
-                        lambda k=kind, r=reg, f=fn: f(cfg, ep, gpus, k, r, progress, tick),
-                        params=params,
-                        provider=ep.provider,
-                    )
-                )
+        session = MrSession(cfg, ep, gpus, tick)
+        for case in cases:
+            kind, _reg = case_target(case)
+            step = progress if progress is not None and gpus.runs(kind) else _uncounted
+            results.extend(case.run(session, step))
     return with_placement(on_gpu(results, cfg.gpu, uses_local_gpu), where)
 
 

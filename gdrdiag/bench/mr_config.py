@@ -1,6 +1,7 @@
 """What an mr-bench run is asked to do, and where the bytes of each memory kind land.
 
-MrBenchConfig is validated before any device is opened; also the matrix preset and the case keys.
+MrBenchConfig is validated before any device is opened; also the modes, the matrix preset and how a
+case key is spelled.
 """
 
 from __future__ import annotations
@@ -8,11 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
+from gdrdiag.bench.cases import kind_key
 from gdrdiag.errors import UserInputError
 from gdrdiag.hw import memory, verbs_providers
 from gdrdiag.hw import verbs as v
 from gdrdiag.hw.memory import GPU_PAGE, MemoryKind
-from gdrdiag.model.vocabulary import AccessFlags, RelaxedOrdering
+from gdrdiag.model.vocabulary import AccessFlags, RelaxedOrdering, Word
 from gdrdiag.model.words import AUTO, NumaRequest
 from gdrdiag.units import GiB, KiB, MiB, format_size
 
@@ -24,6 +26,20 @@ MAX_REPEATS = 1000  # --repeats: measured runs per point
 BLOCK_WR_HOST_BYTES = 512
 
 REG_PATHS = ("mr", "dmabuf")
+
+
+class MrMode(Word):
+    """What one mr-bench run measures: every selected case of a run has the same mode.
+
+    The value is the mode's name in options and in the ``mode`` of the rows it produces (bw,
+    latency, blocks); ``reg`` is ``--reg-cost`` and ``loop`` is ``--loop-cost``.
+    """
+
+    BW = "bw"
+    LATENCY = "latency"
+    BLOCKS = "blocks"
+    REG = "reg"
+    LOOP = "loop"
 
 
 SWEEP_SIZES = tuple(1 << i for i in range(1, 24))  # 2 B .. 8 MiB, as ib_write_bw -a
@@ -229,8 +245,12 @@ def landing(kind: MemoryKind, reg_path: str, provider: str) -> tuple[str, str]:
 
 
 def case_key(prefix: str, kind: MemoryKind, reg_path: str) -> str:
-    """``rdma_write_pinned_wc_mr`` style keys."""
-    return f"{prefix}_{kind.value.replace('-', '_')}_{reg_path}"
+    """How an mr-bench key is spelled: ``rdma_write_pinned_wc_mr`` (prefix, kind, registration path).
+
+    Used where the keys are made: mr.py's ``CASES``, the ``mr_reuse_*`` rows of a registration-cost
+    case and the two-host rows (bench/mr_twohost.py), so a two-host row has its loopback case's key.
+    """
+    return f"{prefix}_{kind_key(kind)}_{reg_path}"
 
 
 def matrix_config(cfg: MrBenchConfig) -> MrBenchConfig:

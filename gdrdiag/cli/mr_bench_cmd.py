@@ -24,6 +24,7 @@ from gdrdiag.model.words import NUMA_HELP
 from gdrdiag.units import parse_size, parse_size_list
 
 if TYPE_CHECKING:
+    from gdrdiag.bench.mr_config import MrMode
     from gdrdiag.model.results import BenchResult
 
 DEFAULT_MEMORY = "device,pinned"
@@ -335,12 +336,14 @@ def _progress(cfg, mode: "_Mode", server: bool, connect: Optional[str], quiet: b
 def planned_points(
     cfg, mode: "_Mode", server: bool, connect: Optional[str], gpu_here: bool = True
 ) -> Optional[int]:
-    """How many progress steps the run will report (cases x sizes, ...); None where it is not known.
+    """How many progress steps the run will report; None where it is not known (``--server``).
 
-    Cases WAIVED here (a GPU kind without a GPU) take no steps, so they are not planned: counting them
-    stopped `-a` at [23/69] and put the ETA of the measured cases at 0 s.
+    A loopback run's total is the sum of its cases' steps (``mr.planned_steps``). Cases WAIVED here
+    (a GPU kind without a GPU) take no steps, so they are not planned: counting them stopped `-a` at
+    [23/69] and put the ETA of the measured cases at 0 s. ``--loop-cost`` and ``--connect`` are not
+    run case by case: their steps are the loop-cost plan's and one per measured run to the server.
     """
-    from gdrdiag.bench.mr_config import case_key
+    from gdrdiag.bench import mr as mrb
 
     if server:
         return None
@@ -348,17 +351,7 @@ def planned_points(
         return len(loop_cost_plan(cfg))
     if connect:  # one step per measured run to the server
         return cfg.repeats
-    prefix = {"reg": "mr_reg", "latency": "rdma_write_lat", "blocks": "rdma_write_blocks"}.get(
-        mode.name, "rdma_write"
-    )
-    cases = sum(
-        1
-        for kind in cfg.kinds
-        for reg in cfg.reg_paths
-        if (cfg.only is None or case_key(prefix, kind, reg) in cfg.only) and (gpu_here or not kind.needs_gpu)
-    )
-    per_case = {"reg": len(cfg.reg_sizes), "blocks": 3}.get(mode.name, len(cfg.sizes))
-    return cases * per_case
+    return mrb.planned_steps(mrb.MrPlan(cfg, mode.name, gpu_here))
 
 
 def loop_cost_plan(cfg) -> tuple[float, ...]:
@@ -393,17 +386,19 @@ class _Mode:
     only: Optional[frozenset[str]] = None
 
     @property
-    def name(self) -> str:
-        """The bench's name for the mode (bw, latency, blocks, reg)."""
-        return (
-            "reg"
-            if self.reg_cost
-            else "latency"
-            if self.latency
-            else "blocks"
-            if self.blocks is not None
-            else "bw"
-        )
+    def name(self) -> "MrMode":
+        """The run's mode (bw, latency, blocks, reg, loop)."""
+        from gdrdiag.bench.mr_config import MrMode
+
+        if self.reg_cost:
+            return MrMode.REG
+        if self.latency:
+            return MrMode.LATENCY
+        if self.blocks is not None:
+            return MrMode.BLOCKS
+        if self.loop_cost:
+            return MrMode.LOOP
+        return MrMode.BW
 
 
 def _one_gpu_only(mode: "_Mode", two_host: bool) -> Optional[str]:
@@ -556,6 +551,7 @@ def _from_cases(
     ctx: typer.Context, cases: Optional[list[str]], list_cases: bool, provider_name: str, mode: _Mode
 ) -> _Mode:
     """``--list`` (prints and exits), or the mode, kinds and paths that case selectors name."""
+    from gdrdiag.bench.mr_config import MrMode
     from gdrdiag.bench.registry import mr_registry, mr_selection
 
     registry = mr_registry()
@@ -566,13 +562,13 @@ def _from_cases(
     selected = registry.select(cases or ())
     chosen = mr_selection(selected)
     flags = {
-        "latency": mode.latency,
-        "blocks": mode.blocks is not None,
-        "reg": mode.reg_cost,
-        "loop": mode.loop_cost,
+        MrMode.LATENCY: mode.latency,
+        MrMode.BLOCKS: mode.blocks is not None,
+        MrMode.REG: mode.reg_cost,
+        MrMode.LOOP: mode.loop_cost,
     }
-    given = [m for m, on in flags.items() if on] + (["matrix"] if mode.matrix else [])
-    if given and given != [chosen.mode]:
+    given = [m.value for m, on in flags.items() if on] + (["matrix"] if mode.matrix else [])
+    if given and given != [chosen.mode.value]:
         raise UserInputError(f"the selected cases are {chosen.mode} cases; drop --{given[0]}")
     if mode.memory != DEFAULT_MEMORY or mode.reg != "mr":
         raise UserInputError("give cases or --memory/--reg, not both (a case names its memory and path)")
@@ -580,10 +576,10 @@ def _from_cases(
     if chosen.kinds:
         memory, reg = ",".join(k.value for k in chosen.kinds), ",".join(chosen.reg_paths)
     return _Mode(
-        latency=chosen.mode == "latency",
-        reg_cost=chosen.mode == "reg",
-        loop_cost=chosen.mode == "loop",
-        blocks=mode.blocks if mode.blocks is not None else (64 if chosen.mode == "blocks" else None),
+        latency=chosen.mode is MrMode.LATENCY,
+        reg_cost=chosen.mode is MrMode.REG,
+        loop_cost=chosen.mode is MrMode.LOOP,
+        blocks=mode.blocks if mode.blocks is not None else (64 if chosen.mode is MrMode.BLOCKS else None),
         matrix=False,
         memory=memory,
         reg=reg,

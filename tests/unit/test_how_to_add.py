@@ -21,6 +21,7 @@ from gdrdiag import diagnose as diagnose_pkg
 from gdrdiag.diagnose import catalogue as catalogue_mod
 from gdrdiag.diagnose._common import finding
 from gdrdiag.diagnose.catalogue_entry import E
+from gdrdiag.hw.memory import MemoryKind
 from gdrdiag.model.findings import Severity
 from gdrdiag.model.params import CopyParams
 from gdrdiag.model.report import Report
@@ -266,3 +267,55 @@ def test_a_gather_case_is_one_object_in_its_bench_module(monkeypatch):
     assert rows[0]["key"] == "gather_ce_reference"  # the reference runs with every selection
     steps = [line.split(" ... ")[0] for line in res.stderr.splitlines() if line.startswith("[")]
     assert steps == [f"[1/2] {GATHER_WALK_KEY}", f"[2/2] {GATHER_WALK_KEY}"]
+
+
+MR_WALK_KEY = "rdma_write_walk_example"
+
+
+def _mr_walk_case(ran: list):
+    """An mr-bench case as a newcomer would add it to bench/mr.py: a mode, a kind and path, two steps."""
+    from gdrdiag.bench.cases import Case, Needs
+    from gdrdiag.bench.mr_config import MrMode
+    from gdrdiag.model.params import MrParams
+    from gdrdiag.model.vocabulary import RegPath
+
+    params = MrParams(memory=MemoryKind.PAGEABLE, reg_path=RegPath.MR, mode="bw")
+
+    def steps(plan) -> int:
+        only = plan.cfg.only
+        return 2 if plan.mode is MrMode.BW and only is not None and MR_WALK_KEY in only else 0
+
+    def run(session, step) -> list[BenchResult]:
+        rows = []
+        for size in (4096, 65536):
+            step(MR_WALK_KEY)
+            rows.append(ok(MR_WALK_KEY, 1.0, "Gb/s", MrParams(memory=params.memory, size_bytes=size)))
+        ran.append(session)
+        return rows
+
+    return Case(MR_WALK_KEY, "a walk-through's example case", Needs.RDMA, MrMode.BW, params, steps, run)
+
+
+def test_an_mr_case_is_one_object_in_its_bench_module(monkeypatch):
+    """mr-bench's walk: listed, selected (its params set the run's options), counted and run, on soft."""
+    from gdrdiag.bench import mr
+    from gdrdiag.cli import app
+
+    ran: list = []
+    monkeypatch.setattr(mr, "CASES", (*mr.CASES, _mr_walk_case(ran)))
+    runner = CliRunner()
+    listed = runner.invoke(app, ["--json", "mr-bench", "--list"])
+    assert listed.exit_code == 0, listed.output
+    assert MR_WALK_KEY in [row["key"] for row in json.loads(listed.stdout)]
+
+    res = runner.invoke(app, ["--json", "mr-bench", MR_WALK_KEY, "--provider", "soft", "--numa", "none"])
+    assert res.exit_code == 0, res.output
+    assert len(ran) == 1 and isinstance(ran[0], mr.MrSession)
+    assert ran[0].cfg.kinds == (MemoryKind.PAGEABLE,) and ran[0].cfg.only == frozenset({MR_WALK_KEY})
+    rows = json.loads(res.stdout)["results"]
+    assert [(r["key"], r["params"]["size_bytes"]) for r in rows] == [
+        (MR_WALK_KEY, 4096),
+        (MR_WALK_KEY, 65536),
+    ]
+    steps = [line.split(" ... ")[0] for line in res.stderr.splitlines() if line.startswith("[")]
+    assert steps == [f"[1/2] {MR_WALK_KEY}", f"[2/2] {MR_WALK_KEY}"]
