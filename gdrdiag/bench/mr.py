@@ -56,6 +56,7 @@ from gdrdiag.bench.mr_setup import (  # noqa: F401 - re-exported
     bw_result,
     checked_result,
     describe,
+    dmabuf_exports,
     fill_sources,
     lane_of_lists,
     loopback_regions,
@@ -446,14 +447,16 @@ BLOCK_VARIANTS = 3
 class MrPlan:
     """What mr-bench's cases count their steps against: the options, the run's mode, whether a GPU is here.
 
-    With ``gpu_here`` False (the CLI found no GPU) the GPU kinds' cases take no steps: they are WAIVED
-    before their first one, and a total that counted them ended short ([23/69] for ``-a``). The
-    executor plans with a GPU assumed, so those cases still run and give their WAIVED rows.
+    Cases WAIVED before their first step take none, so the total is what the progress lines reach:
+    the GPU kinds' cases with ``gpu_here`` False (the CLI found no GPU: a total that counted them
+    ended at [23/69] for ``-a``), and WRITE cases over dma-buf into memory it cannot export. The
+    executor selects with ``waived_too``: every case the options name runs, and gives its WAIVED row.
     """
 
     cfg: MrBenchConfig
     mode: MrMode
     gpu_here: bool = True
+    waived_too: bool = False  # count the steps of cases WAIVED before their first one (selection)
 
 
 @dataclass(frozen=True)
@@ -470,16 +473,20 @@ def _case_steps(key: str, mode: MrMode, kind: MemoryKind, reg: RegPath, plan: Mr
     """A case's steps: one per size (bw, latency), per ``--reg-sizes`` size (reg) or per block variant.
 
     0 where the plan does not run it: another mode, a kind or path the options do not name, a key a
-    selection left out, or a GPU kind where there is no GPU.
+    selection left out, or a GPU kind where there is no GPU. A WRITE case over dma-buf into memory
+    the path cannot export is WAIVED before its first step, so it takes none (the registration-cost
+    case still steps through its sizes, each WAIVED at registration).
     """
     cfg = plan.cfg
     named = plan.mode is mode and kind in cfg.kinds and reg.value in cfg.reg_paths
     if not named or (cfg.only is not None and key not in cfg.only):
         return 0
-    if kind.needs_gpu and not plan.gpu_here:
+    if not plan.waived_too and kind.needs_gpu and not plan.gpu_here:
         return 0
     if mode is MrMode.REG:
         return len(cfg.reg_sizes)
+    if not plan.waived_too and reg is RegPath.DMABUF and not dmabuf_exports(kind):
+        return 0
     if mode is MrMode.BLOCKS:
         return BLOCK_VARIANTS
     return len(cfg.sizes)
@@ -612,11 +619,13 @@ def run(
 
     Device problems (no RDMA device) raise NotSupported before any case; a case that cannot
     run here becomes WAIVED with the reason, a failing one ERROR; bad input raises UserInputError.
-    A case whose memory kind needs the GPU this run has not takes no progress step (none was
-    planned for it). A case with device or managed memory records the GPU's CUDA ordinal (``cfg.gpu``).
+    A case WAIVED before its first step (a GPU kind without the GPU, dma-buf into host memory)
+    takes no progress step: none was planned for it (:class:`MrPlan`). A case with device or
+    managed memory records the GPU's CUDA ordinal (``cfg.gpu``).
     """
     cfg.validate()
-    cases = planned_cases(MrPlan(cfg, MrMode(mode)))
+    mode = MrMode(mode)
+    cases = planned_cases(MrPlan(cfg, mode, waived_too=True))
     results: list[BenchResult] = []
     with contextlib.ExitStack() as stack:
         ep = Endpoints(cfg, stack)
@@ -626,7 +635,8 @@ def run(
         session = MrSession(cfg, ep, gpus, tick)
         for case in cases:
             kind, _reg = case_target(case)
-            step = progress if progress is not None and gpus.runs(kind) else _uncounted
+            counted = case.steps(MrPlan(cfg, mode, gpu_here=gpus.runs(kind))) > 0
+            step = progress if progress is not None and counted else _uncounted
             results.extend(case.run(session, step))
     return with_placement(on_gpu(results, cfg.gpu, uses_local_gpu), where)
 

@@ -74,6 +74,15 @@ class GpuScope:
             ctx.close()
 
 
+def dmabuf_exports(kind: MemoryKind) -> bool:
+    """Whether the dma-buf registration path can export ``kind``: device memory (cuMemAlloc) only.
+
+    cuMemGetHandleForAddressRange exports allocations of the CUDA driver's device memory; host and
+    managed memory take ibv_reg_mr (CUDA driver API, "cuMemGetHandleForAddressRange").
+    """
+    return kind is MemoryKind.DEVICE
+
+
 def allocate_region(
     stack: contextlib.ExitStack,
     pd: v.PD,
@@ -88,7 +97,7 @@ def allocate_region(
 
     The buffer is pushed on ``stack`` before the MR, so the MR is released first.
     """
-    if reg_path == "dmabuf" and kind is not MemoryKind.DEVICE:
+    if reg_path == "dmabuf" and not dmabuf_exports(kind):
         raise NotSupported(f"the dma-buf path exports device memory (cuMemAlloc) only, not {kind.value}")
     gpu = gpus.require(kind)
     # Room to round the range out to whole 64 KiB GPU pages for the dma-buf export.
@@ -422,7 +431,7 @@ def alloc_for_sweep(stack: contextlib.ExitStack, gpus: GpuScope, kind: MemoryKin
 
 def register_region(pd: v.PD, buf: Buffer, reg_path: str, nbytes: int, access: int) -> v.MR:
     if reg_path == "dmabuf":
-        if buf.kind is not MemoryKind.DEVICE:
+        if not dmabuf_exports(buf.kind):
             raise NotSupported(
                 f"the dma-buf path exports device memory (cuMemAlloc) only, not {buf.kind.value}"
             )

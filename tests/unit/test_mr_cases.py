@@ -108,19 +108,23 @@ def test_runs_outside_the_cases_keep_their_own_totals():
 
 def test_the_run_order_is_the_options_order_of_kinds_and_paths():
     cfg = _cfg(kinds=(PAGEABLE, PINNED), reg_paths=("dmabuf", "mr"))
-    keys = [c.key for c in mr.planned_cases(mr.MrPlan(cfg, MrMode.BW))]
+    keys = [c.key for c in mr.planned_cases(mr.MrPlan(cfg, MrMode.BW, waived_too=True))]
     assert keys == [
         "rdma_write_pageable_dmabuf",
         "rdma_write_pageable_mr",
         "rdma_write_pinned_dmabuf",
         "rdma_write_pinned_mr",
     ]
+    # the progress plan leaves out what is WAIVED before its first step: dma-buf into host memory
+    counted = [c.key for c in mr.planned_cases(mr.MrPlan(cfg, MrMode.BW))]
+    assert counted == ["rdma_write_pageable_mr", "rdma_write_pinned_mr"]
 
 
 @pytest.mark.parametrize(
     ("mode", "kw"),
     [
         (MrMode.BW, dict(sizes=(64, 4096))),
+        (MrMode.BW, dict(sizes=(64, 4096), reg_paths=("dmabuf", "mr"))),  # dma-buf WAIVED, no step
         (MrMode.LATENCY, dict(sizes=(64, 4096), iterations=50, latency=True)),
         (MrMode.BLOCKS, dict(sizes=(256,), blocks=16, iterations=16)),
         (MrMode.REG, dict(reg_sizes=(4096, 65536), reg_iterations=2)),
@@ -138,3 +142,6 @@ def test_each_mode_steps_through_exactly_what_its_cases_count(mode, kw):
     stepped = [c.key for c in mr.planned_cases(plan)]
     assert list(dict.fromkeys(label.split()[0] for label in labels)) == stepped
     assert {r.key for r in rows} >= set(stepped)
+    # every named case gives its row, WAIVED ones included
+    named = {c.key for c in mr.planned_cases(mr.MrPlan(cfg, mode, gpu_here, waived_too=True))}
+    assert {r.key for r in rows} >= named
