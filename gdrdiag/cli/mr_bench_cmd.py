@@ -561,15 +561,20 @@ def _from_cases(
         print_case_list(ctx, registry, probe_capabilities(provider_name), wants_json(ctx), cases)
     selected = registry.select(cases or ())
     chosen = mr_selection(selected)
-    flags = {
-        MrMode.LATENCY: mode.latency,
-        MrMode.BLOCKS: mode.blocks is not None,
-        MrMode.REG: mode.reg_cost,
-        MrMode.LOOP: mode.loop_cost,
-    }
-    given = [m.value for m, on in flags.items() if on] + (["matrix"] if mode.matrix else [])
-    if given and given != [chosen.mode.value]:
-        raise UserInputError(f"the selected cases are {chosen.mode} cases; drop --{given[0]}")
+    # each mode flag given, with the mode it asks for (--matrix is bandwidth, over every kind and path)
+    given = [
+        (flag, m)
+        for flag, m, on in (
+            ("--latency", MrMode.LATENCY, mode.latency),
+            ("--blocks", MrMode.BLOCKS, mode.blocks is not None),
+            ("--reg-cost", MrMode.REG, mode.reg_cost),
+            ("--loop-cost", MrMode.LOOP, mode.loop_cost),
+            ("--matrix", None, mode.matrix),
+        )
+        if on
+    ]
+    if given and [m for _, m in given] != [chosen.mode]:
+        raise UserInputError(f"the selected cases are {chosen.mode} cases; drop {given[0][0]}")
     if mode.memory != DEFAULT_MEMORY or mode.reg != "mr":
         raise UserInputError("give cases or --memory/--reg, not both (a case names its memory and path)")
     memory, reg = mode.memory, mode.reg

@@ -67,6 +67,20 @@ def test_mr_selection_of_two_modes_is_refused():
     assert result.exit_code == 2 and "different modes" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("case", "flag"),
+    [
+        ("rdma_write_pageable_mr", "--reg-cost"),
+        ("rdma_write_pageable_mr", "--loop-cost"),
+        ("mr_reg_pageable_mr", "--latency"),
+        ("rdma_write_pageable_mr", "--matrix"),
+    ],
+)
+def test_a_mode_flag_against_the_selected_cases_is_named_as_given(case, flag):
+    result = runner.invoke(app, ["mr-bench", "--provider", "soft", case, flag])
+    assert result.exit_code == 2 and result.stderr.strip().endswith(f"drop {flag}")
+
+
 def test_mr_selection_with_memory_option_is_refused():
     result = runner.invoke(
         app, ["mr-bench", "--provider", "soft", "--memory", "pinned", "rdma_write_pageable_mr"]
