@@ -27,10 +27,11 @@ from gdrdiag.diagnose.thresholds import (
     WORKING_SET_KEEPS,
 )
 from gdrdiag.model.findings import Finding, Severity
+from gdrdiag.model.imported_path import Flow
 from gdrdiag.model.params import CopyParams, GatherParams, ImportedParams
 from gdrdiag.model.path import Judgement, Mover, Place
 from gdrdiag.model.results import BenchResult, Status, is_mr
-from gdrdiag.model.vocabulary import MemoryKind, Provider
+from gdrdiag.model.vocabulary import MemoryKind
 from gdrdiag.units import MiB, format_size, pcie_raw_gbytes_per_s
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -265,8 +266,9 @@ def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
 def _working_set_rows(results: Iterable[BenchResult]) -> list[tuple[int, BenchResult]]:
     """(working-set bytes, result) rows of a working-set sweep, smallest first.
 
-    gather-bench ``--sweep working-set`` rows, or else imported nvbandwidth SM host-read rows of GPU 0
-    at several buffer sizes (nvbandwidth -b).
+    gather-bench ``--sweep working-set`` rows, or else imported rows of GPU 0's SMs reading host
+    memory at several buffer sizes (nvbandwidth's host_to_device_memcpy_sm with -b), by the path
+    fields their importer filled.
     """
     gather, nvb = [], []
     for r in results:
@@ -277,9 +279,10 @@ def _working_set_rows(results: Iterable[BenchResult]) -> list[tuple[int, BenchRe
             gather.append((p.slots * p.stride_bytes, r))
         elif (
             isinstance(p, ImportedParams)
-            and p.tool == Provider.NVBANDWIDTH.value
+            and p.flow is Flow.H2D
+            and p.mover is Mover.SM
+            and not p.reverse_load
             and p.size_bytes
-            and p.test == "host_to_device_memcpy_sm"
             and (p.gpu or 0) == 0
         ):
             nvb.append((p.size_bytes, r))
