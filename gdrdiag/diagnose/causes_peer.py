@@ -36,7 +36,6 @@ from gdrdiag.model.machine import GpuPeerPair, MachineInfo, PathClass
 from gdrdiag.model.params import PeerParams
 from gdrdiag.model.path import Judgement, Mover, Place, Verdict
 from gdrdiag.model.results import BenchResult, Status
-from gdrdiag.model.vocabulary import Provider
 from gdrdiag.pathmodel.peer import pair_of
 from gdrdiag.pathmodel.rows import to_gbytes_per_s
 
@@ -323,11 +322,14 @@ def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
     m = ctx.machine
     vm = bool(m and m.virt.is_vm)
     if access is False and not vm:
-        by_tool = getattr(p, "tool", None) in (Provider.P2P_TEST.value, Provider.NVBANDWIDTH.value)
+        # an imported output that measured peer access off beside on (p2pBandwidthLatencyTest's
+        # P2P=Disabled matrices) holds both: its own enabled rows show the path healthy
+        source = getattr(p, "source_file", None)
+        same_output = source is not None and any(
+            getattr(report.results[j.index].params, "source_file", None) == source for j in healthy_on
+        )
         design = (
-            "the tool measures peer access off beside on; the enabled rows are healthy"
-            if healthy_on and by_tool
-            else ""
+            "the tool measures peer access off beside on; the enabled rows are healthy" if same_output else ""
         )
         pro = [row_evidence(worst), _STAGED_THROUGH_HOST]
         if healthy_on:
