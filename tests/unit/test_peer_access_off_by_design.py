@@ -19,11 +19,12 @@ CASE = Path(__file__).resolve().parents[1] / "cases" / "ilgpu-660-a100-nvlink-pe
 
 def _with_sources(off_source: str, on_source: str):
     report = load(CASE).report
+
+    def source(params) -> str:
+        return on_source if params.peer_access else off_source
+
     rows = tuple(
-        dataclasses.replace(
-            r,
-            params=dataclasses.replace(r.params, source_file=on_source if r.params.peer_access else off_source),
-        )
+        dataclasses.replace(r, params=dataclasses.replace(r.params, source_file=source(r.params)))
         for r in report.results
     )
     return dataclasses.replace(report, results=rows)
