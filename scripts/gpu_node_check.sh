@@ -6,6 +6,7 @@
 #   3. the same quick report with a second process keeping GPU $BUSY_GPU busy (matrix products in
 #      PyTorch): that GPU must be named first and no other GPU named;
 #   4. peer-bench's CuPy reference on every ordered pair (our CE copy / CuPy's same copy, interleaved);
+#      on 3 GPUs or more, peer-bench's default matrix and its all-to-all / one-to-all, diagnosed;
 #   5. `inspect` with CUDA_VISIBLE_DEVICES hiding the last GPU: it must name that PCI device.
 #   6. each GPU's NVSwitch fabric state as NVML reports it, and what inspect prints of it.
 # Run from the repository root on the GPU machine:  OUT=/some/dir bash scripts/gpu_node_check.sh
@@ -94,6 +95,23 @@ for r in rep["results"]:
     elif r["key"] == "peer_ce_reference":
         print(f"  {r['key']} {r['status']}: {r.get('reason')}")
 EOF
+fi
+
+if [ "$ngpus" -ge 3 ]; then
+  log "== 4b. peer-bench on the whole node: the default matrix, then all-to-all and one-to-all, judged"
+  s=$(date +%s)
+  timeout 240 $PY -m gdrdiag peer-bench --json-out "$OUT/peer-matrix.json" --force > "$OUT/peer-matrix.txt" 2>&1
+  log "peer-bench (default matrix) rc=$? wall=$(took "$s") s"
+  s=$(date +%s)
+  timeout 240 $PY -m gdrdiag peer-bench peer_all_to_all peer_one_to_all --json-out "$OUT/peer-all.json" \
+    --force > "$OUT/peer-all.txt" 2>&1
+  log "peer-bench all-to-all one-to-all rc=$? wall=$(took "$s") s"
+  for f in peer-matrix peer-all; do
+    $PY -m gdrdiag diagnose "$OUT/$f.json" > "$OUT/$f-diagnose.txt" 2>&1
+    log "$f: WARN/FAIL $(warnfail "$OUT/$f-diagnose.txt" | wc -l)"
+    warnfail "$OUT/$f-diagnose.txt" | tee -a "$OUT/summary.txt"
+  done
+  grep -iE "all.to.all|one.to.all" "$OUT/peer-all.txt" | head -12 | tee -a "$OUT/summary.txt"
 fi
 
 log "== 5. inspect with CUDA_VISIBLE_DEVICES hiding the last GPU"
