@@ -15,7 +15,10 @@ pairs (0.70-0.72 of the link), it predicts 2-rank reduce_scatter (0.70-0.71 meas
 all_gather and reduce_scatter (0.88 on 4 x H100 and on 4 x H200), 2-rank all_reduce (0.85-0.86) and
 4-rank all_reduce (0.94-0.95) within 0.03 (docs/benchmarks.md, "NCCL's ring copy-out step").
 Registering the buffers (nccl-tests ``-R 1``) lets the peer write into the user's buffer, and 2-rank
-all_gather rises from 0.73 to 0.87 of the link: the lost time is the copy.
+all_gather rises from 0.73 to 0.87 of the link: the lost time is the copy. On 8 x H100 (NV18 through
+NVSwitch) it predicts 0.945 x 371 = 351 GB/s for all_gather and 361 for all_reduce; NCCL's maintainer
+calls ~360 GB/s busbw for both "exactly what we'd expect on H100"
+(https://github.com/NVIDIA/nccl-tests/issues/326).
 
 Only NVLink paths carry the step: over a PCIe peer path or through host memory a link step takes
 several times longer than a copy in the GPU's own memory, and the copy-out costs a few per cent.
