@@ -294,6 +294,18 @@ def _staged_faster(report: "Report", peer: list[Judgement], worst: Judgement) ->
     )
 
 
+def _same_output(report: "Report", params: object, rows: list[Judgement]) -> bool:
+    """True when ``rows`` come from the output ``params``' row came from.
+
+    An imported output that measured peer access off beside on (p2pBandwidthLatencyTest's
+    P2P=Disabled matrices) holds both: its own enabled rows show the path healthy.
+    """
+    source = getattr(params, "source_file", None)
+    return source is not None and any(
+        getattr(report.results[j.index].params, "source_file", None) == source for j in rows
+    )
+
+
 def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
     """CAUSE-PEER-ACCESS-OFF / CAUSE-P2P-UNSUPPORTED for GPU<->GPU losses."""
     if ctx.machine is not None and ctx.machine.peers:
@@ -322,14 +334,10 @@ def peer_paths(report: "Report", ctx: Context) -> list[Cause]:
     m = ctx.machine
     vm = bool(m and m.virt.is_vm)
     if access is False and not vm:
-        # an imported output that measured peer access off beside on (p2pBandwidthLatencyTest's
-        # P2P=Disabled matrices) holds both: its own enabled rows show the path healthy
-        source = getattr(p, "source_file", None)
-        same_output = source is not None and any(
-            getattr(report.results[j.index].params, "source_file", None) == source for j in healthy_on
-        )
         design = (
-            "the tool measures peer access off beside on; the enabled rows are healthy" if same_output else ""
+            "the tool measures peer access off beside on; the enabled rows are healthy"
+            if _same_output(report, p, healthy_on)
+            else ""
         )
         pro = [row_evidence(worst), _STAGED_THROUGH_HOST]
         if healthy_on:
