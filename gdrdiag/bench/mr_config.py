@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
+from gdrdiag.bench import preflight
 from gdrdiag.bench.cases import kind_key
 from gdrdiag.errors import UserInputError
 from gdrdiag.hw import memory, verbs_providers
@@ -110,6 +111,10 @@ class MrBenchConfig:
     def single_access(self) -> AccessFlags:
         """The access flags of modes that register once (latency, blocks, reg cost: the A/B's off arm)."""
         return self.arm_access[0]
+
+    def check_numa(self) -> None:
+        """Refuse ``--numa N`` for a node this machine lacks: asked as soon as the config is built."""
+        preflight.check_numa(self.numa)
 
     def validate(self) -> "MrBenchConfig":
         """Reject impossible combinations before touching hardware (UserInputError)."""

@@ -199,7 +199,6 @@ def copy_bench(
     from gdrdiag.bench import copy
     from gdrdiag.bench.gpus import GpuLoop, choose_gpus
     from gdrdiag.bench.registry import copy_registry
-    from gdrdiag.hw.placement import check_request
 
     registry = copy_registry()
     if list_cases:
@@ -220,7 +219,7 @@ def copy_bench(
         block_count=block_count,
         numa=numa,
     )
-    check_request(opts.numa)
+    opts.check_numa()
     if cases:
         opts = _narrowed_to(opts, selected)
     opts.validate()

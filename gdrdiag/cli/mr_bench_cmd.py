@@ -190,7 +190,6 @@ def mr_bench(
     """
     from gdrdiag.bench import mr as mrb
     from gdrdiag.hw import verbs_providers
-    from gdrdiag.hw.placement import check_request
     from gdrdiag.model.words import parse_memory_kind, parse_numa
 
     provider_name, provider_why = verbs_providers.provider_choice(provider)
@@ -249,7 +248,7 @@ def mr_bench(
         provider_note=provider_why,
         numa=parse_numa(numa),
     )
-    check_request(cfg.numa)
+    cfg.check_numa()
     if mode.matrix:
         cfg = mrb.matrix_config(cfg)
     cfg.validate()
