@@ -202,7 +202,8 @@ def copy_bench(
 
     registry = copy_registry()
     if list_cases:
-        from gdrdiag.cli.cases import print_case_list, probe_capabilities
+        from gdrdiag.bench.preflight import probe_capabilities
+        from gdrdiag.cli.cases import print_case_list
 
         print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx), cases)
     selected = registry.select(cases or ())

@@ -555,7 +555,8 @@ def _from_cases(
 
     registry = mr_registry()
     if list_cases:
-        from gdrdiag.cli.cases import print_case_list, probe_capabilities
+        from gdrdiag.bench.preflight import probe_capabilities
+        from gdrdiag.cli.cases import print_case_list
 
         print_case_list(ctx, registry, probe_capabilities(provider_name), wants_json(ctx), cases)
     selected = registry.select(cases or ())
