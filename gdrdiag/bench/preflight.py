@@ -5,6 +5,8 @@ are asked here, in the bench layer, so that no command module reaches into ``hw/
 
 - :func:`check_numa`: ``--numa N`` names a node this machine has (each config's ``check_numa``
   asks it; gather-bench asks it before its config exists, as its first check);
+- :func:`gpu_missing`: whether CUDA opens a GPU (mr-bench plans its steps and its soft default
+  kinds by it);
 - :func:`probe_capabilities`: which cases of a bench can run here (``--list``'s "here" column).
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 from typing import Optional
 
 from gdrdiag.bench.cases import Capabilities
-from gdrdiag.errors import GdrdiagError
+from gdrdiag.errors import GdrdiagError, NotSupported
 from gdrdiag.model.words import NumaRequest
 
 
@@ -26,6 +28,17 @@ def check_numa(request: NumaRequest) -> None:
     from gdrdiag.hw import placement
 
     placement.check_request(request)
+
+
+def gpu_missing(ordinal: int) -> Optional[str]:
+    """Why CUDA device ``ordinal`` cannot be opened here (no driver, no such GPU); None when it opens."""
+    from gdrdiag.hw import cuda
+
+    try:
+        cuda.get_device(ordinal)
+    except NotSupported as exc:
+        return exc.reason
+    return None
 
 
 def probe_capabilities(rdma_provider: Optional[str] = None) -> Capabilities:

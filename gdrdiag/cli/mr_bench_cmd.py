@@ -316,13 +316,9 @@ def _gpu_here(cfg) -> bool:
     """Whether the GPU kinds asked for can run here (asked only when one is asked for)."""
     if not any(k.needs_gpu for k in (*cfg.kinds, *((cfg.src_kind,) if cfg.src_kind else ()))):
         return True
-    from gdrdiag.hw import cuda
+    from gdrdiag.bench.preflight import gpu_missing
 
-    try:
-        cuda.get_device(cfg.gpu)
-    except NotSupported:
-        return False
-    return True
+    return gpu_missing(cfg.gpu) is None
 
 
 def _progress(cfg, mode: "_Mode", server: bool, connect: Optional[str], quiet: bool) -> Progress:
@@ -536,12 +532,11 @@ def _soft_without_gpu(mode: _Mode, gpu: int) -> tuple[_Mode, str]:
     """
     import dataclasses
 
-    from gdrdiag.hw import cuda
+    from gdrdiag.bench.preflight import gpu_missing
 
-    try:
-        cuda.get_device(gpu)
-    except NotSupported as exc:
-        note = f"no GPU ({exc.reason}): pageable host memory measured beside the GPU kinds"
+    why = gpu_missing(gpu)
+    if why is not None:
+        note = f"no GPU ({why}): pageable host memory measured beside the GPU kinds"
         return dataclasses.replace(mode, memory=f"{DEFAULT_MEMORY},pageable"), note
     return mode, ""
 
