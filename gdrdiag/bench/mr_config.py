@@ -258,6 +258,15 @@ def case_key(prefix: str, kind: MemoryKind, reg_path: str) -> str:
     return f"{prefix}_{kind_key(kind)}_{reg_path}"
 
 
+def choose_provider(name: str) -> tuple[str, str]:
+    """The provider ``--provider name`` means on this machine, and why, in words.
+
+    ``auto`` is decided here: the native C loop where its library built and an RDMA device exists,
+    else pyverbs; a name that is no provider is a UserInputError (one line, exit 2).
+    """
+    return verbs_providers.provider_choice(name)
+
+
 def matrix_config(cfg: MrBenchConfig) -> MrBenchConfig:
     """The matrix: every memory kind x both registration paths x RO off/on."""
     return replace(

@@ -189,10 +189,10 @@ def mr_bench(
     cannot run here (GPU memory without a GPU) are WAIVED with the reason; only those exit 0.
     """
     from gdrdiag.bench import mr as mrb
-    from gdrdiag.hw import verbs_providers
+    from gdrdiag.bench.mr_config import choose_provider
     from gdrdiag.model.words import parse_memory_kind, parse_numa
 
-    provider_name, provider_why = verbs_providers.provider_choice(provider)
+    provider_name, provider_why = choose_provider(provider)
     if (inline or time_calls) and provider_name != "native":
         raise UserInputError(f"--inline and --time-calls need the native provider ({provider_why})")
     mode = _Mode(latency, reg_cost, loop_cost, blocks, matrix, memory, reg)
