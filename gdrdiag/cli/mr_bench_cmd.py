@@ -443,7 +443,7 @@ def _run(cfg, mode: _Mode, peer: Peer, link_gbps: float, steps: Progress) -> lis
                 link_gbps=link_gbps,
                 progress=progress,
             )
-            return _placed_loop_cost(cfg.numa, common)
+            return mrb.placed_loop_cost(cfg.numa, **common)
         if peer.server:
             return mrb.serve(
                 cfg,
@@ -473,18 +473,6 @@ def _run(cfg, mode: _Mode, peer: Peer, link_gbps: float, steps: Progress) -> lis
                     hint = "two-machine mode across machines needs an RDMA device on both"
             raise NotSupported(f"{exc.reason}. {hint}") from None
         raise
-
-
-def _placed_loop_cost(numa, common: dict) -> list:
-    """The loops' own cost (no NIC): placed only where --numa names a node; recorded either way."""
-    from gdrdiag.bench import mr as mrb
-    from gdrdiag.bench.loop_cost_native import native_loop_cost
-    from gdrdiag.bench.runner import with_placement
-    from gdrdiag.hw import placement
-
-    plan = placement.plan(numa, None, "the loop", no_device="--loop-cost measures no device")
-    with placement.applied(plan) as where:
-        return with_placement(mrb.loop_cost(**common) + native_loop_cost(**common), where)
 
 
 def _refuse_unused_provider(provider: str, loop_cost: bool) -> None:
