@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from gdrdiag.bench import preflight
 from gdrdiag.bench.timing import SpinGate, Timed
 from gdrdiag.errors import UserInputError
 from gdrdiag.hw import cuda, memory
@@ -71,6 +72,10 @@ class CopyBenchOptions:
     def selects(self, key: str) -> bool:
         """Whether the case ``key`` is chosen: every case without a selection, else the selected ones."""
         return self.only is None or key in self.only
+
+    def check_numa(self) -> None:
+        """Refuse ``--numa N`` for a node this machine lacks: the first check, before any other."""
+        preflight.check_numa(self.numa)
 
     def validate(self) -> None:
         """Raise UserInputError for impossible combinations (checked before allocating)."""

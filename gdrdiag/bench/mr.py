@@ -26,7 +26,7 @@ import contextlib
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from gdrdiag.bench import rdma_math
 from gdrdiag.bench.cases import Case, Needs, Step
@@ -80,6 +80,7 @@ from gdrdiag.hw.memory import MemoryKind
 from gdrdiag.model.params import MrMetrics, MrParams
 from gdrdiag.model.results import BenchResult, SampleStats
 from gdrdiag.model.vocabulary import AccessFlags, RegPath, RelaxedOrdering
+from gdrdiag.model.words import NumaRequest
 from gdrdiag.units import format_size
 
 # -- where the bytes land ----------------------------------------------------------------------------
@@ -639,6 +640,20 @@ def run(
             step = progress if progress is not None and counted else _uncounted
             results.extend(case.run(session, step))
     return with_placement(on_gpu(results, cfg.gpu, uses_local_gpu), where)
+
+
+def placed_loop_cost(numa: NumaRequest, **common: Any) -> list[BenchResult]:
+    """``--loop-cost``: the Python loop's own cost, then the C loop's, with no NIC and no device.
+
+    Placed only where ``numa`` names a node (``auto`` has no device to follow); the placement is
+    recorded in every row either way. ``common`` is what both loops take (duration, TX depth,
+    repeats, link rate, progress).
+    """
+    from gdrdiag.bench.loop_cost_native import native_loop_cost
+
+    asked = placement.plan(numa, None, "the loop", no_device="--loop-cost measures no device")
+    with placement.applied(asked) as where:
+        return with_placement(loop_cost(**common) + native_loop_cost(**common), where)
 
 
 # -- two machines -------------------------------------------------------------------------------------------

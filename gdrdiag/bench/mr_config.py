@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
+from gdrdiag.bench import preflight
 from gdrdiag.bench.cases import kind_key
 from gdrdiag.errors import UserInputError
 from gdrdiag.hw import memory, verbs_providers
@@ -110,6 +111,10 @@ class MrBenchConfig:
     def single_access(self) -> AccessFlags:
         """The access flags of modes that register once (latency, blocks, reg cost: the A/B's off arm)."""
         return self.arm_access[0]
+
+    def check_numa(self) -> None:
+        """Refuse ``--numa N`` for a node this machine lacks: asked as soon as the config is built."""
+        preflight.check_numa(self.numa)
 
     def validate(self) -> "MrBenchConfig":
         """Reject impossible combinations before touching hardware (UserInputError)."""
@@ -251,6 +256,15 @@ def case_key(prefix: str, kind: MemoryKind, reg_path: str) -> str:
     case and the two-host rows (bench/mr_twohost.py), so a two-host row has its loopback case's key.
     """
     return f"{prefix}_{kind_key(kind)}_{reg_path}"
+
+
+def choose_provider(name: str) -> tuple[str, str]:
+    """The provider ``--provider name`` means on this machine, and why, in words.
+
+    ``auto`` is decided here: the native C loop where its library built and an RDMA device exists,
+    else pyverbs; a name that is no provider is a UserInputError (one line, exit 2).
+    """
+    return verbs_providers.provider_choice(name)
 
 
 def matrix_config(cfg: MrBenchConfig) -> MrBenchConfig:

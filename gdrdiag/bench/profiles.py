@@ -47,6 +47,12 @@ class Profile:
     gpu: int = 0
     host_kinds: bool = True
 
+    def check_numa(self) -> None:
+        """Refuse ``--numa N`` for a node this machine lacks, before inspect or any bench runs."""
+        from gdrdiag.bench import preflight
+
+        preflight.check_numa(self.numa)
+
 
 def _waived(profile: Profile, key: str, reason: str, description: str, why_not_run: str) -> list:
     """One WAIVED result for a bench that cannot run here, with the placement it would have had."""

@@ -16,33 +16,6 @@ LIST_HELP = (
 CASES_HELP = "Cases to run: keys, prefixes or globs from --list (default: the options below decide)."
 
 
-def probe_capabilities(rdma_provider: Optional[str] = None) -> Capabilities:
-    """Ask the hardware layer whether a GPU (and, for mr-bench, an RDMA device) is here."""
-    from gdrdiag.errors import GdrdiagError
-    from gdrdiag.hw import cuda
-
-    gpu_missing = None
-    pair_missing = None
-    try:
-        cuda.init()
-        count = cuda.device_count()
-        if count < 1:
-            gpu_missing = "no CUDA device"
-        elif count < 2:
-            pair_missing = f"needs two or more GPUs; the CUDA driver sees {count}"
-    except GdrdiagError as exc:
-        gpu_missing = getattr(exc, "reason", None) or str(exc)
-    rdma_missing = None
-    if rdma_provider is not None and rdma_provider != "soft":
-        from gdrdiag.hw import verbs_providers
-
-        try:
-            verbs_providers.list_device_names()
-        except GdrdiagError as exc:
-            rdma_missing = getattr(exc, "reason", None) or str(exc)
-    return Capabilities(gpu_missing=gpu_missing, rdma_missing=rdma_missing, gpu_pair_missing=pair_missing)
-
-
 def print_case_list(
     ctx: typer.Context,
     registry: Registry,

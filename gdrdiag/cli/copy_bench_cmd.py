@@ -199,11 +199,11 @@ def copy_bench(
     from gdrdiag.bench import copy
     from gdrdiag.bench.gpus import GpuLoop, choose_gpus
     from gdrdiag.bench.registry import copy_registry
-    from gdrdiag.hw.placement import check_request
 
     registry = copy_registry()
     if list_cases:
-        from gdrdiag.cli.cases import print_case_list, probe_capabilities
+        from gdrdiag.bench.preflight import probe_capabilities
+        from gdrdiag.cli.cases import print_case_list
 
         print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx), cases)
     selected = registry.select(cases or ())
@@ -220,7 +220,7 @@ def copy_bench(
         block_count=block_count,
         numa=numa,
     )
-    check_request(opts.numa)
+    opts.check_numa()
     if cases:
         opts = _narrowed_to(opts, selected)
     opts.validate()

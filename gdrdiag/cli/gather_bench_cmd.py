@@ -128,12 +128,12 @@ def gather_bench(
 ) -> None:
     """Gather R-byte records from pinned host memory into the GPU by zero-copy, against the copy engine."""
     from gdrdiag.bench import gather
-    from gdrdiag.hw.placement import check_request
+    from gdrdiag.bench.preflight import check_numa
     from gdrdiag.model.words import parse_numa
     from gdrdiag.pathmodel import pcie as pcie_model
 
     numa_request = parse_numa(numa)
-    check_request(numa_request)
+    check_numa(numa_request)
     only = _selected_cases(ctx, cases, list_cases, kernels)
     R = parse_size(record_bytes, what="--record-bytes")
     pat, run_length = gather.parse_pattern(pattern)
@@ -210,7 +210,8 @@ def _selected_cases(
 
     registry = gather_registry()
     if list_cases:
-        from gdrdiag.cli.cases import print_case_list, probe_capabilities
+        from gdrdiag.bench.preflight import probe_capabilities
+        from gdrdiag.cli.cases import print_case_list
 
         print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx), cases)
     if not cases:

@@ -189,11 +189,10 @@ def mr_bench(
     cannot run here (GPU memory without a GPU) are WAIVED with the reason; only those exit 0.
     """
     from gdrdiag.bench import mr as mrb
-    from gdrdiag.hw import verbs_providers
-    from gdrdiag.hw.placement import check_request
+    from gdrdiag.bench.mr_config import choose_provider
     from gdrdiag.model.words import parse_memory_kind, parse_numa
 
-    provider_name, provider_why = verbs_providers.provider_choice(provider)
+    provider_name, provider_why = choose_provider(provider)
     if (inline or time_calls) and provider_name != "native":
         raise UserInputError(f"--inline and --time-calls need the native provider ({provider_why})")
     mode = _Mode(latency, reg_cost, loop_cost, blocks, matrix, memory, reg)
@@ -249,7 +248,7 @@ def mr_bench(
         provider_note=provider_why,
         numa=parse_numa(numa),
     )
-    check_request(cfg.numa)
+    cfg.check_numa()
     if mode.matrix:
         cfg = mrb.matrix_config(cfg)
     cfg.validate()
@@ -317,13 +316,9 @@ def _gpu_here(cfg) -> bool:
     """Whether the GPU kinds asked for can run here (asked only when one is asked for)."""
     if not any(k.needs_gpu for k in (*cfg.kinds, *((cfg.src_kind,) if cfg.src_kind else ()))):
         return True
-    from gdrdiag.hw import cuda
+    from gdrdiag.bench.preflight import gpu_missing
 
-    try:
-        cuda.get_device(cfg.gpu)
-    except NotSupported:
-        return False
-    return True
+    return gpu_missing(cfg.gpu) is None
 
 
 def _progress(cfg, mode: "_Mode", server: bool, connect: Optional[str], quiet: bool) -> Progress:
@@ -448,7 +443,7 @@ def _run(cfg, mode: _Mode, peer: Peer, link_gbps: float, steps: Progress) -> lis
                 link_gbps=link_gbps,
                 progress=progress,
             )
-            return _placed_loop_cost(cfg.numa, common)
+            return mrb.placed_loop_cost(cfg.numa, **common)
         if peer.server:
             return mrb.serve(
                 cfg,
@@ -478,18 +473,6 @@ def _run(cfg, mode: _Mode, peer: Peer, link_gbps: float, steps: Progress) -> lis
                     hint = "two-machine mode across machines needs an RDMA device on both"
             raise NotSupported(f"{exc.reason}. {hint}") from None
         raise
-
-
-def _placed_loop_cost(numa, common: dict) -> list:
-    """The loops' own cost (no NIC): placed only where --numa names a node; recorded either way."""
-    from gdrdiag.bench import mr as mrb
-    from gdrdiag.bench.loop_cost_native import native_loop_cost
-    from gdrdiag.bench.runner import with_placement
-    from gdrdiag.hw import placement
-
-    plan = placement.plan(numa, None, "the loop", no_device="--loop-cost measures no device")
-    with placement.applied(plan) as where:
-        return with_placement(mrb.loop_cost(**common) + native_loop_cost(**common), where)
 
 
 def _refuse_unused_provider(provider: str, loop_cost: bool) -> None:
@@ -537,12 +520,11 @@ def _soft_without_gpu(mode: _Mode, gpu: int) -> tuple[_Mode, str]:
     """
     import dataclasses
 
-    from gdrdiag.hw import cuda
+    from gdrdiag.bench.preflight import gpu_missing
 
-    try:
-        cuda.get_device(gpu)
-    except NotSupported as exc:
-        note = f"no GPU ({exc.reason}): pageable host memory measured beside the GPU kinds"
+    why = gpu_missing(gpu)
+    if why is not None:
+        note = f"no GPU ({why}): pageable host memory measured beside the GPU kinds"
         return dataclasses.replace(mode, memory=f"{DEFAULT_MEMORY},pageable"), note
     return mode, ""
 
@@ -556,7 +538,8 @@ def _from_cases(
 
     registry = mr_registry()
     if list_cases:
-        from gdrdiag.cli.cases import print_case_list, probe_capabilities
+        from gdrdiag.bench.preflight import probe_capabilities
+        from gdrdiag.cli.cases import print_case_list
 
         print_case_list(ctx, registry, probe_capabilities(provider_name), wants_json(ctx), cases)
     selected = registry.select(cases or ())

@@ -88,7 +88,8 @@ def peer_bench(
 
     registry = peer_registry()
     if list_cases:
-        from gdrdiag.cli.cases import print_case_list, probe_capabilities
+        from gdrdiag.bench.preflight import probe_capabilities
+        from gdrdiag.cli.cases import print_case_list
 
         print_case_list(ctx, registry, probe_capabilities(), wants_json(ctx), cases)
     if all_sizes and sizes is not None:

@@ -21,7 +21,6 @@ from gdrdiag.cli.common import (
 )
 from gdrdiag.cli.progress import QUIET_HELP, Progress
 from gdrdiag.errors import UserInputError
-from gdrdiag.hw.placement import check_request
 from gdrdiag.model.words import NUMA_HELP, parse_numa
 from gdrdiag.node_record import HOST_RE as HOST_OK  # light: json/os/re and model.serde only
 
@@ -82,7 +81,7 @@ def _profile(
     from gdrdiag.bench.gpus import choose_gpus
 
     profile = Profile(level, rdma, parse_numa(numa))
-    check_request(profile.numa)
+    profile.check_numa()
     if gpus is None:
         return profile
     if from_report is not None:

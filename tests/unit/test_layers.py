@@ -262,6 +262,38 @@ def test_cli_parses_user_words_through_the_vocabulary_not_hw():
     assert through_hw == []
 
 
+# What the CLI may take from hw/: the machine as its input (hw.bundle: the live machine or a saved
+# bundle) and bounded reads of the user's files (hw.safefs). A placement check or a capability probe
+# (a NUMA node, a GPU, an RDMA provider) is a bench's question: bench/preflight.py and the configs.
+CLI_HW_MODULES = ("gdrdiag.hw.bundle", "gdrdiag.hw.safefs")
+
+
+def _modules_imported(m: Module, node: ast.AST) -> list[str]:
+    """The modules an import statement names (``from gdrdiag.hw import cuda`` names gdrdiag.hw.cuda)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    base = _resolve_from(m.name, node, m.path.name == "__init__.py")
+    if base in ("gdrdiag", "gdrdiag.hw"):
+        return [f"{base}.{alias.name}" for alias in node.names]
+    return [base]
+
+
+def test_cli_takes_from_hw_only_the_machine_source_and_safe_reads():
+    """The CLI opens the machine or a bundle and reads files safely; it asks the hardware nothing else."""
+    crossings = [
+        f"{m.name}:{node.lineno} imports {name}"
+        for m in MODULES
+        if m.layer == "cli"
+        for node in ast.walk(m.tree)
+        for name in _modules_imported(m, node)
+        if (name == "gdrdiag.hw" or name.startswith("gdrdiag.hw."))
+        and not any(name == ok or name.startswith(ok + ".") for ok in CLI_HW_MODULES)
+    ]
+    assert crossings == []
+
+
 def test_render_reads_the_comparison_as_plain_data():
     """Issue 20 item 6 / issue 22: render imported compare.py for its types; they live in model/."""
     from_compare = [
