@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The whole GPU validation in one device call (under its 600 s), on one GPU or several:
 #   1. every GPU test (`pytest -m gpu`; the peer tests run where there are two GPUs), then the peer
-#      tests twice more, so they are green three runs in a row (issue 21);
-#   2. `gdrdiag report --quick` and `diagnose` of it: a healthy machine has no WARN/FAIL (issue 20);
-#   3. `gdrdiag copy-bench` as a user's first run, timed, and diagnosed (issue 24: under 60 s);
+#      tests twice more, so they are green three runs in a row;
+#   2. `gdrdiag report --quick` and `diagnose` of it: a healthy machine has no WARN/FAIL;
+#   3. `gdrdiag copy-bench` as a user's first run, timed, and diagnosed (under 60 s);
 #   4. gather-bench's record-size sweep, both patterns, with the request rate measured in the run
-#      and scored against the model with no parameter fitted here (issue 24:
-#      scripts/gpu_gather_transfer.sh; it runs the gather tests again only if TEST_GATHER=1).
+#      and scored against the model with no parameter fitted here
+#      (scripts/gpu_gather_transfer.sh; it runs the gather tests again only if TEST_GATHER=1).
 # Run from the repository root on the GPU machine:  OUT=/some/dir bash scripts/gpu_all_check.sh
 # Results: $OUT/summary.txt (what each step printed, short) and $OUT/all-check.tar.gz (everything).
 set -uo pipefail

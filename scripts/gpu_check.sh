@@ -29,8 +29,8 @@ has_cmd() { $PY -m gdrdiag --help 2>/dev/null | grep -q " $1 "; }
 } > "$OUT/device.txt" 2>&1
 
 if want tests; then
-  # TEST_REPEATS runs (default 1), back to back: issue 9 asks for three green runs in a row.
-  # --durations shows the slowest tests (issue 12: the oversized layout is refused in under 5 s).
+  # TEST_REPEATS runs (default 1), back to back: three green runs in a row show the tests are stable.
+  # --durations shows the slowest tests (the oversized layout is refused in under 5 s).
   for rep in $(seq "${TEST_REPEATS:-1}"); do
     echo "== GPU tests, run $rep"
     s=$(date +%s)
@@ -73,7 +73,7 @@ if want inspect && has_cmd inspect; then
   cat "$OUT/inspect.txt"; cat "$OUT/replay_check.txt"
 fi
 if want quick && has_cmd report; then
-  # issue 20: on a healthy machine `report --quick` and its diagnosis say nothing is wrong
+  # on a healthy machine `report --quick` and its diagnosis say nothing is wrong
   echo "== report --quick, then diagnose it"
   timeout 300 $PY -m gdrdiag report --quick --force -o "$OUT/quick.json" > "$OUT/quick.txt" 2>&1
   echo "report rc=$?"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# copy-bench on the GPU machine in one call (issue 24, items 2 and 3): where the batched call's host
+# copy-bench on the GPU machine in one call: where the batched call's host
 # time goes from Python and from C (scripts/probes/batch_copy_probe.py), copy-bench's GPU tests, the
 # default `gdrdiag copy-bench` timed wall-clock with a cold NVRTC cache (as a user's first run), and the
 # many-small-blocks sweep with the batched call from Python, from C and through cuda-bindings.

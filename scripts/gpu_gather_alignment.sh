@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24 on the device machine, in one call: is the model's one systematic miss, 656-B records
+# On the device machine, in one call: is the model's one systematic miss, 656-B records
 # (best / ceiling 0.985 median over eleven record-size sweeps, where 640 and 768 B sit at
 # 0.998-1.000), a property of 656 B or of every record that does not start on a 128-B line?
 # gather-bench runs the ladder (planned-lines, lines, warp) at every 16-B step of a record's

@@ -1,4 +1,4 @@
-"""Calibration of small PCIe reads (issue 15): what one read request of R bytes costs on the link.
+"""Calibration of small PCIe reads: what one read request of R bytes costs on the link.
 
 Runs gather-bench once per record size R (16 .. 128 B) with the slot stride fixed at 128 B, so
 every record is a read of its own, line-aligned, no two records share a line, and nothing merges;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24 on the device machine, in one call: what a gather batch costs besides its wire time,
+# On the device machine, in one call: what a gather batch costs besides its wire time,
 # and how steady the read-request rate is (docs/benchmarks.md, "16- and 32-B records: ...").
 #
 # 1. Batch size: planned-flat, planned-lines and warp gather 16-B (unique) and 32-B (random)

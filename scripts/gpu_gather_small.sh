@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 on the device machine, in one call: the gather GPU tests, then the record-size sweep
+# Small gather records on the device machine, in one call: the gather GPU tests, then the record-size sweep
 # (16 B .. 4 KiB) for the unique and the random (repeating) pattern with the small-record
 # kernels, every payload verified. Outputs under $OUT (default /tmp/gather-small).
 # PYTEST_K selects GPU tests (-k expression; empty = all gather GPU tests); GATHER_EXTRA adds

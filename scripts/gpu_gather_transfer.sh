@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24 (a model that transfers) on the device machine, in one call: the gather GPU tests,
+# Does the gather model transfer? On the device machine, in one call: the gather GPU tests,
 # then the record-size sweep (16 B .. 4 KiB) for the unique and the random pattern with the
 # small-record kernels. Each sweep first measures the read-request rate (16-B records, one
 # request each: the request-rate calibration, gdrdiag/bench/gather.py) and caps its model at it.

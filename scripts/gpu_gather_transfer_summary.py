@@ -1,4 +1,4 @@
-"""Does the gather model transfer? One table per record-size sweep Report (issue 24).
+"""Does the gather model transfer? One table per record-size sweep Report.
 
 Reads the Reports of ``gather-bench --sweep record-size`` (one per pattern) and prints, per
 (pattern, R, kernel), the measured ratio to CE beside three models, all pure functions of the
@@ -42,7 +42,7 @@ H100_RATE = 0.75
 
 
 def h100_model(spec, layout, src, link, ce, plan_us, reuse, group) -> tuple[float, float]:
-    """(ceiling, prediction) of the model as it stood when calibrated on the H100 (issue 15)."""
+    """(ceiling, prediction) of the model as it stood when calibrated on the H100."""
     if not spec.dedupe:
         m = g.model_metrics(spec, layout, src, link, ce, plan_us, reuse, group)
         return m["ceiling_ratio_to_ce"], m.get("model_kernel_ratio_to_ce") or m["ceiling_ratio_to_ce"]

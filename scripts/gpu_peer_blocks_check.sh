@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# peer-bench's many-small-blocks sweep, all-to-one and SM round trip (issue 21) on a machine with two
+# peer-bench's many-small-blocks sweep, all-to-one and SM round trip on a machine with two
 # or more GPUs, in one call: the new cases once (the sweep at its defaults: 10,000 blocks of 128 B ..
 # 2 MiB, at most 512 MiB per size), diagnose --all-rows of their Report, the peer part of a standard
 # `report` timed, then every peer GPU test (tests/hw/test_peer_gpu.py and test_peer_blocks_gpu.py)

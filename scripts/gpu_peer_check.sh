@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU<->GPU (issue 21) on a machine with two or more GPUs, in one call: the peer facts, the peer GPU
+# GPU<->GPU on a machine with two or more GPUs, in one call: the peer facts, the peer GPU
 # tests TEST_REPEATS times in a row (default 3), peer-bench over every size (its JSON is the fixture
 # Report tests/fixtures/reports/peer_h100x2.json), diagnose of that Report, `report --quick` timed,
 # and optionally the single-GPU suite (SINGLE=1). Run from the repository root on the GPU machine:

@@ -14,7 +14,7 @@
 # mode perftest signals every list, and so does gdrdiag with -Q = the post list), no inline data
 # (-I 0 / --inline 0; INLINE=N changes both), pageable host memory, the same GID index.
 # Then it prints (and writes to RESULTS_DIR/table.md), per size and post list, the medians and the ratios native/perftest and
-# pyverbs/perftest for bandwidth and message rate (issue 14 asks for native >= 0.95), and one
+# pyverbs/perftest for bandwidth and message rate (the target: native >= 0.95), and one
 # --time-calls run per post list at 64 B: time inside ibv_post_send, ibv_poll_cq and the C loop
 # itself, per WR.
 #

@@ -1,6 +1,6 @@
 """Ctrl-C part way through a bench: keep what was measured, write and show it, exit 130.
 
-Issue 12: a later Ctrl-C exited 130 cleanly but lost the points already measured. Every result a
+A later Ctrl-C once exited 130 cleanly but lost the points already measured. Every result a
 bench produces passes through ``bench.runner.run_case``, which notes it in the active
 ``keep_partial()`` block; the commands run their bench through :func:`measure`, and on Ctrl-C get
 those results back with a note for the Report. The benches' own context managers have released

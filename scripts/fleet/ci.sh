@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fleet checks for CI (issue 13), run by .ci/run after set-up and the main test suite:
+# Fleet checks for CI, run by .ci/run after set-up and the main test suite:
 #   1. a real one-node Slurm on localhost (Debian's slurmctld/slurmd/munge) and the Slurm test;
 #   2. the 10,000-record scale check (time, memory, detection, false positives).
 # The Kubernetes manifest test and every other fleet test run in the main suite.

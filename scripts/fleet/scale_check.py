@@ -38,7 +38,7 @@ ROOT = HERE.parents[1]
 
 
 def limits(n: int) -> tuple[float, int]:
-    """(seconds, bytes) allowed for n records: issue 23's bars, scaled between its two points."""
+    """(seconds, bytes) allowed for n records: the fleet's time and memory bars, scaled."""
     return (10.0, 1 << 30) if n <= 10_000 else (60.0, 2 << 30)
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The lab's native timing plan with deterministic guest time (issue 24; docs/lab.md "Deterministic time").
+# The lab's native timing plan with deterministic guest time (docs/lab.md "Deterministic time").
 #
 # Usage: scripts/lab/timing.sh [JSON_OUT]      (as root; default JSON_OUT: $LAB_OUT/native-timing.json)
 #

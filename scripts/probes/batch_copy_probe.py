@@ -1,4 +1,4 @@
-"""Where the host time of one cuMemcpyBatchAsync goes, from Python and from C (issue 24).
+"""Where the host time of one cuMemcpyBatchAsync goes, from Python and from C.
 
 copy-bench's batched row from Python was up to 7x slower than the same call from C at 2-16 KiB
 blocks. This probe times, for a few block sizes and batch lengths, each way of making the call, in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe (issue 15): does the random pattern lose at 128 B because of repeated slots or because its
+# Probe: does the random pattern lose at 128 B because of repeated slots or because its
 # distinct slots are sparser in the table (more pages per byte)? Same record size, three index
 # sets, twice, interleaved: unique at 87% slot density, unique at 58% (the density of the random
 # pattern's distinct slots, no repeats), random (58%, a third of draws repeat). Prints each

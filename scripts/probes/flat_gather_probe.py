@@ -1,4 +1,4 @@
-"""Probe (issue 15): planned-lines' kernel vs flat one-chunk-per-thread kernels, interleaved.
+"""Probe: planned-lines' kernel vs flat one-chunk-per-thread kernels, interleaved.
 
 Same sorted pairs, same buffers, GPU only (cupy); prints one table row per (R, pattern). Kept as
 the record of the A/B behind planned-flat (docs/benchmarks.md): gather_flat compacts the owners

@@ -1,4 +1,4 @@
-"""Probe (issue 15): where planned-flat loses its last 1-1.5% at 128-B records.
+"""Probe: where planned-flat loses its last 1-1.5% at 128-B records.
 
 Run G's JSON (H100) puts planned-flat 5-7 us per batch above its ceiling at 128 B in both
 patterns, against 1.7 us for `warp`: a cost per launch, not per byte, which weighs 1.5x more in

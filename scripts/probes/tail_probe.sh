@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe (issue 15): planned-flat's per-launch cost at 128 B (see tail_probe.py), then the product's
+# Probe: planned-flat's per-launch cost at 128 B (see tail_probe.py), then the product's
 # own numbers at 1x and 4x the default batch (gather-bench --requests 128 / 512, slots scaled so the
 # slot density stays the same). GPU only; results under $OUT.
 cd "$(dirname "$0")/../.."

@@ -1,4 +1,4 @@
-"""A bench's JSON (``--json``, ``--json-out``) says which machine measured it (issue 12)."""
+"""A bench's JSON (``--json``, ``--json-out``) says which machine measured it."""
 
 from __future__ import annotations
 

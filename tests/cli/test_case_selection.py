@@ -111,7 +111,7 @@ def test_applicable_gives_the_waived_reason():
 
 
 def test_mr_loop_cost_runs_here_in_the_list_whatever_the_machine():
-    """Issue 22 item 5: --list said mr_loop_cost WAIVED (no device) though --loop-cost runs anywhere."""
+    """--list said mr_loop_cost WAIVED (no device) though --loop-cost runs anywhere."""
     no_device = Capabilities(gpu_missing="no GPU", rdma_missing="no RDMA devices")
     (loop,) = [c for c in mr_registry().cases if c.key == "mr_loop_cost"]
     assert loop.applicable(no_device) is None

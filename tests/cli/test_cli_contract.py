@@ -1,9 +1,9 @@
-"""The CLI contract (issue 12), kept fixed: every command, the same battery of bad inputs.
+"""The CLI contract, kept fixed: every command, the same battery of bad inputs.
 
 Commands and their options are enumerated from the typer app, so a new command or option is in
 the battery without editing this file. Every case must end with exactly one line on stderr,
 exit 2, no traceback, and nothing written (the sandbox folder is unchanged, a symlink's target
-keeps its bytes). ``test_battery_size`` pins the count reported in issue 12's note.
+keeps its bytes). ``test_battery_size`` pins the count, so a change to it is seen.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ SEMANTIC = {
     ],
     "mr-bench": [
         ["--size", "12QB"],
-        # the two-machine options (issue 22): timeouts that are not seconds, soft off loopback,
+        # the two-machine options: timeouts that are not seconds, soft off loopback,
         # contradictions, ports out of range, secrets others can read or all blanks
         ["--server", "--accept-timeout", "nan"],
         ["--server", "--accept-timeout", "inf"],
@@ -91,7 +91,7 @@ SEMANTIC = {
         ["--loop-cost", "--provider", "pyverbs"],
     ],
 }
-# Report readers also get a Report whose number does not fit a float (issue 22: OverflowError).
+# Report readers also get a Report whose number does not fit a float (OverflowError).
 REPORT_INPUTS = {"report_path", "a_path", "b_path", "from_report"}
 
 
@@ -197,7 +197,7 @@ CASES = _cases()
 
 
 def test_battery_size():
-    # Issue 12's note reports this number; a new command or option grows it.
+    # A new command or option grows this number.
     print(f"CLI contract battery: {len(CASES)} cases over {len(COMMANDS)} commands")
     assert len(COMMANDS) >= 9 and len(CASES) >= 100
 
@@ -329,7 +329,7 @@ def test_unwritable_folder_as_a_non_root_user(tmp_path):
     assert written == []
 
 
-# ---- hostile inputs (issue 22): import, fleet, show ------------------------------------------------
+# ---- hostile inputs: import, fleet, show ------------------------------------------------
 #
 # Each is refused (one line on stderr, exit 2, no traceback, nothing written), or, where the input
 # holds something legitimately usable, accepted: exit 0/1, no traceback, a valid output (a Report that

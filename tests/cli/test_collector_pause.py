@@ -1,4 +1,4 @@
-"""The compare command runs with the cyclic garbage collector paused, and gives it back (issue 12)."""
+"""The compare command runs with the cyclic garbage collector paused, and gives it back."""
 
 import gc
 

@@ -1,4 +1,4 @@
-"""``gdrdiag compare`` prints the same bytes before and after a speed-up (issue 12).
+"""``gdrdiag compare`` prints the same bytes before and after a speed-up.
 
 Every ordered pair of the fixture Reports (a Report with itself too), plus a small pair made by
 ``scripts/compare_scale.py`` (one-sided cases, large deltas, many results of one key), is compared

@@ -43,7 +43,7 @@ def test_the_console_script_goes_through_the_entry_module():
 
 
 def test_running_from_source_without_the_dependencies_is_one_line(tmp_path):
-    """Issue 22 item 11: `PYTHONPATH=. python3 -m gdrdiag` without typer was a traceback."""
+    """`PYTHONPATH=. python3 -m gdrdiag` without typer was a traceback."""
     import os
     import subprocess
     import sys

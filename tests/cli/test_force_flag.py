@@ -1,4 +1,4 @@
-"""``-f/--force`` on every command that writes a file (issue 22: ``-f`` existed only on collect and report).
+"""``-f/--force`` on every command that writes a file (``-f`` existed only on collect and report).
 
 Each output option of each command: an existing file is refused without the flag (one line on stderr,
 exit 2, the file keeps its bytes) and replaced with ``-f`` (and with ``--force``). ``--jsonl`` (appended

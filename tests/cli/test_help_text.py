@@ -1,4 +1,4 @@
-"""Help text a new user reads (issue 22 item 11): words are never broken across lines, and no
+"""Help text a new user reads: words are never broken across lines, and no
 option shows a Python type such as ``<list[Path]>`` as its metavar."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Hostile Reports and what reaches the terminal (issue 12): escape sequences, lone surrogates,
+"""Hostile Reports and what reaches the terminal: escape sequences, lone surrogates,
 mathtext in plot labels. Every string from a Report, a bundle or a peer goes through
 ``render.sanitize.terminal_safe`` before it is printed."""
 

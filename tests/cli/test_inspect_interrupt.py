@@ -1,4 +1,4 @@
-"""Ctrl-C during ``inspect``: one line on stderr and exit 130, whichever phase it lands in (issue 22).
+"""Ctrl-C during ``inspect``: one line on stderr and exit 130, whichever phase it lands in.
 
 Before: 5 runs in 8 exited 130 without a word. A Ctrl-C while typer parsed the options became a
 silent exit 130 (typer's own handler), one while a dataclass was being built during a lazy import

@@ -99,7 +99,7 @@ def test_report_writes_a_partial_report_when_interrupted(monkeypatch, tmp_path):
 
 
 def test_ctrl_c_during_a_size_sweep_keeps_the_sizes_already_measured(monkeypatch, tmp_path):
-    """Issue 22 item 2: `-a` interrupted at the 4th size kept only the WAIVED cases, none of the sizes."""
+    """`-a` interrupted at the 4th size kept only the WAIVED cases, none of the sizes."""
     real = mr._measure_size
     calls = []
 

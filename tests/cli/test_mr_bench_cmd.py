@@ -269,7 +269,7 @@ def test_two_machine_options_reach_the_bench(tmp_path, monkeypatch):
     assert (host, client["port"], client["secret"]) == ("10.0.0.9", 19999, b"0123456789abcdef0123")
 
 
-# -- issue 22: two-machine options a user can get wrong -------------------------------------------
+# -- two-machine options a user can get wrong -------------------------------------------
 
 
 @pytest.mark.parametrize(

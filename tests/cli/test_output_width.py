@@ -101,7 +101,7 @@ def _invoke(args: list[str], columns: str = "100"):
 
 
 def _too_long(text: str, width: int) -> list[str]:
-    """Lines wider than ``width``, except a URL alone on its line (issue 22: a URL is never split)."""
+    """Lines wider than ``width``, except a URL alone on its line (a URL is never split)."""
     return [
         line
         for line in text.splitlines()

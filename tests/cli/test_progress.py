@@ -195,7 +195,7 @@ def _gpu_absent() -> bool:
     [(["-a", "-n", "20"], 23), (["--reg-cost", "--reg-sizes", "4K,64K"], 2)],
 )
 def test_waived_cases_take_no_progress_steps(mode, steps):
-    """Issue 22 item 4: without a GPU, -a stopped at [23/69] and --reg-cost said ETA 0 s too early."""
+    """Without a GPU, -a stopped at [23/69] and --reg-cost said ETA 0 s too early."""
     if not _gpu_absent():
         pytest.skip("a GPU is here: the GPU kinds run")
     res = CliRunner().invoke(app, ["mr-bench", "--provider", "soft", "--repeats", "1", *mode])
@@ -265,7 +265,7 @@ def _fake_loop_cost(monkeypatch, native_built: bool) -> list[float]:
 
 @pytest.mark.parametrize("native_built", [True, False])
 def test_loop_cost_eta_follows_the_steps_real_lengths(monkeypatch, native_built):
-    """Issue 22 item 4: --loop-cost counted 8 equal steps (said 22 s with more to go, or ran 4 of 8)."""
+    """--loop-cost counted 8 equal steps (said 22 s with more to go, or ran 4 of 8)."""
     expected = _fake_loop_cost(monkeypatch, native_built)
     res = runner.invoke(app, ["mr-bench", "--loop-cost", "-D", "2", "--repeats", "2"])
     assert res.exit_code == 1 and "no case ran" in res.stderr, res.output  # the fakes measure nothing

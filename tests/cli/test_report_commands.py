@@ -51,7 +51,7 @@ def test_compare_table_and_html(tmp_path):
     [("vm_guest_kvm", "baremetal_hgx", 0), ("baremetal_hgx", "vm_guest_kvm", 1)],
 )
 def test_compare_exits_1_when_b_has_a_fail_finding(a, b, code):
-    """Issue 22 item 11: README says 1 means a FAIL finding; compare exited 0 whatever B held."""
+    """README says 1 means a FAIL finding; compare exited 0 whatever B held."""
     from gdrdiag.cli.report_files import load_report
     from gdrdiag.diagnose import diagnose
 

@@ -169,7 +169,7 @@ def test_fit_width_folds_a_wide_table_without_losing_a_cell():
 
 
 def test_show_never_prints_the_word_none():
-    """Issue 22 item 11: the gather copy-engine reference's bytes column said None."""
+    """The gather copy-engine reference's bytes column said None."""
     from typer.testing import CliRunner
 
     from gdrdiag.cli import app
@@ -183,7 +183,7 @@ def test_show_never_prints_the_word_none():
 
 
 def test_a_report_without_a_schema_version_says_so_not_none(tmp_path):
-    """Issue 22 item 11: `None is not a schema` in user text."""
+    """`None is not a schema` in user text."""
     from typer.testing import CliRunner
 
     from gdrdiag.cli import app

@@ -1,4 +1,4 @@
-"""Issue 22 item 7: the soft provider's TCP wire. `mr-bench --provider soft --server` and
+"""The soft provider's TCP wire. `mr-bench --provider soft --server` and
 `--connect 127.0.0.1` run end to end as two processes of this machine, every byte verified by the
 server, and both sides say the numbers are software's. Everything stays on 127.0.0.1."""
 

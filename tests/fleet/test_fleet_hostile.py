@@ -1,4 +1,4 @@
-"""Issue 22's fleet items: each test failed before its fix (named in the commit that added it)."""
+"""Each test failed before its fix (named in the commit that added it)."""
 
 import json
 import time
@@ -58,7 +58,7 @@ def _cost(nodes: int, names: int) -> float:
 def test_metric_names_cost_is_linear_in_the_input():
     """x10 nodes and x10 names cost ~x10 (sorting and medians add a log), not x100 as before.
 
-    Before: 0.10 s -> 16.6 s (x160) here; 5,000 nodes x 100,000 names took 285 s in issue 22.
+    Before: 0.10 s -> 16.6 s (x160) here; 5,000 nodes x 100,000 names took 285 s before the fix.
     """
     small = _cost(200, 2_000)
     large = _cost(2_000, 20_000)
@@ -174,7 +174,7 @@ def test_hostile_baselines_are_one_line_errors(tmp_path, text):
     assert res.exit_code == 2 and res.output.count("\n") == 1 and "Traceback" not in res.output
 
 
-# ---- --baseline says why (issue 22, new-user item 1) ----------------------------------------------
+# ---- --baseline says why ----------------------------------------------
 
 
 def test_baseline_drain_says_baseline_in_text_and_html(tmp_path):

@@ -325,7 +325,7 @@ def test_record_with_a_hostile_host_name_is_skipped(tmp_path):
     assert not loaded.records and all("plain host name" in s.reason for s in loaded.skipped)
 
 
-# ---- issue 23: the intended SKU, drift findings, cause ranking --------------------------------------
+# ---- the intended SKU, drift findings, cause ranking --------------------------------------
 
 
 def _sku_parts(gpus="4x G", nics="4x N", driver="nvidia 1", platform="bare metal"):

@@ -219,7 +219,7 @@ def test_planned_lines_verified_and_reads_each_slot_once(R, pattern, slots, reco
 
 def test_planned_lines_at_64b_unique_beats_a_sort_per_batch_and_nears_its_ceiling():
     # The issue's small-record case: 262,144 x 64 B from 300,000 unique slots. The sort costs
-    # ~10% of a 64-B batch (issue 15), so sharing it across 32 batches is several times the noise.
+    # ~10% of a 64-B batch, so sharing it across 32 batches is several times the noise.
     lay = gather.Layout(record_bytes=64, stride=64, pattern="unique")
     run = _run(lay, kernels=("sorted-lines", "planned-lines"))
     k = _by_kernel(run.results)
@@ -310,7 +310,7 @@ def test_ce_per_case_divides_each_case_by_its_own_fresh_reference(monkeypatch):
 
 def test_small_records_measure_the_read_request_rate_first():
     # Records under 128 B: the run first gathers 16-B records with the warp kernel, one read
-    # request each, and caps every row's model at the rate it measured (issue 24).
+    # request each, and caps every row's model at the rate it measured.
     lay = gather.Layout(record_bytes=16, stride=16, pattern="random", slots=20_000, records=8_192, seed=2)
     run = _run(lay, kernels=("warp", "planned-flat"))
     (cal,) = [r for r in run.results if r.settings.sweep == "request-rate"]

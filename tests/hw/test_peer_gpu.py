@@ -2,7 +2,7 @@
 
 Noise-proof by construction: every comparison is within one run, between medians of many samples
 (the CuPy reference is interleaved with gdrdiag's copy over rounds on the same buffers), and the
-thresholds sit well away from what the x2 machine measures (docs/benchmarks.md, issue 21).
+thresholds sit well away from what the x2 machine measures (docs/benchmarks.md).
 Skipped with the reason on a machine with fewer than two GPUs.
 """
 

@@ -1,4 +1,4 @@
-"""The recorded deterministic-time runs of the lab's native plan, judged against issue 24's targets.
+"""The recorded deterministic-time runs of the lab's native plan, judged against their targets.
 
 ``scripts/lab/timing.sh`` boots the native plan under TCG with ``-icount shift=0,sleep=off`` (guest
 time = instructions executed, not the host's wall clock) and ``scripts/lab/native_timing.py`` keeps

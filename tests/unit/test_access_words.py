@@ -1,4 +1,4 @@
-"""``--access`` words -> typed AccessFlags, parsed in model/words.py (issue 22: hw/verbs.py parsed them).
+"""``--access`` words -> typed AccessFlags, parsed in model/words.py (hw/verbs.py parsed them).
 
 The parser keeps the spelling rules and the message it had in hw/verbs.py; it returns the typed
 ``AccessFlags`` the bench configuration holds, and hw/ only turns those into the provider's bits.

@@ -1,4 +1,4 @@
-"""Issue 22 M6 and lows: a bundle's cost is linear in its size (depth and members bounded, each
+"""A bundle's cost is linear in its size (depth and members bounded, each
 folder resolved once), a deep bundle is refused with one error instead of a RecursionError, no
 extraction folder is left behind (SIGHUP included), and concurrent collects to one name do not
 all succeed."""

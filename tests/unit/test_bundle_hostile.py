@@ -1,4 +1,4 @@
-"""Hostile bundles (issue 12): link chains, links to devices and FIFOs, header bombs, truncated or
+"""Hostile bundles: link chains, links to devices and FIFOs, header bombs, truncated or
 corrupt archives, FIFOs given as the bundle, SIGTERM during extraction.
 
 Each test was written against the old reader and failed there: the link checks were lexical,

@@ -99,7 +99,7 @@ def test_output_fits_100_columns(comparison):
     from gdrdiag.render.compare_table import render_comparison
 
     text = render_comparison(comparison)
-    # A URL longer than the width stands whole on its own line (issue 22: never split a URL).
+    # A URL longer than the width stands whole on its own line (never split a URL).
     lone_url = [line for line in text.splitlines() if len(line.split()) == 1 and "://" in line]
     assert max(len(line) for line in text.splitlines() if line not in lone_url) <= 100
     wide = render_comparison(comparison, wide=True)

@@ -1,4 +1,4 @@
-"""Statements in README/docs that the code decides: checked against the code so they stay true (issue 12)."""
+"""Statements in README/docs that the code decides: checked against the code so they stay true."""
 
 from __future__ import annotations
 
@@ -56,3 +56,21 @@ def test_the_fixtures_inspect_md_names_exist_and_none_is_called_pending():
     for name in named:
         assert (ROOT / "tests/fixtures/machines" / name).is_dir(), name
     assert "until" not in fixtures
+
+
+def test_no_code_comment_cites_an_issue_number():
+    """Comments and docstrings cite a spec, a public source or the repository's own docs: an issue
+    number points at nothing a reader of the repository can open."""
+    root = Path(__file__).resolve().parents[2]
+    cite = re.compile(r"\bissues? #?[0-9]+\b", re.IGNORECASE)
+    skip = ("tests/real/", "tests/cases/", "tests/fixtures/")
+    found = []
+    for pattern in ("gdrdiag/**/*.py", "tests/**/*.py", "scripts/**/*.py", "scripts/**/*.sh", ".ci/*"):
+        for path in root.glob(pattern):
+            rel = path.relative_to(root).as_posix()
+            if rel.startswith(skip) or not path.is_file():
+                continue
+            for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                if cite.search(line) and "github.com" not in line:
+                    found.append(f"{rel}:{n}: {line.strip()[:80]}")
+    assert found == []

@@ -1,4 +1,4 @@
-"""Two-machine mr-bench with a shared secret (issue 12: "add a shared-secret option"): both ends in
+"""Two-machine mr-bench with a shared secret ("add a shared-secret option"): both ends in
 this process over 127.0.0.1 with the soft provider, and every way the handshake must refuse."""
 
 import pytest

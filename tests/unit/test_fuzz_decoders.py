@@ -2,7 +2,7 @@
 sysfs trees, symlink trees and damaged archives never raise past the decoders and loaders, and
 what inspect builds from them reads back as a Report.
 
-The strategies generate what the tests claim (issue 12): ``config_spaces`` builds standard and
+The strategies generate what the tests claim: ``config_spaces`` builds standard and
 extended capability chains (clean, looped, broken) in 4 KiB config spaces, and ``link_trees``
 builds bundles whose symlinks are relative chains, absolute links, loops and links to devices and
 FIFOs. Inputs are random on every run (``GDRDIAG_FUZZ_DERANDOMIZE=1`` replays a fixed set); every

@@ -1,4 +1,4 @@
-"""In-repo fuzzers for the readers of input gdrdiag did not write itself (issue 22).
+"""In-repo fuzzers for the readers of input gdrdiag did not write itself.
 
 Each mutates a seed corpus (the tool outputs in tests/fixtures/imported/, the saved Reports, node
 records written by gdrdiag; each importer on its own seeds, text- and JSON-tree-level; node
@@ -56,7 +56,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
-# Replacement tokens that broke readers before (issue 22's hostile inputs): huge, non-finite and
+# Replacement tokens that broke readers before (a security review's hostile inputs): huge, non-finite and
 # negative numbers, deep nesting, control and surrogate characters, empty and odd types.
 NASTY = [
     "1e309", "-1", "0", "NaN", "Infinity", "9" * 400, str(2**63), str(2**1024), "[" * 200, "null",

@@ -78,7 +78,7 @@ def test_the_calibration_row_gives_the_rate_the_run_used(h100):
     src, _ = g.make_indices(lay)
     rate = g.measured_request_rate(cal["gbytes_per_s"], lay, src, pm.LinkParams(**data["link"]))
     assert rate == pytest.approx(data["request_rate"])
-    assert 0.70 < rate < 0.80  # the H100's 0.75 G/s of issue 15, measured again in the sweep
+    assert 0.70 < rate < 0.80  # the H100's 0.75 G/s calibrated first, measured again in the sweep
 
 
 def _best(scored, pattern, R):
@@ -92,7 +92,7 @@ SIZES = [64, 128, 256, 512, 640, 656, 768, 1024, 2048, 4096]
 @pytest.mark.parametrize("pattern", ["unique", "random"])
 @pytest.mark.parametrize("R", SIZES)
 def test_best_kernel_reaches_its_ceiling_from_64_bytes_up(h100, pattern, R):
-    # Issue 24: best / ceiling >= 0.99 at 64 B-4 KiB in both patterns (this run: 0.994-1.003).
+    # Best / ceiling >= 0.99 at 64 B-4 KiB in both patterns (this run: 0.994-1.003).
     _, _, scored = h100
     row, ceiling, _ = _best(scored, pattern, R)
     assert 0.99 <= row["ratio_to_ce"] / ceiling <= 1.01, (row["kernel"], row["ratio_to_ce"], ceiling)
@@ -116,7 +116,7 @@ def test_small_records_are_predicted_within_3_percent(h100, pattern, R):
 
 def test_the_per_segment_count_missed_16_byte_records(h100):
     # Why the model changed: pricing planned-flat per sorted segment (each run of consecutive
-    # slots its own requests, no request cap), as calibrated in issue 15, put 16-B records
+    # slots its own requests, no request cap), as calibrated on the H100, put 16-B records
     # 12-15% off; the sector plan brings them within 3%.
     data, base, scored = h100
     link = pm.LinkParams(**data["link"])

@@ -1,4 +1,4 @@
-"""planned-lines (issue 15) without a GPU: its read plan, its model columns, the sort's cost term,
+"""planned-lines without a GPU: its read plan, its model columns, the sort's cost term,
 the record-size summary."""
 
 import numpy as np

@@ -303,7 +303,7 @@ def test_report_and_compare_html_through_the_cli(tmp_path):
     )
     assert res.exit_code in (0, 1), res.output
     said = " ".join(res.output.split())  # the line wraps to the terminal's width
-    assert f"wrote {tmp_path / 'r.json'}, {page}: node n1" in said  # issue 22: --html was not named
+    assert f"wrote {tmp_path / 'r.json'}, {page}: node n1" in said  # the page is named
     facts = _machine_facts(_parse(page.read_text(encoding="utf-8")))
     assert facts[("GPU 0", "model")] == "NVIDIA H200"
     cmp_page = tmp_path / "c.html"
@@ -404,7 +404,7 @@ def test_a_size_chart_draws_a_bounded_number_of_series_and_says_how_many_it_left
 
 
 def test_compare_page_marks_cases_not_measured_on_hardware_as_the_text_does():
-    """Issue 22 item 3: the HTML dropped the [fixture]/[soft] marks and the not-on-hardware line."""
+    """The HTML dropped the [fixture]/[soft] marks and the not-on-hardware line."""
     from gdrdiag.render.compare_table import render_comparison
 
     a, b = _load("baremetal_hgx.json"), _load("vm_guest_kvm.json")

@@ -1,4 +1,4 @@
-"""What ``inspect`` writes, ``diagnose`` reads back (issue 12): every fixture machine, and values
+"""What ``inspect`` writes, ``diagnose`` reads back: every fixture machine, and values
 no register can hold (ReBAR size codes up to 63, sysfs integers beyond 64 bits, huge NVML facts)."""
 
 from __future__ import annotations

@@ -249,7 +249,7 @@ def test_no_function_body_is_over_the_size_limit():
 
 
 def test_cli_parses_user_words_through_the_vocabulary_not_hw():
-    """Issue 22: the CLI parsed --memory, --numa and --access through hw/; the parsers live in model/words.py,
+    """The CLI parsed --memory, --numa and --access through hw/; the parsers live in model/words.py,
     so cli imports hw only to open the live machine."""
     words = {"parse_memory_kind", "parse_numa", "NUMA_HELP", "NumaRequest", "AUTO", "parse_access"}
     through_hw = []
@@ -295,7 +295,7 @@ def test_cli_takes_from_hw_only_the_machine_source_and_safe_reads():
 
 
 def test_render_reads_the_comparison_as_plain_data():
-    """Issue 20 item 6 / issue 22: render imported compare.py for its types; they live in model/."""
+    """Render imported compare.py for its types; they live in model/."""
     from_compare = [
         m.name
         for m in MODULES

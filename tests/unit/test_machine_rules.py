@@ -100,7 +100,7 @@ def test_acs_with_ats_and_direct_translated_is_accepted():
 
 
 def test_acs_redirect_names_the_switch_ports_and_the_fix():
-    # One finding per GPU<->NIC path (issue 20: duplicates pushed the cause down), every bridge in it.
+    # One finding per GPU<->NIC path (duplicates pushed the cause down), every bridge in it.
     fs = [f for f in findings("e_baremetal_acs_redirect") if f.code == "ACS-REDIRECT"]
     assert len(fs) == 1 and fs[0].subject == "0000:33:00.0<->mlx5_0"
     assert "0000:32:00.0" in fs[0].title and "0000:32:01.0" in fs[0].title

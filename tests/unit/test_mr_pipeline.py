@@ -252,7 +252,7 @@ def test_two_machine_mode_refuses_multi_point_runs():
         mr.run_client(soft(sizes=(64, 128)), "127.0.0.1", port=1)
 
 
-# -- the server's own limits rule (issue 12: a peer must not choose the server's memory or timeouts) ----
+# -- the server's own limits rule (a peer must not choose the server's memory or timeouts) ----
 
 
 def _hostile_hello(lst, params, n_qps):

@@ -1,4 +1,4 @@
-"""No ``None`` in what a user reads (issue 22: ``pf_bdf = None`` in diagnose's evidence, ``record = 'None'``).
+"""No ``None`` in what a user reads (``pf_bdf = None`` in diagnose's evidence, ``record = 'None'``).
 
 A Report's optional fields are None where a fact is unknown (docs/architecture.md). Every fixture
 Report and captured machine goes through diagnose and the text renderers as it is, then once per

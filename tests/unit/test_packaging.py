@@ -1,4 +1,4 @@
-"""Packaging metadata (issue 12): an SPDX license string, and a setuptools floor that accepts it.
+"""Packaging metadata: an SPDX license string, and a setuptools floor that accepts it.
 
 setuptools deprecates ``project.license`` as a TOML table (builds fail from 2027-02-18); the SPDX
 string form needs setuptools >= 77.0.3 (PEP 639). ``scripts/check_build_floor.sh`` builds the
@@ -36,7 +36,7 @@ def _setup_lines() -> list[str]:
 
 
 def test_setup_waits_for_apts_lock_and_says_so():
-    """Issue 22 item 6: apt-get exited 100 at once while unattended-upgrades held the lock."""
+    """Apt-get exited 100 at once while unattended-upgrades held the lock."""
     lines = [ln for ln in _setup_lines() if not ln.lstrip().startswith("#")]
     calls = [ln for ln in lines if re.search(r"(^\s*|\$SUDO\s+)apt-get\s", ln)]
     assert calls and all("DPkg::Lock::Timeout" in ln for ln in calls), calls
@@ -45,6 +45,6 @@ def test_setup_waits_for_apts_lock_and_says_so():
 
 
 def test_setup_keeps_pips_banner_out_of_sight():
-    """Issue 22 item 11: set-up printed setuptools' editable-install banner."""
+    """Set-up printed setuptools' editable-install banner."""
     pip_lines = [ln for ln in _setup_lines() if "pip install" in ln and not ln.lstrip().startswith("#")]
     assert pip_lines and all('>"$PIP_LOG" 2>&1' in ln for ln in pip_lines), pip_lines

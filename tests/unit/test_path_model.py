@@ -1,4 +1,4 @@
-"""The path model (gdrdiag/pathmodel/judge.py) and the ranking it feeds (issue 20).
+"""The path model (gdrdiag/pathmodel/judge.py) and the ranking it feeds.
 
 Unit tests of the expectation for each mover, then property tests over generated Reports: a cause
 of a measured loss always outranks a finding with no measured loss, a symptom never outranks its

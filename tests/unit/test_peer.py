@@ -1,7 +1,7 @@
 """GPU<->GPU peer paths without a GPU: the fixture Report of the two-H100 machine, the rules, the model.
 
 tests/fixtures/reports/peer_h100x2.json is ``gdrdiag peer-bench --all-sizes`` as measured on the
-device tool's nvidia-h100-x2 machine (two H100 SXM joined by NV18, Firecracker VM; issue 21).
+device tool's nvidia-h100-x2 machine (two H100 SXM joined by NV18, Firecracker VM).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ def test_real_report_findings_are_what_an_expert_would_say():
     pageable = [f for f in findings if f.code == "CAUSE-PAGEABLE-MEMORY"]
     assert pageable and all(f.severity is Severity.INFO for f in pageable)
     assert "PERF-SMALL-COPIES" in codes
-    # A healthy machine: nothing to fix (issue 20).
+    # A healthy machine: nothing to fix.
     assert not any(f.severity in (Severity.FAIL, Severity.WARN) for f in findings), [
         (f.code, f.title) for f in findings if f.severity is not Severity.INFO
     ]

@@ -1,4 +1,4 @@
-"""Relaxed ordering is one setting (issue 9): the CLI folds its three spellings into one value.
+"""Relaxed ordering is one setting: the CLI folds its three spellings into one value.
 
 ``--relaxed-ordering/--no-relaxed-ordering``, ``--ro-ab`` (and ``--matrix``) and ``relaxed_ordering`` in
 ``--access`` become one ``RelaxedOrdering`` plus access flags without the RO bit; the benches only ask

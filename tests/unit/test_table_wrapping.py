@@ -109,7 +109,7 @@ URL = "https://github.com/linux-rdma/rdma-core/commit/0123456789abcdef0123456789
 
 @pytest.mark.parametrize("width", [40, 60, 100])
 def test_wrapped_prose_never_breaks_a_url(width):
-    """Issue 22 item 9: a wrapped line split a URL mid-token (a copied commit id was wrong)."""
+    """A wrapped line split a URL mid-token (a copied commit id was wrong)."""
     from gdrdiag.render.layout import wrap_lines
 
     text = wrap_lines(f"  fix: see the upstream change {URL} and rebuild rdma-core with it", width)
@@ -124,7 +124,7 @@ def test_a_wrapped_table_cell_never_breaks_a_url():
 
 
 def test_matrix_without_a_gpu_keeps_each_row_on_one_line():
-    """Issue 22 item 9: each WAIVED row wrapped to ~12 lines (its reason in an 18-column cell)."""
+    """Each WAIVED row wrapped to ~12 lines (its reason in an 18-column cell)."""
     from gdrdiag.render.mr_table import matrix_table
 
     class Row:

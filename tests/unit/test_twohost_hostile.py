@@ -1,4 +1,4 @@
-"""Issue 22, the two-machine server against a hostile or broken peer: every peer-chosen quantity is
+"""The two-machine server against a hostile or broken peer: every peer-chosen quantity is
 bounded by the server's own limits before any allocation, and a stalled or hostile first connection
 does not keep the real client out. Both ends run in this process over 127.0.0.1 (soft provider)."""
 
