@@ -607,6 +607,21 @@ ENTRIES = (
         NVML_FABRIC,
     ),
     E(
+        "GPU-FABRIC-UNHEALTHY",
+        "inventory",
+        "WARN",
+        "a GPU registered with the NVSwitch fabric whose NVML fabric health mask reports degraded "
+        "bandwidth, an unhealthy route, a route or access-timeout recovery in progress, or an incorrect "
+        "configuration",
+        "Registration completing says the GPU joined the fabric, not that every route to its peers is "
+        "whole: NVML's health mask says when bandwidth is degraded or a route is being recovered, and "
+        "peer copies and NCCL over NVLink then run below the links' rate or stall.",
+        "Check the GPU's Fabric Health in `nvidia-smi -q`, its links with `nvidia-smi nvlink -s`, and the "
+        "fabric manager's log; a route that stays unhealthy after recovery is a hardware case.",
+        FABRIC_MANAGER,
+        NVML_FABRIC,
+    ),
+    E(
         "GPU-FABRIC-SPLIT",
         "inventory",
         "WARN",

@@ -12,6 +12,8 @@
   fabric (NVML's fabric state not COMPLETED), or whose registration ended in an error: it has no NVLink
   peer path until it is (NVIDIA Fabric Manager user guide,
   https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html).
+- GPU-FABRIC-UNHEALTHY: a registered GPU whose NVML fabric health mask reports a degraded or
+  unhealthy route, a recovery in progress, or a wrong configuration.
 - GPU-FABRIC-SPLIT: registered GPUs of one node in different fabric cliques or clusters, so not every
   pair can reach the other over NVLink.
 """
@@ -222,6 +224,36 @@ def fabric_split(m: MachineInfo) -> Iterable[Finding]:
         )
 
 
+def fabric_unhealthy(m: MachineInfo) -> Iterable[Finding]:
+    """GPU-FABRIC-UNHEALTHY: a registered GPU whose fabric health mask reports a problem (NVML).
+
+    A GPU can register with the fabric and still have a degraded or unhealthy route to its peers;
+    NVML's health mask (``nvmlDeviceGetGpuFabricInfoV``) says which (:meth:`GpuFabric.health_problems`).
+    """
+    for g in m.gpus:
+        f = g.fabric
+        if f is None or f.state is not FabricState.COMPLETED:
+            continue
+        problems = f.health_problems()
+        if not problems:
+            continue
+        yield finding(
+            "GPU-FABRIC-UNHEALTHY",
+            Severity.WARN,
+            f"{_gpu_name(g)} is registered with the NVSwitch fabric but its health mask reports: "
+            + ", ".join(problems),
+            [
+                ev(f"gpus[{g.bdf}].fabric.health_mask", hex(f.health_mask or 0)),
+                ev(f"gpus[{g.bdf}].fabric.state", f.state.value),
+            ],
+            "Its NVLink peer path may run below its links' rate or fail over: check `nvidia-smi -q` "
+            "(Fabric: Health) and `nvidia-smi nvlink -s` on this GPU, and the fabric manager's log; a "
+            "route that stays unhealthy after the fabric manager recovers it is a hardware case.",
+            "",
+            g.bdf,
+        )
+
+
 # SM utilisation at or above this, with no process of gdrdiag's running, is someone else's work.
 BUSY_UTILIZATION_PCT = 50
 
@@ -306,4 +338,12 @@ def nics_not_rdma(m: MachineInfo) -> Iterable[Finding]:
         )
 
 
-RULES = [gpus_not_visible, nvlinks_fewer, fabric_not_ready, fabric_split, gpus_in_use, nics_not_rdma]
+RULES = [
+    gpus_not_visible,
+    nvlinks_fewer,
+    fabric_not_ready,
+    fabric_split,
+    fabric_unhealthy,
+    gpus_in_use,
+    nics_not_rdma,
+]

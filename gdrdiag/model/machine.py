@@ -305,6 +305,38 @@ class GpuFabric:
         """True when registration finished with an error status."""
         return self.state is FabricState.COMPLETED and self.status not in (None, 0)
 
+    def health_problems(self) -> tuple[str, ...]:
+        """What ``health_mask`` reports wrong, in words (empty: nothing, or no mask read).
+
+        NVML packs one field per concern (nvml.h, NVML_GPU_FABRIC_HEALTH_MASK_*: shift and width
+        each): degraded bandwidth (bits 0-1), route recovery in progress (2-3), route unhealthy
+        (4-5) and access-timeout recovery (6-7) read 1 for TRUE, 2 for FALSE, 0 where unsupported;
+        incorrect configuration (bits 8-11) reads 1 for none and 2-5 for what is wrong.
+        """
+        mask = self.health_mask
+        if not mask:
+            return ()
+        out = [
+            words
+            for shift, words in (
+                (0, "bandwidth degraded"),
+                (2, "route recovery in progress"),
+                (4, "route unhealthy"),
+                (6, "access-timeout recovery in progress"),
+            )
+            if (mask >> shift) & 0x3 == 1
+        ]
+        config = (mask >> 8) & 0xF
+        wrong = {
+            2: "incorrect system GUID",
+            3: "incorrect chassis serial number",
+            4: "no fabric partition",
+            5: "insufficient NVLinks",
+        }
+        if config in wrong:
+            out.append(f"configuration: {wrong[config]}")
+        return tuple(out)
+
 
 @dataclass(frozen=True)
 class GpuInfo:

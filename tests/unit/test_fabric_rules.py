@@ -173,3 +173,30 @@ def test_fabric_facts_reads_the_v_call_and_falls_back_to_the_old_one():
         nvml_mod.fabric_facts(_FakeNvml(), object())
     with pytest.raises(RuntimeError):
         nvml_mod.fabric_facts(_FakeNvml(v=unsupported), object())
+
+
+# NVML health mask fields (nvml.h NVML_GPU_FABRIC_HEALTH_MASK_*): 1 = TRUE, 2 = FALSE per 2-bit field;
+# configuration (bits 8-11) 1 = none wrong. A healthy H200 reads 0 (no field supported) on the
+# device machine; a GB200-class GPU reports every field FALSE and configuration NONE.
+ALL_CLEAR = 2 | 2 << 2 | 2 << 4 | 2 << 6 | 1 << 8
+
+
+def test_a_health_mask_with_every_field_clear_or_unsupported_is_silent(tmp_path):
+    for mask in (0, ALL_CLEAR):
+        m = _node(tmp_path / str(mask), base={**REGISTERED, "health_mask": mask})
+        assert _found(m, "GPU-FABRIC-UNHEALTHY") == []
+
+
+def test_a_degraded_route_names_its_gpu_and_what_the_mask_says(tmp_path):
+    degraded = (ALL_CLEAR & ~0x3) | 1  # bandwidth degraded
+    unhealthy = (ALL_CLEAR & ~(0x3 << 4) & ~(0xF << 8)) | 1 << 4 | 5 << 8  # route unhealthy, few NVLinks
+    m = _node(
+        tmp_path,
+        {3: {"health_mask": degraded}, 5: {"health_mask": unhealthy}},
+        {**REGISTERED, "health_mask": ALL_CLEAR},
+    )
+    found = _found(m, "GPU-FABRIC-UNHEALTHY")
+    assert [f.subject for f in found] == [_bdf(m, 3), _bdf(m, 5)]
+    assert found[0].severity is Severity.WARN and found[0].title.endswith("bandwidth degraded")
+    assert "route unhealthy" in found[1].title and "insufficient NVLinks" in found[1].title
+    assert _found(m, "GPU-FABRIC-NOT-READY") == [] and _found(m, "GPU-FABRIC-SPLIT") == []
