@@ -1,20 +1,24 @@
 """peer-bench all-to-all and one-to-all: many GPU pairs' copy engines at once, peer access on.
 
 ``peer_all_to_all``: every GPU copies ``size`` bytes of its own memory into its own slice of a
-buffer on every other GPU, all at once: one ``cuMemcpyPeerAsync`` per ordered pair, each on a stream
-of its own on the source GPU (the source's context current), so no pair waits behind another on a
-shared stream. ``peer_one_to_all``: one GPU's copies into every other GPU at once, the same way.
+buffer on every other GPU, every GPU at once, in the shifted steps of
+:func:`gdrdiag.pathmodel.peer.all_to_all_schedule` (step k: GPU i into GPU i+k): one
+``cuMemcpyPeerAsync`` per ordered pair, a GPU's copies queued in step order on one stream of its
+own (the source's context current), so each GPU sends one copy at a time and no destination takes
+two at once. Issued all at once instead (a stream per copy), the copies' order is the driver's and
+sources collide at destinations: on 4 x H200 behind NVSwitch that reached half the links' rate,
+varying x1.7 between samples (the path model's docstring and docs/benchmarks.md).
+``peer_one_to_all``: one GPU's copies into every other GPU at once, each on a stream of its own.
 The first GPU's (all to all) or the source's (one to all) stream is the hub: it records a fork event
-that every copy's stream waits for, and waits for each copy's join event (CUDA events; queued behind
+that every copy stream waits for, and waits for each stream's join event (CUDA events; queued behind
 the hub's spin gate, so the copies start together and host enqueue cost is excluded). A sample is
 the time from the common fork to the last join; the value is every copy's bytes over it. Every
 destination slice is poisoned first and checked byte for byte after.
 
-The expectations are :func:`gdrdiag.pathmodel.peer.expect_all_to_all` (the sum over the GPUs of each
-one's egress: its pair paths, capped by its own NVLinks or PCIe link) and
-:func:`gdrdiag.pathmodel.peer.expect_one_to_all` (the source's egress). With two GPUs all-to-all is
-that pair both ways at once and one-to-all is the pair's copy; the cases are for machines with more
-GPUs (the descriptions say so).
+The expectations are :func:`gdrdiag.pathmodel.peer.expect_all_to_all` (the steps' times, each step
+as long as its slowest pair's copy) and :func:`gdrdiag.pathmodel.peer.expect_one_to_all` (the
+source's egress). With two GPUs all-to-all is that pair both ways at once and one-to-all is the
+pair's copy; the cases are for machines with more GPUs (the descriptions say so).
 """
 
 from __future__ import annotations
@@ -31,7 +35,13 @@ from gdrdiag.hw import peer as hw_peer
 from gdrdiag.hw.memory import Buffer, MemoryKind
 from gdrdiag.model.params import PeerParams
 from gdrdiag.model.results import BenchResult
-from gdrdiag.pathmodel.peer import Expectation, expect_all_to_all, expect_one_to_all, pair_of
+from gdrdiag.pathmodel.peer import (
+    Expectation,
+    all_to_all_schedule,
+    expect_all_to_all,
+    expect_one_to_all,
+    pair_of,
+)
 from gdrdiag.units import KiB
 
 ALL_TO_ALL_KEY = "peer_all_to_all"
@@ -41,11 +51,24 @@ _SEED = 0x47
 
 @dataclass(frozen=True)
 class Pattern:
-    """Which copies run at once: ``copies`` ordered (src, dst) pairs; ``hub`` owns the fork and the gate."""
+    """Which copies run at once: ``copies`` ordered (src, dst) pairs; ``hub`` owns the fork and the gate.
+
+    ``queued_per_source``: a source's copies go on one stream, in ``copies``' order (one at a time
+    per GPU); otherwise every copy has a stream of its own.
+    """
 
     key: str
     copies: tuple[tuple[int, int], ...]
     hub: int
+    queued_per_source: bool = False
+
+    def stream_of(self, src: int, dst: int) -> tuple[int, int]:
+        """The stream a copy goes on, named by (source GPU, destination GPU or the source again)."""
+        return (src, src) if self.queued_per_source else (src, dst)
+
+    @property
+    def streams(self) -> list[tuple[int, int]]:
+        return list(dict.fromkeys(self.stream_of(s, d) for s, d in self.copies))
 
     @property
     def sources(self) -> list[int]:
@@ -64,8 +87,9 @@ class Pattern:
 
 
 def all_to_all_pattern(gpus: list[int]) -> Pattern:
-    """Every ordered pair of ``gpus``; the first GPU is the hub."""
-    return Pattern(ALL_TO_ALL_KEY, tuple((s, d) for s in gpus for d in gpus if s != d), gpus[0])
+    """Every ordered pair of ``gpus`` in shifted-step order, queued per source; the lowest is the hub."""
+    steps = all_to_all_schedule(sorted(gpus))
+    return Pattern(ALL_TO_ALL_KEY, tuple(c for step in steps for c in step), sorted(gpus)[0], True)
 
 
 def one_to_all_pattern(src: int, gpus: list[int]) -> Pattern:
@@ -132,7 +156,7 @@ def many_results(session: Any, pat: Pattern) -> list[BenchResult]:
     streams: dict[tuple[int, int], cuda.Stream] = {}
     out: list[BenchResult] = []
     try:
-        for s, d in pat.copies:  # a stream per copy, on its source GPU: no copy queues behind another
+        for s, d in pat.streams:  # on the source GPU: a stream per copy, or per source (queued in order)
             session.gpus[s].current()
             streams[(s, d)] = cuda.Stream()
         for n in sizes:
@@ -186,17 +210,19 @@ def _one_size(
     fork = cuda.Event()
     joins: dict[tuple[int, int], cuda.Event] = {}
     try:
-        for s, d in pat.copies:
+        for s, d in pat.streams:
             session.gpus[s].current()
-            joins[(s, d)] = cuda.Event()  # recorded on that copy's stream: made in its source's context
+            joins[(s, d)] = cuda.Event()  # recorded on that stream: made in its source's context
 
         def all_at_once(stream: cuda.Stream) -> None:
             fork.record(stream)
+            for s, d in pat.streams:
+                session.gpus[s].current()
+                streams[(s, d)].wait(fork)
             for s, d in pat.copies:
                 gs, gd = session.gpus[s], session.gpus[d]
                 gs.current()
-                st = streams[(s, d)]
-                st.wait(fork)
+                st = streams[pat.stream_of(s, d)]
                 cuda.call(
                     cuda.driver().cuMemcpyPeerAsync,
                     bufs.dst[d].ptr + pat.slot(s, d) * n,
@@ -206,7 +232,9 @@ def _one_size(
                     n,
                     st.handle,
                 )
-                joins[(s, d)].record(st)
+            for key, ev in joins.items():
+                session.gpus[key[0]].current()
+                ev.record(streams[key])
             hub.current()
             for ev in joins.values():
                 stream.wait(ev)
@@ -218,8 +246,13 @@ def _one_size(
             iterations=gated_iterations(session.opts.iterations, 4 + len(pat.copies)),
             warmup=session.opts.warmup,
             gate=hub.gate,
-            what=f"{len(pat.copies)} cuMemcpyPeerAsync at once ({_who(pat)}), a stream per copy on its "
-            f"source GPU, fork/join events on GPU {pat.hub}'s stream",
+            what=f"{len(pat.copies)} cuMemcpyPeerAsync ({_who(pat)}), "
+            + (
+                "each GPU's copies in step order on one stream of its own"
+                if pat.queued_per_source
+                else "a stream per copy on its source GPU"
+            )
+            + f", fork/join events on GPU {pat.hub}'s stream",
         )
     finally:
         for (s, _), ev in joins.items():
@@ -245,7 +278,8 @@ def _check(session: Any, pat: Pattern, bufs: _Buffers, n: int) -> Optional[int]:
 
 def _who(pat: Pattern) -> str:
     if pat.key == ALL_TO_ALL_KEY:
-        return f"every ordered pair of GPUs {', '.join(map(str, pat.sources))}"
+        n = len(pat.sources)
+        return f"every ordered pair of GPUs {', '.join(map(str, pat.sources))}, in {n - 1} shifted step(s)"
     return f"GPU {pat.hub} into GPU(s) {', '.join(map(str, pat.destinations))}"
 
 
@@ -267,7 +301,8 @@ def pattern_row(session: Any, pat: Pattern, n: int, timed: Timed, mismatch: Opti
             else ""
         )
         desc = (
-            f"all to all: each of {k} GPUs' copy engines into every other GPU at once, peer access on{lone}"
+            f"all to all: each of {k} GPUs' copy engine into every other GPU, every GPU at once in {k - 1} "
+            f"shifted step(s) (step j: GPU i into GPU i+j), one copy at a time per GPU, peer access on{lone}"
         )
     else:
         k = len(pat.destinations)

@@ -25,7 +25,7 @@ from gdrdiag.hw import cuda, memory
 from gdrdiag.hw import peer as hw_peer
 from gdrdiag.hw.memory import Buffer, MemoryKind
 from gdrdiag.model.results import BenchResult
-from gdrdiag.pathmodel.peer import expect_all_to_one
+from gdrdiag.pathmodel.peer import expect_all_to_one, pair_of
 from gdrdiag.units import KiB
 
 ALL_TO_ONE_KEY = "peer_all_to_one"
@@ -100,11 +100,13 @@ def all_to_one_results(session: Any, dst: int, sources: list[int]) -> list[Bench
 
 
 def _params(session: Any, dst: int, sources: list[int], n: int) -> Any:
+    """The row's params: the lone source where there is one, the sources' paths (``NV18``, ``NV18/SYS``)."""
     lone = sources[0] if len(sources) == 1 else None
     p = session.params(
         lone, dst, mover="ce", op="all_to_one", peer_access=True, bidirectional=False, size_bytes=n
     )
-    return dataclasses.replace(p, sources=len(sources))
+    paths = sorted({q.path_text for s in sources if (q := pair_of(session.machine, s, dst)) is not None})
+    return dataclasses.replace(p, sources=len(sources), path="/".join(paths) or None)
 
 
 def _one_size(

@@ -6,7 +6,7 @@ Written in our own words; see :mod:`gdrdiag.diagnose.catalogue`.
 from __future__ import annotations
 
 from gdrdiag.diagnose.catalogue_entry import E
-from gdrdiag.diagnose.catalogue_machine import ACS_SEC
+from gdrdiag.diagnose.catalogue_machine import ACS_SEC, FABRIC_MANAGER
 
 PEER_ACCESS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#peer-to-peer-memory-access"
 NCCL_ENV = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-p2p-disable"
@@ -86,13 +86,19 @@ ENTRIES = (
         "PEER-SLOW",
         "peer",
         "WARN (FAIL below 50%)",
-        "a copy-engine GPU->GPU copy of 64 MiB or more with peer access on reaches under 90% of the path "
-        "model (NVLink: links x per-link rate x 0.83; PCIe: the narrowest link's copy rate)",
-        "Healthy NVLink pairs reach the model within a few percent; below it a link runs slow, another job "
-        "shares the GPUs, or a PCIe peer path crosses a root complex.",
-        "Check links (`nvidia-smi nvlink -s`, `topo -m`) and that the GPUs are idle; place PCIe peers "
-        "under one switch.",
+        "a copy-engine GPU->GPU copy of 64 MiB or more with peer access on, or a node-wide pattern of 3 "
+        "GPUs or more (every other GPU into one, one into every other, all to all in shifted steps), "
+        "reaches under 90% of the path model (NVLink: links x per-link rate x 0.83; PCIe: the narrowest "
+        "link's copy rate; patterns: the destination's ingress, the source's egress, the steps' times)",
+        "Healthy NVLink pairs reach the model within a few percent, and so do healthy NVSwitch nodes with "
+        "every GPU sending and receiving at once (4 x H200: 0.96-1.00); below it a link runs slow, "
+        "another job shares the GPUs, the switch fabric is degraded, or a PCIe peer path crosses a root "
+        "complex.",
+        "Check links (`nvidia-smi nvlink -s` on every GPU, `topo -m`), the NVSwitch fabric state "
+        "(`nvidia-smi -q`: Fabric State Completed, Status Success) and that the GPUs are idle; place "
+        "PCIe peers under one switch.",
         NCCL_1264,
         NCCL_TOPO,
+        FABRIC_MANAGER,
     ),
 )

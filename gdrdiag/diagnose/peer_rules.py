@@ -12,8 +12,9 @@
 - PEER-NVLINK-DOWN: a GPU has NVLinks that are not active, so its pairs run on fewer links.
 - PEER-ACS-REDIRECT: a PCIe peer pair whose switch ports have ACS request/completion redirect on,
   so every peer TLP climbs to the root complex (PCIe Base Spec r5.0 sec. 6.12).
-- PEER-SLOW: a large copy-engine peer copy with peer access on reaches under
-  :data:`PEER_OF_MODEL_HEALTHY` of the path model (links x rate x efficiency, :mod:`gdrdiag.pathmodel.peer`).
+- PEER-SLOW: a large copy-engine peer copy with peer access on, or a node-wide pattern (all to one,
+  one to all, all to all), reaches under :data:`PEER_OF_MODEL_HEALTHY` of the path model (links x
+  rate x efficiency, :mod:`gdrdiag.pathmodel.peer`).
 """
 
 from __future__ import annotations
@@ -97,10 +98,15 @@ def _imported_staged(results: Iterable[BenchResult]) -> list[ImportedResult]:
 
 def _row_ev(r: PeerResult) -> str:
     p = r.params
-    return (
-        f"results[{r.key} {shown(p.src_gpu)}->{shown(p.dst_gpu)} size={_size_text(p.size_bytes)}] = "
-        f"{r.value:.1f} GB/s"
-    )
+    if p.op == "all_to_all":
+        gpus = f"{shown(p.sources)} GPUs"
+    elif p.op == "one_to_all":
+        gpus = f"{shown(p.src_gpu)}->all"
+    elif p.op == "all_to_one" and (p.sources or 1) > 1:
+        gpus = f"all->{shown(p.dst_gpu)}"
+    else:
+        gpus = f"{shown(p.src_gpu)}->{shown(p.dst_gpu)}"
+    return f"results[{r.key} {gpus} size={_size_text(p.size_bytes)}] = {r.value:.1f} GB/s"
 
 
 def _size_text(size: Optional[int]) -> str:
@@ -375,14 +381,60 @@ def acs_redirect(m: MachineInfo) -> Iterable[Finding]:
         )
 
 
-def peer_slow(report: Report, ctx: Context) -> Iterable[Finding]:
-    """PEER-SLOW: a large CE peer copy with peer access on under PEER_OF_MODEL_HEALTHY of the path model.
+# peer-bench's keys PEER-SLOW reads: a pair's copy (one way, both ways) and the node-wide patterns
+# (bench/peer_all_to_one.py, bench/peer_all_to_all.py), each judged by its own path model figure.
+_PAIR_KEYS = ("peer_ce_on", "peer_ce_bidir_on")
+_PATTERN_KEYS = ("peer_all_to_one", "peer_one_to_all", "peer_all_to_all")
 
-    The row's judgement (today's path model) is the yardstick, never the ratio peer-bench saved in
-    the row's metrics: re-diagnosing an old Report uses today's model.
+
+def _who(p: PeerParams, m: Optional[MachineInfo]) -> tuple[str, str]:
+    """What a row moved, in words (GPUs with their PCI addresses where known) and as a finding subject."""
+
+    def named(ordinal: Optional[int]) -> tuple[str, Optional[str]]:
+        bdf = next((g.bdf for g in (m.gpus if m else ()) if g.cuda_ordinal == ordinal), None)
+        return (f"GPU {shown(ordinal)} ({bdf})" if bdf else f"GPU {shown(ordinal)}"), bdf
+
+    if p.op == "all_to_all":
+        return f"all to all among {shown(p.sources)} GPUs", "gpus-all-to-all"
+    if p.op == "one_to_all":
+        text, bdf = named(p.src_gpu)
+        return f"{text} into {shown(p.destinations)} GPUs at once", bdf or f"gpu{p.src_gpu}->all"
+    if p.op == "all_to_one" and (p.sources or 1) > 1:
+        text, bdf = named(p.dst_gpu)
+        return f"{p.sources} GPUs into {text} at once", bdf or f"all->gpu{p.dst_gpu}"
+    return f"GPU {shown(p.src_gpu)} -> {shown(p.dst_gpu)}", f"gpu{p.src_gpu}->gpu{p.dst_gpu}"
+
+
+def _is_one_pair(p: PeerParams) -> bool:
+    """A node-wide row on too few GPUs to be more than one pair's copy (one way or both ways)."""
+    if p.op == "all_to_all":
+        return (p.sources or 0) <= 2
+    if p.op == "one_to_all":
+        return (p.destinations or 0) <= 1
+    return (p.sources or 1) <= 1
+
+
+def _pairs_alone(report: Report, ctx: Context, index: dict[int, int]) -> Optional[str]:
+    """The pair copies' range against their model, for a node-wide row's evidence (None: none measured)."""
+    ratios = [
+        j.ratio
+        for r in _large(report.results, "peer_ce_on")
+        if (j := ctx.judgement(index[id(r)])) is not None and j.ratio is not None
+    ]
+    if not ratios:
+        return None
+    return f"the same GPUs' pair copies alone reach {min(ratios):.0%}-{max(ratios):.0%} of their model"
+
+
+def peer_slow(report: Report, ctx: Context) -> Iterable[Finding]:
+    """PEER-SLOW: a large CE peer row with peer access on under PEER_OF_MODEL_HEALTHY of the path model.
+
+    A pair's copy (one way or both), or a node-wide pattern: every other GPU into one, one GPU into
+    every other, all to all. The row's judgement (today's path model) is the yardstick, never the
+    ratio peer-bench saved in the row's metrics: re-diagnosing an old Report uses today's model.
     """
     index = {id(r): i for i, r in enumerate(report.results)}
-    for key in ("peer_ce_on", "peer_ce_bidir_on"):
+    for key in _PAIR_KEYS + _PATTERN_KEYS:
         for r in _large(report.results, key):
             j = ctx.judgement(index[id(r)])
             frac = j.ratio if j is not None else None
@@ -390,26 +442,41 @@ def peer_slow(report: Report, ctx: Context) -> Iterable[Finding]:
                 continue
             p = r.params
             assert isinstance(p, PeerParams)
-            pcie_rc = p.path in ("PHB", "NODE", "SYS")
+            if key in _PATTERN_KEYS and _is_one_pair(p):
+                continue  # that pair's copy under another name: its own row speaks for it
+            who, subject = _who(p, report.machine)
+            evidence = [_row_ev(r), f"expected {j.expected_gbytes_per_s:.2f} GB/s at this size ({j.bound})"]
+            if key in _PATTERN_KEYS and (alone := _pairs_alone(report, ctx, index)) is not None:
+                evidence.append(alone)
             yield finding(
                 "PEER-SLOW",
                 Severity.FAIL if frac < 0.5 else Severity.WARN,
-                f"GPU {p.src_gpu} -> {p.dst_gpu} ({p.path or '?'}): peer copies reach {frac:.0%} of "
-                "the path model "
+                f"{who}{f' ({p.path})' if p.path else ''}: peer copies reach {frac:.0%} of the path model "
                 f"(healthy: >= {PEER_OF_MODEL_HEALTHY:.0%})",
-                [_row_ev(r), f"expected {j.expected_gbytes_per_s:.2f} GB/s at this size ({j.bound})"],
-                (
-                    "The pair's P2P traffic crosses the root complex: many CPUs forward peer TLPs "
-                    "slowly; NCCL "
-                    "avoids such pairs by default (NCCL_P2P_LEVEL). Place communicating GPUs under "
-                    "one switch."
-                    if pcie_rc
-                    else "Check every link of the pair is up and at full rate (`nvidia-smi nvlink -s`, "
-                    "`nvidia-smi topo -m`), and that no other job shares the GPUs while measuring."
-                ),
+                evidence,
+                _slow_advice(p, key),
                 "",
-                f"gpu{p.src_gpu}->gpu{p.dst_gpu}",
+                subject,
             )
+
+
+def _slow_advice(p: PeerParams, key: str) -> str:
+    if p.path in ("PHB", "NODE", "SYS"):
+        return (
+            "The pair's P2P traffic crosses the root complex: many CPUs forward peer TLPs slowly; NCCL "
+            "avoids such pairs by default (NCCL_P2P_LEVEL). Place communicating GPUs under one switch."
+        )
+    if key in _PATTERN_KEYS:
+        return (
+            "Many copies at once fall short where pairs alone may not: check every GPU's links "
+            "(`nvidia-smi nvlink -s` on each), the NVSwitch fabric (`nvidia-smi -q`, Fabric: State "
+            "Completed, Status Success; the fabric manager service running on the host), and that no "
+            "other job uses the GPUs while measuring."
+        )
+    return (
+        "Check every link of the pair is up and at full rate (`nvidia-smi nvlink -s`, `nvidia-smi topo "
+        "-m`), and that no other job shares the GPUs while measuring."
+    )
 
 
 MACHINE_RULES = [p2p_unsupported, nvlink_down, acs_redirect]

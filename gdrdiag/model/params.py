@@ -176,7 +176,8 @@ class PeerParams:
     the transfer: ``copy`` (CE), ``read`` (a kernel on the destination pulls), ``write`` (a kernel
     on the source pushes), ``latency`` (one small transfer or one dependent load at a time),
     ``all_to_one`` (every other GPU's copy engine into ``dst_gpu`` at once), ``all_to_all`` (every
-    GPU into every other at once), ``one_to_all`` (``src_gpu`` into every other GPU at once).
+    GPU into every other, every GPU at once in shifted steps, one copy per GPU at a time),
+    ``one_to_all`` (``src_gpu`` into every other GPU at once).
     ``peer_access`` False means the driver stages the copy through host memory.
     """
 
@@ -194,8 +195,9 @@ class PeerParams:
     # ``size_bytes`` = their total; all-to-one (bench/peer_all_to_one.py): ``sources`` GPUs copy
     # ``size_bytes`` each into ``dst_gpu`` at once (``src_gpu`` set only when there is one);
     # all-to-all (bench/peer_all_to_all.py): ``sources`` GPUs (CUDA ordinals 0..sources-1) each copy
-    # ``size_bytes`` into every other; one-to-all: ``src_gpu`` copies ``size_bytes`` into each of
-    # ``destinations`` GPUs at once (``dst_gpu`` set only when there is one).
+    # ``size_bytes`` into every other (pathmodel/peer.py all_to_all_schedule); one-to-all: ``src_gpu``
+    # copies ``size_bytes`` into each of ``destinations`` GPUs at once (``dst_gpu`` set only when
+    # there is one).
     block_bytes: Optional[int] = None
     blocks: Optional[int] = None
     sources: Optional[int] = None

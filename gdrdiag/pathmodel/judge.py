@@ -577,6 +577,11 @@ def _per_op(path: RowPath, sweep: _Sweep, peak: float) -> tuple[float, str]:
     fitted = sweep.per_op_us(peak)
     if fitted is not None:
         return fitted, f"fitted from this Report's own sweep of the path ({sweep.sizes} sizes)"
+    if path.per_sample_us is not None:
+        return path.per_sample_us, (
+            f"{path.per_sample_us:g} us per sample: the fork and join across the GPUs and the copies a GPU "
+            "runs in turn (pathmodel/peer.py pattern_cost_us)"
+        )
     us, source = PER_OP_DEFAULTS.get(path.mover, (0.0, "no per-operation cost"))
     return us, source
 

@@ -40,22 +40,26 @@ The path of an ordered pair is read by inspect (:class:`gdrdiag.model.machine.Gp
   (links x per-link rate x the CE efficiency) for the NVLink sources, its own PCIe link at the
   copy-engine efficiency for the PCIe ones (:func:`expect_all_to_one`). With two GPUs there is one
   source and the cap equals that pair's expectation.
-- **All to all** (every GPU's copy engines into every other GPU at once, peer access on): the sum
-  over the GPUs of each GPU's egress, where a GPU's egress is the sum of its pair paths to the
-  others, capped by what it can send out: its active NVLinks for the NVLink pairs, its PCIe link
-  for the PCIe ones (:func:`expect_all_to_all`; links are full duplex, so the one-way rate that
-  caps a destination's ingress caps a source's egress too). On an NVSwitch node every pair shows
-  NV<n> (each GPU's n links go to the switches, which reach every peer), yet those n links are the
-  GPU's whole NVLink budget, shared by its peers: NVSwitch gives "all-to-all GPU communication at
-  the total NVLink speed" (NVIDIA Fabric Manager User Guide,
-  https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide), 18 links and 900 GB/s
-  both ways per H100/H200 GPU in HGX/DGX servers
+- **All to all** (every GPU's copy engine into every other GPU, peer access on): peer-bench issues
+  the copies in n-1 shifted steps (:func:`all_to_all_schedule`: in step k the GPU at position i
+  copies into the one at i+k, mod n), one copy at a time per GPU, and the model is every copy's
+  bytes over the steps' summed times, a step lasting as long as its slowest pair's copy
+  (:func:`expect_all_to_all`). Why steps and not every copy at once: given several peer copies at
+  once, a GPU's copy engine ran them one after another (4 x H200 behind NVSwitch, docs/benchmarks.md:
+  three copies out of one GPU each ran at a lone copy's 391 GB/s and 387 GB/s together), so with
+  every copy issued at once the order is the driver's, two sources that pick the same destination
+  share its links while another destination idles, and the node reached half its links' rate,
+  varying x1.7 between samples. On an NVSwitch node every pair shows NV<n> (each GPU's n links go
+  to the switches, which reach every peer) and those links are the GPU's whole NVLink budget:
+  NVSwitch gives "all-to-all GPU communication at the total NVLink speed" (NVIDIA Fabric Manager
+  User Guide, https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide), 18 links and
+  900 GB/s both ways per H100/H200 GPU in HGX/DGX servers
   (https://developer.nvidia.com/blog/upgrading-multi-gpu-interconnectivity-with-the-third-generation-nvidia-nvswitch/),
-  so a GPU's egress is its own links' rate, not (peers x) the pair's. On an NVLink mesh without a
-  switch each pair has its own links (NV2 per pair on a 4-GPU mesh of 6-link GPUs), so the pair sum
-  is the GPU's links and the cap changes nothing. PCIe-only nodes: each GPU sends at most its own
-  link's copy rate (shared switch uplinks are not modelled here: a slower row is diagnose's to
-  explain).
+  so each step loads every GPU's links out and in at once (full duplex): n x the pair. On an
+  NVLink mesh without a switch a step uses one pair's links per GPU (NV2 on a 4-GPU mesh of 6-link
+  GPUs), so the row shows those pairs, not the GPU's whole NVLink budget; PCIe-only nodes: each
+  step's pairs on their narrowest links (shared switch uplinks are not modelled here: a slower row
+  is diagnose's to explain).
 - **One to all** (one GPU's copy engines into every other GPU at once): the sum of that GPU's pair
   paths, capped by its egress (:func:`expect_one_to_all`).
 """
@@ -73,6 +77,14 @@ CE_NVLINK_EFFICIENCY = 0.83
 # host memory reaches while the host carries a read and a write at once (the module docstring).
 STAGED_SHARE = 0.7
 SM_NVLINK_EFFICIENCY = 20.6 / 26.5625
+# What a node-wide row (all to one, one to all, all to all) pays once per sample beside its bytes: the
+# fork and join events across the GPUs' streams, and a copy engine's cost per copy for each copy a GPU
+# runs after another (all to all: its n-1 steps; one to all: one per destination; all to one: one).
+# Measured beside the bytes at 16 and 64 MiB (docs/benchmarks.md): all to one 17.5-25 us per sample
+# on 2 x H200; on 4 x H200 about 22 us (all to one), 30 us (one to all, 3 copies in turn) and 40 us
+# (all to all, 3 steps).
+PATTERN_FORK_JOIN_US = 20.0
+PATTERN_PER_COPY_IN_TURN_US = 4.0
 NVLINK_SOURCES = (
     "NVIDIA/nccl src/graph/topo.h SM90_NVLINK_BW (20.6 GB/s per Hopper link, SM traffic)",
     "https://github.com/NVIDIA/nccl-tests/issues/149 (25 GB/s line rate -> ~20 GB/s with 128-B SM payloads)",
@@ -281,11 +293,32 @@ def _egress(machine: MachineInfo, src: int, pairs: Sequence[GpuPeerPair]) -> tup
     return total, "; ".join(parts)
 
 
-def expect_all_to_all(machine: Optional[MachineInfo], gpus: Optional[Sequence[int]] = None) -> Expectation:
-    """Every GPU of ``gpus`` (None: the machine's) into every other at once, peer access on.
+def pattern_cost_us(copies_in_turn: int) -> float:
+    """A node-wide row's cost per sample beside its bytes (us), ``copies_in_turn`` copies run in turn."""
+    return PATTERN_FORK_JOIN_US + PATTERN_PER_COPY_IN_TURN_US * max(1, copies_in_turn)
 
-    The sum over the GPUs of each one's egress (see the module docstring: on an NVSwitch node a
-    GPU's egress is its own NVLinks, shared by its peers, not the peers' count x the pair's rate).
+
+def all_to_all_schedule(gpus: Sequence[int]) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """The order peer-bench's all-to-all issues its copies in: ``len(gpus) - 1`` shifted steps.
+
+    In step ``k`` (1 .. n-1) the GPU at position ``i`` of ``gpus`` copies into the one at position
+    ``(i + k) mod n``: every GPU sends one copy and receives one, so no destination takes two
+    sources at once. NCCL pairs its point-to-point rounds the same way (NVIDIA/nccl src/init.cc,
+    ``p2pSchedule``: in each round a rank sends to rank + delta and receives from rank - delta, delta
+    taking every offset once).
+    """
+    members = list(gpus)
+    n = len(members)
+    return tuple(tuple((members[i], members[(i + k) % n]) for i in range(n)) for k in range(1, n))
+
+
+def expect_all_to_all(machine: Optional[MachineInfo], gpus: Optional[Sequence[int]] = None) -> Expectation:
+    """Every GPU of ``gpus`` (None: the machine's) into every other, in :func:`all_to_all_schedule`'s steps.
+
+    Each GPU's copy engine runs its copies one after another (see the module docstring), so a step
+    moves one copy per GPU and lasts as long as its slowest pair's copy: the expected rate is every
+    copy's bytes over the steps' summed times. On an NVSwitch node every pair's path is the GPU's
+    whole NVLink budget, so each step carries every GPU's links out and in at once (n x the pair).
     """
     if machine is None:
         return Expectation(None, "unknown: no peer facts (run inspect on this machine)")
@@ -296,24 +329,29 @@ def expect_all_to_all(machine: Optional[MachineInfo], gpus: Optional[Sequence[in
     )
     if len(members) < 2:
         return Expectation(None, "unknown: all to all needs peer facts for two or more GPUs")
-    total = 0.0
-    parts = []
-    for s in members:
-        pairs = [
-            p for p in machine.peers if p.src_ordinal == s and p.dst_ordinal in members and p.dst_ordinal != s
-        ]
-        if len(pairs) != len(members) - 1:
-            return Expectation(None, f"unknown: no peer facts for every pair out of GPU {s}")
-        rate, how = _egress(machine, s, pairs)
-        if rate is None:
-            return Expectation(None, f"all to all: {how}")
-        total += rate
-        parts.append(f"GPU {s} {rate:.1f} ({how})")
+    steps = []  # per step: (its slowest pair's rate, that pair's path)
+    for step in all_to_all_schedule(members):
+        rates = []
+        for s, d in step:
+            pair = pair_of(machine, s, d)
+            rate = expect(machine, pair, mover="ce", peer_access=True).gbytes_per_s
+            if pair is None or rate is None:
+                return Expectation(None, f"unknown: no peer facts or rate for GPU {s} -> {d}")
+            rates.append((rate, f"GPU {s} -> {d} {pair.path_text}"))
+        steps.append(min(rates))
     n = len(members)
-    pair = " (two GPUs: the pair both ways at once)" if n == 2 else ""
-    return Expectation(
-        total, f"all to all among {n} GPUs{pair}: the sum of each GPU's egress, GB/s: " + "; ".join(parts)
-    )
+    total = n * (n - 1) / sum(1.0 / rate for rate, _ in steps)
+    pair_text = " (two GPUs: the pair both ways at once)" if n == 2 else ""
+    head = f"all to all among {n} GPUs{pair_text}"
+    head += f" in {n - 1} step(s) of one copy per GPU (step k: GPU i -> i+k)"
+    if len({round(rate, 6) for rate, _ in steps}) == 1:
+        rate, where = steps[0]
+        how = f"every step {n} x {rate:.1f} GB/s ({where}, the slowest pair)"
+    else:
+        how = "each step as fast as its slowest pair: " + "; ".join(
+            f"step {k} {n} x {rate:.1f} ({where})" for k, (rate, where) in enumerate(steps, start=1)
+        )
+    return Expectation(total, f"{head}: {how}")
 
 
 def expect_one_to_all(

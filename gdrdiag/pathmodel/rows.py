@@ -23,6 +23,7 @@ from gdrdiag.model.params import (
 from gdrdiag.model.path import Endpoint, Mover, Place
 from gdrdiag.model.results import BenchResult, Status
 from gdrdiag.model.vocabulary import MemoryKind
+from gdrdiag.pathmodel.peer import pattern_cost_us
 
 # Bytes per second of each bandwidth unit a tool prints (GB/s = 1e9 B/s: gdrdiag/units.py).
 _BYTES_PER_S = {
@@ -75,6 +76,9 @@ class RowPath:
     reference: Optional[str] = None  # a measured yardstick of the same Report (key) when facts are missing
     issue_us_per_op: Optional[float] = None  # host time per operation, measured with the row (issue loops)
     window: Optional[int] = None  # messages a tool keeps in flight (ucx_perftest's "Window size")
+    # peer-bench's node-wide rows: what a sample pays once beside its bytes (pathmodel/peer.py
+    # pattern_cost_us: fork/join across GPUs, copies a GPU runs in turn), and how many run in turn
+    per_sample_us: Optional[float] = None
     collective: Optional[CollectiveRoute] = None  # NCCL rows: hosts, GPUs and transport of the run
 
 
@@ -400,7 +404,8 @@ def _peer_path(r: BenchResult, p: PeerParams) -> tuple[Optional[RowPath], Option
     Block-sweep rows: one call per block (or one batched entry) is one operation of the block's
     size, so the sweep over block sizes fits its per-operation cost; the coalesced copy and the
     gather kernel move every block in one operation. All-to-one rows: ``sources`` copies in flight
-    at once into the destination, the size being all of their bytes.
+    at once into the destination, the size being all of their bytes, with the node-wide rows' cost
+    per sample.
     """
     if r.key == "peer_blocks_summary":
         return None, "a summary of the block sweep (half-bandwidth block sizes), not a bandwidth"
@@ -413,12 +418,12 @@ def _peer_path(r: BenchResult, p: PeerParams) -> tuple[Optional[RowPath], Option
         return None, "a peer-bench row without its GPU pair"
     mover = Mover.SM if p.mover == "sm" else Mover.COPY_ENGINE
     family = (r.key, p.src_gpu, p.dst_gpu, p.mover, p.op, p.peer_access, p.bidirectional, p.library)
-    size, ops = p.size_bytes, 1
+    size, per_sample = p.size_bytes, None
     if r.key in _PER_BLOCK_KEYS and p.block_bytes:
         size = p.block_bytes
     if p.op == "all_to_one":
-        ops = p.sources or 1
-        size = (p.size_bytes or 0) * ops or None
+        size = (p.size_bytes or 0) * (p.sources or 1) or None
+        per_sample = pattern_cost_us(1) if many else None  # the sources copy at once, one each
     return RowPath(
         _gpu(p.src_gpu),
         _gpu(p.dst_gpu),
@@ -428,45 +433,47 @@ def _peer_path(r: BenchResult, p: PeerParams) -> tuple[Optional[RowPath], Option
         None,
         family,
         both_directions=bool(p.bidirectional),
-        ops_in_flight=ops,
         peer_gpu=p.dst_gpu,
         peer_access=p.peer_access,
         peer_sources=p.sources if p.op == "all_to_one" else None,
         issue_us_per_op=issue_per_op(r) if r.key in _PER_BLOCK_KEYS else None,
+        per_sample_us=per_sample,
     ), None
 
 
-# peer-bench's node-wide patterns (bench/peer_all_to_all.py): judged against the peer model's sum of
-# the GPUs' egress (all to all) or one GPU's egress (one to all), not a pair's path.
+# peer-bench's node-wide patterns (bench/peer_all_to_all.py): judged against the peer model's steps
+# (all to all) or one GPU's egress (one to all), not a pair's path.
 NODE_PATTERNS = ("all_to_all", "one_to_all")
 
 
 def _node_pattern_path(r: BenchResult, p: PeerParams) -> tuple[Optional[RowPath], Optional[str]]:
-    """All-to-all or one-to-all rows: one copy per ordered pair in flight, the size being all the bytes.
+    """All-to-all or one-to-all rows, the size being all the bytes, with their cost per sample.
 
-    All-to-all: ``sources`` GPUs, each into every other; one-to-all: ``src_gpu`` into ``destinations``.
+    All-to-all: ``sources`` GPUs, each into every other in n-1 shifted steps, one copy per GPU at a
+    time (:func:`gdrdiag.pathmodel.peer.all_to_all_schedule`); one-to-all: ``src_gpu`` into
+    ``destinations``, which its copy engine runs in turn.
     """
     if p.op == "all_to_all":
         n = p.sources or 0
         if n < 2:
             return None, "an all-to-all row without its GPU count"
-        ops = n * (n - 1)
+        copies, in_turn = n * (n - 1), n - 1
     else:
         if p.src_gpu is None or not p.destinations:
             return None, "a one-to-all row without its source GPU or destination count"
-        ops = p.destinations
+        copies = in_turn = p.destinations
     return RowPath(
         _gpu(p.src_gpu),
         _gpu(p.dst_gpu),
         Mover.COPY_ENGINE,
-        (p.size_bytes or 0) * ops or None,
+        (p.size_bytes or 0) * copies or None,
         p.src_gpu,
         None,
         (r.key, p.src_gpu, p.op, p.sources, p.destinations, p.peer_access),
-        ops_in_flight=ops,
         peer_access=p.peer_access,
         peer_sources=p.sources,
         peer_pattern=p.op,
+        per_sample_us=pattern_cost_us(in_turn),
     ), None
 
 

@@ -1,9 +1,11 @@
 """peer-bench all-to-all and one-to-all on a machine with three or more GPUs.
 
 Noise-proof by construction: every destination slice is checked byte for byte; the model bands are
-wide (0.5-1.3 of the path model's sum of egress), because many copies at once on a shared machine
-vary more than one pair's copy. Skipped with the reason on a machine with fewer than three GPUs (on
-two, all to all is the pair both ways at once, which test_peer_gpu.py measures).
+wide (all to all 0.8-1.2 of the path model's steps, one to all 0.5-1.3 of the source's egress),
+because many copies at once on a shared machine vary more than one pair's copy. The all-to-all band's
+floor is what its shifted steps are for: with every copy issued at once the same node measured 0.5
+(docs/benchmarks.md); in steps 0.97 at 256 MiB. Skipped with the reason on a machine with fewer than
+three GPUs (on two, all to all is the pair both ways at once, which test_peer_gpu.py measures).
 """
 
 from __future__ import annotations
@@ -70,15 +72,15 @@ def test_all_to_all_moves_every_pair_and_reports_a_positive_rate(run, size):
 
 
 @needs_three
-def test_all_to_all_is_judged_near_the_sum_of_egress(run, machine):
+def test_all_to_all_is_judged_near_its_steps_model(run, machine):
     from gdrdiag.pathmodel.judge import judge
 
     results, _, _ = run
     (r,) = _rows(results, "peer_all_to_all", size_bytes=256 * MiB)
     ratio = r.metrics.measured_over_expected
-    assert ratio is not None and 0.5 < ratio < 1.3, (r.value, r.params.model)
+    assert ratio is not None and 0.8 < ratio < 1.2, (r.value, r.description)
     (j,) = judge([r], machine)
-    assert j.ratio is not None and 0.5 < j.ratio < 1.3, (r.value, j.bound)
+    assert j.ratio is not None and 0.8 < j.ratio < 1.2, (r.value, j.bound)
     assert j.bound.startswith(f"all to all, {gpu_count()} GPUs")
 
 

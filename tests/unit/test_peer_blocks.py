@@ -331,12 +331,15 @@ def test_all_to_one_is_capped_by_the_destinations_ingress(report):
     assert exp.gbytes_per_s == pytest.approx(NVLINK_ONE_WAY * CE_NVLINK_EFFICIENCY)  # not twice it
     assert "ingress" in exp.text and "below the 2 sources' sum" in exp.text
     session = _Session(PeerBenchOptions(), m, None)
-    row = all_to_one_row(session, 2, [0, 1], 64 * MiB, _timed(128 * MiB / 380e9), None)
+    row = all_to_one_row(session, 2, [0, 1], 64 * MiB, _timed(128 * MiB / 360e9), None)
     assert row.params.src_gpu is None and row.params.sources == 2
     path, _ = path_of(row)
-    assert path.peer_sources == 2 and path.ops_in_flight == 2 and path.size == 128 * MiB
+    # the two sources copy at once: one fork/join across the GPUs and one copy each per sample
+    assert path.peer_sources == 2 and path.per_sample_us == pytest.approx(24.0) and path.size == 128 * MiB
     (j,) = judge([row], m)
-    assert j.bound.startswith("all to GPU 2") and 0.9 < j.ratio < 1.0
+    at_size = 128 * MiB / (128 * MiB / (NVLINK_ONE_WAY * CE_NVLINK_EFFICIENCY * 1e9) + 24e-6) / 1e9
+    assert j.bound.startswith("all to GPU 2") and j.expected_gbytes_per_s == pytest.approx(at_size)  # 370.5
+    assert 0.95 < j.ratio < 1.0
     assert "2 GPUs->2" in render_peer_results([row], width=None)
 
 
