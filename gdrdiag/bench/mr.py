@@ -48,6 +48,7 @@ from gdrdiag.bench.mr_reg_cost import reg_case
 from gdrdiag.bench.mr_setup import (  # noqa: F401 - re-exported
     Endpoints,
     GpuScope,
+    MrSession,
     Region,
     alloc_for_sweep,
     allocate_region,
@@ -96,16 +97,10 @@ from gdrdiag.units import format_size
 
 
 def _bw_case(
-    key: str,
-    cfg: MrBenchConfig,
-    ep: Endpoints,
-    gpus: GpuScope,
-    kind: MemoryKind,
-    reg_path: str,
-    progress: ProgressFn,
-    tick: Optional[Callable[[], None]],
+    key: str, s: MrSession, kind: MemoryKind, reg_path: str, progress: ProgressFn
 ) -> list[BenchResult]:
     """One (kind, reg path): buffers and QPs set up once; every size (and RO setting) measured."""
+    cfg, ep, gpus, tick = s.cfg, s.ep, s.gpus, s.tick
     provider = ep.provider
     slot = max(cfg.sizes)
     arms = cfg.arm_access
@@ -253,15 +248,9 @@ def _size_error(
 
 
 def _lat_case(
-    key: str,
-    cfg: MrBenchConfig,
-    ep: Endpoints,
-    gpus: GpuScope,
-    kind: MemoryKind,
-    reg_path: str,
-    progress: ProgressFn,
-    tick: Optional[Callable[[], None]],
+    key: str, s: MrSession, kind: MemoryKind, reg_path: str, progress: ProgressFn
 ) -> list[BenchResult]:
+    cfg, ep, gpus, tick = s.cfg, s.ep, s.gpus, s.tick
     provider = ep.provider
     iterations = cfg.iterations or 1000
     results = []
@@ -319,16 +308,10 @@ def _lat_case(
 
 
 def _blocks_case(
-    key: str,
-    cfg: MrBenchConfig,
-    ep: Endpoints,
-    gpus: GpuScope,
-    kind: MemoryKind,
-    reg_path: str,
-    progress: ProgressFn,
-    tick: Optional[Callable[[], None]],
+    key: str, s: MrSession, kind: MemoryKind, reg_path: str, progress: ProgressFn
 ) -> list[BenchResult]:
     """N blocks of one size moved three ways: one WR each, posted lists, one coalesced WR."""
+    cfg, ep, gpus, tick = s.cfg, s.ep, s.gpus, s.tick
     provider = ep.provider
     nblocks = cfg.blocks or 10000
     size = cfg.sizes[0]
@@ -460,16 +443,6 @@ class MrPlan:
     waived_too: bool = False  # count the steps of cases WAIVED before their first one (selection)
 
 
-@dataclass(frozen=True)
-class MrSession:
-    """What the loopback cases of one run share: the options, both endpoints, the GPU context, the tick."""
-
-    cfg: MrBenchConfig
-    ep: Endpoints
-    gpus: GpuScope
-    tick: Optional[Callable[[], None]] = None
-
-
 def _case_steps(key: str, mode: MrMode, kind: MemoryKind, reg: RegPath, plan: MrPlan) -> int:
     """A case's steps: one per size (bw, latency), per ``--reg-sizes`` size (reg) or per block variant.
 
@@ -503,28 +476,22 @@ def _loopback(key: str, kind: MemoryKind, reg: RegPath, s: MrSession, body: Call
 
 def _bw_run(key: str, kind: MemoryKind, reg: RegPath, s: MrSession, step: Step) -> list[BenchResult]:
     """Bandwidth: every size (and RO setting) through one set of buffers and QPs."""
-    return _loopback(
-        key, kind, reg, s, lambda: _bw_case(key, s.cfg, s.ep, s.gpus, kind, reg.value, step, s.tick)
-    )
+    return _loopback(key, kind, reg, s, lambda: _bw_case(key, s, kind, reg.value, step))
 
 
 def _lat_run(key: str, kind: MemoryKind, reg: RegPath, s: MrSession, step: Step) -> list[BenchResult]:
     """Latency: one WRITE outstanding at a time, every size."""
-    return _loopback(
-        key, kind, reg, s, lambda: _lat_case(key, s.cfg, s.ep, s.gpus, kind, reg.value, step, s.tick)
-    )
+    return _loopback(key, kind, reg, s, lambda: _lat_case(key, s, kind, reg.value, step))
 
 
 def _blocks_run(key: str, kind: MemoryKind, reg: RegPath, s: MrSession, step: Step) -> list[BenchResult]:
     """Many blocks of one size: one WR each, as post lists, as one WR."""
-    return _loopback(
-        key, kind, reg, s, lambda: _blocks_case(key, s.cfg, s.ep, s.gpus, kind, reg.value, step, s.tick)
-    )
+    return _loopback(key, kind, reg, s, lambda: _blocks_case(key, s, kind, reg.value, step))
 
 
 def _reg_run(key: str, kind: MemoryKind, reg: RegPath, s: MrSession, step: Step) -> list[BenchResult]:
     """Registration cost: each size's rows stand on their own (``reg_case`` runs them one by one)."""
-    return reg_case(key, s.cfg, s.ep, s.gpus, kind, reg.value, step)
+    return reg_case(key, s, kind, reg.value, step)
 
 
 CaseRun = Callable[[str, MemoryKind, RegPath, MrSession, Step], list[BenchResult]]

@@ -11,10 +11,9 @@ import contextlib
 import functools
 import time
 
-from gdrdiag.bench.mr_config import POISON, SOFT_NOTE, MrBenchConfig, ProgressFn, case_key
+from gdrdiag.bench.mr_config import POISON, SOFT_NOTE, ProgressFn, case_key
 from gdrdiag.bench.mr_setup import (
-    Endpoints,
-    GpuScope,
+    MrSession,
     alloc_for_sweep,
     checked_result,
     describe,
@@ -33,29 +32,23 @@ from gdrdiag.units import GiB, format_size
 
 
 def reg_case(
-    key: str,
-    cfg: MrBenchConfig,
-    ep: Endpoints,
-    gpus: GpuScope,
-    kind: MemoryKind,
-    reg_path: str,
-    progress: ProgressFn,
+    key: str, s: MrSession, kind: MemoryKind, reg_path: str, progress: ProgressFn
 ) -> list[BenchResult]:
     """Case ``key`` (``mr_reg_<kind>_<reg>``): both rows at every ``--reg-sizes`` size, a step per size.
 
     Each row runs on its own (an ERROR or WAIVED row for that size, the sweep goes on); the reuse
     rows carry the same kind and path under ``mr_reuse_<kind>_<reg>``.
     """
-    provider = ep.provider
+    provider = s.ep.provider
     reuse_key = case_key("mr_reuse", kind, reg_path)
     results = []
-    for size in cfg.reg_sizes:
+    for size in s.cfg.reg_sizes:
         if progress:
             progress(f"{key} {format_size(size)}")
         results.extend(
             run_case(
                 key,
-                functools.partial(_reg_one, key, cfg, ep, gpus, kind, reg_path, size, provider),
+                functools.partial(_reg_one, key, s, kind, reg_path, size, provider),
                 params=MrParams(memory=kind, reg_path=RegPath(reg_path), size_bytes=size),
                 provider=provider,
             )
@@ -63,7 +56,7 @@ def reg_case(
         results.extend(
             run_case(
                 reuse_key,
-                functools.partial(_reuse_one, reuse_key, cfg, ep, gpus, kind, reg_path, size, provider),
+                functools.partial(_reuse_one, reuse_key, s, kind, reg_path, size, provider),
                 params=MrParams(memory=kind, reg_path=RegPath(reg_path), size_bytes=size),
                 provider=provider,
             )
@@ -72,15 +65,9 @@ def reg_case(
 
 
 def _reg_one(
-    key: str,
-    cfg: MrBenchConfig,
-    ep: Endpoints,
-    gpus: GpuScope,
-    kind: MemoryKind,
-    reg_path: str,
-    size: int,
-    provider: str,
+    key: str, s: MrSession, kind: MemoryKind, reg_path: str, size: int, provider: str
 ) -> BenchResult:
+    cfg, ep, gpus = s.cfg, s.ep, s.gpus
     with contextlib.ExitStack() as stack:
         buf = alloc_for_sweep(stack, gpus, kind, size)
         reg_us, dereg_us = [], []
@@ -117,16 +104,10 @@ def _reg_one(
 
 
 def _reuse_one(
-    key: str,
-    cfg: MrBenchConfig,
-    ep: Endpoints,
-    gpus: GpuScope,
-    kind: MemoryKind,
-    reg_path: str,
-    size: int,
-    provider: str,
+    key: str, s: MrSession, kind: MemoryKind, reg_path: str, size: int, provider: str
 ) -> BenchResult:
     """Per-transfer time of one WRITE: MRs registered once vs registered and released per transfer."""
+    cfg, ep, gpus = s.cfg, s.ep, s.gpus
     n = cfg.reg_iterations
     with contextlib.ExitStack() as stack:
         src_buf = alloc_for_sweep(stack, gpus, kind, size)

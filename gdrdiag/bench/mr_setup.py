@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from gdrdiag.bench.mr_config import POISON, SOFT_NOTE, MrBenchConfig, landing
 from gdrdiag.bench.rdma_loop import Lane, LoopOutcome
@@ -199,6 +199,16 @@ def check_port_mtu(dev: v.Device, mtu: Optional[int]) -> None:
     active = dev.port_info().active_mtu
     if mtu > active:
         raise UserInputError(f"-m {mtu}: above the active MTU of {dev.name} port ({active} bytes)")
+
+
+@dataclass(frozen=True)
+class MrSession:
+    """What the loopback cases of one run share: the options, both endpoints, the GPU context, the tick."""
+
+    cfg: MrBenchConfig
+    ep: Endpoints
+    gpus: GpuScope
+    tick: Optional[Callable[[], None]] = None
 
 
 @dataclass
