@@ -68,6 +68,7 @@ class Pattern:
 
     @property
     def streams(self) -> list[tuple[int, int]]:
+        """Every stream the pattern needs, in the order its copies first use them."""
         return list(dict.fromkeys(self.stream_of(s, d) for s, d in self.copies))
 
     @property
@@ -89,7 +90,8 @@ class Pattern:
 def all_to_all_pattern(gpus: list[int]) -> Pattern:
     """Every ordered pair of ``gpus`` in shifted-step order, queued per source; the lowest is the hub."""
     steps = all_to_all_schedule(sorted(gpus))
-    return Pattern(ALL_TO_ALL_KEY, tuple(c for step in steps for c in step), sorted(gpus)[0], True)
+    copies = tuple(c for step in steps for c in step)
+    return Pattern(ALL_TO_ALL_KEY, copies, sorted(gpus)[0], queued_per_source=True)
 
 
 def one_to_all_pattern(src: int, gpus: list[int]) -> Pattern:
