@@ -423,7 +423,8 @@ def _pairs_alone(report: Report, ctx: Context, index: dict[int, int]) -> Optiona
     ]
     if not ratios:
         return None
-    return f"the same GPUs' pair copies alone reach {min(ratios):.0%}-{max(ratios):.0%} of their model"
+    span = f"{min(ratios):.0%}-{max(ratios):.0%}"
+    return f"this Report's pair copies, one at a time, reach {span} of their model"
 
 
 def peer_slow(report: Report, ctx: Context) -> Iterable[Finding]:
@@ -461,6 +462,7 @@ def peer_slow(report: Report, ctx: Context) -> Iterable[Finding]:
 
 
 def _slow_advice(p: PeerParams, key: str) -> str:
+    """The fix for a slow row: a PCIe path through the root complex, many copies at once, or one pair."""
     if p.path in ("PHB", "NODE", "SYS"):
         return (
             "The pair's P2P traffic crosses the root complex: many CPUs forward peer TLPs slowly; NCCL "
