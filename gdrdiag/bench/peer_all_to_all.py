@@ -40,7 +40,7 @@ from gdrdiag.pathmodel.peer import (
     all_to_all_schedule,
     expect_all_to_all,
     expect_one_to_all,
-    pair_of,
+    paths_text,
 )
 from gdrdiag.units import KiB
 
@@ -187,7 +187,6 @@ def pattern_params(session: Any, pat: Pattern, n: int) -> PeerParams:
     else:
         src, dst, op = pat.hub, (dsts[0] if len(dsts) == 1 else None), "one_to_all"
         sources, destinations = None, len(dsts)
-    paths = sorted({p.path_text for s, d in pat.copies if (p := pair_of(session.machine, s, d)) is not None})
     return PeerParams(
         src_gpu=src,
         dst_gpu=dst,
@@ -198,7 +197,7 @@ def pattern_params(session: Any, pat: Pattern, n: int) -> PeerParams:
         size_bytes=n,
         sources=sources,
         destinations=destinations,
-        path="/".join(paths) or None,
+        path=paths_text(session.machine, pat.copies),
     )
 
 

@@ -25,7 +25,7 @@ from gdrdiag.hw import cuda, memory
 from gdrdiag.hw import peer as hw_peer
 from gdrdiag.hw.memory import Buffer, MemoryKind
 from gdrdiag.model.results import BenchResult
-from gdrdiag.pathmodel.peer import expect_all_to_one, pair_of
+from gdrdiag.pathmodel.peer import expect_all_to_one, paths_text
 from gdrdiag.units import KiB
 
 ALL_TO_ONE_KEY = "peer_all_to_one"
@@ -105,8 +105,8 @@ def _params(session: Any, dst: int, sources: list[int], n: int) -> Any:
     p = session.params(
         lone, dst, mover="ce", op="all_to_one", peer_access=True, bidirectional=False, size_bytes=n
     )
-    paths = sorted({q.path_text for s in sources if (q := pair_of(session.machine, s, dst)) is not None})
-    return dataclasses.replace(p, sources=len(sources), path="/".join(paths) or None)
+    path = paths_text(session.machine, [(s, dst) for s in sources])
+    return dataclasses.replace(p, sources=len(sources), path=path)
 
 
 def _one_size(

@@ -67,7 +67,7 @@ The path of an ordered pair is read by inspect (:class:`gdrdiag.model.machine.Gp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from gdrdiag.model.machine import GpuInfo, GpuPeerPair, MachineInfo, PathClass
 from gdrdiag.pathmodel.pcie import LinkParams, ce_efficiency
@@ -114,6 +114,12 @@ def pair_of(machine: Optional[MachineInfo], src: Optional[int], dst: Optional[in
     if machine is None:
         return None
     return next((p for p in machine.peers if p.src_ordinal == src and p.dst_ordinal == dst), None)
+
+
+def paths_text(machine: Optional[MachineInfo], copies: Iterable[tuple[int, int]]) -> Optional[str]:
+    """The distinct paths of many copies' (src, dst) pairs, joined (``NV18``, ``NV18/SYS``; None: unknown)."""
+    paths = sorted({p.path_text for s, d in copies if (p := pair_of(machine, s, d)) is not None})
+    return "/".join(paths) or None
 
 
 def expect(

@@ -77,7 +77,7 @@ class RowPath:
     issue_us_per_op: Optional[float] = None  # host time per operation, measured with the row (issue loops)
     window: Optional[int] = None  # messages a tool keeps in flight (ucx_perftest's "Window size")
     # peer-bench's node-wide rows: what a sample pays once beside its bytes (pathmodel/peer.py
-    # pattern_cost_us: fork/join across GPUs, copies a GPU runs in turn), and how many run in turn
+    # pattern_cost_us: the fork/join across GPUs and the copies a GPU runs in turn)
     per_sample_us: Optional[float] = None
     collective: Optional[CollectiveRoute] = None  # NCCL rows: hosts, GPUs and transport of the run
 
