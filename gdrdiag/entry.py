@@ -17,6 +17,8 @@ exited 130 without a word 5 times in 8):
 - The interpreter's shutdown restores the default SIGINT action (``_PySignal_Fini``), so a Ctrl-C
   in the last tenths of a second, after the command had written everything, killed the process.
   Once the command has finished, SIGINT is ignored: the run's work and exit code stand.
+  ``signal.signal`` itself first runs any handler already pending, so a Ctrl-C in that very
+  instant raises there; ``main`` then ignores it again rather than print a traceback.
 """
 
 from __future__ import annotations
@@ -30,32 +32,41 @@ EXIT_USAGE = 2
 
 def main() -> None:
     """Import and run the CLI; an interrupt at any point exits 130 with one line."""
-    _forget_interrupt()
+    code = _run()
+    while True:
+        try:
+            _leave(code)
+        except KeyboardInterrupt:
+            # A Ctrl-C after the command had finished, while SIGINT was being set to be ignored
+            # (``signal.signal`` runs pending handlers before it swaps, CPython's
+            # Modules/signalmodule.c): the run's output and exit code stand, so leave again.
+            continue
+
+
+def _run() -> object:
+    """The command's exit code, or 130 once an interrupt is said (before or during the command)."""
     try:
-        from gdrdiag.cli import main as cli_main
-    except ModuleNotFoundError as exc:
-        # Run from the source tree (PYTHONPATH=.) by a Python without the dependencies.
-        if exc.name is None or exc.name.split(".")[0] == "gdrdiag":
-            raise
-        sys.stderr.write(
-            f"gdrdiag: this Python ({sys.executable}) lacks the package {exc.name!r} gdrdiag needs; "
-            "run bash scripts/setup.sh (then .venv/bin/gdrdiag), or pip install -e . (README)\n"
-        )
-        sys.exit(EXIT_USAGE)
-    except BaseException as exc:
-        if not _interrupt(exc):
-            raise
-        _leave(_interrupted())
-    try:
+        _forget_interrupt()
+        try:
+            from gdrdiag.cli import main as cli_main
+        except ModuleNotFoundError as exc:
+            # Run from the source tree (PYTHONPATH=.) by a Python without the dependencies.
+            if exc.name is None or exc.name.split(".")[0] == "gdrdiag":
+                raise
+            sys.stderr.write(
+                f"gdrdiag: this Python ({sys.executable}) lacks the package {exc.name!r} gdrdiag "
+                "needs; run bash scripts/setup.sh (then .venv/bin/gdrdiag), or pip install -e . "
+                "(README)\n"
+            )
+            return EXIT_USAGE
         cli_main()
-        code: object = 0
+        return 0
     except SystemExit as exc:
-        code = exc.code
+        return exc.code
     except BaseException as exc:
         if not _interrupt(exc):
             raise
-        code = _interrupted()
-    _leave(code)
+        return _interrupted()
 
 
 def _interrupt(exc: BaseException) -> bool:

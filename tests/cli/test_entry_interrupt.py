@@ -58,3 +58,28 @@ def test_running_from_source_without_the_dependencies_is_one_line(tmp_path):
     )
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "'typer'" in res.stderr
+
+
+def test_a_ctrl_c_while_a_finished_run_leaves_keeps_its_exit_code(monkeypatch, capsys):
+    """SIGINT pending when the exit ignores it: ``signal.signal`` raises KeyboardInterrupt first.
+
+    CPython runs pending signal handlers before it swaps one (Modules/signalmodule.c), so a
+    Ctrl-C in the last instant of a finished run surfaced there as a traceback and a death by
+    SIGINT. The run had finished: its exit code stands and nothing is said.
+    """
+    import gdrdiag.cli
+
+    calls = []
+
+    def signal_once_interrupted(*args):
+        calls.append(args)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(entry.signal, "signal", signal_once_interrupted)
+    monkeypatch.setattr(entry.signal, "pthread_sigmask", lambda *a: None)
+    monkeypatch.setattr(gdrdiag.cli, "main", lambda: sys.exit(1))
+    with pytest.raises(SystemExit) as exc:
+        entry.main()
+    assert exc.value.code == 1 and len(calls) == 2
+    assert capsys.readouterr().err == ""
