@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A whole node in one device call (under its 600 s), on every GPU the machine has:
-#   1. every GPU test (`pytest -m gpu`);
+#   1. every GPU test (`pytest -m gpu`), after building the C copy loop its tests need;
 #   2. `report --gpus all --no-rdma` (standard) on the idle node, timed, then `diagnose` of it: a healthy
 #      node has no WARN/FAIL and every GPU's rows are judged; `report --quick --gpus all` timed too;
 #   3. the same quick report with a second process keeping GPU $BUSY_GPU busy (matrix products in
@@ -32,6 +32,7 @@ BUSY_GPU=${BUSY_GPU:-$(( ngpus > 2 ? 2 : ngpus - 1 ))}
 
 log "== 1. GPU tests ($ngpus GPU(s))"
 s=$(date +%s)
+bash scripts/build_native.sh > "$OUT/build-native.txt" 2>&1
 timeout ${TEST_TIMEOUT:-200} $PY -m pytest -q -rs -m gpu tests -p no:cacheprovider > "$OUT/gpu-tests.txt" 2>&1
 log "rc=$? wall=$(took "$s") s: $(tail -1 "$OUT/gpu-tests.txt")"
 grep -E "^FAILED|^ERROR" "$OUT/gpu-tests.txt" | head -10 | tee -a "$OUT/summary.txt"

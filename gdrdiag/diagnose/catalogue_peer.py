@@ -36,8 +36,9 @@ ENTRIES = (
         "PEER-ACCESS-OFF",
         "peer",
         "INFO when both were measured (peer access works here: the off rows are the cost of not "
-        "enabling it); FAIL or WARN when only staged copies were measured on a pair the driver offers "
-        "peer access to and the model gives 2x or more",
+        "enabling it; one finding for every pair measured, with each pair's ratio); FAIL or WARN when "
+        "only staged copies were measured on a pair the driver offers peer access to and the model "
+        "gives 2x or more",
         "a GPU->GPU copy of 64 MiB or more with peer access off runs 1.5x or more slower than with it on "
         "(measured), or than the path model with it on",
         "Without peer access cudaMemcpyPeer is staged through host memory: device to host, then host to "

@@ -78,3 +78,15 @@ def test_peer_rows_of_a_node_print_as_source_by_destination_matrices():
         cells = line.split()
         assert cells[:2] == ["GPU", str(i)] and cells[2 + i] == "-"
         assert all(float(c) > 300 for j, c in enumerate(cells[2:]) if j != i)  # NV18, peer access on
+
+
+@pytest.mark.parametrize("name", ["h200x4-standard-a", "h200x4-standard-b"])
+def test_peer_access_off_measured_by_design_is_one_finding_for_the_node(name):
+    """The 12 ordered pairs' staged copies are one INFO with each pair's on/off, not 12 near-copies."""
+    report = load(name)
+    found = [f for f in diagnose(report).findings if f.code == "PEER-ACCESS-OFF"]
+    (f,) = found
+    assert f.severity is Severity.INFO and f.basis == "by design" and f.subject == "gpu-pairs"
+    assert f.title.startswith("12 ordered GPU pairs (NV18)")
+    pairs = f.evidence[-1].removeprefix("on / off per pair: ").split(", ")
+    assert {p.split()[0] for p in pairs} == {f"{a}->{b}" for a in range(4) for b in range(4) if a != b}
