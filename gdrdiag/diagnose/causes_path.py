@@ -4,7 +4,8 @@ Each rule takes the Report and the cause Context (which holds every row's ``Judg
 returns :class:`gdrdiag.diagnose.causes.Cause` objects, one per cause per path:
 
 - ``CAUSE-PAGEABLE-MEMORY``: copies from or to pageable (or managed) host memory below their path;
-  measured when pinned rows of the same direction are healthy (then it is a rung by design: INFO).
+  measured against the same GPU's pinned copy of the same direction and size (when that one is
+  healthy the staged row is a rung by design: INFO).
 - ``CAUSE-SMALL-COPIES``: a row that is as fast as its size allows, far below its link's peak: the
   per-copy cost, not the path, sets it.
 - ``CAUSE-LINK-NARROW``: a healthy row whose bound is a narrow or old PCIe link: the number is that
@@ -19,6 +20,7 @@ returns :class:`gdrdiag.diagnose.causes.Cause` objects, one per cause per path:
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Iterable, Optional
 
 from gdrdiag.diagnose.causes import SINGLE_SAMPLE_NOISE, Cause, Context, single_sample_line
@@ -109,11 +111,12 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
             "pinned staging buffer by the driver, one chunk at a time",
         ]
         if pinned:
-            # Pinned copies of the same direction are the A/B: pageable memory explains the part
-            # of the loss beyond theirs (a slow link or a far node slows both and is another cause's).
-            best = max(pinned, key=lambda j: j.ratio if j.ratio is not None else 1.0)
+            # The pinned copy of the same direction, GPU and size is the A/B: pageable memory
+            # explains the part of the loss beyond its (a slow link or a far node slows both and is
+            # another cause's).
+            best = _pinned_twin(worst, pinned)
             pinned_ratio = min(1.0, best.ratio if best.ratio is not None else 1.0)
-            pro.append(f"pinned copies of the same direction: {_ev_any(best)}")
+            pro.append(f"pinned copy of the same direction: {_ev_any(best)}")
             basis, strength = "measured", 1.0
             share = min(1.0, max(0.0, (pinned_ratio - (worst.ratio or 0.0)) / max(worst.loss, 1e-9)))
         else:
@@ -125,7 +128,9 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
         out.append(
             Cause(
                 "CAUSE-PAGEABLE-MEMORY",
-                f"{direction.upper()} copies from pageable memory run at {worst.ratio:.0%} of the path",
+                f"{direction.upper()} copies {'from' if direction == 'h2d' else 'into'} "
+                f"{(_host_memory(worst) or MemoryKind.PAGEABLE).value} memory run at {worst.ratio:.0%} "
+                "of the path",
                 strength,
                 share,
                 basis,
@@ -140,6 +145,29 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
             )
         )
     return out
+
+
+def _gpu_of(j: Judgement) -> Optional[int]:
+    """The GPU ordinal a host<->GPU row ran on."""
+    return next((e.index for e in (j.source, j.destination) if e is not None and e.place is Place.GPU), None)
+
+
+def _pinned_twin(staged: Judgement, pinned: list[Judgement]) -> Judgement:
+    """The pinned row to set beside a staged one: same GPU, nearest size, plain pinned memory, best.
+
+    On a node every GPU has its own link, and a copy's share of it depends on its size: a 64 KiB
+    block copy or another GPU's row says nothing about what pinning buys this 64 MiB copy.
+    """
+
+    def distance(j: Judgement) -> tuple[bool, float, bool, float]:
+        if staged.size_bytes and j.size_bytes:
+            apart = abs(math.log2(j.size_bytes / staged.size_bytes))
+        else:
+            apart = math.inf
+        plain = _host_memory(j) is MemoryKind.PINNED  # not write-combined, registered or mapped
+        return (_gpu_of(j) != _gpu_of(staged), apart, not plain, -(j.ratio if j.ratio is not None else 1.0))
+
+    return min(pinned, key=distance)
 
 
 def _is_imported(report: "Report", j: Judgement) -> bool:

@@ -9,6 +9,7 @@ WARN/FAIL finding is about GPU 2, led by the cause.
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,21 @@ def test_peer_access_off_measured_by_design_is_one_finding_for_the_node(name):
     assert f.title.startswith("12 ordered GPU pairs (NV18)")
     pairs = f.evidence[-1].removeprefix("on / off per pair: ").split(", ")
     assert {p.split()[0] for p in pairs} == {f"{a}->{b}" for a in range(4) for b in range(4) if a != b}
+
+
+def test_pageable_rows_are_set_beside_the_pinned_copy_of_their_own_gpu_and_size():
+    """The A/B of CAUSE-PAGEABLE-MEMORY is the same GPU's pinned copy of the same size and direction.
+
+    In `-a` every GPU ran the whole copy profile and the worst D2H staged row is GPU 3's managed one;
+    it used to be set beside whichever pinned row scored best (another GPU's, or a 64 KiB copy).
+    """
+    report = load("h200x4-standard-a")
+    causes = [f for f in diagnose(report).findings if f.code == "CAUSE-PAGEABLE-MEMORY"]
+    assert {f.title.split()[0] for f in causes} == {"H2D", "D2H"}
+    for f in causes:
+        staged = next(e for e in f.evidence if e.startswith("results["))
+        twin = next(e for e in f.evidence if e.startswith("pinned copy of the same direction: "))
+        gpu, size = re.search(r"(gpu\d+)\(device\).* (\d+ [KMG]iB) =", staged).groups()
+        assert f"{gpu}(device)" in twin and f" {size} = " in twin and "(pinned)" in twin, (staged, twin)
+    d2h = next(f for f in causes if f.title.startswith("D2H"))
+    assert d2h.title.startswith("D2H copies into managed memory") and "gpu3(device)" in d2h.evidence[1]
