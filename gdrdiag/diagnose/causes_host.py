@@ -56,7 +56,7 @@ def link_under_load(report: "Report", r: BenchResult) -> Optional[tuple[float, f
                 f"link sampled by copy-bench during a copy: Gen{p.link_generation} x{p.link_width} "
                 f"of Gen{p.link_max_generation} x{p.link_max_width}",
             )
-    gpu = report.machine.gpus[0] if report.machine and report.machine.gpus else None
+    gpu = report.machine.gpu(getattr(p, "gpu", None)) if report.machine else None
     link = gpu.link if gpu is not None else None
     if link and link.max_raw_gbytes_per_s and link.raw_gbytes_per_s and not gpu.link_sampled_idle:  # type: ignore[union-attr]
         return (
@@ -76,7 +76,7 @@ def _numa_evidence(r: BenchResult, report: "Report") -> tuple[float, tuple[str, 
     to another node than the GPU's is evidence *for* the cause.
     """
     s = r.settings
-    gpu = report.machine.gpus[0] if report.machine and report.machine.gpus else None
+    gpu = report.machine.gpu(getattr(r.params, "gpu", None)) if report.machine else None
     gpu_node = gpu.numa_node if gpu is not None and gpu.numa_node is not None and gpu.numa_node >= 0 else None
     if s.numa is None:
         unknown = "this Report does not record which node the buffers were allocated on"
@@ -91,7 +91,8 @@ def _numa_evidence(r: BenchResult, report: "Report") -> tuple[float, tuple[str, 
         # evidence for a far node either: the cause stays a weak candidate, below WARN.
         weak = 0.3 if gpu_node is not None else 0.1
         return weak, (), (f"the run was not bound to a node ({why})",)
-    bound = f"the run was bound to node {s.numa_node}, CPUs {s.numa_cpus} ({why})"
+    cpus = f", CPUs {s.numa_cpus}" if s.numa_cpus else ""
+    bound = f"the run was bound to node {s.numa_node}{cpus} ({why})"
     if gpu_node is not None and s.numa_node != gpu_node:
         return 0.9, (f"{bound}; the GPU is on node {gpu_node}",), ()
     return (0.1 if s.numa == "auto" or s.numa_node == gpu_node else 0.3), (), (bound,)
@@ -137,10 +138,10 @@ def _copy_loss(report: "Report", ctx: Context) -> Optional[tuple[BenchResult, fl
 SMALL_MRRS = 512
 
 
-def _mps_mrrs(report: "Report", loss: float, measured: list[str]) -> list[Cause]:
-    """CAUSE-MPS-MRRS: the GPU's MaxReadReq (or MaxPayload) set smaller than the platform allows."""
+def _mps_mrrs(report: "Report", r: BenchResult, loss: float, measured: list[str]) -> list[Cause]:
+    """CAUSE-MPS-MRRS: the copy's GPU has MaxReadReq (or MaxPayload) set below what the platform allows."""
     m = report.machine
-    gpu = m.gpus[0] if m and m.gpus else None
+    gpu = m.gpu(getattr(r.params, "gpu", None)) if m else None
     fn = m.function(gpu.bdf) if m and gpu else None
     if fn is None or fn.pcie is None:
         return []
@@ -168,7 +169,7 @@ def _mps_mrrs(report: "Report", loss: float, measured: list[str]) -> list[Cause]
             "Raise MaxReadReq to 4096 (setpci -s BDF CAP_EXP+8.w, bits 14:12; or the BIOS/firmware setting) "
             "and MaxPayload to what the whole path supports; pci=pcie_bus_perf lets the kernel pick them.",
             "lspci -vvv -s BDF | grep -E 'MaxPayload|MaxReadReq'",
-            "copy_h2d_pinned",
+            r.key,
         )
     ]
 
@@ -220,7 +221,7 @@ def copy_causes(report: "Report", ctx: Context) -> list[Cause]:
                     r.key,
                 )
             )
-    out += _mps_mrrs(report, loss, measured)
+    out += _mps_mrrs(report, r, loss, measured)
     explained = sum(c.explains for c in out)
     rest = max(0.0, 1.0 - explained)
     if ctx.has("IOMMU-TRANSLATED"):

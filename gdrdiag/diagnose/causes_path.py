@@ -147,11 +147,6 @@ def pageable_memory(report: "Report", ctx: Context) -> list[Cause]:
     return out
 
 
-def _gpu_of(j: Judgement) -> Optional[int]:
-    """The GPU ordinal a host<->GPU row ran on."""
-    return next((e.index for e in (j.source, j.destination) if e is not None and e.place is Place.GPU), None)
-
-
 def _pinned_twin(staged: Judgement, pinned: list[Judgement]) -> Judgement:
     """The pinned row to set beside a staged one: same GPU, nearest size, plain pinned memory, best.
 
@@ -165,7 +160,7 @@ def _pinned_twin(staged: Judgement, pinned: list[Judgement]) -> Judgement:
         else:
             apart = math.inf
         plain = _host_memory(j) is MemoryKind.PINNED  # not write-combined, registered or mapped
-        return (_gpu_of(j) != _gpu_of(staged), apart, not plain, -(j.ratio if j.ratio is not None else 1.0))
+        return (_row_gpu(j) != _row_gpu(staged), apart, not plain, -(j.ratio if j.ratio is not None else 1.0))
 
     return min(pinned, key=distance)
 
@@ -306,7 +301,7 @@ def _across_nodes(report: "Report", ctx: Context, judgements: Iterable[Judgement
 
 
 def _row_gpu(j: Judgement) -> Optional[int]:
-    """The GPU a NIC row reads or writes (None for collectives and host rows)."""
+    """The GPU (CUDA ordinal) a row reads or writes (None for collectives and host-only rows)."""
     for end in (j.source, j.destination):
         if end is not None and end.place is Place.GPU:
             return end.index
@@ -498,9 +493,13 @@ def numa_placement(report: "Report", ctx: Context) -> list[Cause]:
         return []
 
     def home(j: Judgement) -> Optional[int]:
+        """The NUMA node of the device this row ran on: its own NIC or GPU, not the machine's first."""
         if j.mover is Mover.NIC_DMA and m.nics:
-            return m.nics[0].numa_node
-        return m.gpus[0].numa_node if m.gpus else None
+            path = path_of(report.results[j.index])[0]
+            name = path.nic if path is not None else None
+            return next((n for n in m.nics if n.name == name), m.nics[0]).numa_node
+        gpu = m.gpu(_row_gpu(j))
+        return gpu.numa_node if gpu is not None else None
 
     def node(j: Judgement) -> Optional[int]:
         return report.results[j.index].settings.numa_node
@@ -516,11 +515,12 @@ def numa_placement(report: "Report", ctx: Context) -> list[Cause]:
     local = [
         j
         for j in ctx.judgements
-        if j.mover is worst.mover and j.verdict is Verdict.OK and node(j) == home(worst)
+        if j.mover is worst.mover and j.verdict is Verdict.OK and node(j) is not None and node(j) == home(j)
     ]
     pro = [row_evidence(worst), f"host buffers on node {node(worst)}; the device is on node {home(worst)}"]
     if local:
-        best_local = max(local, key=lambda j: j.measured_gbytes_per_s or 0)
+        # the same device's row first: on a node of several GPUs another GPU's link is another path
+        best_local = max(local, key=lambda j: (_row_gpu(j) == _row_gpu(worst), j.measured_gbytes_per_s or 0))
         pro.append(f"on the device's own node: {row_evidence(best_local)}")
     share = 1.0 if local else 0.7
     return [

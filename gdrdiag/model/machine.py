@@ -622,3 +622,17 @@ class MachineInfo:
             if f.bdf == bdf:
                 return f
         return None
+
+    def gpu(self, ordinal: Optional[int]) -> Optional[GpuInfo]:
+        """The GPU a result ran on, by its CUDA ordinal (None: GPU 0, as one-GPU Reports record none).
+
+        Matched on ``cuda_ordinal``; facts without ordinals (older bundles) fall back to the list's
+        position, then the first GPU. None when the machine lists no GPU.
+        """
+        if not self.gpus:
+            return None
+        wanted = ordinal or 0
+        for g in self.gpus:
+            if g.cuda_ordinal is not None and g.cuda_ordinal == wanted:
+                return g
+        return self.gpus[wanted] if 0 <= wanted < len(self.gpus) else self.gpus[0]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from gdrdiag.model.machine import GpuInfo, MachineInfo, NicInfo, PathClass, PcieLink
+from gdrdiag.model.machine import MachineInfo, NicInfo, PathClass, PcieLink
 from gdrdiag.model.path import Bound, Mover, Place
 from gdrdiag.pathmodel.collective import ring_link_share
 from gdrdiag.pathmodel.pcie import LinkParams, ce_efficiency
@@ -58,15 +58,6 @@ def wire_efficiency(link_layer: Optional[str], mtu: Optional[int]) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
-def _gpu_info(m: Optional[MachineInfo], ordinal: Optional[int]) -> Optional[GpuInfo]:
-    if m is None or not m.gpus:
-        return None
-    for g in m.gpus:
-        if g.cuda_ordinal is not None and g.cuda_ordinal == ordinal:
-            return g
-    return m.gpus[ordinal] if ordinal is not None and 0 <= ordinal < len(m.gpus) else m.gpus[0]
-
-
 def _link_params(m: MachineInfo, bdf: Optional[str]) -> LinkParams:
     f = m.function(bdf)
     if f is None or f.pcie is None:
@@ -100,7 +91,7 @@ def _pcie_bound(
 
 
 def _gpu_bounds(m: MachineInfo, ordinal: Optional[int], reads: bool, trained: bool) -> list[Bound]:
-    g = _gpu_info(m, ordinal)
+    g = m.gpu(ordinal)
     if g is None:
         return []
     if trained and (g.link_sampled_idle or g.link is None or g.link.raw_gbytes_per_s is None):

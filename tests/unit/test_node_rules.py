@@ -192,3 +192,59 @@ def test_a_nic_on_the_bus_that_verbs_does_not_list_is_named():
     none_listed = dataclasses.replace(m, nics=())
     found = list(nics_not_rdma(none_listed))
     assert len(found) == 8 and {f.severity for f in found} == {Severity.INFO}
+
+
+def _bound_to(node_number: int) -> RunSettings:
+    return RunSettings(numa=str(node_number), numa_node=node_number, numa_reason="--numa")
+
+
+def _numa_causes(rows) -> list:
+    report = Report(
+        tool_version="test",
+        created_utc="2026-11-28T00:00:00Z",
+        command="t",
+        results=tuple(rows),
+        machine=node(),
+    )
+    return [f for f in diagnose(report).findings if f.code == "CAUSE-NUMA-PLACEMENT"]
+
+
+def test_numa_placement_reads_the_node_of_the_gpu_the_row_ran_on():
+    """GPU 6 sits on node 1: its buffers on node 1 are local, on node 0 far (GPU 0's node is not its)."""
+    p6 = CopyParams(
+        memory=MemoryKind.PINNED, direction=Direction.H2D, mode="async", size_bytes=256 * MiB, gpu=6
+    )
+    p0 = dataclasses.replace(p6, gpu=0)
+    slow_local = ok("copy_h2d_pinned", 30.0, "GB/s", p6, _bound_to(1))
+    (weak,) = _numa_causes([slow_local])  # slow, but not for its placement: a weak candidate at most
+    assert weak.severity is Severity.INFO and weak.against == (
+        "the run was bound to node 1 (--numa 1: --numa)",
+    )
+    slow_far = ok("copy_h2d_pinned", 30.0, "GB/s", p6, _bound_to(0))
+    healthy_own = ok("copy_h2d_pinned", 54.0, "GB/s", p0, _bound_to(0))
+    (cause,) = _numa_causes([slow_far, healthy_own])
+    assert "host buffers on node 0; the device is on node 1" in cause.evidence
+    assert "gpu6" in " ".join(cause.evidence)
+    assert any(e.startswith("on the device's own node: ") and "gpu0" in e for e in cause.evidence)
+
+
+def test_a_small_max_read_request_is_read_on_the_gpu_the_slow_copy_ran_on():
+    """GPU 3 set to MaxReadReq 128: its slow copy names GPU 3's register; GPU 0's does not name it."""
+    m = node()
+    gpu3 = m.gpu(3)
+    assert gpu3 is not None and gpu3.cuda_ordinal == 3
+    pci = tuple(
+        dataclasses.replace(f, pcie=dataclasses.replace(f.pcie, max_read_request=128))
+        if f.bdf == gpu3.bdf and f.pcie is not None
+        else f
+        for f in m.pci
+    )
+    m = dataclasses.replace(m, pci=pci)
+
+    def mrrs_causes(gpu: int) -> list:
+        report = node_report({gpu: 30.0}, m)
+        return [f for f in diagnose(report).findings if f.code == "CAUSE-MPS-MRRS"]
+
+    (on_gpu3,) = mrrs_causes(3)
+    assert f"pci[{gpu3.bdf}].pcie.max_read_request = 128" in " ".join(on_gpu3.evidence)
+    assert mrrs_causes(0) == []
